@@ -1,0 +1,1 @@
+/* placeholder */ typedef int kf_placeholder_kf;

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * common/rpc.h -- unary RPCs over the gRPC C core, handed to a libuv loop.
+ *
+ * The only module that includes <grpc/...>.  Messages cross this API as
+ * protobuf-c structs; packing and unpacking happen inside the module.
+ *
+ * Threads.  Each server and each async client owns one completion-queue
+ * thread that blocks in grpc_completion_queue_next and hands events to the
+ * loop through a locked queue plus uv_async_send.  Every callback declared
+ * here runs on the loop thread.  Functions marked "loop thread" must be
+ * called there; the *_sync client calls may be used from any thread that is
+ * not a loop thread of this module.
+ *
+ * Security.  Every call carries "authorization: Bearer <token>"; the server
+ * answers UNAUTHENTICATED (KF_EAUTH) when it is missing or wrong, before the
+ * handler sees anything.  Messages over max_msg_bytes are refused by gRPC
+ * (RESOURCE_EXHAUSTED, KF_ETOOBIG); bytes that do not unpack as the
+ * method's request type are refused with INVALID_ARGUMENT (KF_EPROTO).
+ */
+#ifndef KF_RPC_H
+#define KF_RPC_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* ------------------------------------------------------------- server -- */
+
+typedef struct kf_rpc_server kf_rpc_server;
+typedef struct kf_rpc_call kf_rpc_call;
+
+/* Runs on the loop thread with the unpacked request, which the call owns
+ * (valid until the call is answered).  The handler must eventually answer
+ * the call exactly once with kf_rpc_call_reply or kf_rpc_call_fail, now or
+ * from a later loop callback (long polls keep calls for a while). */
+typedef void (*kf_rpc_handler)(kf_rpc_call *call, const ProtobufCMessage *req,
+                               void *data);
+
+typedef struct {
+  const char *path;                          /* "/kernelfleet.Coordinator/X" */
+  const ProtobufCMessageDescriptor *request; /* request type */
+  kf_rpc_handler handler;
+} kf_rpc_method;
+
+typedef struct {
+  uv_loop_t *loop;             /* loop that runs the handlers */
+  const char *listen_addr;     /* "127.0.0.1:0" picks a free port */
+  const char *token;           /* bearer token every call must carry */
+  size_t max_msg_bytes;        /* receive and send limit, bytes; 0: 4 MiB */
+  const kf_rpc_method *methods;
+  size_t n_methods;
+  void *data;                  /* passed to every handler */
+} kf_rpc_server_opts;
+
+/* Binds, starts the completion-queue thread and begins accepting calls.
+ * On success *out is set and *bound_port holds the port actually bound.
+ * On failure returns a KF_E* code with text in err; nothing is left
+ * running.  Loop thread. */
+int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
+                        int *bound_port, char *err, size_t errlen);
+
+/* Stops accepting, cancels calls still in flight (including calls a handler
+ * still holds: answering them afterwards is a no-op that frees them), joins
+ * the queue thread and frees the server.  NULL-safe.  Loop thread; the
+ * loop need not be running. */
+void kf_rpc_server_stop(kf_rpc_server *srv);
+
+/* Milliseconds until the caller's deadline (INT64_MAX when it set none,
+ * never negative). */
+int64_t kf_rpc_call_remaining_ms(const kf_rpc_call *call);
+
+/* Peer address as gRPC reports it ("ipv4:127.0.0.1:5555"); owned by call. */
+const char *kf_rpc_call_peer(const kf_rpc_call *call);
+
+/* Answers with OK and resp (packed here; the caller keeps ownership of
+ * resp).  The call and its request are freed; do not touch them again.
+ * Loop thread. */
+void kf_rpc_call_reply(kf_rpc_call *call, const ProtobufCMessage *resp);
+
+/* Answers with the gRPC status mapped from a KF_E* code and `msg` as the
+ * status details.  Frees the call.  Loop thread. */
+void kf_rpc_call_fail(kf_rpc_call *call, int kf_err, const char *msg);
+
+/* ------------------------------------------------------------- client -- */
+
+typedef struct kf_rpc_client kf_rpc_client;
+
+/* Opens a channel to target ("127.0.0.1:5555").  loop may be NULL, in which
+ * case only the *_sync calls may be used.  Connection is lazy: a dead
+ * server shows up as KF_EUNAVAIL on the first call.  Returns 0 or KF_E*. */
+int kf_rpc_client_open(uv_loop_t *loop, const char *target, const char *token,
+                       size_t max_msg_bytes, kf_rpc_client **out, char *err,
+                       size_t errlen);
+
+/* Closes the channel, cancels calls in flight (their callbacks still run,
+ * with KF_ECANCELED, before this returns or on the loop's next turn), joins
+ * the queue thread and frees the client.  NULL-safe.  Loop thread. */
+void kf_rpc_client_close(kf_rpc_client *c);
+
+/* status: 0 or KF_E*; detail: server's status text (never NULL); resp: the
+ * unpacked response on success, else NULL.  resp is freed after the
+ * callback returns.  Loop thread. */
+typedef void (*kf_rpc_done)(int status, const char *detail,
+                            const ProtobufCMessage *resp, void *data);
+
+/* Starts a call; cb runs exactly once on the loop thread unless this
+ * returns an error, in which case it never runs.  req is packed before
+ * return.  Loop thread. */
+int kf_rpc_client_call(kf_rpc_client *c, const char *path,
+                       const ProtobufCMessage *req,
+                       const ProtobufCMessageDescriptor *resp_type,
+                       int timeout_ms, kf_rpc_done cb, void *data);
+
+/* Blocking call.  On success returns 0 and *resp holds a response that the
+ * caller frees with kf_rpc_free.  On failure returns KF_E* with the server's
+ * status text in err.  Any thread except the client's loop thread. */
+int kf_rpc_client_call_sync(kf_rpc_client *c, const char *path,
+                            const ProtobufCMessage *req,
+                            const ProtobufCMessageDescriptor *resp_type,
+                            int timeout_ms, ProtobufCMessage **resp, char *err,
+                            size_t errlen);
+
+/* Sends raw request bytes (tests send malformed messages with it) and, on
+ * success, returns the raw response bytes in *out (malloc'd, caller frees).
+ * token overrides the client's token when non-NULL ("" sends none). */
+int kf_rpc_client_call_raw_sync(kf_rpc_client *c, const char *path,
+                                const void *bytes, size_t len,
+                                const char *token, int timeout_ms,
+                                void **out, size_t *outlen, char *err,
+                                size_t errlen);
+
+/* Frees a response returned by kf_rpc_client_call_sync.  NULL-safe. */
+void kf_rpc_free(ProtobufCMessage *msg);
+
+/* gRPC status code <-> KF_E*, the one table of that mapping. */
+int kf_rpc_status_to_err(int grpc_status);
+int kf_rpc_err_to_status(int kf_err);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common/util.c -- clocks, bounded string copy, whole-file reads. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t kf_now_ns(void) { return now_ns(); }
+uint64_t kf_now_us(void) { return now_ns() / 1000u; }
+uint64_t kf_now_ms(void) { return now_ns() / 1000000u; }
+
+void kf_strlcpy(char *dst, const char *src, size_t dstlen) {
+  if (!dstlen) return;
+  size_t n = src ? strnlen(src, dstlen - 1) : 0;
+  if (n) memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+int kf_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
+                 char *err, size_t errlen) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return kf_seterr(KF_EIO, err, errlen, "%s: %s", path, strerror(errno));
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) {
+    fclose(f);
+    return kf_seterr(KF_ENOMEM, err, errlen, "%s: out of memory", path);
+  }
+  for (;;) {
+    if (n + 1 >= cap) {
+      if (cap > max_bytes) {
+        free(buf);
+        fclose(f);
+        return kf_seterr(KF_ETOOBIG, err, errlen, "%s: larger than %zu bytes",
+                         path, max_bytes);
+      }
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        return kf_seterr(KF_ENOMEM, err, errlen, "%s: out of memory", path);
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+    if (r == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return kf_seterr(KF_EIO, err, errlen, "%s: read error", path);
+  }
+  if (n > max_bytes) {
+    free(buf);
+    return kf_seterr(KF_ETOOBIG, err, errlen, "%s: larger than %zu bytes",
+                     path, max_bytes);
+  }
+  buf[n] = '\0';
+  *out = buf;
+  if (len) *len = n;
+  return 0;
+}
+
+int kf_parse_u64(const char *s, uint64_t *out) {
+  if (!s || !*s) return KF_EINVAL;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end || *s == '-') return KF_EINVAL;
+  *out = v;
+  return 0;
+}
+
+const char *kf_getenv_or(const char *name, const char *fallback) {
+  const char *v = getenv(name);
+  return (v && *v) ? v : fallback;
+}

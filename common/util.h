@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common/util.h -- small helpers shared by every program: clocks, strings,
+ * whole-file reads.  No state. */
+#ifndef KF_UTIL_H
+#define KF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Monotonic clock, milliseconds / microseconds / nanoseconds. */
+uint64_t kf_now_ms(void);
+uint64_t kf_now_us(void);
+uint64_t kf_now_ns(void);
+
+/* strdup that aborts the process on ENOMEM is deliberately absent: callers
+ * check.  Copies at most dstlen-1 bytes and always terminates. */
+void kf_strlcpy(char *dst, const char *src, size_t dstlen);
+
+/* Reads a whole file into a malloc'd, NUL-terminated buffer.  Returns 0 or
+ * KF_EIO / KF_ENOMEM / KF_ETOOBIG (over max_bytes) with text in err. */
+int kf_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
+                 char *err, size_t errlen);
+
+/* Parses a positive integer option value; returns 0 or KF_EINVAL. */
+int kf_parse_u64(const char *s, uint64_t *out);
+
+/* Environment variable or fallback when unset or empty. */
+const char *kf_getenv_or(const char *name, const char *fallback);
+
+#endif
