@@ -1,1 +1,41 @@
-/* placeholder */ typedef int kf_placeholder_kf;
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/kf.c -- the `kf` command: dispatch to subcommands.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: kf COMMAND [ARGS]\n"
+"\n"
+"Commands:\n"
+"  cluster [--tasks N]   run a local cluster (private PostgreSQL, coordinator,\n"
+"                        two workers) over N checksum tasks and report\n"
+"  db start|stop|url DIR the private PostgreSQL server in DIR\n"
+"  submit --kind K ...   submit tasks to a running coordinator\n"
+"  status [--json]       task counts and workers of a running coordinator\n"
+"\n"
+"Exit codes: 0 ok, 1 the work failed, 2 usage or input error,\n"
+"            3 coordinator or database unreachable, 4 interrupted.\n"
+"Run `kf COMMAND --help` for a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+  kf_log_init('u', KF_LOG_WARN);
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+      !strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? KF_EXIT_USAGE : KF_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "db")) return kf_cli_db(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "cluster")) return kf_cli_cluster(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "submit")) return kf_cli_submit(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "status")) return kf_cli_status(argc - 2, argv + 2);
+  fprintf(stderr, "kf: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return KF_EXIT_USAGE;
+}

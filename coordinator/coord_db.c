@@ -1,1 +1,391 @@
-/* placeholder */ typedef int kf_placeholder_coord_db;
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * coordinator/coord_db.c -- batches: how calls reach PostgreSQL.
+ *
+ * At most one batch is in flight.  kf_coord__flush (loop thread, from the
+ * check handle, i.e. just before the loop would sleep) takes every pending
+ * op, plus the parked long polls when new tasks may exist, and runs them on
+ * a libuv work thread against the store, grouped by kind so that all
+ * reports of the batch are one transaction, all leases another, all
+ * heartbeats a third.  after_batch (loop thread) answers the calls, parks
+ * the long polls that got nothing, and kicks the next flush.
+ *
+ * The work thread reads the ops' requests and writes only the ops' result
+ * fields; it never touches kf_coord's lists or the registry.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord.h"
+#include "err.h"
+#include "log.h"
+#include "util.h"
+
+typedef struct {
+  uv_work_t work;
+  kf_coord *co;
+  kf_coord_op *ops;
+  bool reap;
+  int reaped, reap_failed;
+  bool underfilled;     /* some lease request got fewer than it asked */
+  kf_lease_grant *grant;
+} kf_batch;
+
+static void set_err(kf_coord_op *op, int rc, kf_store *s) {
+  op->rc = rc;
+  kf_strlcpy(op->err, kf_store_errmsg(s), sizeof op->err);
+}
+
+static void dc_from_proto(kf_device_class *dc,
+                          const Kernelfleet__DeviceClass *p) {
+  memset(dc, 0, sizeof *dc);
+  dc->kind = (int)p->kind;
+  kf_strlcpy(dc->model, p->model, sizeof dc->model);
+  dc->cc_major = p->cc_major;
+  dc->cc_minor = p->cc_minor;
+  kf_strlcpy(dc->isa, p->isa, sizeof dc->isa);
+}
+
+static void do_register(kf_store *s, kf_coord_op *op) {
+  const Kernelfleet__RegisterWorkerRequest *r = (const void *)op->req;
+  kf_worker_reg reg = {
+      .name = r->name,
+      .hostname = r->hostname,
+      .task_kinds = (const char *const *)r->task_kinds,
+      .n_task_kinds = r->n_task_kinds,
+      .slots = r->slots ? r->slots : 1,
+  };
+  dc_from_proto(&reg.dc, r->device_class);
+  char json[1024];
+  const Kernelfleet__DeviceInfo *d = r->device;
+  if (d)
+    snprintf(json, sizeof json,
+             "{\"cores\": %u, \"l2_bytes\": %llu, \"mem_bytes\": %llu, "
+             "\"copy_gbps\": %.3f, \"peak_gflops\": %.3f}",
+             d->cores, (unsigned long long)d->l2_bytes,
+             (unsigned long long)d->mem_bytes, d->copy_gbps, d->peak_gflops);
+  else
+    snprintf(json, sizeof json, "{}");
+  reg.device_json = json;
+  int rc = kf_store_register_worker(s, &reg, &op->new_id, &op->new_dc_id);
+  if (rc) set_err(op, rc, s);
+}
+
+static void do_lookup(kf_store *s, kf_coord_op *op) {
+  int64_t id = op->kind == KF_OP_LEASE
+                   ? ((const Kernelfleet__LeaseTasksRequest *)op->req)->worker_id
+                   : ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
+  int rc = kf_store_get_worker(s, id, &op->new_dc_id, op->kinds_csv,
+                               sizeof op->kinds_csv);
+  if (rc == KF_ENOTFOUND) {
+    op->rc = rc;
+    snprintf(op->err, sizeof op->err,
+             "unknown worker %" PRId64 ": register again", id);
+  } else if (rc) {
+    set_err(op, rc, s);
+  }
+}
+
+static void do_submit(kf_store *s, kf_coord_op *op, uint32_t max_attempts) {
+  const Kernelfleet__SubmitTasksRequest *r = (const void *)op->req;
+  kf_task_spec *specs = calloc(r->n_tasks, sizeof *specs);
+  if (!specs) {
+    op->rc = KF_ENOMEM;
+    return;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < r->n_tasks && !rc; i++) {
+    const Kernelfleet__TaskSpec *t = r->tasks[i];
+    specs[i] = (kf_task_spec){
+        .kind = t->kind,
+        .payload = t->payload.data,
+        .payload_len = t->payload.len,
+        .max_attempts = t->max_attempts ? t->max_attempts : max_attempts,
+        .priority = t->priority,
+        .campaign_id = t->campaign_id,
+        .timeout_ms = t->timeout_ms,
+    };
+    if (t->device_class && t->device_class->kind != 0) {
+      kf_device_class dc;
+      dc_from_proto(&dc, t->device_class);
+      rc = kf_store_device_class_id(s, &dc, &specs[i].device_class_id);
+    }
+  }
+  if (!rc) rc = kf_store_submit(s, specs, r->n_tasks, op->ids);
+  if (rc) set_err(op, rc, s);
+  free(specs);
+}
+
+static void do_reports(kf_store *s, kf_coord_op *ops) {
+  size_t n = 0;
+  for (kf_coord_op *op = ops; op; op = op->next)
+    if (op->kind == KF_OP_REPORT)
+      n += ((const Kernelfleet__ReportResultRequest *)op->req)->n_results;
+  if (!n) return;
+  kf_report *reps = calloc(n, sizeof *reps);
+  kf_verdict *v = calloc(n, sizeof *v);
+  int rc = (!reps || !v) ? KF_ENOMEM : 0;
+  size_t k = 0;
+  for (kf_coord_op *op = ops; op && !rc; op = op->next) {
+    if (op->kind != KF_OP_REPORT) continue;
+    const Kernelfleet__ReportResultRequest *r = (const void *)op->req;
+    for (size_t i = 0; i < r->n_results; i++) {
+      const Kernelfleet__TaskResult *t = r->results[i];
+      reps[k++] = (kf_report){
+          .worker_id = r->worker_id,
+          .task_id = t->task_id,
+          .attempt = t->attempt,
+          .outcome = (int)t->outcome,
+          .stage = t->stage,
+          .reason = t->reason,
+          .output = t->output.data,
+          .output_len = t->output.len,
+          .elapsed_us = t->elapsed_us,
+      };
+    }
+  }
+  if (!rc) rc = kf_store_report(s, reps, n, v);
+  k = 0;
+  for (kf_coord_op *op = ops; op; op = op->next) {
+    if (op->kind != KF_OP_REPORT) continue;
+    size_t m = ((const Kernelfleet__ReportResultRequest *)op->req)->n_results;
+    if (rc) {
+      if (rc == KF_ENOMEM) op->rc = rc;
+      else set_err(op, rc, s);
+    } else {
+      memcpy(op->verdicts, v + k, m * sizeof *v);
+    }
+    k += m;
+  }
+  free(reps);
+  free(v);
+}
+
+static void do_heartbeats(kf_store *s, kf_coord_op *ops, int ttl) {
+  size_t n = 0;
+  for (kf_coord_op *op = ops; op; op = op->next)
+    if (op->kind == KF_OP_HEARTBEAT && !op->rc) n++;
+  if (!n) return;
+  int64_t *ids = calloc(n, sizeof *ids);
+  int rc = ids ? 0 : KF_ENOMEM;
+  size_t k = 0;
+  for (kf_coord_op *op = ops; op && ids; op = op->next)
+    if (op->kind == KF_OP_HEARTBEAT && !op->rc)
+      ids[k++] = ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
+  if (!rc) rc = kf_store_heartbeat(s, ids, n, ttl);
+  if (rc)
+    for (kf_coord_op *op = ops; op; op = op->next)
+      if (op->kind == KF_OP_HEARTBEAT && !op->rc) set_err(op, rc, s);
+  free(ids);
+}
+
+static void do_leases(kf_batch *b, kf_store *s, int ttl) {
+  size_t n = 0;
+  for (kf_coord_op *op = b->ops; op; op = op->next)
+    if (op->kind == KF_OP_LEASE && !op->needs_lookup) n++;
+  if (!n) return;
+  kf_lease_req *reqs = calloc(n, sizeof *reqs);
+  kf_coord_op **who = calloc(n, sizeof *who);
+  if (!reqs || !who) {
+    free(reqs);
+    free(who);
+    for (kf_coord_op *op = b->ops; op; op = op->next)
+      if (op->kind == KF_OP_LEASE && !op->needs_lookup) op->rc = KF_ENOMEM;
+    return;
+  }
+  size_t k = 0;
+  for (kf_coord_op *op = b->ops; op; op = op->next)
+    if (op->kind == KF_OP_LEASE && !op->needs_lookup) {
+      reqs[k] = op->lease;
+      who[k++] = op;
+    }
+  int rc = kf_store_lease(s, reqs, n, ttl, &b->grant);
+  if (rc) {
+    for (size_t i = 0; i < n; i++) set_err(who[i], rc, s);
+  } else {
+    /* Count per request first, so each op gets one exact array. */
+    for (size_t i = 0; i < b->grant->n; i++)
+      who[b->grant->tasks[i].req_index]->n_granted++;
+    for (size_t i = 0; i < n; i++) {
+      if (who[i]->n_granted < reqs[i].max_tasks) b->underfilled = true;
+      if (who[i]->n_granted) {
+        who[i]->granted = calloc(who[i]->n_granted, sizeof *who[i]->granted);
+        if (!who[i]->granted) who[i]->rc = KF_ENOMEM;
+        who[i]->n_granted = 0;
+      }
+    }
+    for (size_t i = 0; i < b->grant->n; i++) {
+      kf_coord_op *op = who[b->grant->tasks[i].req_index];
+      if (op->granted) op->granted[op->n_granted++] = &b->grant->tasks[i];
+    }
+  }
+  free(reqs);
+  free(who);
+}
+
+static void batch_work(uv_work_t *w) {
+  kf_batch *b = w->data;
+  kf_coord *co = b->co;
+  kf_store *s = co->store;
+  int ttl = (int)co->cfg.lease_ttl_ms;
+  for (kf_coord_op *op = b->ops; op; op = op->next) {
+    if (op->kind == KF_OP_REGISTER) do_register(s, op);
+    else if (op->needs_lookup) do_lookup(s, op);
+    else if (op->kind == KF_OP_SUBMIT) do_submit(s, op, co->cfg.max_attempts);
+  }
+  do_reports(s, b->ops);
+  do_heartbeats(s, b->ops, ttl);
+  if (b->reap) {
+    int rc = kf_store_reap(s, &b->reaped, &b->reap_failed);
+    if (rc) {
+      kf_log(KF_LOG_WARN, "reaping leases: %s", kf_store_errmsg(s));
+      b->reap = false;
+    }
+  }
+  do_leases(b, s, ttl);
+  for (kf_coord_op *op = b->ops; op; op = op->next) {
+    if (op->kind != KF_OP_STATUS) continue;
+    const Kernelfleet__GetStatusRequest *r = (const void *)op->req;
+    int rc = kf_store_counts(s, r->campaign_id, &op->counts);
+    if (rc) set_err(op, rc, s);
+  }
+}
+
+/* Splits a comma-separated kinds list in place into an argv-like array. */
+static size_t split_csv(char *csv, char **out, size_t max) {
+  size_t n = 0;
+  for (char *tok = strtok(csv, ","); tok && n < max; tok = strtok(NULL, ","))
+    out[n++] = tok;
+  return n;
+}
+
+static void after_lookup(kf_coord *co, kf_coord_op *op) {
+  int64_t id = op->kind == KF_OP_LEASE
+                   ? ((const Kernelfleet__LeaseTasksRequest *)op->req)->worker_id
+                   : ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
+  char *kinds[16];
+  size_t nk = split_csv(op->kinds_csv, kinds, 16);
+  if (!kf_coord__worker_put(co, id, op->new_dc_id, (const char *const *)kinds,
+                            nk, "")) {
+    op->rc = KF_ENOMEM;
+  }
+  op->needs_lookup = false;
+}
+
+/* Where a lease op goes after a batch: answered, or parked again. */
+static bool lease_done(kf_coord_op *op) {
+  if (op->n_granted) return true;
+  if (op->rc && op->rc != KF_EUNAVAIL && op->rc != KF_EDB) return true;
+  return kf_now_ms() >= op->deadline_ms;
+}
+
+static void push_front(kf_coord_op **list, kf_coord_op *op) {
+  op->next = *list;
+  *list = op;
+}
+
+static void after_batch(uv_work_t *w, int status) {
+  kf_batch *b = w->data;
+  kf_coord *co = b->co;
+  co->n_batches++;
+  if (b->reap && (b->reaped || b->reap_failed)) {
+    kf_log(KF_LOG_WARN, "expired leases: %d requeued, %d failed", b->reaped,
+           b->reap_failed);
+    if (b->reaped) co->maybe_tasks = true;
+  }
+  if (b->underfilled) co->maybe_tasks = false;
+
+  kf_coord_op *op = b->ops;
+  while (op) {
+    kf_coord_op *next = op->next;
+    if (op->needs_lookup && op->kind != KF_OP_REGISTER) {
+      if (op->rc) {
+        kf_coord__answer(co, op);
+        kf_coord__op_free(op);
+      } else {
+        after_lookup(co, op);
+        if (op->kind == KF_OP_LEASE && !op->rc) {
+          push_front(&co->pending, op); /* lease it next batch */
+        } else {
+          kf_coord__answer(co, op);
+          kf_coord__op_free(op);
+        }
+      }
+    } else if (op->kind == KF_OP_LEASE && !lease_done(op)) {
+      op->rc = 0;
+      op->err[0] = '\0';
+      push_front(&co->parked, op);
+    } else {
+      if (op->kind == KF_OP_LEASE && op->rc && op->n_granted == 0 &&
+          (op->rc == KF_EUNAVAIL || op->rc == KF_EDB)) {
+        op->rc = 0; /* waited out a database outage: answer empty */
+      }
+      kf_coord__answer(co, op);
+      kf_coord__op_free(op);
+    }
+    op = next;
+  }
+  kf_store_grant_free(b->grant);
+  free(b);
+  co->batch_running = false;
+  if (co->stopping) {
+    kf_coord__batch_drained(co);
+    return;
+  }
+  if (co->pending || co->want_reap || (co->parked && co->maybe_tasks))
+    kf_coord__kick(co);
+  (void)status;
+}
+
+void kf_coord__flush(kf_coord *co) {
+  if (co->batch_running || co->stopping) return;
+  bool take_parked = co->parked && co->maybe_tasks;
+  if (!co->pending && !co->want_reap && !take_parked) return;
+  kf_batch *b = calloc(1, sizeof *b);
+  if (!b) {
+    kf_log(KF_LOG_ERROR, "out of memory starting a batch");
+    return;
+  }
+  b->co = co;
+  b->ops = co->pending;
+  co->pending = NULL;
+  if (take_parked) {
+    kf_coord_op **tail = &b->ops;
+    while (*tail) tail = &(*tail)->next;
+    *tail = co->parked;
+    co->parked = NULL;
+  }
+  b->reap = co->want_reap;
+  co->want_reap = false;
+  /* Lease requests read the registry here, on the loop thread. */
+  for (kf_coord_op *op = b->ops; op; op = op->next) {
+    if (op->kind != KF_OP_LEASE || op->needs_lookup) continue;
+    const Kernelfleet__LeaseTasksRequest *r = (const void *)op->req;
+    kf_coord_worker *w = kf_coord__worker_get(co, r->worker_id);
+    if (!w) {
+      op->needs_lookup = true;
+      continue;
+    }
+    op->lease = (kf_lease_req){
+        .worker_id = w->id,
+        .device_class_id = w->device_class_id,
+        .task_kinds = (const char *const *)w->kinds,
+        .n_task_kinds = w->n_kinds,
+        .max_tasks = r->max_tasks,
+    };
+    op->n_granted = 0;
+    free(op->granted);
+    op->granted = NULL;
+  }
+  b->work.data = b;
+  int rc = uv_queue_work(co->loop, &b->work, batch_work, after_batch);
+  if (rc) {
+    kf_log(KF_LOG_ERROR, "uv_queue_work: %s", uv_strerror(rc));
+    co->pending = b->ops; /* try again on the next kick */
+    free(b);
+    return;
+  }
+  co->batch_running = true;
+}

@@ -1,1 +1,145 @@
-/* placeholder */ typedef int kf_placeholder_main;
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * coordinator/main.c -- kf-coordinator: flags and environment, then the
+ * loop in coord.c.  Every flag has an environment variable; flags win.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord.h"
+#include "err.h"
+#include "log.h"
+#include "util.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: kf-coordinator [OPTIONS]\n"
+"\n"
+"Schedules tasks to workers; every state change is stored in PostgreSQL.\n"
+"\n"
+"  --db URL             libpq conninfo or URI            [$KF_DB_URL]\n"
+"  --listen HOST:PORT   gRPC address (port 0: any free)  [$KF_LISTEN, 127.0.0.1:7070]\n"
+"  --token TOKEN        bearer token clients must send   [$KF_TOKEN]\n"
+"  --port-file PATH     write the bound port here once listening\n"
+"  --lease-ttl-ms N     lease length without heartbeats  [$KF_LEASE_TTL_MS, 15000]\n"
+"  --heartbeat-ms N     heartbeat interval for workers   [$KF_HEARTBEAT_MS, 3000]\n"
+"  --reap-ms N          how often expired leases requeue [1000]\n"
+"  --max-attempts N     default attempts per task        [3]\n"
+"  --max-msg-bytes N    largest gRPC message             [16777216]\n"
+"  --log-level LEVEL    debug|info|warn|error            [$KF_LOG_LEVEL, info]\n"
+"  -h, --help           this text\n"
+"\n"
+"SIGINT/SIGTERM stop it cleanly; a kill -9 loses nothing stored.\n");
+}
+
+static int num_opt(const char *name, const char *v, uint64_t min, uint64_t max,
+                   uint64_t *out) {
+  if (kf_parse_u64(v, out) != 0 || *out < min || *out > max) {
+    fprintf(stderr, "kf-coordinator: --%s '%s': expected a number in %llu..%llu\n",
+            name, v, (unsigned long long)min, (unsigned long long)max);
+    return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  kf_coord_config cfg = {
+      .db_url = kf_getenv_or("KF_DB_URL", NULL),
+      .listen_addr = kf_getenv_or("KF_LISTEN", "127.0.0.1:7070"),
+      .token = kf_getenv_or("KF_TOKEN", NULL),
+      .lease_ttl_ms = 15000,
+      .heartbeat_ms = 3000,
+      .reap_ms = 1000,
+      .max_attempts = 3,
+      .max_msg_bytes = 16u << 20,
+      .max_wait_ms = 30000,
+  };
+  const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
+  uint64_t v;
+  const char *e;
+  if ((e = getenv("KF_LEASE_TTL_MS")) && *e) {
+    if (num_opt("lease-ttl-ms", e, 500, 3600000, &v)) return 2;
+    cfg.lease_ttl_ms = (uint32_t)v;
+  }
+  if ((e = getenv("KF_HEARTBEAT_MS")) && *e) {
+    if (num_opt("heartbeat-ms", e, 100, 600000, &v)) return 2;
+    cfg.heartbeat_ms = (uint32_t)v;
+  }
+
+  static const struct option opts[] = {
+      {"db", required_argument, 0, 'd'},
+      {"listen", required_argument, 0, 'l'},
+      {"token", required_argument, 0, 't'},
+      {"port-file", required_argument, 0, 'p'},
+      {"lease-ttl-ms", required_argument, 0, 'L'},
+      {"heartbeat-ms", required_argument, 0, 'H'},
+      {"reap-ms", required_argument, 0, 'R'},
+      {"max-attempts", required_argument, 0, 'A'},
+      {"max-msg-bytes", required_argument, 0, 'M'},
+      {"log-level", required_argument, 0, 'v'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0},
+  };
+  int c;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'd': cfg.db_url = optarg; break;
+    case 'l': cfg.listen_addr = optarg; break;
+    case 't': cfg.token = optarg; break;
+    case 'p': cfg.port_file = optarg; break;
+    case 'L':
+      if (num_opt("lease-ttl-ms", optarg, 500, 3600000, &v)) return 2;
+      cfg.lease_ttl_ms = (uint32_t)v;
+      break;
+    case 'H':
+      if (num_opt("heartbeat-ms", optarg, 100, 600000, &v)) return 2;
+      cfg.heartbeat_ms = (uint32_t)v;
+      break;
+    case 'R':
+      if (num_opt("reap-ms", optarg, 50, 600000, &v)) return 2;
+      cfg.reap_ms = (uint32_t)v;
+      break;
+    case 'A':
+      if (num_opt("max-attempts", optarg, 1, 100, &v)) return 2;
+      cfg.max_attempts = (uint32_t)v;
+      break;
+    case 'M':
+      if (num_opt("max-msg-bytes", optarg, 4096, 1u << 30, &v)) return 2;
+      cfg.max_msg_bytes = (size_t)v;
+      break;
+    case 'v': level = optarg; break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "kf-coordinator: unexpected argument '%s'\n", argv[optind]);
+    return 2;
+  }
+  int lv = kf_log_parse_level(level);
+  if (lv < 0) {
+    fprintf(stderr, "kf-coordinator: --log-level '%s': expected debug, info, "
+            "warn or error\n", level);
+    return 2;
+  }
+  if (!cfg.db_url) {
+    fprintf(stderr, "kf-coordinator: no database: pass --db or set KF_DB_URL\n");
+    return 2;
+  }
+  if (!cfg.token || !*cfg.token) {
+    fprintf(stderr, "kf-coordinator: no token: pass --token or set KF_TOKEN "
+            "(clients must present it)\n");
+    return 2;
+  }
+  if (cfg.heartbeat_ms * 2 > cfg.lease_ttl_ms) {
+    fprintf(stderr, "kf-coordinator: --heartbeat-ms %u must be at most half "
+            "of --lease-ttl-ms %u, or live leases would expire\n",
+            cfg.heartbeat_ms, cfg.lease_ttl_ms);
+    return 2;
+  }
+  kf_log_init('c', (kf_log_level)lv);
+  int rc = kf_coord_run(&cfg);
+  return rc == 0 ? 0 : (rc == KF_EUNAVAIL || rc == KF_EDB) ? 3 : 1;
+}

@@ -1,1 +1,112 @@
-/* placeholder */ typedef int kf_placeholder_main;
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * worker/main.c -- kf-worker: flags and environment, then worker.c's loop.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "log.h"
+#include "util.h"
+#include "worker.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: kf-worker [OPTIONS]\n"
+"\n"
+"Leases tasks from a coordinator, runs them on this machine's device and\n"
+"reports the results.\n"
+"\n"
+"  --coordinator HOST:PORT  coordinator address  [$KF_COORDINATOR, 127.0.0.1:7070]\n"
+"  --token TOKEN            bearer token         [$KF_TOKEN]\n"
+"  --name NAME              shown in status      [host-pid]\n"
+"  --slots N                tasks run at once    [1]\n"
+"  --lease-wait-ms N        long-poll wait       [10000]\n"
+"  --log-level LEVEL        debug|info|warn|error [$KF_LOG_LEVEL, info]\n"
+"  -h, --help               this text\n"
+"\n"
+"SIGINT/SIGTERM: stop leasing, finish running tasks, deliver results, exit.\n");
+}
+
+int main(int argc, char **argv) {
+  char name[96];
+  char host[64] = "worker";
+  gethostname(host, sizeof host - 1);
+  snprintf(name, sizeof name, "%.40s-%d", host, (int)getpid());
+  kf_worker_config cfg = {
+      .coordinator = kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
+      .token = kf_getenv_or("KF_TOKEN", NULL),
+      .name = name,
+      .slots = 1,
+      .lease_wait_ms = 10000,
+      .device = "cpu",
+  };
+  const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
+  static const struct option opts[] = {
+      {"coordinator", required_argument, 0, 'c'},
+      {"token", required_argument, 0, 't'},
+      {"name", required_argument, 0, 'n'},
+      {"slots", required_argument, 0, 's'},
+      {"lease-wait-ms", required_argument, 0, 'w'},
+      {"log-level", required_argument, 0, 'v'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0},
+  };
+  int c;
+  uint64_t v;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'c': cfg.coordinator = optarg; break;
+    case 't': cfg.token = optarg; break;
+    case 'n':
+      if (!*optarg || strlen(optarg) > 63) {
+        fprintf(stderr, "kf-worker: --name must be 1..63 characters\n");
+        return 2;
+      }
+      cfg.name = optarg;
+      break;
+    case 's':
+      if (kf_parse_u64(optarg, &v) || v < 1 || v > 256) {
+        fprintf(stderr, "kf-worker: --slots '%s': expected 1..256\n", optarg);
+        return 2;
+      }
+      cfg.slots = (uint32_t)v;
+      break;
+    case 'w':
+      if (kf_parse_u64(optarg, &v) || v > 60000) {
+        fprintf(stderr, "kf-worker: --lease-wait-ms '%s': expected 0..60000\n",
+                optarg);
+        return 2;
+      }
+      cfg.lease_wait_ms = (uint32_t)v;
+      break;
+    case 'v': level = optarg; break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "kf-worker: unexpected argument '%s'\n", argv[optind]);
+    return 2;
+  }
+  int lv = kf_log_parse_level(level);
+  if (lv < 0) {
+    fprintf(stderr, "kf-worker: --log-level '%s': expected debug, info, warn "
+            "or error\n", level);
+    return 2;
+  }
+  if (!cfg.token || !*cfg.token) {
+    fprintf(stderr, "kf-worker: no token: pass --token or set KF_TOKEN\n");
+    return 2;
+  }
+  /* One libuv work thread per slot, so slots really run at once. */
+  char threads[16];
+  snprintf(threads, sizeof threads, "%u", cfg.slots + 1);
+  setenv("UV_THREADPOOL_SIZE", threads, 0);
+  kf_log_init('w', (kf_log_level)lv);
+  int rc = kf_worker_run(&cfg);
+  return rc == 0 ? 0 : 1;
+}

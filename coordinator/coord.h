@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * coordinator/coord.h -- the coordinator's state and its internal API.
+ *
+ * Process model: one libuv loop thread owns every field of kf_coord.  The
+ * rpc module's queue thread hands calls to it; PostgreSQL work runs on one
+ * libuv work thread at a time (a "batch"), which reads the ops it was given
+ * and the store, and nothing else.  Calls that arrive while a batch runs
+ * wait in `pending` and go out together in the next batch, so the database
+ * sees a few large transactions instead of one per call.
+ *
+ * Files: coord.c (lifecycle, cron, signals, worker registry),
+ * coord_rpc.c (request validation, parking, answers), coord_db.c (the
+ * batch: what runs on the work thread and how results come back).
+ */
+#ifndef KF_COORD_H
+#define KF_COORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "kernelfleet.pb-c.h"
+#include "rpc.h"
+#include "store.h"
+
+typedef struct {
+  const char *db_url;        /* libpq conninfo */
+  const char *listen_addr;   /* host:port; port 0 picks one */
+  const char *token;         /* bearer token clients must send */
+  const char *port_file;     /* if set, the bound port is written here */
+  uint32_t lease_ttl_ms;     /* lease length without heartbeat */
+  uint32_t heartbeat_ms;     /* interval told to workers */
+  uint32_t reap_ms;          /* how often expired leases are requeued */
+  uint32_t max_attempts;     /* default for tasks that do not say */
+  size_t max_msg_bytes;      /* gRPC message limit, bytes */
+  uint32_t max_wait_ms;      /* longest long poll we hold */
+} kf_coord_config;
+
+typedef enum {
+  KF_OP_REGISTER,
+  KF_OP_HEARTBEAT,
+  KF_OP_LEASE,
+  KF_OP_REPORT,
+  KF_OP_SUBMIT,
+  KF_OP_STATUS,
+} kf_coord_op_kind;
+
+/* A worker as the loop knows it; filled on RegisterWorker or, after a
+ * restart, from the store on first contact. */
+typedef struct {
+  int64_t id;
+  int64_t device_class_id;
+  char **kinds; /* task kinds it runs */
+  size_t n_kinds;
+  char name[64];
+  uint64_t last_seen_ms;
+  uint32_t leased_hint; /* tasks handed out by this coordinator run */
+} kf_coord_worker;
+
+/* One call on its way through a batch.  The request stays owned by the
+ * call; everything the work thread writes is in the `out` fields. */
+typedef struct kf_coord_op {
+  struct kf_coord_op *next;
+  kf_coord_op_kind kind;
+  kf_rpc_call *call;
+  const ProtobufCMessage *req;
+  uint64_t deadline_ms;     /* LEASE: answer empty at this time */
+  bool needs_lookup;        /* worker unknown to the loop: ask the store */
+  kf_lease_req lease;       /* LEASE: copied from the registry */
+  /* filled on the work thread */
+  int rc;                   /* 0 or KF_E* */
+  char err[256];
+  int64_t new_id;           /* REGISTER: worker id */
+  int64_t new_dc_id;        /* REGISTER/lookup: device class id */
+  char kinds_csv[512];      /* lookup: worker's task kinds */
+  kf_verdict *verdicts;     /* REPORT */
+  int64_t *ids;             /* SUBMIT */
+  kf_task_counts counts;    /* STATUS */
+  kf_leased_task **granted; /* LEASE: pointers into the batch's grant */
+  size_t n_granted;
+} kf_coord_op;
+
+typedef struct kf_coord {
+  uv_loop_t *loop;
+  kf_coord_config cfg;
+  kf_rpc_server *rpc;
+  int port;
+  kf_store *store; /* touched only by the batch in flight */
+
+  kf_coord_op *pending;    /* ops for the next batch, in arrival order */
+  kf_coord_op *parked;     /* long polls waiting for tasks */
+  bool batch_running;
+  bool want_reap;
+  bool maybe_tasks;        /* a lease attempt could find something */
+  bool stopping;
+  uint64_t last_reap_ms, last_poll_ms;
+
+  kf_coord_worker *workers; /* open-addressing table keyed by id */
+  size_t workers_cap, workers_len;
+
+  uv_timer_t cron;
+  uv_check_t check;
+  uv_idle_t idle;
+  uv_signal_t sigint, sigterm;
+
+  /* counters for the log line the cron prints */
+  uint64_t n_leased, n_reported, n_batches;
+} kf_coord;
+
+/* coord.c */
+kf_coord_worker *kf_coord__worker_get(kf_coord *co, int64_t id);
+kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
+                                      int64_t dc_id, const char *const *kinds,
+                                      size_t n_kinds, const char *name);
+void kf_coord__kick(kf_coord *co);
+void kf_coord__op_free(kf_coord_op *op);
+void kf_coord__batch_drained(kf_coord *co);
+int kf_coord_run(const kf_coord_config *cfg);
+
+/* coord_rpc.c */
+extern const kf_rpc_method kf_coord__methods[];
+extern const size_t kf_coord__n_methods;
+void kf_coord__answer(kf_coord *co, kf_coord_op *op);
+void kf_coord__expire_parked(kf_coord *co, bool all);
+
+/* coord_db.c */
+void kf_coord__flush(kf_coord *co);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * worker/tasks.h -- the task kinds a worker can run.
+ *
+ * A kind's run function is called on a libuv work thread (never the loop
+ * thread) with one leased task and fills in its result.  It must return
+ * within the task's timeout; anything it starts (a harness child) is its
+ * own to reap.  A task that fails is a result with an outcome, not an
+ * error: run returns nothing.
+ */
+#ifndef KF_TASKS_H
+#define KF_TASKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  /* in */
+  int64_t task_id;
+  uint32_t attempt;
+  const char *kind;
+  const void *payload;
+  size_t payload_len;
+  uint32_t timeout_ms;
+  /* out */
+  int outcome;        /* kf_outcome */
+  char stage[32];     /* where it stopped */
+  char reason[1024];  /* shown to users */
+  void *output;       /* malloc'd, owned by the task record */
+  size_t output_len;
+  uint64_t elapsed_us;
+} kf_task_exec;
+
+typedef struct {
+  const char *kind;
+  void (*run)(kf_task_exec *t);
+} kf_task_kind;
+
+/* NULL-terminated list of built-in kinds. */
+extern const kf_task_kind kf_task_kinds[];
+
+/* The kind's entry, or NULL. */
+const kf_task_kind *kf_task_kind_find(const char *kind);
+
+/* "checksum": payload {"data": str, "repeat": n, "sleep_ms": n}; output
+ * {"fnv1a64": "<16 hex digits>"} over data repeated n times.  sleep_ms
+ * makes the task hold its lease for a while (demos and fault tests). */
+void kf_task_checksum(kf_task_exec *t);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * worker/worker.h -- a worker: registers its device with the coordinator,
+ * leases tasks, runs them, reports results, and keeps its leases alive.
+ *
+ * Process model: one libuv loop owns the worker's state; task bodies run on
+ * libuv work threads (one per slot); all RPCs are async calls of the rpc
+ * module whose callbacks run on the loop.  Results wait in an outbox until
+ * the coordinator answers with a verdict, so a coordinator restart or a
+ * PostgreSQL restart delays a report but never loses it.
+ */
+#ifndef KF_WORKER_H
+#define KF_WORKER_H
+
+#include <stdint.h>
+
+typedef struct {
+  const char *coordinator; /* host:port */
+  const char *token;
+  const char *name;        /* shown in status; default host-pid */
+  uint32_t slots;          /* tasks run at once */
+  uint32_t lease_wait_ms;  /* long-poll wait */
+  const char *device;      /* "cpu" (only kind so far) */
+} kf_worker_config;
+
+/* Runs until SIGINT/SIGTERM: then stops leasing, finishes running tasks,
+ * delivers their results (best effort, bounded) and returns 0.  Returns a
+ * KF_E* code if startup fails. */
+int kf_worker_run(const kf_worker_config *cfg);
+
+#endif
