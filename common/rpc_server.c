@@ -1,1 +1,552 @@
-/* placeholder */ typedef int kf_placeholder_rpc_server;
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * common/rpc_server.c -- the gRPC server half of the rpc module.
+ *
+ * Threads.  One completion-queue thread (cq_main) blocks in
+ * grpc_completion_queue_next and does everything that needs no loop state:
+ * it re-posts the request for the next call, checks the bearer token and
+ * unpacks the request, answers refusals (UNAUTHENTICATED, INVALID_ARGUMENT)
+ * itself, and frees calls whose answer has been sent.  Accepted calls go to
+ * the loop through the handoff (rpc_internal.h), where the handler runs.
+ * The handler answers with kf_rpc_call_reply / kf_rpc_call_fail, which start
+ * the one send batch; its completion comes back to the queue thread, which
+ * frees the call.  So the loop thread never frees a live call's gRPC state,
+ * and the queue thread never touches anything the handler can see.
+ *
+ * Who owns a call (phase):
+ *   POSTED   gRPC: a requested call waiting for a client.
+ *   QUEUED   the handoff queue: unpacked, on its way to the loop.
+ *   HELD     the handler, on srv->held (loop thread only).
+ *   SENDING  gRPC again: the answer batch is in flight; the queue thread
+ *            frees the call when it completes.
+ *   ORPHAN   the handler, after kf_rpc_server_stop: the server and every
+ *            gRPC object are gone but the request is still valid, because
+ *            the handler may read it until it answers.  Answering only
+ *            frees it.
+ *
+ * Stop (loop thread) in order: mark stopping (the queue thread then frees
+ * new arrivals itself instead of queueing them), shut the server down and
+ * cancel every call, free the queued calls, orphan the held ones, wait for
+ * the shutdown tag, shut the queue down, join its thread (it drains the
+ * remaining completions first), destroy.  The uv_async_t is closed with
+ * uv_close, so the loop must turn once more for its memory to be freed
+ * (any uv_run after stop does it).
+ *
+ * Not here: streaming methods, TLS (the cluster runs on a private network
+ * and authenticates with the bearer token), per-method tokens.
+ */
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "log.h"
+#include "rpc_internal.h"
+
+typedef enum {
+  CALL_POSTED,
+  CALL_QUEUED,
+  CALL_HELD,
+  CALL_SENDING,
+  CALL_ORPHAN,
+} call_phase;
+
+struct kf_rpc_call {
+  kf_rpc__node node;              /* handoff link; first */
+  kf_rpc_server *srv;             /* NULL once ORPHAN */
+  size_t method;                  /* index into srv->methods; or UNKNOWN */
+  grpc_call_details details_in;   /* UNKNOWN only: which path was asked */
+  call_phase phase;
+  grpc_call *call;
+  gpr_timespec deadline;          /* the client's, from the request */
+  grpc_metadata_array md;         /* request metadata */
+  grpc_byte_buffer *payload;      /* request bytes until unpacked */
+  ProtobufCMessage *req;          /* unpacked request */
+  grpc_byte_buffer *resp;         /* answer bytes while SENDING */
+  grpc_slice details;             /* status text while SENDING */
+  int cancelled;                  /* RECV_CLOSE_ON_SERVER output */
+  char *peer;                     /* gpr_malloc'd, filled on first ask */
+  struct kf_rpc_call *hprev, *hnext; /* srv->held while HELD */
+};
+
+/* Method index of the catch-all request for paths nobody registered.
+ * Without it gRPC would park such calls until their deadline; with it the
+ * client hears UNIMPLEMENTED at once. */
+#define UNKNOWN ((size_t)-1)
+
+typedef struct {
+  kf_rpc_method m;
+  void *reg; /* grpc_server_register_method handle */
+} method_slot;
+
+struct kf_rpc_server {
+  uv_loop_t *loop;
+  void *data;
+  grpc_server *server;
+  grpc_completion_queue *cq;
+  pthread_t thread;
+  bool thread_started;
+  method_slot *methods;
+  size_t n_methods;
+  char *auth;     /* "Bearer <token>", the whole expected header value */
+  size_t auth_len;
+  kf_rpc__handoff handoff;
+  atomic_bool stopping;
+  kf_rpc_call *held; /* handed to handlers, unanswered; loop thread only */
+  kf_rpc__node *dispatching; /* taken from the handoff, handler not run yet */
+  bool *gone;        /* set by stop while on_async runs handlers */
+  /* shutdown_and_notify completion; distinct address = distinct tag */
+  char shutdown_tag;
+  pthread_mutex_t sd_mu;
+  pthread_cond_t sd_cv;
+  bool sd_done; /* guarded by sd_mu */
+};
+
+/* Frees a call in any phase but HELD/ORPHAN bookkeeping (callers unlink it
+ * from srv->held first).  Any thread: touches only the call itself. */
+static void call_free(kf_rpc_call *c) {
+  if (c->call)
+    grpc_call_unref(c->call); /* cancels it if it is still running */
+  grpc_metadata_array_destroy(&c->md);
+  if (c->method == UNKNOWN)
+    grpc_call_details_destroy(&c->details_in);
+  if (c->payload)
+    grpc_byte_buffer_destroy(c->payload);
+  if (c->resp)
+    grpc_byte_buffer_destroy(c->resp);
+  grpc_slice_unref(c->details);
+  if (c->req)
+    protobuf_c_message_free_unpacked(c->req, NULL);
+  if (c->peer)
+    gpr_free(c->peer);
+  free(c);
+}
+
+/* Posts a request for the next call to method i.  Queue thread (and start,
+ * before the thread exists).  Returns 0 or KF_E*. */
+static int post(kf_rpc_server *srv, size_t i) {
+  kf_rpc_call *c = calloc(1, sizeof *c);
+  if (!c)
+    return KF_ENOMEM;
+  c->srv = srv;
+  c->method = i;
+  c->phase = CALL_POSTED;
+  c->details = grpc_empty_slice();
+  grpc_metadata_array_init(&c->md);
+  grpc_call_error e;
+  if (i == UNKNOWN) {
+    grpc_call_details_init(&c->details_in);
+    e = grpc_server_request_call(srv->server, &c->call, &c->details_in,
+                                 &c->md, srv->cq, srv->cq, c);
+  } else {
+    e = grpc_server_request_registered_call(
+        srv->server, srv->methods[i].reg, &c->call, &c->deadline, &c->md,
+        &c->payload, srv->cq, srv->cq, c);
+  }
+  if (e != GRPC_CALL_OK) {
+    call_free(c);
+    kf_log(KF_LOG_ERROR, "rpc: cannot request calls for %s: %s",
+           i == UNKNOWN ? "unknown methods" : srv->methods[i].m.path,
+           grpc_call_error_to_string(e));
+    return KF_EINTERNAL;
+  }
+  return 0;
+}
+
+/* Starts the one batch that answers a unary call.  Any thread that owns c
+ * (queue thread for refusals, loop thread for handler answers); the batch's
+ * completion frees c on the queue thread. */
+static void send_answer(kf_rpc_call *c, grpc_status_code st,
+                        const char *msg) {
+  c->phase = CALL_SENDING;
+  if (msg && *msg)
+    c->details = grpc_slice_from_copied_string(msg);
+  grpc_op ops[4];
+  memset(ops, 0, sizeof ops);
+  size_t n = 0;
+  ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+  if (c->resp) {
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n++].data.send_message.send_message = c->resp;
+  }
+  ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+  ops[n].data.send_status_from_server.status = st;
+  ops[n++].data.send_status_from_server.status_details =
+      GRPC_SLICE_LENGTH(c->details) ? &c->details : NULL;
+  ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+  ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+  grpc_call_error e = grpc_call_start_batch(c->call, ops, n, c, NULL);
+  if (e != GRPC_CALL_OK) {
+    /* No completion will come: free here.  The unref cancels the call, so
+     * the client still hears something. */
+    kf_log(KF_LOG_ERROR, "rpc: cannot answer call: %s",
+           grpc_call_error_to_string(e));
+    call_free(c);
+  }
+}
+
+/* Constant-time comparison: the token is a secret, so how long a wrong
+ * guess takes to reject must not say how much of it was right. */
+static bool token_ok(const kf_rpc_server *srv, const grpc_metadata_array *md) {
+  for (size_t i = 0; i < md->count; i++) {
+    if (grpc_slice_str_cmp(md->metadata[i].key, "authorization") != 0)
+      continue;
+    grpc_slice v = md->metadata[i].value;
+    if (GRPC_SLICE_LENGTH(v) != srv->auth_len)
+      return false;
+    const uint8_t *p = GRPC_SLICE_START_PTR(v);
+    unsigned char diff = 0;
+    for (size_t k = 0; k < srv->auth_len; k++)
+      diff |= (unsigned char)(p[k] ^ (uint8_t)srv->auth[k]);
+    return diff == 0;
+  }
+  return false;
+}
+
+/* A requested call arrived (queue thread). */
+static void on_arrival(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
+  if (!ok) {
+    /* The server is shutting down: the posted request is returned empty. */
+    call_free(c);
+    return;
+  }
+  bool stopping = atomic_load(&srv->stopping);
+  /* Re-post first so the next client is not kept waiting on our checks. */
+  if (!stopping && post(srv, c->method) != 0)
+    kf_log(KF_LOG_ERROR, "rpc: %s stops accepting calls",
+           c->method == UNKNOWN ? "unknown methods"
+                                : srv->methods[c->method].m.path);
+  if (stopping) {
+    call_free(c);
+    return;
+  }
+  if (c->method == UNKNOWN) {
+    char *path = grpc_slice_to_c_string(c->details_in.method);
+    char msg[200];
+    snprintf(msg, sizeof msg, "unknown method %s", path ? path : "?");
+    gpr_free(path);
+    send_answer(c, GRPC_STATUS_UNIMPLEMENTED, msg);
+    return;
+  }
+  if (!token_ok(srv, &c->md)) {
+    send_answer(c, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong token");
+    return;
+  }
+  const ProtobufCMessageDescriptor *type = srv->methods[c->method].m.request;
+  c->req = kf_rpc__unpack(c->payload, type);
+  if (c->payload) {
+    grpc_byte_buffer_destroy(c->payload);
+    c->payload = NULL;
+  }
+  if (!c->req) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "malformed %s", type->name);
+    send_answer(c, GRPC_STATUS_INVALID_ARGUMENT, msg);
+    return;
+  }
+  c->phase = CALL_QUEUED;
+  kf_rpc__handoff_push(&srv->handoff, &c->node);
+}
+
+static void *cq_main(void *arg) {
+  kf_rpc_server *srv = arg;
+  for (;;) {
+    grpc_event ev = grpc_completion_queue_next(
+        srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (ev.type == GRPC_QUEUE_SHUTDOWN)
+      break;
+    if (ev.type != GRPC_OP_COMPLETE)
+      continue; /* GRPC_QUEUE_TIMEOUT cannot happen with no deadline */
+    if (ev.tag == &srv->shutdown_tag) {
+      pthread_mutex_lock(&srv->sd_mu);
+      srv->sd_done = true;
+      pthread_cond_signal(&srv->sd_cv);
+      pthread_mutex_unlock(&srv->sd_mu);
+      continue;
+    }
+    kf_rpc_call *c = ev.tag;
+    if (c->phase == CALL_POSTED)
+      on_arrival(srv, c, ev.success);
+    else /* CALL_SENDING: answered (or failed to be); either way done */
+      call_free(c);
+  }
+  return NULL;
+}
+
+static void held_link(kf_rpc_server *srv, kf_rpc_call *c) {
+  c->hprev = NULL;
+  c->hnext = srv->held;
+  if (srv->held)
+    srv->held->hprev = c;
+  srv->held = c;
+}
+
+static void held_unlink(kf_rpc_server *srv, kf_rpc_call *c) {
+  if (c->hprev)
+    c->hprev->hnext = c->hnext;
+  else
+    srv->held = c->hnext;
+  if (c->hnext)
+    c->hnext->hprev = c->hprev;
+  c->hprev = c->hnext = NULL;
+}
+
+/* Loop thread: run the handlers for everything the queue thread handed
+ * over since the last wakeup. */
+static void on_async(uv_async_t *h) {
+  kf_rpc_server *srv = h->data;
+  bool gone = false;
+  srv->gone = &gone;
+  /* The batch lives on srv, not in a local, so a handler that stops the
+   * server lets stop free the calls it has not reached. */
+  srv->dispatching = kf_rpc__handoff_take(&srv->handoff);
+  while (srv->dispatching) {
+    kf_rpc_call *c = (kf_rpc_call *)srv->dispatching;
+    /* Advance now: the handler may answer, and the queue thread may free c
+     * before the handler even returns. */
+    srv->dispatching = c->node.next;
+    c->phase = CALL_HELD;
+    held_link(srv, c);
+    const kf_rpc_method *m = &srv->methods[c->method].m;
+    m->handler(c, c->req, srv->data);
+    if (gone)
+      return;
+  }
+  srv->gone = NULL;
+}
+
+/* Undoes whatever start got as far as.  Loop thread. */
+static void server_free(kf_rpc_server *srv) {
+  if (srv->server)
+    grpc_server_destroy(srv->server);
+  if (srv->cq)
+    grpc_completion_queue_destroy(srv->cq);
+  kf_rpc__handoff_close(&srv->handoff);
+  pthread_cond_destroy(&srv->sd_cv);
+  pthread_mutex_destroy(&srv->sd_mu);
+  free(srv->methods);
+  free(srv->auth);
+  free(srv);
+  grpc_shutdown();
+}
+
+int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
+                        int *bound_port, char *err, size_t errlen) {
+  if (!opts || !opts->loop || !opts->listen_addr || !opts->token ||
+      !*opts->token || (opts->n_methods && !opts->methods))
+    return kf_seterr(KF_EINVAL, err, errlen,
+                     "rpc server: loop, listen address and token are required");
+  for (size_t i = 0; i < opts->n_methods; i++)
+    if (!opts->methods[i].path || !opts->methods[i].request ||
+        !opts->methods[i].handler)
+      return kf_seterr(KF_EINVAL, err, errlen,
+                       "rpc server: method %zu lacks path, type or handler", i);
+
+  kf_rpc_server *srv = calloc(1, sizeof *srv);
+  if (!srv)
+    return kf_seterr(KF_ENOMEM, err, errlen, "rpc server: out of memory");
+  /* From here on server_free undoes everything, including this. */
+  grpc_init();
+  srv->loop = opts->loop;
+  srv->data = opts->data;
+  atomic_init(&srv->stopping, false);
+  pthread_mutex_init(&srv->sd_mu, NULL);
+  pthread_cond_init(&srv->sd_cv, NULL);
+  int rc;
+  if ((rc = kf_rpc__handoff_init(&srv->handoff, opts->loop, on_async, srv))) {
+    /* handoff_close is a no-op on a handoff that never got its handle */
+    server_free(srv);
+    return kf_seterr(rc, err, errlen, "rpc server: cannot create async");
+  }
+  srv->auth_len = strlen("Bearer ") + strlen(opts->token);
+  srv->auth = malloc(srv->auth_len + 1);
+  srv->methods = calloc(opts->n_methods ? opts->n_methods : 1,
+                        sizeof *srv->methods);
+  if (!srv->auth || !srv->methods) {
+    server_free(srv);
+    return kf_seterr(KF_ENOMEM, err, errlen, "rpc server: out of memory");
+  }
+  snprintf(srv->auth, srv->auth_len + 1, "Bearer %s", opts->token);
+  srv->n_methods = opts->n_methods;
+
+  grpc_arg args[2];
+  grpc_channel_args cargs = {
+      .num_args = kf_rpc__msg_limit_args(opts->max_msg_bytes, args),
+      .args = args};
+  srv->cq = grpc_completion_queue_create_for_next(NULL);
+  srv->server = srv->cq ? grpc_server_create(&cargs, NULL) : NULL;
+  if (!srv->server) {
+    server_free(srv);
+    return kf_seterr(KF_EINTERNAL, err, errlen, "rpc server: create failed");
+  }
+  for (size_t i = 0; i < opts->n_methods; i++) {
+    srv->methods[i].m = opts->methods[i];
+    srv->methods[i].reg = grpc_server_register_method(
+        srv->server, opts->methods[i].path, NULL,
+        GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+    if (!srv->methods[i].reg) {
+      server_free(srv);
+      return kf_seterr(KF_EINVAL, err, errlen,
+                       "rpc server: cannot register %s (duplicate?)",
+                       opts->methods[i].path);
+    }
+  }
+  grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
+  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  int port = creds ? grpc_server_add_http2_port(srv->server, opts->listen_addr,
+                                                creds)
+                   : 0;
+  if (creds)
+    grpc_server_credentials_release(creds);
+  if (port <= 0) {
+    server_free(srv);
+    return kf_seterr(KF_EIO, err, errlen, "rpc server: cannot listen on %s",
+                     opts->listen_addr);
+  }
+  grpc_server_start(srv->server);
+
+  /* The server is live: from here a failure must go through the full stop
+   * sequence, since gRPC may already hold posted requests. */
+  for (size_t i = 0; i <= srv->n_methods; i++) {
+    if ((rc = post(srv, i < srv->n_methods ? i : UNKNOWN)) != 0) {
+      kf_rpc_server_stop(srv);
+      return kf_seterr(rc, err, errlen, "rpc server: cannot accept calls");
+    }
+  }
+  if (pthread_create(&srv->thread, NULL, cq_main, srv) != 0) {
+    kf_rpc_server_stop(srv);
+    return kf_seterr(KF_EINTERNAL, err, errlen,
+                     "rpc server: cannot start queue thread");
+  }
+  srv->thread_started = true;
+  if (bound_port)
+    *bound_port = port;
+  *out = srv;
+  return 0;
+}
+
+void kf_rpc_server_stop(kf_rpc_server *srv) {
+  if (!srv)
+    return;
+  atomic_store(&srv->stopping, true);
+  if (srv->gone)
+    *srv->gone = true; /* stopped from inside a handler */
+  grpc_server_shutdown_and_notify(srv->server, srv->cq, &srv->shutdown_tag);
+  grpc_server_cancel_all_calls(srv->server);
+
+  /* Calls queued for the loop but never handled: nobody else will see them.
+   * The queue thread may still add a few it unpacked before seeing
+   * `stopping`; the second take after the join catches those. */
+  kf_rpc__node *n = srv->dispatching;
+  srv->dispatching = NULL;
+  while (n) {
+    kf_rpc__node *next = n->next;
+    call_free((kf_rpc_call *)n);
+    n = next;
+  }
+  n = kf_rpc__handoff_take(&srv->handoff);
+  while (n) {
+    kf_rpc__node *next = n->next;
+    call_free((kf_rpc_call *)n);
+    n = next;
+  }
+  /* Calls a handler holds: drop every gRPC reference now (the server cannot
+   * finish shutting down while they live), keep the request the handler
+   * may still read, and let its eventual answer free the rest. */
+  while (srv->held) {
+    kf_rpc_call *c = srv->held;
+    held_unlink(srv, c);
+    grpc_call_unref(c->call);
+    c->call = NULL;
+    grpc_metadata_array_destroy(&c->md);
+    grpc_metadata_array_init(&c->md); /* empty: nothing to free later */
+    c->srv = NULL;
+    c->phase = CALL_ORPHAN;
+  }
+
+  if (srv->thread_started) {
+    pthread_mutex_lock(&srv->sd_mu);
+    while (!srv->sd_done)
+      pthread_cond_wait(&srv->sd_cv, &srv->sd_mu);
+    pthread_mutex_unlock(&srv->sd_mu);
+    grpc_completion_queue_shutdown(srv->cq);
+    pthread_join(srv->thread, NULL);
+  } else {
+    /* start failed before the thread existed: drain here instead */
+    grpc_completion_queue_shutdown(srv->cq);
+    for (;;) {
+      grpc_event ev = grpc_completion_queue_next(
+          srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+      if (ev.type == GRPC_QUEUE_SHUTDOWN)
+        break;
+      if (ev.type == GRPC_OP_COMPLETE && ev.tag != &srv->shutdown_tag)
+        call_free(ev.tag);
+    }
+  }
+  n = kf_rpc__handoff_take(&srv->handoff);
+  while (n) {
+    kf_rpc__node *next = n->next;
+    call_free((kf_rpc_call *)n);
+    n = next;
+  }
+  server_free(srv);
+}
+
+int64_t kf_rpc_call_remaining_ms(const kf_rpc_call *call) {
+  gpr_timespec d = gpr_convert_clock_type(call->deadline, GPR_CLOCK_MONOTONIC);
+  if (d.tv_sec == INT64_MAX) /* gpr_inf_future: no deadline */
+    return INT64_MAX;
+  gpr_timespec left = gpr_time_sub(d, gpr_now(GPR_CLOCK_MONOTONIC));
+  if (left.tv_sec < 0)
+    return 0;
+  /* A client may send a deadline years away; clamp instead of overflow. */
+  if (left.tv_sec > INT64_MAX / 1000 - 1)
+    return INT64_MAX;
+  return (int64_t)left.tv_sec * 1000 + left.tv_nsec / 1000000;
+}
+
+const char *kf_rpc_call_peer(const kf_rpc_call *call) {
+  /* Asked rarely (logs), so fetched on demand; the cache is the only thing
+   * a "const" accessor writes, and only the loop thread calls it. */
+  kf_rpc_call *c = (kf_rpc_call *)call;
+  if (!c->peer && c->call)
+    c->peer = grpc_call_get_peer(c->call);
+  return c->peer ? c->peer : "";
+}
+
+/* Common front of reply and fail: true when the call must still be
+ * answered, false when it was orphaned by stop and has just been freed. */
+static bool take_held(kf_rpc_call *c) {
+  if (c->phase == CALL_ORPHAN) {
+    call_free(c);
+    return false;
+  }
+  held_unlink(c->srv, c);
+  return true;
+}
+
+void kf_rpc_call_reply(kf_rpc_call *call, const ProtobufCMessage *resp) {
+  if (!take_held(call))
+    return;
+  call->resp = kf_rpc__pack(resp);
+  if (!call->resp) {
+    send_answer(call, GRPC_STATUS_INTERNAL, "cannot pack response");
+    return;
+  }
+  send_answer(call, GRPC_STATUS_OK, NULL);
+}
+
+void kf_rpc_call_fail(kf_rpc_call *call, int kf_err, const char *msg) {
+  if (!take_held(call))
+    return;
+  /* Failing with 0 is a caller bug; OK without a message would reach the
+   * client as a protocol error, so say plainly that something broke. */
+  grpc_status_code st = kf_err ? (grpc_status_code)kf_rpc_err_to_status(kf_err)
+                               : GRPC_STATUS_INTERNAL;
+  send_answer(call, st, msg ? msg : kf_strerror(kf_err));
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * common/rpc_internal.h -- what rpc_server.c, rpc_client.c and rpc_status.c
+ * share, and nothing outside the rpc module may include.
+ *
+ * The handoff: a completion-queue thread pushes finished work onto a locked
+ * singly linked list and wakes the loop with uv_async_send; the loop's async
+ * callback takes the whole list at once (uv_async_send coalesces, so one
+ * wakeup may stand for many pushes).  The uv_async_t is malloc'd apart from
+ * its owner because uv_close finishes on a later loop turn, after the owner
+ * (server or client) is already gone.
+ */
+#ifndef KF_RPC_INTERNAL_H
+#define KF_RPC_INTERNAL_H
+
+#include <grpc/byte_buffer.h>
+#include <grpc/grpc.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "rpc.h"
+
+/* Intrusive link; embed it first in whatever travels through a handoff. */
+typedef struct kf_rpc__node {
+  struct kf_rpc__node *next;
+} kf_rpc__node;
+
+typedef struct {
+  pthread_mutex_t mu;
+  kf_rpc__node *head, *tail; /* FIFO, guarded by mu */
+  uv_async_t *async;         /* malloc'd; freed by its close callback */
+} kf_rpc__handoff;
+
+/* Creates the async handle on loop (loop thread).  cb receives the handle;
+ * handle->data is set to data.  Returns 0 or KF_ENOMEM / KF_EINTERNAL. */
+int kf_rpc__handoff_init(kf_rpc__handoff *h, uv_loop_t *loop, uv_async_cb cb,
+                         void *data);
+/* Appends n and wakes the loop.  Any thread, until handoff_close. */
+void kf_rpc__handoff_push(kf_rpc__handoff *h, kf_rpc__node *n);
+/* Takes everything queued so far, oldest first; NULL when empty. */
+kf_rpc__node *kf_rpc__handoff_take(kf_rpc__handoff *h);
+/* uv_close on the async handle (its memory is freed when the loop runs the
+ * close callback) and destroys the mutex.  Nothing may push any more, and
+ * the queue must already be empty (take it first).  Loop thread. */
+void kf_rpc__handoff_close(kf_rpc__handoff *h);
+
+/* Packs msg into a new byte buffer (one slice, no extra copy).  NULL on
+ * allocation failure. */
+grpc_byte_buffer *kf_rpc__pack(const ProtobufCMessage *msg);
+/* Byte buffer over a copy of bytes; NULL on allocation failure. */
+grpc_byte_buffer *kf_rpc__bytes(const void *bytes, size_t len);
+/* Unpacks bb (NULL means zero bytes: an all-default proto3 message) as
+ * type.  Returns the message, or NULL when the bytes do not parse. */
+ProtobufCMessage *kf_rpc__unpack(grpc_byte_buffer *bb,
+                                 const ProtobufCMessageDescriptor *type);
+/* Copies bb's bytes into a malloc'd buffer (never NULL on success, even
+ * for zero bytes).  Returns 0 or KF_ENOMEM. */
+int kf_rpc__read_all(grpc_byte_buffer *bb, void **out, size_t *len);
+
+/* Absolute deadline timeout_ms from now; <= 0 means none. */
+gpr_timespec kf_rpc__deadline(int timeout_ms);
+/* Channel args for max_msg_bytes (0: 4 MiB), into caller storage of two
+ * grpc_arg (plus any the caller appends after them). */
+size_t kf_rpc__msg_limit_args(size_t max_msg_bytes, grpc_arg *args);
+
+#endif
