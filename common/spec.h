@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * common/spec.h -- problem specs: what a kernel must compute, on which
+ * shapes, to what tolerance, and how fast it could possibly be.
+ *
+ * A problem is a directory (problems/README.md documents the format):
+ *   spec.json        this structure, as JSON
+ *   reference.c|.cu  trusted reference implementation (the launcher ABI of
+ *                    harness/kf_candidate.h)
+ *   templates named in spec.json, each with declared knobs
+ * The coordinator, the CLI and the harness all read specs through this
+ * module.  The harness receives the spec as JSON text inside an
+ * EvalRequest and parses it with dir == NULL (no files read).
+ *
+ * Errors: a malformed spec is refused with "FILE: FIELD: reason", e.g.
+ * "spec.json: inputs[1].dtype: unknown dtype 'f33' (expected one of f32,
+ * f64, bf16, f16, i32, i64)".  Nothing here blocks except file reads.
+ */
+#ifndef KF_SPEC_H
+#define KF_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KF_SPEC_MAX_PARAMS 8
+#define KF_SPEC_MAX_DIMS 4
+#define KF_SPEC_MAX_TENSORS 8
+#define KF_SPEC_MAX_DISTS 8
+#define KF_SPEC_MAX_KNOBS 12
+#define KF_SPEC_MAX_KNOB_VALUES 16
+#define KF_SPEC_MAX_TEMPLATES 8
+#define KF_SPEC_MAX_SIZES 32
+
+/* XX(enum name, json name, bytes per element) */
+#define KF_DTYPE_MAP(XX)                                                      \
+  XX(F32, "f32", 4)                                                           \
+  XX(F64, "f64", 8)                                                           \
+  XX(BF16, "bf16", 2)                                                         \
+  XX(F16, "f16", 2)                                                           \
+  XX(I32, "i32", 4)                                                           \
+  XX(I64, "i64", 8)
+
+typedef enum {
+#define XX(e, s, b) KF_DT_##e,
+  KF_DTYPE_MAP(XX)
+#undef XX
+  KF_DT_COUNT
+} kf_dtype;
+
+/* Input distributions the harness can draw from (harness/inputs.c).
+ * XX(enum name, json name, meaning) */
+#define KF_DIST_MAP(XX)                                                       \
+  XX(NORMAL, "normal", "N(0, 1)")                                             \
+  XX(UNIFORM, "uniform", "U(-1, 1)")                                          \
+  XX(WIDE, "wide", "U(-100, 100): reaches every clamp and saturation")        \
+  XX(OFFSET, "offset", "N(1000, 1): large common offset, tests stability")    \
+  XX(TINY, "tiny", "N(0, 1e-3): near zero, all-zeros kernels fail")           \
+  XX(MIXED, "mixed", "per element one of the above, plus exact 0 and +-1")   \
+  XX(INDEX, "index", "integers uniform in [0, range) (range expression)")
+
+typedef enum {
+#define XX(e, s, m) KF_DIST_##e,
+  KF_DIST_MAP(XX)
+#undef XX
+  KF_DIST_COUNT
+} kf_dist;
+
+typedef struct {
+  char name[32];
+  kf_dtype dtype;
+  int ndim;
+  char shape[KF_SPEC_MAX_DIMS][64]; /* expressions over params */
+  kf_dist dists[KF_SPEC_MAX_DISTS]; /* inputs only */
+  int n_dists;
+  char range[64];                   /* INDEX upper bound expression */
+} kf_spec_tensor;
+
+typedef struct {
+  char name[32];                    /* becomes -DNAME=value */
+  char values[KF_SPEC_MAX_KNOB_VALUES][24];
+  int n_values;
+} kf_spec_knob;
+
+typedef struct {
+  char name[64];
+  char file[128];
+  char *source;                     /* file contents; NULL when dir == NULL */
+  kf_spec_knob knobs[KF_SPEC_MAX_KNOBS];
+  int n_knobs;
+} kf_spec_template;
+
+/* One binding of every param, in kf_spec.params order. */
+typedef struct {
+  int64_t v[KF_SPEC_MAX_PARAMS];
+} kf_size;
+
+typedef struct {
+  double rtol, atol;
+} kf_tol;
+
+typedef struct kf_spec {
+  char name[64];
+  char backend[16];                 /* "cpu" or "cuda" */
+  char description[256];
+  char params[KF_SPEC_MAX_PARAMS][32];
+  int n_params;
+  kf_spec_tensor inputs[KF_SPEC_MAX_TENSORS];
+  int n_inputs;
+  kf_spec_tensor outputs[KF_SPEC_MAX_TENSORS];
+  int n_outputs;
+  kf_size check_sizes[KF_SPEC_MAX_SIZES]; /* correctness sweep */
+  int n_check_sizes;
+  kf_size bench_size;                /* timed size */
+  kf_tol tol[KF_DT_COUNT];           /* per output dtype */
+  bool allow_nan;                    /* NaN/Inf in outputs match NaN/Inf */
+  bool deterministic;                /* two runs must agree bit for bit */
+  char flops[128];                   /* expression: FLOPs at a size */
+  char bytes[128];                   /* expression: minimum bytes moved */
+  size_t workspace_bytes;            /* scratch the harness provides */
+  char reference_file[128];
+  char *reference_source;            /* NULL when dir == NULL */
+  kf_spec_template templates[KF_SPEC_MAX_TEMPLATES];
+  int n_templates;
+  char *json;                        /* the spec.json text, verbatim */
+  size_t json_len;
+} kf_spec;
+
+/* Reads DIR/spec.json, the reference and every template.  On failure
+ * returns KF_ESPEC (or KF_EIO / KF_ENOMEM) with "file: field: reason" in
+ * err and *out NULL. */
+int kf_spec_load_dir(const char *dir, kf_spec **out, char *err,
+                     size_t errlen);
+
+/* Parses spec JSON text.  dir == NULL: file fields are kept as names and
+ * sources stay NULL (the harness gets them in the EvalRequest). */
+int kf_spec_parse(const char *json, size_t len, const char *dir,
+                  kf_spec **out, char *err, size_t errlen);
+
+/* NULL-safe. */
+void kf_spec_free(kf_spec *s);
+
+/* Evaluates an integer expression (+ - * / %, parentheses, integer
+ * literals, param names) at a size.  Returns 0 or KF_ESPEC with the reason
+ * (unknown name, division by zero, overflow, syntax at column N). */
+int kf_spec_eval(const kf_spec *s, const char *expr, const kf_size *size,
+                 int64_t *out, char *err, size_t errlen);
+
+/* A tensor's dimensions and element count at a size. */
+int kf_spec_shape(const kf_spec *s, const kf_spec_tensor *t,
+                  const kf_size *size, int64_t dims[KF_SPEC_MAX_DIMS],
+                  int64_t *numel, char *err, size_t errlen);
+
+const char *kf_dtype_name(kf_dtype d);
+size_t kf_dtype_size(kf_dtype d);
+const char *kf_dist_name(kf_dist d);
+
+#endif
