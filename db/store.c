@@ -1,1 +1,593 @@
-/* placeholder */ typedef int kf_placeholder_store;
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * db/store.c -- the store's connection and everything that is not a task:
+ * connect/reconnect, error text, the statement runner, migrations,
+ * workers, device classes, heartbeats and counts.  Task leasing and
+ * reports live in db/store_tasks.c.
+ *
+ * Statements are prepared lazily, once per connection: the first use
+ * sends PQprepare, later ones only PQexecPrepared.  A reset connection
+ * forgets them (kf_store.prepared is cleared) and they are prepared again.
+ *
+ * Connection loss: a failed statement on a connection whose PQstatus is
+ * CONNECTION_BAD is KF_EUNAVAIL; every other failure is KF_EDB.  Each
+ * public call starts with kf_store__ready, which first reads whatever the
+ * server sent while we were idle (a terminated backend announces itself
+ * and closes the socket), then resets a bad connection once.  BEGIN, and
+ * the read-only single statements, are retried once over a fresh
+ * connection because nothing was done yet; a write is never retried, since
+ * it may have committed before the connection died.
+ *
+ * Batches travel as text array literals unnested on the server, so a call
+ * costs a fixed number of round trips whatever its size.
+ *
+ * Not thread-safe: one kf_store per thread (store.h).
+ */
+#include <libpq-fe.h>
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "migrations.h"
+#include "store_internal.h"
+
+/* Key of the advisory lock that serializes migrations across processes
+ * ("kfmi"); any constant works as long as every coordinator uses it. */
+#define KF_MIGRATE_LOCK_KEY "1801874793"
+
+/* ------------------------------------------------------ error text -- */
+
+int kf_store__fail(kf_store *s, int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+  va_end(ap);
+  /* libpq's messages end in a newline; the log line adds its own. */
+  size_t n = strlen(s->errmsg);
+  while (n > 0 && (s->errmsg[n - 1] == '\n' || s->errmsg[n - 1] == ' '))
+    s->errmsg[--n] = '\0';
+  return err;
+}
+
+const char *kf_store_errmsg(const kf_store *s) {
+  return s ? s->errmsg : "no store";
+}
+
+/* ------------------------------------------------------ connection -- */
+
+/* Our NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) are expected;
+ * libpq's default processor would print them on stderr. */
+static void kf_store__quiet(void *arg, const char *msg) {
+  (void)arg;
+  (void)msg;
+}
+
+int kf_store_open(const char *conninfo, kf_store **out, char *err,
+                  size_t errlen) {
+  *out = NULL;
+  kf_store *s = calloc(1, sizeof *s);
+  if (!s) return kf_seterr(KF_ENOMEM, err, errlen, "out of memory");
+  s->conn = PQconnectdb(conninfo ? conninfo : "");
+  if (!s->conn) {
+    free(s);
+    return kf_seterr(KF_ENOMEM, err, errlen, "PQconnectdb: out of memory");
+  }
+  if (PQstatus(s->conn) != CONNECTION_OK) {
+    int rc = kf_seterr(KF_EUNAVAIL, err, errlen, "%s",
+                       PQerrorMessage(s->conn));
+    PQfinish(s->conn);
+    free(s);
+    return rc;
+  }
+  PQsetNoticeProcessor(s->conn, kf_store__quiet, NULL);
+  *out = s;
+  return 0;
+}
+
+void kf_store_close(kf_store *s) {
+  if (!s) return;
+  PQfinish(s->conn);
+  free(s);
+}
+
+static int kf_store__reset(kf_store *s) {
+  PQreset(s->conn);
+  memset(s->prepared, 0, sizeof s->prepared);
+  if (PQstatus(s->conn) != CONNECTION_OK)
+    return kf_store__fail(s, KF_EUNAVAIL, "reconnect failed: %s",
+                          PQerrorMessage(s->conn));
+  PQsetNoticeProcessor(s->conn, kf_store__quiet, NULL);
+  return 0;
+}
+
+int kf_store__ready(kf_store *s) {
+  /* A backend that was terminated while we were idle has already sent its
+   * FATAL and closed the socket: reading now finds out without sending a
+   * statement into the void.  A 0 return means the socket failed. */
+  if (PQstatus(s->conn) == CONNECTION_OK) (void)PQconsumeInput(s->conn);
+  if (PQstatus(s->conn) != CONNECTION_OK) return kf_store__reset(s);
+  if (PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
+    /* Only reachable if an earlier call bailed out without rolling back;
+     * never run a new call inside someone else's transaction. */
+    PGresult *r = PQexec(s->conn, "ROLLBACK");
+    PQclear(r);
+    if (PQstatus(s->conn) != CONNECTION_OK) return kf_store__reset(s);
+  }
+  return 0;
+}
+
+static int kf_store__result_fail(kf_store *s, PGresult *r, const char *what) {
+  const char *msg = r ? PQresultErrorMessage(r) : "";
+  if (!msg || !*msg) msg = PQerrorMessage(s->conn);
+  int err = PQstatus(s->conn) == CONNECTION_BAD ? KF_EUNAVAIL : KF_EDB;
+  kf_store__fail(s, err, "%s: %s", what, msg);
+  PQclear(r);
+  return err;
+}
+
+static bool kf_store__ok(const PGresult *r) {
+  ExecStatusType st = PQresultStatus(r);
+  return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
+                   const char *const *params, bool binary, PGresult **out) {
+  char name[16];
+  snprintf(name, sizeof name, "kf%d", (int)st->id);
+  if (out) *out = NULL;
+  if (!s->prepared[st->id]) {
+    /* Parameter types come from the casts in the SQL ($1::bigint[]). */
+    PGresult *r = PQprepare(s->conn, name, st->sql, n, NULL);
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
+      return kf_store__result_fail(s, r, "prepare");
+    PQclear(r);
+    s->prepared[st->id] = true;
+  }
+  PGresult *r =
+      PQexecPrepared(s->conn, name, n, params, NULL, NULL, binary ? 1 : 0);
+  if (!r || !kf_store__ok(r)) return kf_store__result_fail(s, r, name);
+  if (out)
+    *out = r;
+  else
+    PQclear(r);
+  return 0;
+}
+
+/* For statements that change nothing (BEGIN, reads): on a connection that
+ * died since kf_store__ready looked, reset and run them once more. */
+static int kf_store__exec_retry(kf_store *s, const kf_store__stmt *st, int n,
+                                const char *const *params, bool binary,
+                                PGresult **out) {
+  int rc = kf_store__exec(s, st, n, params, binary, out);
+  if (rc != KF_EUNAVAIL) return rc;
+  if (kf_store__reset(s) != 0) return KF_EUNAVAIL;
+  return kf_store__exec(s, st, n, params, binary, out);
+}
+
+static const kf_store__stmt ST_BEGIN = {KF_STMT_BEGIN, "BEGIN"};
+static const kf_store__stmt ST_COMMIT = {KF_STMT_COMMIT, "COMMIT"};
+static const kf_store__stmt ST_ROLLBACK = {KF_STMT_ROLLBACK, "ROLLBACK"};
+
+int kf_store__begin(kf_store *s) {
+  return kf_store__exec_retry(s, &ST_BEGIN, 0, NULL, false, NULL);
+}
+
+int kf_store__commit(kf_store *s) {
+  int rc = kf_store__exec(s, &ST_COMMIT, 0, NULL, false, NULL);
+  if (rc == 0 && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
+    rc = kf_store__fail(s, KF_EDB, "COMMIT left a transaction open");
+  return rc;
+}
+
+int kf_store__rollback(kf_store *s, int err) {
+  if (PQstatus(s->conn) != CONNECTION_OK) return err;
+  if (PQtransactionStatus(s->conn) == PQTRANS_IDLE) return err;
+  /* Keep the error that made us roll back, not the ROLLBACK's. */
+  char saved[sizeof s->errmsg];
+  memcpy(saved, s->errmsg, sizeof saved);
+  (void)kf_store__exec(s, &ST_ROLLBACK, 0, NULL, false, NULL);
+  memcpy(s->errmsg, saved, sizeof saved);
+  return err;
+}
+
+/* ------------------------------------------- array literal builder -- */
+
+static bool kf_store__buf_grow(kf_store__buf *b, size_t extra) {
+  if (b->oom) return false;
+  if (b->len + extra + 1 <= b->cap) return true;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + extra + 1) cap *= 2;
+  char *p = realloc(b->p, cap);
+  if (!p) {
+    b->oom = true;
+    return false;
+  }
+  b->p = p;
+  b->cap = cap;
+  return true;
+}
+
+void kf_store__buf_free(kf_store__buf *b) {
+  free(b->p);
+  *b = (kf_store__buf){0};
+}
+
+void kf_store__buf_reset(kf_store__buf *b) {
+  b->len = 0;
+  if (b->p) b->p[0] = '\0';
+}
+
+void kf_store__buf_put(kf_store__buf *b, const char *str, size_t n) {
+  if (!kf_store__buf_grow(b, n)) return;
+  memcpy(b->p + b->len, str, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+void kf_store__buf_printf(kf_store__buf *b, const char *fmt, ...) {
+  char tmp[64];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  /* Only used for numbers; a longer format is a bug here. */
+  assert(n >= 0 && (size_t)n < sizeof tmp);
+  kf_store__buf_put(b, tmp, (size_t)n);
+}
+
+void kf_store__arr_open(kf_store__buf *b) { kf_store__buf_put(b, "{", 1); }
+
+void kf_store__arr_close(kf_store__buf *b) { kf_store__buf_put(b, "}", 1); }
+
+static void kf_store__arr_sep(kf_store__buf *b) {
+  if (b->len > 0 && b->p[b->len - 1] != '{') kf_store__buf_put(b, ",", 1);
+}
+
+void kf_store__arr_i64(kf_store__buf *b, int64_t v) {
+  kf_store__arr_sep(b);
+  kf_store__buf_printf(b, "%lld", (long long)v);
+}
+
+void kf_store__arr_null(kf_store__buf *b) {
+  kf_store__arr_sep(b);
+  kf_store__buf_put(b, "NULL", 4);
+}
+
+void kf_store__arr_text(kf_store__buf *b, const char *str) {
+  if (!str) {
+    kf_store__arr_null(b);
+    return;
+  }
+  kf_store__arr_sep(b);
+  size_t n = strlen(str);
+  /* Worst case every byte is escaped, plus the quotes. */
+  if (!kf_store__buf_grow(b, 2 * n + 2)) return;
+  char *o = b->p + b->len;
+  *o++ = '"';
+  for (size_t i = 0; i < n; i++) {
+    if (str[i] == '"' || str[i] == '\\') *o++ = '\\';
+    *o++ = str[i];
+  }
+  *o++ = '"';
+  b->len = (size_t)(o - b->p);
+  b->p[b->len] = '\0';
+}
+
+void kf_store__arr_bytea(kf_store__buf *b, const void *p, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  kf_store__arr_sep(b);
+  /* "\\x" then two digits a byte; the backslash is escaped once for the
+   * array literal, leaving bytea's own hex input form \x... */
+  if (!kf_store__buf_grow(b, 2 * n + 5)) return;
+  char *o = b->p + b->len;
+  memcpy(o, "\"\\\\x", 4);
+  o += 4;
+  const unsigned char *u = p;
+  for (size_t i = 0; i < n; i++) {
+    *o++ = hex[u[i] >> 4];
+    *o++ = hex[u[i] & 15];
+  }
+  *o++ = '"';
+  b->len = (size_t)(o - b->p);
+  b->p[b->len] = '\0';
+}
+
+/* ------------------------------------------------------ migrations -- */
+
+static const kf_store__stmt ST_SCHEMA_EXISTS = {
+    KF_STMT_SCHEMA_EXISTS,
+    "SELECT to_regclass('schema_version') IS NOT NULL"};
+static const kf_store__stmt ST_SCHEMA_MAX = {
+    KF_STMT_SCHEMA_MAX, "SELECT COALESCE(max(version), 0) FROM schema_version"};
+
+/* Migration bookkeeping is not prepared: it runs once per process, and
+ * schema_version may not exist when a prepare would need it. */
+static int kf_store__params(kf_store *s, const char *sql, int n,
+                            const char *const *params, PGresult **out) {
+  PGresult *r = PQexecParams(s->conn, sql, n, NULL, params, NULL, NULL, 0);
+  if (!r || !kf_store__ok(r)) return kf_store__result_fail(s, r, "migrate");
+  if (out)
+    *out = r;
+  else
+    PQclear(r);
+  return 0;
+}
+
+int kf_store_migrate(kf_store *s) {
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  if ((rc = kf_store__begin(s))) return rc;
+  /* The lock comes before CREATE TABLE IF NOT EXISTS: two coordinators
+   * creating the table at once would otherwise collide on its type. */
+  const char *key[] = {KF_MIGRATE_LOCK_KEY};
+  if ((rc = kf_store__params(s, "SELECT pg_advisory_xact_lock($1::bigint)", 1,
+                             key, NULL)))
+    return kf_store__rollback(s, rc);
+  if ((rc = kf_store__params(
+           s,
+           "CREATE TABLE IF NOT EXISTS schema_version ("
+           " version integer PRIMARY KEY, name text NOT NULL,"
+           " applied_at timestamptz NOT NULL DEFAULT now())",
+           0, NULL, NULL)))
+    return kf_store__rollback(s, rc);
+  PGresult *r;
+  if ((rc = kf_store__params(
+           s, "SELECT COALESCE(max(version), 0) FROM schema_version", 0,
+           NULL, &r)))
+    return kf_store__rollback(s, rc);
+  int have = atoi(PQgetvalue(r, 0, 0));
+  PQclear(r);
+  for (unsigned i = 0; i < kf_migrations_count; i++) {
+    const kf_migration *m = &kf_migrations[i];
+    if (m->version <= have) continue;
+    /* Our own embedded, multi-statement text: the one place that needs
+     * the simple query protocol.  It runs inside our transaction, so a
+     * failing migration takes every earlier one of this call with it. */
+    r = PQexec(s->conn, m->sql);
+    if (!r || !kf_store__ok(r)) {
+      char what[128];
+      snprintf(what, sizeof what, "migration %s", m->name);
+      rc = kf_store__result_fail(s, r, what);
+      return kf_store__rollback(s, rc);
+    }
+    PQclear(r);
+    char ver[16];
+    snprintf(ver, sizeof ver, "%d", m->version);
+    const char *p[] = {ver, m->name};
+    if ((rc = kf_store__params(
+             s, "INSERT INTO schema_version (version, name) VALUES ($1, $2)",
+             2, p, NULL)))
+      return kf_store__rollback(s, rc);
+  }
+  /* Statements prepared earlier need nothing: the server replans them
+   * when the tables they use change. */
+  if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
+  return 0;
+}
+
+int kf_store_schema_version(kf_store *s) {
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  PGresult *r;
+  if ((rc = kf_store__exec_retry(s, &ST_SCHEMA_EXISTS, 0, NULL, false, &r)))
+    return rc;
+  bool exists = PQgetvalue(r, 0, 0)[0] == 't';
+  PQclear(r);
+  if (!exists) return 0;
+  if ((rc = kf_store__exec_retry(s, &ST_SCHEMA_MAX, 0, NULL, false, &r)))
+    return rc;
+  int v = atoi(PQgetvalue(r, 0, 0));
+  PQclear(r);
+  return v;
+}
+
+/* --------------------------------------------------- device classes -- */
+
+static const kf_store__stmt ST_DC_SELECT = {
+    KF_STMT_DC_SELECT,
+    "SELECT id FROM device_classes WHERE kind = $1::smallint AND model = $2"
+    " AND cc_major = $3::int AND cc_minor = $4::int AND isa = $5"};
+/* DO UPDATE rather than DO NOTHING so the id comes back even when a
+ * concurrent insert won the race (DO NOTHING returns no row then). */
+static const kf_store__stmt ST_DC_UPSERT = {
+    KF_STMT_DC_UPSERT,
+    "INSERT INTO device_classes (kind, model, cc_major, cc_minor, isa)"
+    " VALUES ($1::smallint, $2, $3::int, $4::int, $5)"
+    " ON CONFLICT (kind, model, cc_major, cc_minor, isa)"
+    " DO UPDATE SET kind = EXCLUDED.kind RETURNING id"};
+
+/* Looks up, then inserts: the common case (class known) writes nothing. */
+static int kf_store__dc_id(kf_store *s, const kf_device_class *dc,
+                           int64_t *id) {
+  if (dc->kind != 1 && dc->kind != 2)
+    return kf_store__fail(s, KF_EINVAL, "device class kind %d is not 1 or 2",
+                          dc->kind);
+  char kind[16], maj[16], min[16], model[sizeof dc->model + 1],
+      isa[sizeof dc->isa + 1];
+  snprintf(kind, sizeof kind, "%d", dc->kind);
+  snprintf(maj, sizeof maj, "%u", (unsigned)dc->cc_major);
+  snprintf(min, sizeof min, "%u", (unsigned)dc->cc_minor);
+  /* The struct's arrays need not be terminated when full. */
+  snprintf(model, sizeof model, "%.*s", (int)sizeof dc->model, dc->model);
+  snprintf(isa, sizeof isa, "%.*s", (int)sizeof dc->isa, dc->isa);
+  const char *p[] = {kind, model, maj, min, isa};
+  PGresult *r;
+  int rc = kf_store__exec(s, &ST_DC_SELECT, 5, p, false, &r);
+  if (rc) return rc;
+  if (PQntuples(r) == 0) {
+    PQclear(r);
+    if ((rc = kf_store__exec(s, &ST_DC_UPSERT, 5, p, false, &r))) return rc;
+  }
+  if (PQntuples(r) != 1) {
+    PQclear(r);
+    return kf_store__fail(s, KF_EDB, "device class upsert returned no id");
+  }
+  *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  return 0;
+}
+
+int kf_store_device_class_id(kf_store *s, const kf_device_class *dc,
+                             int64_t *id) {
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  if ((rc = kf_store__begin(s))) return rc;
+  if ((rc = kf_store__dc_id(s, dc, id))) return kf_store__rollback(s, rc);
+  if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
+  return 0;
+}
+
+/* ---------------------------------------------------------- workers -- */
+
+static const kf_store__stmt ST_WORKER_INSERT = {
+    KF_STMT_WORKER_INSERT,
+    "INSERT INTO workers (name, hostname, device_class_id, device,"
+    " task_kinds, slots)"
+    " VALUES ($1, $2, $3::bigint, COALESCE($4::jsonb, '{}'), $5::text[],"
+    " $6::int) RETURNING id"};
+
+int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
+                             int64_t *worker_id, int64_t *device_class_id) {
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  if (!reg->name) return kf_store__fail(s, KF_EINVAL, "worker has no name");
+  kf_store__buf kinds = {0};
+  kf_store__arr_open(&kinds);
+  for (size_t i = 0; i < reg->n_task_kinds; i++)
+    kf_store__arr_text(&kinds, reg->task_kinds[i]);
+  kf_store__arr_close(&kinds);
+  if (kinds.oom) {
+    kf_store__buf_free(&kinds);
+    return kf_store__fail(s, KF_ENOMEM, "out of memory");
+  }
+  int64_t dc_id = 0;
+  if ((rc = kf_store__begin(s))) goto out;
+  if ((rc = kf_store__dc_id(s, &reg->dc, &dc_id))) goto rollback;
+  char dcs[24], slots[16];
+  snprintf(dcs, sizeof dcs, "%lld", (long long)dc_id);
+  snprintf(slots, sizeof slots, "%u", (unsigned)reg->slots);
+  const char *p[] = {reg->name,        reg->hostname ? reg->hostname : "",
+                     dcs,              reg->device_json,
+                     kinds.p,          slots};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_WORKER_INSERT, 6, p, false, &r)))
+    goto rollback;
+  int64_t wid = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  if ((rc = kf_store__commit(s))) goto rollback;
+  *worker_id = wid;
+  *device_class_id = dc_id;
+  goto out;
+rollback:
+  kf_store__rollback(s, rc);
+out:
+  kf_store__buf_free(&kinds);
+  return rc;
+}
+
+static const kf_store__stmt ST_WORKER_GET = {
+    KF_STMT_WORKER_GET,
+    "SELECT device_class_id, array_to_string(task_kinds, ',') FROM workers"
+    " WHERE id = $1::bigint"};
+
+int kf_store_get_worker(kf_store *s, int64_t worker_id,
+                        int64_t *device_class_id, char *kinds,
+                        size_t kinds_len) {
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char id[24];
+  snprintf(id, sizeof id, "%lld", (long long)worker_id);
+  const char *p[] = {id};
+  PGresult *r;
+  if ((rc = kf_store__exec_retry(s, &ST_WORKER_GET, 1, p, false, &r)))
+    return rc;
+  if (PQntuples(r) == 0) {
+    PQclear(r);
+    return kf_store__fail(s, KF_ENOTFOUND, "worker %lld not found",
+                          (long long)worker_id);
+  }
+  if (device_class_id)
+    *device_class_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+  if (kinds && kinds_len)
+    snprintf(kinds, kinds_len, "%s", PQgetvalue(r, 0, 1));
+  PQclear(r);
+  return 0;
+}
+
+/* One statement, so one transaction without BEGIN/COMMIT round trips: the
+ * CTE marks the workers seen, the outer UPDATE extends their leases. */
+static const kf_store__stmt ST_HEARTBEAT = {
+    KF_STMT_HEARTBEAT,
+    "WITH seen AS (UPDATE workers SET last_seen = now()"
+    " WHERE id = ANY($1::bigint[]) RETURNING id)"
+    " UPDATE tasks SET lease_expires = now() + $2::bigint * interval '1 ms'"
+    " WHERE state = 'leased' AND lease_owner = ANY($1::bigint[])"};
+
+int kf_store_heartbeat(kf_store *s, const int64_t *worker_ids, size_t n,
+                       int lease_ttl_ms) {
+  int rc = kf_store__ready(s);
+  if (rc || n == 0) return rc;
+  kf_store__buf ids = {0};
+  kf_store__arr_open(&ids);
+  for (size_t i = 0; i < n; i++) kf_store__arr_i64(&ids, worker_ids[i]);
+  kf_store__arr_close(&ids);
+  if (ids.oom) {
+    kf_store__buf_free(&ids);
+    return kf_store__fail(s, KF_ENOMEM, "out of memory");
+  }
+  char ttl[16];
+  snprintf(ttl, sizeof ttl, "%d", lease_ttl_ms);
+  const char *p[] = {ids.p, ttl};
+  rc = kf_store__exec(s, &ST_HEARTBEAT, 2, p, false, NULL);
+  kf_store__buf_free(&ids);
+  return rc;
+}
+
+/* ----------------------------------------------------------- counts -- */
+
+static const kf_store__stmt ST_COUNTS = {
+    KF_STMT_COUNTS,
+    "SELECT count(*) FILTER (WHERE state = 'queued'),"
+    " count(*) FILTER (WHERE state = 'leased'),"
+    " count(*) FILTER (WHERE state = 'done'),"
+    " count(*) FILTER (WHERE state = 'failed')"
+    " FROM tasks WHERE $1::bigint = 0 OR campaign_id = $1::bigint"};
+
+int kf_store_counts(kf_store *s, int64_t campaign_id, kf_task_counts *out) {
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char id[24];
+  snprintf(id, sizeof id, "%lld", (long long)campaign_id);
+  const char *p[] = {id};
+  PGresult *r;
+  if ((rc = kf_store__exec_retry(s, &ST_COUNTS, 1, p, false, &r))) return rc;
+  out->queued = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+  out->leased = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
+  out->done = strtoull(PQgetvalue(r, 0, 2), NULL, 10);
+  out->failed = strtoull(PQgetvalue(r, 0, 3), NULL, 10);
+  PQclear(r);
+  return 0;
+}
+
+/* ------------------------------------------------ tests and admin -- */
+
+int kf_store__admin_exec(kf_store *s, const char *sql, char *out,
+                         size_t outlen) {
+  /* No kf_store__ready: a test may hold a transaction open across calls
+   * (BEGIN, then SELECT ... FOR UPDATE) to make another store wait. */
+  if (out && outlen) out[0] = '\0';
+  PGresult *r = PQexecParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+  if (!r || !kf_store__ok(r)) return kf_store__result_fail(s, r, "admin");
+  if (out && outlen && PQntuples(r) > 0 && PQnfields(r) > 0)
+    snprintf(out, outlen, "%s", PQgetvalue(r, 0, 0));
+  PQclear(r);
+  return 0;
+}
+
+int kf_store__backend_pid(const kf_store *s) {
+  return s && s->conn ? PQbackendPID(s->conn) : 0;
+}

@@ -143,11 +143,19 @@ int kf_store_lease(kf_store *s, const kf_lease_req *reqs, size_t n,
                    int lease_ttl_ms, kf_lease_grant **out);
 void kf_store_grant_free(kf_lease_grant *g);
 
+/* What kf_store_report decided; only ACCEPTED writes anything.  A report
+ * repeated later in the same batch sees the earlier one as stored. */
 typedef enum {
+  /* the live lease: state leased, held by this worker, this attempt */
   KF_VERDICT_ACCEPTED = 1,
+  /* a result for (task, attempt) from this worker is already stored */
   KF_VERDICT_DUPLICATE = 2,
+  /* an older attempt, or the live one after it was reaped / finished */
   KF_VERDICT_STALE = 3,
+  /* no such task */
   KF_VERDICT_UNKNOWN_TASK = 4,
+  /* never this worker's: another worker's live lease or stored result,
+   * an attempt not started yet, or attempt 0 */
   KF_VERDICT_NOT_HOLDER = 5,
 } kf_verdict; /* values equal proto ReportVerdict */
 

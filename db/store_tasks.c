@@ -1,1 +1,624 @@
-/* placeholder */ typedef int kf_placeholder_store_tasks;
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * db/store_tasks.c -- the task life cycle: submit, lease, report, reap.
+ *
+ * Every call is a fixed number of round trips whatever the batch size:
+ * batches go to the server as text array literals and come apart there
+ * with unnest().  Calls that are one statement (submit, reap) need no
+ * BEGIN/COMMIT: a statement is its own transaction.
+ *
+ * Leasing groups the requests that ask for the same thing (device class
+ * and set of kinds) and picks each group's tasks with one statement,
+ * handing them round-robin to the group's requests so that a short queue
+ * is spread out rather than given to the first worker.
+ *
+ * Reports lock their tasks, read the results already stored for them and
+ * decide every verdict here, in C, against that snapshot (updated as the
+ * batch is walked, so a report repeated within one batch is DUPLICATE).
+ * Only then is anything written: one INSERT of the accepted results and
+ * one UPDATE of their tasks, in one statement.
+ */
+#include <libpq-fe.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "outcome.h"
+#include "store_internal.h"
+
+/* ----------------------------------------------------------- submit -- */
+
+/* Rows are inserted in input order (ORDER BY ordinality) and ids come
+ * from one sequence that only grows, so the returned ids sorted ascending
+ * line up with the specs even though RETURNING promises no order. */
+static const kf_store__stmt ST_SUBMIT = {
+    KF_STMT_SUBMIT,
+    "INSERT INTO tasks (kind, payload, device_class_id, max_attempts,"
+    " priority, campaign_id, timeout_ms)"
+    " SELECT k, p, d, m, pr, c, t FROM unnest($1::text[], $2::bytea[],"
+    " $3::bigint[], $4::int[], $5::int[], $6::bigint[], $7::int[])"
+    " WITH ORDINALITY AS x(k, p, d, m, pr, c, t, o) ORDER BY o"
+    " RETURNING id"};
+
+static int kf_store__cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int kf_store_submit(kf_store *s, const kf_task_spec *specs, size_t n,
+                    int64_t *ids) {
+  int rc = kf_store__ready(s);
+  if (rc || n == 0) return rc;
+  kf_store__buf a[7] = {{0}};
+  for (int c = 0; c < 7; c++) kf_store__arr_open(&a[c]);
+  for (size_t i = 0; i < n; i++) {
+    const kf_task_spec *t = &specs[i];
+    if (!t->kind) {
+      rc = kf_store__fail(s, KF_EINVAL, "task %zu has no kind", i);
+      goto out;
+    }
+    kf_store__arr_text(&a[0], t->kind);
+    kf_store__arr_bytea(&a[1], t->payload, t->payload ? t->payload_len : 0);
+    if (t->device_class_id)
+      kf_store__arr_i64(&a[2], t->device_class_id);
+    else
+      kf_store__arr_null(&a[2]);
+    kf_store__arr_i64(&a[3], t->max_attempts ? t->max_attempts : 3);
+    kf_store__arr_i64(&a[4], t->priority);
+    if (t->campaign_id)
+      kf_store__arr_i64(&a[5], t->campaign_id);
+    else
+      kf_store__arr_null(&a[5]);
+    kf_store__arr_i64(&a[6], t->timeout_ms ? t->timeout_ms : 60000);
+  }
+  bool oom = false;
+  for (int c = 0; c < 7; c++) {
+    kf_store__arr_close(&a[c]);
+    oom |= a[c].oom;
+  }
+  if (oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  const char *p[7];
+  for (int c = 0; c < 7; c++) p[c] = a[c].p;
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_SUBMIT, 7, p, false, &r))) goto out;
+  if ((size_t)PQntuples(r) != n) {
+    PQclear(r);
+    rc = kf_store__fail(s, KF_EDB, "submit inserted %d of %zu tasks",
+                        PQntuples(r), n);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++)
+    ids[i] = strtoll(PQgetvalue(r, (int)i, 0), NULL, 10);
+  PQclear(r);
+  qsort(ids, n, sizeof *ids, kf_store__cmp_i64);
+out:
+  for (int c = 0; c < 7; c++) kf_store__buf_free(&a[c]);
+  return rc;
+}
+
+/* ------------------------------------------------------------ lease -- */
+
+/* $1 class, $2 kinds, $3 how many, $4/$5 the slots (owner and request
+ * index, in hand-out order), $6 ttl.  The window numbers the picked tasks
+ * in priority order so that the k-th best task goes to slot k, read by
+ * subscript rather than by joining an unnest (a join the planner, blind to
+ * the array's size, ran as a nested loop).  The window sits outside the
+ * locking subquery because FOR UPDATE and window functions do not mix at
+ * one level. */
+static const kf_store__stmt ST_LEASE = {
+    KF_STMT_LEASE,
+    "WITH cand AS ("
+    " SELECT id, priority FROM tasks"
+    " WHERE state = 'queued'"
+    " AND (device_class_id IS NULL OR device_class_id = $1::bigint)"
+    " AND kind = ANY($2::text[])"
+    " ORDER BY priority DESC, id LIMIT $3::int"
+    " FOR UPDATE SKIP LOCKED),"
+    " picked AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id)"
+    " AS rn FROM cand)"
+    " UPDATE tasks t SET state = 'leased',"
+    " lease_owner = ($4::bigint[])[picked.rn],"
+    " lease_expires = now() + $6::bigint * interval '1 ms',"
+    " attempt = t.attempt + 1"
+    " FROM picked WHERE t.id = picked.id"
+    " RETURNING ($5::int[])[picked.rn], t.id, t.attempt, t.kind, t.payload,"
+    " COALESCE(t.campaign_id, 0), t.timeout_ms"};
+
+typedef struct {
+  int64_t dc;
+  char *kinds;  /* canonical (sorted) text array literal: the group key */
+  size_t first; /* its first request in `order` */
+  size_t n;
+  uint64_t total; /* sum of max_tasks */
+  size_t nkinds;  /* distinct kinds: the order groups are served in */
+} kf_store__group;
+
+static int kf_store__cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Canonical literal of one request's kinds: sorted, so {a,b} and {b,a}
+ * fall in the same group.  NULL on allocation failure. */
+static char *kf_store__kinds_key(const kf_lease_req *r, size_t *nkinds) {
+  const char **k = malloc(r->n_task_kinds * sizeof *k);
+  if (!k) return NULL;
+  memcpy(k, r->task_kinds, r->n_task_kinds * sizeof *k);
+  qsort(k, r->n_task_kinds, sizeof *k, kf_store__cmp_str);
+  kf_store__buf b = {0};
+  kf_store__arr_open(&b);
+  *nkinds = 0;
+  for (size_t i = 0; i < r->n_task_kinds; i++)
+    if (i == 0 || strcmp(k[i], k[i - 1]) != 0) {
+      kf_store__arr_text(&b, k[i]);
+      (*nkinds)++;
+    }
+  kf_store__arr_close(&b);
+  free(k);
+  if (b.oom) {
+    kf_store__buf_free(&b);
+    return NULL;
+  }
+  return b.p;
+}
+
+static uint32_t kf_store__get_u32(const char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return ntohl(v);
+}
+
+static int64_t kf_store__get_i64(const char *p) {
+  uint64_t hi = kf_store__get_u32(p), lo = kf_store__get_u32(p + 4);
+  return (int64_t)(hi << 32 | lo);
+}
+
+/* Copies every returned row into one block: grant, task array, then the
+ * kinds and payloads. */
+static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
+                                 kf_lease_grant **out) {
+  size_t rows = 0, bytes = 0;
+  for (size_t i = 0; i < nres; i++) {
+    int nt = PQntuples(res[i]);
+    rows += (size_t)nt;
+    for (int j = 0; j < nt; j++)
+      bytes += (size_t)PQgetlength(res[i], j, 3) + 1 +
+               (size_t)PQgetlength(res[i], j, 4);
+  }
+  size_t head = sizeof(kf_lease_grant) + rows * sizeof(kf_leased_task);
+  char *blk = malloc(head + bytes + 1);
+  if (!blk) return kf_store__fail(s, KF_ENOMEM, "out of memory");
+  kf_lease_grant *g = (kf_lease_grant *)blk;
+  g->tasks = (kf_leased_task *)(blk + sizeof(kf_lease_grant));
+  g->n = rows;
+  char *data = blk + head;
+  size_t k = 0;
+  for (size_t i = 0; i < nres; i++) {
+    for (int j = 0; j < PQntuples(res[i]); j++, k++) {
+      kf_leased_task *t = &g->tasks[k];
+      PGresult *r = res[i];
+      t->req_index = kf_store__get_u32(PQgetvalue(r, j, 0));
+      t->task_id = kf_store__get_i64(PQgetvalue(r, j, 1));
+      t->attempt = kf_store__get_u32(PQgetvalue(r, j, 2));
+      size_t kl = (size_t)PQgetlength(r, j, 3);
+      memcpy(data, PQgetvalue(r, j, 3), kl);
+      data[kl] = '\0';
+      t->kind = data;
+      data += kl + 1;
+      size_t pl = (size_t)PQgetlength(r, j, 4);
+      memcpy(data, PQgetvalue(r, j, 4), pl);
+      t->payload = data;
+      t->payload_len = pl;
+      data += pl;
+      t->campaign_id = kf_store__get_i64(PQgetvalue(r, j, 5));
+      t->timeout_ms = kf_store__get_u32(PQgetvalue(r, j, 6));
+    }
+  }
+  *out = g;
+  return 0;
+}
+
+int kf_store_lease(kf_store *s, const kf_lease_req *reqs, size_t n,
+                   int lease_ttl_ms, kf_lease_grant **out) {
+  *out = NULL;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  kf_store__group *groups = calloc(n ? n : 1, sizeof *groups);
+  size_t *order = malloc((n ? n : 1) * sizeof *order); /* by group */
+  size_t *gof = malloc((n ? n : 1) * sizeof *gof);      /* group of req */
+  PGresult **res = calloc(n ? n : 1, sizeof *res);
+  size_t ngroups = 0, nres = 0;
+  kf_store__buf owners = {0}, idx = {0};
+  bool in_tx = false;
+  if (!groups || !order || !gof || !res) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  /* Group the requests: a linear scan over the groups is fine, batches
+   * hold a few distinct (class, kinds) pairs. */
+  for (size_t i = 0; i < n; i++) {
+    gof[i] = SIZE_MAX;
+    if (reqs[i].max_tasks == 0 || reqs[i].n_task_kinds == 0) continue;
+    size_t nkinds = 0;
+    char *key = kf_store__kinds_key(&reqs[i], &nkinds);
+    if (!key) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    size_t g = 0;
+    while (g < ngroups && !(groups[g].dc == reqs[i].device_class_id &&
+                            strcmp(groups[g].kinds, key) == 0))
+      g++;
+    if (g == ngroups) {
+      groups[ngroups++] = (kf_store__group){
+          .dc = reqs[i].device_class_id, .kinds = key, .nkinds = nkinds};
+    } else {
+      free(key);
+    }
+    groups[g].n++;
+    groups[g].total += reqs[i].max_tasks;
+    gof[i] = g;
+  }
+  /* Lay the requests out group by group (a counting sort). */
+  for (size_t g = 1; g < ngroups; g++)
+    groups[g].first = groups[g - 1].first + groups[g - 1].n;
+  {
+    size_t *fill = calloc(ngroups ? ngroups : 1, sizeof *fill);
+    if (!fill) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+      if (gof[i] != SIZE_MAX)
+        order[groups[gof[i]].first + fill[gof[i]]++] = i;
+    free(fill);
+  }
+  /* Several statements must commit together; one alone is its own
+   * transaction and saves two round trips. */
+  if (ngroups > 1) {
+    if ((rc = kf_store__begin(s))) goto out;
+    in_tx = true;
+  }
+  char ttl[16];
+  snprintf(ttl, sizeof ttl, "%d", lease_ttl_ms);
+  /* Groups are served one after another, each taking what it can, so the
+   * narrowest (fewest kinds) go first: a specialist then gets the tasks
+   * only it can run before a generalist takes them.  A selection sort:
+   * there are only a few groups. */
+  for (size_t g = 0; g < ngroups; g++) {
+    size_t best = g;
+    for (size_t h = g + 1; h < ngroups; h++)
+      if (groups[h].nkinds < groups[best].nkinds) best = h;
+    kf_store__group tmp = groups[g];
+    groups[g] = groups[best];
+    groups[best] = tmp;
+  }
+  for (size_t g = 0; g < ngroups; g++) {
+    kf_store__group *gr = &groups[g];
+    kf_store__buf_reset(&owners);
+    kf_store__buf_reset(&idx);
+    kf_store__arr_open(&owners);
+    kf_store__arr_open(&idx);
+    /* Round-robin slots: round k gives one task to every request that
+     * still wants more than k. */
+    uint64_t handed = 0;
+    for (uint32_t round = 0; handed < gr->total; round++) {
+      for (size_t j = 0; j < gr->n; j++) {
+        const kf_lease_req *r = &reqs[order[gr->first + j]];
+        if (r->max_tasks <= round) continue;
+        kf_store__arr_i64(&owners, r->worker_id);
+        kf_store__arr_i64(&idx, (int64_t)order[gr->first + j]);
+        handed++;
+      }
+    }
+    kf_store__arr_close(&owners);
+    kf_store__arr_close(&idx);
+    if (owners.oom || idx.oom) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    char dc[24], lim[24];
+    snprintf(dc, sizeof dc, "%lld", (long long)gr->dc);
+    snprintf(lim, sizeof lim, "%llu",
+             (unsigned long long)(gr->total > INT32_MAX ? INT32_MAX
+                                                        : gr->total));
+    const char *p[] = {dc, gr->kinds, lim, owners.p, idx.p, ttl};
+    if ((rc = kf_store__exec(s, &ST_LEASE, 6, p, true, &res[nres]))) goto out;
+    nres++;
+  }
+  if (in_tx) {
+    if ((rc = kf_store__commit(s))) goto out;
+    in_tx = false;
+  }
+  rc = kf_store__build_grant(s, res, nres, out);
+  /* The leases are committed even if the copy failed for memory: they
+   * expire and the reaper requeues them, which is the designed path for
+   * a coordinator that lost track of a lease. */
+out:
+  if (in_tx) kf_store__rollback(s, rc);
+  for (size_t i = 0; i < nres; i++) PQclear(res[i]);
+  for (size_t g = 0; g < ngroups; g++) free(groups[g].kinds);
+  free(groups);
+  free(order);
+  free(gof);
+  free(res);
+  kf_store__buf_free(&owners);
+  kf_store__buf_free(&idx);
+  return rc;
+}
+
+void kf_store_grant_free(kf_lease_grant *g) { free(g); }
+
+/* ----------------------------------------------------------- report -- */
+
+/* Locks in id order, so two coordinators reporting overlapping batches
+ * wait for each other instead of deadlocking. */
+static const kf_store__stmt ST_REPORT_LOCK = {
+    KF_STMT_REPORT_LOCK,
+    "SELECT id, state, COALESCE(lease_owner, 0), attempt, max_attempts"
+    " FROM tasks WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE"};
+
+/* A separate statement after the lock: its snapshot is taken once the
+ * locks are held, so it sees results committed by whoever held them. */
+static const kf_store__stmt ST_REPORT_RESULTS = {
+    KF_STMT_REPORT_RESULTS,
+    "SELECT task_id, attempt, worker_id FROM results"
+    " WHERE task_id = ANY($1::bigint[])"};
+
+static const kf_store__stmt ST_REPORT_WRITE = {
+    KF_STMT_REPORT_WRITE,
+    "WITH ins AS (INSERT INTO results (task_id, attempt, worker_id,"
+    " outcome, stage, reason, output, elapsed_us, final)"
+    " SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[],"
+    " $4::kf_outcome[], $5::text[], $6::text[], $7::bytea[], $8::bigint[],"
+    " $9::boolean[]) RETURNING 1)"
+    " UPDATE tasks t SET state = u.st::kf_task_state, lease_owner = NULL,"
+    " lease_expires = NULL,"
+    " finished_at = CASE WHEN u.st = 'queued' THEN NULL ELSE now() END,"
+    " last_error = COALESCE(u.err, t.last_error)"
+    " FROM unnest($1::bigint[], $10::text[], $11::text[]) AS u(id, st, err)"
+    " WHERE t.id = u.id"};
+
+typedef enum { T_QUEUED, T_LEASED, T_DONE, T_FAILED } kf_store__tstate;
+
+/* One locked task as the batch sees it. */
+typedef struct {
+  int64_t id;
+  kf_store__tstate state;
+  int64_t owner;
+  uint32_t attempt, max_attempts;
+} kf_store__task;
+
+typedef struct {
+  int64_t task_id;
+  uint32_t attempt;
+  int64_t worker_id;
+} kf_store__result;
+
+static int kf_store__cmp_task(const void *a, const void *b) {
+  const kf_store__task *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static int kf_store__cmp_result(const void *a, const void *b) {
+  const kf_store__result *x = a, *y = b;
+  if (x->task_id != y->task_id) return (x->task_id > y->task_id) ? 1 : -1;
+  return (x->attempt > y->attempt) - (x->attempt < y->attempt);
+}
+
+static kf_store__tstate kf_store__parse_state(const char *s) {
+  switch (s[0]) {
+  case 'q': return T_QUEUED;
+  case 'l': return T_LEASED;
+  case 'd': return T_DONE;
+  default: return T_FAILED;
+  }
+}
+
+static const char *const kf_store__state_name[] = {"queued", "leased", "done",
+                                                   "failed"};
+
+int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
+                    kf_verdict *verdicts) {
+  int rc = kf_store__ready(s);
+  if (rc || n == 0) return rc;
+  for (size_t i = 0; i < n; i++)
+    if (!kf_outcome_name(reps[i].outcome))
+      return kf_store__fail(s, KF_EINVAL, "report %zu: unknown outcome %d", i,
+                            reps[i].outcome);
+  kf_store__task *tasks = NULL;
+  kf_store__result *results = NULL;
+  /* Results this batch adds, searched linearly: accepted reports are
+   * checked against them so a repeat later in the batch is DUPLICATE. */
+  kf_store__result *added = calloc(n, sizeof *added);
+  kf_store__buf ids = {0}, a[11] = {{0}};
+  PGresult *r = NULL;
+  bool in_tx = false;
+  size_t ntasks = 0, nresults = 0, nacc = 0;
+  if (!added) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  kf_store__arr_open(&ids);
+  for (size_t i = 0; i < n; i++) kf_store__arr_i64(&ids, reps[i].task_id);
+  kf_store__arr_close(&ids);
+  if (ids.oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = kf_store__begin(s))) goto out;
+  in_tx = true;
+  const char *p1[] = {ids.p};
+  if ((rc = kf_store__exec(s, &ST_REPORT_LOCK, 1, p1, false, &r))) goto out;
+  ntasks = (size_t)PQntuples(r);
+  tasks = calloc(ntasks ? ntasks : 1, sizeof *tasks);
+  if (!tasks) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < ntasks; i++) {
+    int j = (int)i;
+    tasks[i] = (kf_store__task){
+        .id = strtoll(PQgetvalue(r, j, 0), NULL, 10),
+        .state = kf_store__parse_state(PQgetvalue(r, j, 1)),
+        .owner = strtoll(PQgetvalue(r, j, 2), NULL, 10),
+        .attempt = (uint32_t)strtoul(PQgetvalue(r, j, 3), NULL, 10),
+        .max_attempts = (uint32_t)strtoul(PQgetvalue(r, j, 4), NULL, 10)};
+  }
+  PQclear(r);
+  r = NULL;
+  if ((rc = kf_store__exec(s, &ST_REPORT_RESULTS, 1, p1, false, &r)))
+    goto out;
+  nresults = (size_t)PQntuples(r);
+  results = calloc(nresults ? nresults : 1, sizeof *results);
+  if (!results) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < nresults; i++) {
+    int j = (int)i;
+    results[i] = (kf_store__result){
+        .task_id = strtoll(PQgetvalue(r, j, 0), NULL, 10),
+        .attempt = (uint32_t)strtoul(PQgetvalue(r, j, 1), NULL, 10),
+        .worker_id = strtoll(PQgetvalue(r, j, 2), NULL, 10)};
+  }
+  PQclear(r);
+  r = NULL;
+  qsort(tasks, ntasks, sizeof *tasks, kf_store__cmp_task);
+  qsort(results, nresults, sizeof *results, kf_store__cmp_result);
+
+  for (int c = 0; c < 11; c++) kf_store__arr_open(&a[c]);
+  for (size_t i = 0; i < n; i++) {
+    const kf_report *rp = &reps[i];
+    kf_store__task key = {.id = rp->task_id};
+    kf_store__task *t =
+        bsearch(&key, tasks, ntasks, sizeof *tasks, kf_store__cmp_task);
+    if (!t) {
+      verdicts[i] = KF_VERDICT_UNKNOWN_TASK;
+      continue;
+    }
+    /* Already stored (or about to be, earlier in this batch)? */
+    kf_store__result rk = {rp->task_id, rp->attempt, 0};
+    const kf_store__result *have = bsearch(&rk, results, nresults,
+                                           sizeof *results,
+                                           kf_store__cmp_result);
+    if (!have)
+      for (size_t k = 0; k < nacc; k++)
+        if (added[k].task_id == rp->task_id &&
+            added[k].attempt == rp->attempt) {
+          have = &added[k];
+          break;
+        }
+    if (have) {
+      /* Same worker: a resend (lost reply); changes nothing.  Another
+       * worker: that attempt was never this one's. */
+      verdicts[i] = have->worker_id == rp->worker_id ? KF_VERDICT_DUPLICATE
+                                                     : KF_VERDICT_NOT_HOLDER;
+      continue;
+    }
+    if (rp->attempt == 0 || rp->attempt > t->attempt ||
+        (rp->attempt == t->attempt && t->state == T_LEASED &&
+         t->owner != rp->worker_id)) {
+      verdicts[i] = KF_VERDICT_NOT_HOLDER;
+      continue;
+    }
+    if (rp->attempt < t->attempt || t->state != T_LEASED) {
+      /* An older attempt, or the live one after it was reaped. */
+      verdicts[i] = KF_VERDICT_STALE;
+      continue;
+    }
+    /* The live lease, held by this worker: accept. */
+    verdicts[i] = KF_VERDICT_ACCEPTED;
+    bool retry = kf_outcome_retryable(rp->outcome);
+    const char *err = NULL;
+    if (!retry) {
+      t->state = T_DONE;
+    } else {
+      t->state = t->attempt >= t->max_attempts ? T_FAILED : T_QUEUED;
+      err = rp->reason ? rp->reason : kf_outcome_name(rp->outcome);
+    }
+    t->owner = 0;
+    added[nacc++] = (kf_store__result){rp->task_id, rp->attempt,
+                                       rp->worker_id};
+    kf_store__arr_i64(&a[0], rp->task_id);
+    kf_store__arr_i64(&a[1], rp->attempt);
+    kf_store__arr_i64(&a[2], rp->worker_id);
+    kf_store__arr_text(&a[3], kf_outcome_name(rp->outcome));
+    kf_store__arr_text(&a[4], rp->stage);
+    kf_store__arr_text(&a[5], rp->reason);
+    kf_store__arr_bytea(&a[6], rp->output, rp->output ? rp->output_len : 0);
+    kf_store__arr_i64(&a[7], (int64_t)rp->elapsed_us);
+    kf_store__arr_text(&a[8], retry ? "f" : "t");
+    kf_store__arr_text(&a[9], kf_store__state_name[t->state]);
+    kf_store__arr_text(&a[10], err);
+  }
+  if (nacc > 0) {
+    bool oom = false;
+    const char *p[11];
+    for (int c = 0; c < 11; c++) {
+      kf_store__arr_close(&a[c]);
+      oom |= a[c].oom;
+      p[c] = a[c].p;
+    }
+    if (oom) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    if ((rc = kf_store__exec(s, &ST_REPORT_WRITE, 11, p, false, &r)))
+      goto out;
+    long updated = strtol(PQcmdTuples(r), NULL, 10);
+    PQclear(r);
+    r = NULL;
+    if (updated != (long)nacc) {
+      rc = kf_store__fail(s, KF_EDB, "report updated %ld of %zu tasks",
+                          updated, nacc);
+      goto out;
+    }
+  }
+  if ((rc = kf_store__commit(s))) goto out;
+  in_tx = false;
+out:
+  if (in_tx) kf_store__rollback(s, rc);
+  PQclear(r);
+  free(tasks);
+  free(results);
+  free(added);
+  kf_store__buf_free(&ids);
+  for (int c = 0; c < 11; c++) kf_store__buf_free(&a[c]);
+  return rc;
+}
+
+/* ------------------------------------------------------------- reap -- */
+
+/* One statement: expired leases go back to the queue, or fail once their
+ * attempts are used up, keeping the last reported reason after ours. */
+static const kf_store__stmt ST_REAP = {
+    KF_STMT_REAP,
+    "WITH u AS (UPDATE tasks SET"
+    " state = CASE WHEN attempt >= max_attempts THEN 'failed'"
+    " ELSE 'queued' END::kf_task_state,"
+    " last_error = CASE WHEN attempt >= max_attempts THEN"
+    " 'lease expired after ' || attempt || ' attempts'"
+    " || COALESCE(' (last error: ' || last_error || ')', '')"
+    " ELSE last_error END,"
+    " finished_at = CASE WHEN attempt >= max_attempts THEN now() END,"
+    " lease_owner = NULL, lease_expires = NULL"
+    " WHERE state = 'leased' AND lease_expires < now() RETURNING state)"
+    " SELECT count(*) FILTER (WHERE state = 'queued'),"
+    " count(*) FILTER (WHERE state = 'failed') FROM u"};
+
+int kf_store_reap(kf_store *s, int *requeued, int *failed) {
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_REAP, 0, NULL, false, &r))) return rc;
+  if (requeued) *requeued = atoi(PQgetvalue(r, 0, 0));
+  if (failed) *failed = atoi(PQgetvalue(r, 0, 1));
+  PQclear(r);
+  return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * db/store_internal.h -- what db/store.c and db/store_tasks.c share: the
+ * kf_store struct, the statement runner (lazy PQprepare, error mapping,
+ * reconnect) and the text-array literal builder that lets one statement
+ * carry a whole batch through unnest().
+ *
+ * Not a public header: only db/ and the store's unit tests include it (the
+ * tests use kf_store__admin_* to create databases and count rows without
+ * including libpq themselves).
+ */
+#ifndef KF_STORE_INTERNAL_H
+#define KF_STORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* libpq's own tags, declared here rather than by including libpq-fe.h, so
+ * the unit tests can include this header without libpq's include path
+ * (C11 allows the repeated identical typedef in the .c files). */
+typedef struct pg_conn PGconn;
+typedef struct pg_result PGresult;
+
+/* Every prepared statement, one id each: the id indexes kf_store.prepared
+ * and names the server-side statement ("kf3"), so a reconnect only has to
+ * clear the flags for the statements to be prepared again on first use. */
+typedef enum {
+  KF_STMT_BEGIN,
+  KF_STMT_COMMIT,
+  KF_STMT_ROLLBACK,
+  KF_STMT_SCHEMA_EXISTS,
+  KF_STMT_SCHEMA_MAX,
+  KF_STMT_DC_SELECT,
+  KF_STMT_DC_UPSERT,
+  KF_STMT_WORKER_INSERT,
+  KF_STMT_WORKER_GET,
+  KF_STMT_HEARTBEAT,
+  KF_STMT_COUNTS,
+  KF_STMT_SUBMIT,
+  KF_STMT_LEASE,
+  KF_STMT_REPORT_LOCK,
+  KF_STMT_REPORT_RESULTS,
+  KF_STMT_REPORT_WRITE,
+  KF_STMT_REAP,
+  KF_STMT__COUNT
+} kf_store__stmt_id;
+
+typedef struct {
+  kf_store__stmt_id id;
+  const char *sql;
+} kf_store__stmt;
+
+struct kf_store {
+  PGconn *conn;
+  bool prepared[KF_STMT__COUNT]; /* valid for the current connection */
+  char errmsg[1024];
+};
+
+/* Sets s->errmsg (printf) and returns err. */
+int kf_store__fail(kf_store *s, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Called at the start of every public call: notices a connection the
+ * server closed while we were idle, resets a bad one once (clearing the
+ * prepared flags) and rolls back a transaction left open.  0 or
+ * KF_EUNAVAIL. */
+int kf_store__ready(kf_store *s);
+
+/* Runs a prepared statement (preparing it first on this connection).
+ * params: n text values (NULL = SQL NULL).  binary: ask for binary
+ * results.  On success *out (when out is not NULL) owns the result, else
+ * it is cleared.  Returns 0, KF_EUNAVAIL (connection lost) or KF_EDB, with
+ * libpq's text in s->errmsg. */
+int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
+                   const char *const *params, bool binary, PGresult **out);
+
+/* BEGIN, retried once over a fresh connection when the old one turns out
+ * dead: nothing has been sent yet, so the retry is safe. */
+int kf_store__begin(kf_store *s);
+/* COMMIT; on failure the transaction is gone (rolled back by the server). */
+int kf_store__commit(kf_store *s);
+/* ROLLBACK when a transaction is open and the connection alive; keeps the
+ * earlier error text.  Returns err so callers can `return
+ * kf_store__rollback(s, rc)`. */
+int kf_store__rollback(kf_store *s, int err);
+
+/* ------------------------------------------- array literal builder -- */
+
+/* A growing string for '{...}' array literals and decimal parameters.
+ * Allocation failure is sticky (oom) and checked once at the end. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} kf_store__buf;
+
+void kf_store__buf_free(kf_store__buf *b);
+void kf_store__buf_reset(kf_store__buf *b);
+void kf_store__buf_put(kf_store__buf *b, const char *str, size_t n);
+void kf_store__buf_printf(kf_store__buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* '{' */
+void kf_store__arr_open(kf_store__buf *b);
+/* '}' and NUL-terminates */
+void kf_store__arr_close(kf_store__buf *b);
+void kf_store__arr_i64(kf_store__buf *b, int64_t v);
+void kf_store__arr_null(kf_store__buf *b);
+/* A quoted element; NULL str -> NULL. */
+void kf_store__arr_text(kf_store__buf *b, const char *str);
+/* A bytea element in hex form ("\\x0a1b"). */
+void kf_store__arr_bytea(kf_store__buf *b, const void *p, size_t n);
+
+/* ------------------------------------------ tests and admin only -- */
+
+/* Runs one fixed statement (no parameters; e.g. CREATE DATABASE) and
+ * copies the first value of the first row, if any, into out.  For tests
+ * and tooling, never for data paths.  Unlike the API calls it neither
+ * reconnects nor rolls back, so a transaction may span several calls.
+ * 0 or KF_EUNAVAIL / KF_EDB. */
+int kf_store__admin_exec(kf_store *s, const char *sql, char *out,
+                         size_t outlen);
+/* The server process id of the store's connection (0 when none). */
+int kf_store__backend_pid(const kf_store *s);
+
+#endif

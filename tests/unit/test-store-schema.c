@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/test-store-schema.c -- migrations, workers, device classes,
+ * counts: the store calls that are not the task life cycle.
+ */
+#include "test-store-fixture.h"
+
+#include <pthread.h>
+
+#include "migrations.h"
+
+static void migrate_is_idempotent(void **state) {
+  (void)state;
+  int last = kf_migrations[kf_migrations_count - 1].version;
+  assert_int_equal(kf_store_schema_version(tdb.s), last);
+  /* Again, twice, from a second connection too: nothing to apply. */
+  assert_int_equal(kf_store_migrate(tdb.s), 0);
+  kf_store *s2 = tdb_open();
+  assert_int_equal(kf_store_migrate(s2), 0);
+  assert_int_equal(kf_store_schema_version(s2), last);
+  kf_store_close(s2);
+  assert_int_equal(tdb_int("SELECT count(*) FROM schema_version"),
+                   (int64_t)kf_migrations_count);
+  assert_string_equal(
+      tdb_text("SELECT name FROM schema_version WHERE version = %d", last),
+      kf_migrations[kf_migrations_count - 1].name);
+  assert_int_equal(
+      tdb_int("SELECT count(*) FROM schema_version WHERE applied_at IS NULL"),
+      0);
+}
+
+static void schema_version_of_empty_database_is_zero(void **state) {
+  (void)state;
+  char sql[256];
+  snprintf(sql, sizeof sql, "CREATE DATABASE %s_empty", tdb.dbname);
+  assert_int_equal(kf_store__admin_exec(tdb.admin, sql, NULL, 0), 0);
+  char ci[1200];
+  snprintf(ci, sizeof ci, "%s dbname=%s_empty", tdb_base(), tdb.dbname);
+  kf_store *s = NULL;
+  char err[256];
+  assert_int_equal(kf_store_open(ci, &s, err, sizeof err), 0);
+  assert_int_equal(kf_store_schema_version(s), 0);
+  kf_store_close(s);
+  snprintf(sql, sizeof sql, "DROP DATABASE %s_empty WITH (FORCE)",
+           tdb.dbname);
+  assert_int_equal(kf_store__admin_exec(tdb.admin, sql, NULL, 0), 0);
+}
+
+static void *migrate_thread(void *p) {
+  kf_store *s = p;
+  return (void *)(intptr_t)kf_store_migrate(s);
+}
+
+/* Two coordinators starting at once on an empty database: the advisory
+ * lock makes one wait, and the second finds nothing left to do. */
+static void concurrent_migrations_serialize(void **state) {
+  (void)state;
+  char sql[256];
+  snprintf(sql, sizeof sql, "CREATE DATABASE %s_race", tdb.dbname);
+  assert_int_equal(kf_store__admin_exec(tdb.admin, sql, NULL, 0), 0);
+  char ci[1200];
+  snprintf(ci, sizeof ci, "%s dbname=%s_race", tdb_base(), tdb.dbname);
+  kf_store *s[3] = {0};
+  char err[256];
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(kf_store_open(ci, &s[i], err, sizeof err), 0);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, migrate_thread, s[i]), 0);
+  for (int i = 0; i < 3; i++) {
+    void *rc;
+    pthread_join(th[i], &rc);
+    if ((intptr_t)rc) fail_msg("migrate: %s", kf_store_errmsg(s[i]));
+  }
+  char out[32];
+  assert_int_equal(kf_store__admin_exec(s[0],
+                                        "SELECT count(*) FROM schema_version",
+                                        out, sizeof out),
+                   0);
+  assert_int_equal(atoi(out), (int)kf_migrations_count);
+  for (int i = 0; i < 3; i++) kf_store_close(s[i]);
+  snprintf(sql, sizeof sql, "DROP DATABASE %s_race WITH (FORCE)", tdb.dbname);
+  assert_int_equal(kf_store__admin_exec(tdb.admin, sql, NULL, 0), 0);
+}
+
+static void open_failure_is_unavailable(void **state) {
+  (void)state;
+  kf_store *s = (kf_store *)1;
+  char err[256] = "";
+  int rc = kf_store_open("host=/nonexistent-kf-dir dbname=x connect_timeout=2",
+                         &s, err, sizeof err);
+  assert_int_equal(rc, KF_EUNAVAIL);
+  assert_null(s);
+  assert_true(strlen(err) > 0);
+  kf_store_close(NULL);
+  assert_non_null(kf_store_errmsg(tdb.s));
+}
+
+static void register_worker_dedupes_device_class(void **state) {
+  (void)state;
+  const char *kinds[] = {"eval", "compile", NULL};
+  int64_t dc1 = 0, dc2 = 0, dc3 = 0;
+  int64_t w1 = tdb_worker("w1", &tdb_cpu, &dc1, kinds);
+  int64_t w2 = tdb_worker("w2", &tdb_cpu, &dc2, kinds);
+  int64_t w3 = tdb_worker("w3", &tdb_gpu, &dc3, kinds);
+  assert_true(w1 > 0 && w2 > w1 && w3 > w2);
+  assert_int_equal(dc1, dc2);
+  assert_true(dc3 != dc1);
+  assert_int_equal(tdb_int("SELECT count(*) FROM device_classes"), 2);
+  assert_int_equal(tdb_int("SELECT count(*) FROM workers"), 3);
+
+  int64_t id = 0;
+  assert_int_equal(kf_store_device_class_id(tdb.s, &tdb_gpu, &id), 0);
+  assert_int_equal(id, dc3);
+  kf_device_class other = tdb_gpu;
+  other.cc_minor = 9;
+  assert_int_equal(kf_store_device_class_id(tdb.s, &other, &id), 0);
+  assert_true(id != dc3 && id != dc1);
+  assert_int_equal(tdb_int("SELECT count(*) FROM device_classes"), 3);
+  kf_device_class bad = {.kind = 0};
+  assert_int_equal(kf_store_device_class_id(tdb.s, &bad, &id), KF_EINVAL);
+
+  int64_t got_dc = 0;
+  char kbuf[64];
+  assert_int_equal(kf_store_get_worker(tdb.s, w3, &got_dc, kbuf, sizeof kbuf),
+                   0);
+  assert_int_equal(got_dc, dc3);
+  assert_string_equal(kbuf, "eval,compile");
+  assert_int_equal(kf_store_get_worker(tdb.s, 9999, &got_dc, kbuf,
+                                       sizeof kbuf),
+                   KF_ENOTFOUND);
+  assert_string_equal(tdb_text("SELECT device->>'test' FROM workers"
+                               " WHERE id = %lld", (long long)w1),
+                      "true");
+}
+
+static void strings_are_escaped(void **state) {
+  (void)state;
+  const char *kinds[] = {"a\"b", "c\\d", "e,f", "{g}", "NULL", NULL};
+  int64_t dc = 0;
+  int64_t w = tdb_worker("quote\"'\\name", &tdb_cpu, &dc, kinds);
+  assert_int_equal(tdb_int("SELECT cardinality(task_kinds) FROM workers"
+                           " WHERE id = %lld", (long long)w), 5);
+  assert_string_equal(tdb_text("SELECT task_kinds[2] || task_kinds[5]"
+                               " FROM workers WHERE id = %lld", (long long)w),
+                      "c\\dNULL");
+  assert_string_equal(tdb_text("SELECT name FROM workers WHERE id = %lld",
+                               (long long)w),
+                      "quote\"'\\name");
+}
+
+static void counts_by_campaign(void **state) {
+  (void)state;
+  tdb_sql("INSERT INTO campaigns (name, problem) VALUES ('c', 'p')");
+  kf_task_spec sp[3] = {
+      {.kind = "k", .campaign_id = 1}, {.kind = "k", .campaign_id = 1},
+      {.kind = "k"}};
+  int64_t ids[3];
+  assert_int_equal(kf_store_submit(tdb.s, sp, 3, ids), 0);
+  assert_true(ids[0] < ids[1] && ids[1] < ids[2]);
+  kf_task_counts c;
+  assert_int_equal(kf_store_counts(tdb.s, 1, &c), 0);
+  assert_int_equal(c.queued, 2);
+  assert_int_equal(c.leased + c.done + c.failed, 0);
+  assert_int_equal(kf_store_counts(tdb.s, 0, &c), 0);
+  assert_int_equal(c.queued, 3);
+  /* Defaults for zero fields. */
+  assert_int_equal(tdb_int("SELECT max_attempts * 100000 + timeout_ms"
+                           " FROM tasks WHERE id = %lld", (long long)ids[2]),
+                   3 * 100000 + 60000);
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  return tdb_group_setup("schema");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(migrate_is_idempotent, tdb_setup),
+      cmocka_unit_test_setup(schema_version_of_empty_database_is_zero,
+                             tdb_setup),
+      cmocka_unit_test_setup(concurrent_migrations_serialize, tdb_setup),
+      cmocka_unit_test_setup(open_failure_is_unavailable, tdb_setup),
+      cmocka_unit_test_setup(register_worker_dedupes_device_class, tdb_setup),
+      cmocka_unit_test_setup(strings_are_escaped, tdb_setup),
+      cmocka_unit_test_setup(counts_by_campaign, tdb_setup),
+  };
+  return cmocka_run_group_tests(tests, group_setup, tdb_group_teardown);
+}
