@@ -17,6 +17,14 @@
  * handler sees anything.  Messages over max_msg_bytes are refused by gRPC
  * (RESOURCE_EXHAUSTED, KF_ETOOBIG); bytes that do not unpack as the
  * method's request type are refused with INVALID_ARGUMENT (KF_EPROTO).
+ * A path the server does not serve is answered UNIMPLEMENTED at once
+ * (KF_EINTERNAL on the client).
+ *
+ * Status mapping (rpc_status.c) is lossy: KF_EINVAL and KF_EPROTO both
+ * travel as INVALID_ARGUMENT and arrive as KF_EPROTO; KF_EDB and
+ * KF_EUNAVAIL both arrive as KF_EUNAVAIL; codes with no gRPC meaning
+ * (ENOMEM, EIO, ...) arrive as KF_EINTERNAL.  The status text carries the
+ * specifics.
  */
 #ifndef KF_RPC_H
 #define KF_RPC_H
@@ -35,7 +43,8 @@ typedef struct kf_rpc_call kf_rpc_call;
 /* Runs on the loop thread with the unpacked request, which the call owns
  * (valid until the call is answered).  The handler must eventually answer
  * the call exactly once with kf_rpc_call_reply or kf_rpc_call_fail, now or
- * from a later loop callback (long polls keep calls for a while). */
+ * from a later loop callback (long polls keep calls for a while) -- even
+ * after kf_rpc_server_stop, where the answer only frees the call. */
 typedef void (*kf_rpc_handler)(kf_rpc_call *call, const ProtobufCMessage *req,
                                void *data);
 
@@ -63,25 +72,36 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
                         int *bound_port, char *err, size_t errlen);
 
 /* Stops accepting, cancels calls still in flight (including calls a handler
- * still holds: answering them afterwards is a no-op that frees them), joins
- * the queue thread and frees the server.  NULL-safe.  Loop thread; the
- * loop need not be running. */
+ * still holds: answering them afterwards is a no-op that frees them, and
+ * their requests stay readable until then), frees calls that had not yet
+ * reached a handler, joins the queue thread and frees the server.
+ * NULL-safe.  Loop thread, including from inside a handler; the loop need
+ * not be running.  Blocks briefly while gRPC finishes shutting down.
+ *
+ * The server's uv_async_t is released with uv_close, which completes on a
+ * later loop turn: after stop, run the loop again (uv_run, any mode, e.g.
+ * the usual run-until-empty before uv_loop_close) so the handle's memory is
+ * freed; until then uv_loop_close returns UV_EBUSY.  While it runs, the
+ * server keeps the loop alive. */
 void kf_rpc_server_stop(kf_rpc_server *srv);
 
 /* Milliseconds until the caller's deadline (INT64_MAX when it set none,
- * never negative). */
+ * never negative).  The wire format rounds timeouts up, so this may exceed
+ * the client's timeout_ms by a few ms. */
 int64_t kf_rpc_call_remaining_ms(const kf_rpc_call *call);
 
-/* Peer address as gRPC reports it ("ipv4:127.0.0.1:5555"); owned by call. */
+/* Peer address as gRPC reports it ("ipv4:127.0.0.1:5555"); owned by call.
+ * "" for a call orphaned by stop whose peer was never asked before. */
 const char *kf_rpc_call_peer(const kf_rpc_call *call);
 
 /* Answers with OK and resp (packed here; the caller keeps ownership of
- * resp).  The call and its request are freed; do not touch them again.
- * Loop thread. */
+ * resp, which must not be NULL).  The call and its request are freed; do
+ * not touch them again.  Loop thread. */
 void kf_rpc_call_reply(kf_rpc_call *call, const ProtobufCMessage *resp);
 
 /* Answers with the gRPC status mapped from a KF_E* code and `msg` as the
- * status details.  Frees the call.  Loop thread. */
+ * status details (NULL: kf_strerror's text).  kf_err 0 is a caller bug and
+ * is sent as INTERNAL.  Frees the call.  Loop thread. */
 void kf_rpc_call_fail(kf_rpc_call *call, int kf_err, const char *msg);
 
 /* ------------------------------------------------------------- client -- */
@@ -90,14 +110,21 @@ typedef struct kf_rpc_client kf_rpc_client;
 
 /* Opens a channel to target ("127.0.0.1:5555").  loop may be NULL, in which
  * case only the *_sync calls may be used.  Connection is lazy: a dead
- * server shows up as KF_EUNAVAIL on the first call.  Returns 0 or KF_E*. */
+ * server shows up as KF_EUNAVAIL on the first call.  Returns 0 or KF_E*.
+ * With a loop, the client holds a uv_async_t on it that keeps the loop
+ * alive only while async calls are in flight; gRPC's retries are off (the
+ * caller owns its retry policy).  Loop thread when loop is set. */
 int kf_rpc_client_open(uv_loop_t *loop, const char *target, const char *token,
                        size_t max_msg_bytes, kf_rpc_client **out, char *err,
                        size_t errlen);
 
 /* Closes the channel, cancels calls in flight (their callbacks still run,
- * with KF_ECANCELED, before this returns or on the loop's next turn), joins
- * the queue thread and frees the client.  NULL-safe.  Loop thread. */
+ * with KF_ECANCELED, before this returns), joins the queue thread and
+ * frees the client.  NULL-safe.  Loop thread, including from inside one of
+ * its own callbacks; a callback run by close may neither start calls
+ * (KF_ECANCELED) nor close again (ignored).  No *_sync call may be in
+ * flight on another thread.  As with the server, the uv_async_t finishes
+ * closing on a later loop turn. */
 void kf_rpc_client_close(kf_rpc_client *c);
 
 /* status: 0 or KF_E*; detail: server's status text (never NULL); resp: the
@@ -108,14 +135,16 @@ typedef void (*kf_rpc_done)(int status, const char *detail,
 
 /* Starts a call; cb runs exactly once on the loop thread unless this
  * returns an error, in which case it never runs.  req is packed before
- * return.  Loop thread. */
+ * return.  timeout_ms <= 0: no deadline.  Returns 0, KF_EINVAL (no loop,
+ * NULL argument), KF_ECANCELED (client closing), KF_ENOMEM, KF_EINTERNAL.
+ * Many calls may be in flight at once over the one channel.  Loop thread. */
 int kf_rpc_client_call(kf_rpc_client *c, const char *path,
                        const ProtobufCMessage *req,
                        const ProtobufCMessageDescriptor *resp_type,
                        int timeout_ms, kf_rpc_done cb, void *data);
 
-/* Blocking call.  On success returns 0 and *resp holds a response that the
- * caller frees with kf_rpc_free.  On failure returns KF_E* with the server's
+/* Blocking call (timeout_ms <= 0: no deadline).  On success returns 0 and
+ * *resp holds a response that the caller frees with kf_rpc_free.  On failure returns KF_E* with the server's
  * status text in err.  Any thread except the client's loop thread. */
 int kf_rpc_client_call_sync(kf_rpc_client *c, const char *path,
                             const ProtobufCMessage *req,
@@ -124,8 +153,9 @@ int kf_rpc_client_call_sync(kf_rpc_client *c, const char *path,
                             size_t errlen);
 
 /* Sends raw request bytes (tests send malformed messages with it) and, on
- * success, returns the raw response bytes in *out (malloc'd, caller frees).
- * token overrides the client's token when non-NULL ("" sends none). */
+ * success, returns the raw response bytes in *out (malloc'd, caller frees;
+ * non-NULL even when *outlen is 0).  token overrides the client's token
+ * when non-NULL ("" sends none).  Same threads as kf_rpc_client_call_sync. */
 int kf_rpc_client_call_raw_sync(kf_rpc_client *c, const char *path,
                                 const void *bytes, size_t len,
                                 const char *token, int timeout_ms,

@@ -184,6 +184,7 @@ int kf_rpc_client_open(uv_loop_t *loop, const char *target, const char *token,
       goto fail;
     }
     c->handoff_ready = true;
+    uv_unref((uv_handle_t *)c->handoff.async); /* idle until a call starts */
     if (pthread_create(&c->thread, NULL, cq_main, c) != 0) {
       rc = kf_seterr(KF_EINTERNAL, err, errlen,
                      "rpc client: cannot start queue thread");
@@ -260,6 +261,10 @@ static void inflight_unlink(kf_rpc_client *c, ccall *cc) {
 /* Runs one callback and frees the call.  Loop thread. */
 static void dispatch(kf_rpc_client *c, ccall *cc, int rc, const char *detail) {
   inflight_unlink(c, cc);
+  /* An idle client must not keep the loop alive, any more than an idle
+   * uv_tcp_t would: only calls in flight hold a reference. */
+  if (!c->inflight)
+    uv_unref((uv_handle_t *)c->handoff.async);
   cc->cb(rc, detail ? detail : "", rc == 0 ? cc->resp : NULL, cc->data);
   ccall_free(cc);
 }
@@ -320,6 +325,8 @@ int kf_rpc_client_call(kf_rpc_client *c, const char *path,
     ccall_free(cc);
     return KF_EINTERNAL;
   }
+  if (!c->inflight)
+    uv_ref((uv_handle_t *)c->handoff.async);
   cc->prev = NULL;
   cc->next = c->inflight;
   if (c->inflight)

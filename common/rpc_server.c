@@ -39,6 +39,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,6 +532,7 @@ static bool take_held(kf_rpc_call *c) {
 }
 
 void kf_rpc_call_reply(kf_rpc_call *call, const ProtobufCMessage *resp) {
+  assert(resp); /* a reply without a message is kf_rpc_call_fail's job */
   if (!take_held(call))
     return;
   call->resp = kf_rpc__pack(resp);

@@ -360,6 +360,38 @@ static void test_close_from_callback(void **state) {
   fx_close_loop(&f);
 }
 
+/* ------------------------------------------- idle client, idle loop -- */
+
+static void idle_done(int status, const char *detail,
+                      const ProtobufCMessage *resp, void *data) {
+  *(int *)data = status;
+}
+
+static void test_idle_client_lets_loop_end(void **state) {
+  uv_loop_t loop;
+  assert_int_equal(uv_loop_init(&loop), 0);
+  kf_rpc_client *c = NULL;
+  char err[256];
+  assert_int_equal(kf_rpc_client_open(&loop, "127.0.0.1:1", FX_TOKEN, 0, &c,
+                                      err, sizeof err),
+                   0);
+  /* Nothing in flight: the loop has nothing to wait for. */
+  assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0);
+  /* A call in flight keeps it alive until its callback has run. */
+  int status = 1;
+  Kernelfleet__GetStatusRequest gs = KERNELFLEET__GET_STATUS_REQUEST__INIT;
+  assert_int_equal(kf_rpc_client_call(
+                       c, FX_PATH("GetStatus"), &gs.base,
+                       &kernelfleet__get_status_response__descriptor, 5000,
+                       idle_done, &status),
+                   0);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  assert_int_equal(status, KF_EUNAVAIL);
+  kf_rpc_client_close(c);
+  uv_run(&loop, UV_RUN_DEFAULT); /* the async handle's close */
+  assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_many),
@@ -368,6 +400,7 @@ int main(void) {
       cmocka_unit_test(test_stop_with_held_calls),
       cmocka_unit_test(test_stop_from_handler),
       cmocka_unit_test(test_close_from_callback),
+      cmocka_unit_test(test_idle_client_lets_loop_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
