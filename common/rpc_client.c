@@ -341,8 +341,10 @@ void kf_rpc_client_close(kf_rpc_client *c) {
   c->closing = true;
   if (c->gone)
     *c->gone = true; /* closed from inside a callback */
+  /* Best effort by design: a call that already finished ignores the cancel,
+   * and its completion is on its way to the queue either way. */
   for (ccall *cc = c->inflight; cc; cc = cc->next)
-    grpc_call_cancel(cc->call, NULL);
+    (void)grpc_call_cancel(cc->call, NULL);
   if (c->cq) {
     grpc_completion_queue_shutdown(c->cq);
     if (c->thread_started)
