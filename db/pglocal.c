@@ -217,7 +217,7 @@ int kf_pglocal_start(const char *dir, char *conninfo, size_t conninfo_len,
   char opts[900];
   const char *extra = kf_getenv_or("KF_PG_OPTIONS", "");
   snprintf(opts, sizeof opts,
-           "-k %s -c listen_addresses='' -c max_connections=100 %s", sock,
+           "-k %s -c listen_addresses='' -c max_connections=100 -c jit=off %s", sock,
            extra);
   char *argv[] = {prog, "-D", data, "-l", logpath, "-o", opts,
                   "-w", "-t", "60", "start", NULL};
