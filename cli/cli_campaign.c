@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/cli_campaign.c -- `kf campaign ACTION`: campaigns on a running
+ * coordinator (--coordinator/--token, or $KF_COORDINATOR/$KF_TOKEN).
+ *
+ *   submit PROBLEM_DIR [budget]   create one; prints its id
+ *   status ID                     state, best so far, top candidates
+ *   watch ID                      progress until it ends, then the results
+ *   best ID [--out FILE]          the best kernel as a standalone source
+ *   export ID [--out FILE]        every evaluation, one JSON object a line
+ *   stop ID                       end it now (finished results are kept)
+ *
+ * Drawing and polling live in cli_watch.c, shared with `kf run`; this file
+ * is option parsing and the choice of what to print.
+ */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_internal.h"
+#include "err.h"
+#include "spec.h"
+#include "util.h"
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { (void)sig; interrupted = 1; }
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: kf campaign ACTION [ARGS] [--coordinator HOST:PORT] [--token T]\n"
+"\n"
+"Actions:\n"
+"  submit PROBLEM_DIR [budget]  create a campaign; prints its id\n"
+"  status ID [--top N]          state, budget, best so far, top candidates,\n"
+"                               failures by outcome\n"
+"  watch ID                     live progress until the campaign ends, then\n"
+"                               the results (as status)\n"
+"  best ID [--out FILE]         the best verified kernel as a source file\n"
+"                               that builds on its own (knobs as #defines);\n"
+"                               to stdout unless --out\n"
+"  export ID [--out FILE]       every evaluation as JSON lines: one object\n"
+"                               per line with candidate_id, task_id,\n"
+"                               template, knobs, outcome, stage, reason,\n"
+"                               time_ns_median, time_ns_spread,\n"
+"                               ref_time_ns_median, speedup,\n"
+"                               roofline_fraction, proposer, device_class\n"
+"  stop ID                      stop it now; finished evaluations are kept\n"
+"\n"
+"Budget (submit):\n"
+KF_CLI__BUDGET_HELP
+"\n"
+"Common:\n"
+"  --coordinator H:P   coordinator [$KF_COORDINATOR, else 127.0.0.1:7070]\n"
+"  --token T           its token [$KF_TOKEN]\n"
+"  --json              machine-readable output: one JSON object (status,\n"
+"                      watch's final state, best with its source, submit,\n"
+"                      stop)\n"
+"\n"
+"Exit codes: 0 ok (watch: a verified kernel faster than the reference was\n"
+"found; best: there is one), 1 no such kernel / the action failed, 2 usage\n"
+"or problem-spec error or unknown campaign, 3 coordinator unreachable (or\n"
+"too old to serve campaigns), 4 interrupted (watch: the campaign goes on).\n");
+}
+
+typedef struct {
+  kf_cli__remote remote;
+  kf_cli__budget budget;
+  bool budget_given;
+  const char *out;
+  uint64_t top;
+  int nargs;
+  char *args[2];
+} camp_opts;
+
+/* Parses options and up to two positional arguments.  Returns 0, -1 after
+ * --help, or an exit code. */
+static int parse(int argc, char **argv, const char *name, camp_opts *o) {
+  static const struct option opts[] = {
+      KF_CLI__BUDGET_OPTIONS,
+      {"coordinator", required_argument, 0, 'c'},
+      {"token", required_argument, 0, 't'},
+      {"out", required_argument, 0, 'o'},
+      {"top", required_argument, 0, 'n'},
+      {"json", no_argument, 0, 'j'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0},
+  };
+  char **av = kf_cli__shift_argv(argc, argv, name);
+  if (!av) return KF_EXIT_FAIL;
+  optind = 0;
+  int c, rc = 0;
+  while (!rc && (c = getopt_long(argc + 1, av, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'c': o->remote.target = optarg; break;
+    case 't': o->remote.token = optarg; break;
+    case 'o': o->out = optarg; break;
+    case 'j': o->remote.json = true; break;
+    case 'n':
+      if (kf_parse_u64(optarg, &o->top) || o->top > 1000) {
+        fprintf(stderr, "%s: --top '%s': expected 0..1000\n", name, optarg);
+        rc = KF_EXIT_USAGE;
+      }
+      break;
+    case 'h': usage(stdout); rc = -1; break;
+    default:
+      if (c >= 0x100 && c <= 0x1ff) {
+        rc = kf_cli__budget_opt(&o->budget, c, optarg, name);
+        o->budget_given = true;
+      } else {
+        fprintf(stderr, "Run `kf campaign --help` for the options.\n");
+        rc = KF_EXIT_USAGE;
+      }
+    }
+  }
+  for (int i = optind; !rc && i < argc + 1; i++) {
+    if (o->nargs == 2) {
+      fprintf(stderr, "%s: unexpected argument '%s'\n", name, av[i]);
+      rc = KF_EXIT_USAGE;
+      break;
+    }
+    o->args[o->nargs++] = av[i];
+  }
+  free(av);
+  return rc;
+}
+
+static int parse_id(const char *s, const char *cmd, int64_t *id) {
+  uint64_t v;
+  if (!s) {
+    fprintf(stderr, "%s: campaign ID is required\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (kf_parse_u64(s, &v) || v < 1 || v > INT64_MAX) {
+    fprintf(stderr, "%s: '%s' is not a campaign id\n", cmd, s);
+    return KF_EXIT_USAGE;
+  }
+  *id = (int64_t)v;
+  return 0;
+}
+
+static int do_submit(kf_rpc_client *cli, const char *cmd, camp_opts *o) {
+  kf_spec *spec = NULL;
+  int rc = kf_cli__load_problem(o->args[0], cmd, &spec);
+  if (rc) return rc;
+  int64_t id = 0;
+  rc = kf_cli__create_campaign(cli, cmd, spec, &o->budget, &id);
+  if (!rc) {
+    if (o->remote.json) {
+      cJSON *j = cJSON_CreateObject();
+      cJSON_AddNumberToObject(j, "campaign_id", (double)id);
+      cJSON_AddStringToObject(j, "problem", spec->name);
+      kf_cli__json_print(stdout, j);
+    } else {
+      printf("%lld\n", (long long)id);
+    }
+  }
+  kf_spec_free(spec);
+  return rc;
+}
+
+static int do_status(kf_rpc_client *cli, const char *cmd, camp_opts *o,
+                     int64_t id) {
+  Kernelfleet__GetCampaignResponse *g = NULL;
+  int rc = kf_cli__get_campaign(cli, cmd, id, (uint32_t)o->top, &g);
+  if (rc) return rc;
+  if (o->remote.json) kf_cli__json_print(stdout, kf_cli__json_campaign(g));
+  else kf_cli__print_results(stdout, cli, g);
+  kf_rpc_free((ProtobufCMessage *)g);
+  return KF_EXIT_OK;
+}
+
+static int do_watch(kf_rpc_client *cli, const char *cmd, camp_opts *o,
+                    int64_t id) {
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  Kernelfleet__GetCampaignResponse *last = NULL;
+  int rc = kf_cli__watch(cli, cmd, id, false, &interrupted, &last);
+  kf_rpc_free((ProtobufCMessage *)last);
+  if (rc == KF_EXIT_INTERRUPT)
+    fprintf(stderr, "%s: stopped watching; campaign %lld goes on\n", cmd,
+            (long long)id);
+  if (rc) return rc;
+  Kernelfleet__GetCampaignResponse *g = NULL;
+  rc = kf_cli__get_campaign(cli, cmd, id, (uint32_t)o->top, &g);
+  if (rc) return rc;
+  if (o->remote.json) kf_cli__json_print(stdout, kf_cli__json_campaign(g));
+  else kf_cli__print_results(stdout, cli, g);
+  rc = kf_cli__campaign_won(g->status) ? KF_EXIT_OK : KF_EXIT_FAIL;
+  kf_rpc_free((ProtobufCMessage *)g);
+  return rc;
+}
+
+static int do_best(kf_rpc_client *cli, const char *cmd, camp_opts *o,
+                   int64_t id) {
+  Kernelfleet__GetCampaignResponse *g = NULL;
+  Kernelfleet__GetBestResponse *b = NULL;
+  int rc = kf_cli__get_campaign(cli, cmd, id, 0, &g);
+  if (!rc) rc = kf_cli__get_best(cli, cmd, id, false, &b);
+  char *text = NULL;
+  if (!rc) {
+    text = kf_cli__best_file_text(b, g->status->campaign);
+    if (!text) rc = KF_EXIT_FAIL;
+  }
+  if (!rc && o->out) rc = kf_cli__write_file(o->out, text, cmd);
+  if (!rc) {
+    if (o->remote.json) {
+      cJSON *j = kf_cli__json_best(b);
+      cJSON_AddNumberToObject(j, "campaign_id", (double)id);
+      cJSON_AddStringToObject(j, "problem", g->status->campaign->problem);
+      if (o->out) cJSON_AddStringToObject(j, "best_file", o->out);
+      else cJSON_AddNullToObject(j, "best_file");
+      kf_cli__json_print(stdout, j);
+    } else if (o->out) {
+      printf("%s: candidate %lld, %.2fx over the reference\n", o->out,
+             (long long)b->best->candidate_id, b->best->speedup);
+    } else {
+      fputs(text, stdout);
+    }
+  }
+  free(text);
+  kf_rpc_free((ProtobufCMessage *)b);
+  kf_rpc_free((ProtobufCMessage *)g);
+  return rc;
+}
+
+static int do_export(kf_rpc_client *cli, const char *cmd, camp_opts *o,
+                     int64_t id) {
+  Kernelfleet__GetCampaignResponse *g = NULL;
+  int rc = kf_cli__get_campaign(cli, cmd, id, 0, &g);
+  if (rc) return rc;
+  /* No paging in the contract: ask for everything there is, with room for
+   * what finishes meanwhile. */
+  uint64_t want = (uint64_t)g->status->evals_done + g->status->evals_running +
+                  1000;
+  uint32_t done = g->status->evals_done;
+  kf_rpc_free((ProtobufCMessage *)g);
+  Kernelfleet__ListEvaluationsRequest req =
+      KERNELFLEET__LIST_EVALUATIONS_REQUEST__INIT;
+  req.campaign_id = id;
+  req.limit = want > UINT32_MAX ? UINT32_MAX : (uint32_t)want;
+  ProtobufCMessage *resp = NULL;
+  rc = kf_cli__call(cli, cmd, "ListEvaluations", &req.base,
+                    &kernelfleet__list_evaluations_response__descriptor, 120000,
+                    &resp);
+  if (rc) return rc;
+  const Kernelfleet__ListEvaluationsResponse *l = (const void *)resp;
+  FILE *f = stdout;
+  char tmp[4096] = "";
+  if (o->out) {
+    snprintf(tmp, sizeof tmp, "%s.tmp", o->out);
+    f = fopen(tmp, "w");
+    if (!f) {
+      fprintf(stderr, "%s: cannot write %s: %m\n", cmd, tmp);
+      kf_rpc_free(resp);
+      return KF_EXIT_FAIL;
+    }
+  }
+  for (size_t i = 0; i < l->n_evaluations; i++)
+    kf_cli__json_print(f, kf_cli__json_eval(l->evaluations[i]));
+  if (o->out) {
+    if (fclose(f) || rename(tmp, o->out)) {
+      fprintf(stderr, "%s: cannot write %s: %m\n", cmd, o->out);
+      unlink(tmp);
+      rc = KF_EXIT_FAIL;
+    } else {
+      fprintf(stderr, "%s: %zu evaluations written to %s\n", cmd,
+              l->n_evaluations, o->out);
+    }
+  }
+  if (l->n_evaluations < done)
+    fprintf(stderr, "%s: warning: the coordinator returned %zu of %u "
+                    "evaluations\n", cmd, l->n_evaluations, done);
+  kf_rpc_free(resp);
+  return rc;
+}
+
+static int do_stop(kf_rpc_client *cli, const char *cmd, camp_opts *o,
+                   int64_t id) {
+  Kernelfleet__StopCampaignRequest req =
+      KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
+  req.campaign_id = id;
+  ProtobufCMessage *resp = NULL;
+  int rc = kf_cli__call(cli, cmd, "StopCampaign", &req.base,
+                        &kernelfleet__stop_campaign_response__descriptor,
+                        30000, &resp);
+  kf_rpc_free(resp);
+  if (rc) return rc;
+  if (o->remote.json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "campaign_id", (double)id);
+    cJSON_AddBoolToObject(j, "stopped", true);
+    kf_cli__json_print(stdout, j);
+  } else {
+    printf("campaign %lld stopped\n", (long long)id);
+  }
+  return KF_EXIT_OK;
+}
+
+int kf_cli_campaign(int argc, char **argv) {
+  if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") ||
+      !strcmp(argv[0], "help")) {
+    usage(argc < 1 ? stderr : stdout);
+    return argc < 1 ? KF_EXIT_USAGE : KF_EXIT_OK;
+  }
+  static const char *const actions[] = {"submit", "status", "watch",
+                                        "best",   "export", "stop"};
+  int act = -1;
+  for (int i = 0; i < (int)(sizeof actions / sizeof *actions); i++)
+    if (!strcmp(argv[0], actions[i])) act = i;
+  if (act < 0) {
+    fprintf(stderr, "kf campaign: unknown action '%s'\n", argv[0]);
+    usage(stderr);
+    return KF_EXIT_USAGE;
+  }
+  char cmd[48];
+  snprintf(cmd, sizeof cmd, "kf campaign %s", actions[act]);
+  camp_opts o = {.top = 5};
+  kf_cli__remote_init(&o.remote);
+  int rc = parse(argc - 1, argv + 1, cmd, &o);
+  if (rc) return rc < 0 ? KF_EXIT_OK : rc;
+  if (o.budget_given && act != 0) {
+    fprintf(stderr, "%s: budget options belong to `kf campaign submit`\n",
+            cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (o.out && act != 3 && act != 4) {
+    fprintf(stderr, "%s: --out belongs to best and export\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (o.nargs > 1) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, o.args[1]);
+    return KF_EXIT_USAGE;
+  }
+  int64_t id = 0;
+  if (act == 0) {
+    if (!o.nargs) {
+      fprintf(stderr, "%s: PROBLEM_DIR is required\n", cmd);
+      return KF_EXIT_USAGE;
+    }
+    if (!o.budget.evals) o.budget.evals = 60;
+    if (!o.budget.seconds) o.budget.seconds = 600;
+  } else if ((rc = parse_id(o.nargs ? o.args[0] : NULL, cmd, &id))) {
+    return rc;
+  }
+  kf_rpc_client *cli = NULL;
+  rc = kf_cli__open(&o.remote, cmd, &cli);
+  if (rc) return rc;
+  switch (act) {
+  case 0: rc = do_submit(cli, cmd, &o); break;
+  case 1: rc = do_status(cli, cmd, &o, id); break;
+  case 2: rc = do_watch(cli, cmd, &o, id); break;
+  case 3: rc = do_best(cli, cmd, &o, id); break;
+  case 4: rc = do_export(cli, cmd, &o, id); break;
+  default: rc = do_stop(cli, cmd, &o, id); break;
+  }
+  kf_rpc_client_close(cli);
+  return rc;
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/cli_common.c -- plumbing the remote subcommands share: argv for
+ * getopt_long, where the coordinator is, the one error policy for rpc
+ * failures (message + exit code), the campaign budget options, and turning
+ * a problem directory into a CreateCampaign request.
+ *
+ * Error policy: every failure is reported once, here, as "CMD: what:
+ * reason", and becomes an exit code of cli.h; callers only pass the code
+ * on.  UNIMPLEMENTED from the coordinator (a server that predates an rpc)
+ * gets a hint instead of a bare "internal error".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_internal.h"
+#include "err.h"
+#include "spec.h"
+#include "util.h"
+
+char **kf_cli__shift_argv(int argc, char **argv, const char *name) {
+  char **av = calloc((size_t)argc + 2, sizeof *av);
+  if (!av) return NULL;
+  av[0] = (char *)name;
+  for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+  return av;
+}
+
+void kf_cli__remote_init(kf_cli__remote *r) {
+  r->target = kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070");
+  r->token = kf_getenv_or("KF_TOKEN", NULL);
+  r->json = false;
+}
+
+int kf_cli__open(const kf_cli__remote *r, const char *cmd,
+                 kf_rpc_client **cli) {
+  char err[512];
+  if (!r->token || !*r->token) {
+    fprintf(stderr, "%s: no token: pass --token or set KF_TOKEN\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (kf_rpc_client_open(NULL, r->target, r->token, 64u << 20, cli, err,
+                         sizeof err)) {
+    fprintf(stderr, "%s: coordinator %s: %s\n", cmd, r->target, err);
+    return KF_EXIT_UNAVAIL;
+  }
+  return 0;
+}
+
+int kf_cli__exit_for(int rc) {
+  switch (rc) {
+  case 0: return KF_EXIT_OK;
+  case KF_EUNAVAIL:
+  case KF_ETIMEDOUT: return KF_EXIT_UNAVAIL;
+  case KF_EINVAL:
+  case KF_EAUTH:
+  case KF_EPROTO:
+  case KF_ENOTFOUND:
+  case KF_ESPEC: return KF_EXIT_USAGE;
+  default: return KF_EXIT_FAIL;
+  }
+}
+
+int kf_cli__report(const char *cmd, const char *method, int rc,
+                   const char *err) {
+  if (rc == KF_EINTERNAL && strstr(err, "unknown method")) {
+    fprintf(stderr,
+            "%s: the coordinator does not serve %s (it predates campaigns);\n"
+            "  run a kf-coordinator from the same build as this kf\n",
+            cmd, method);
+    return KF_EXIT_UNAVAIL;
+  }
+  if (rc == KF_EUNAVAIL || rc == KF_ETIMEDOUT)
+    fprintf(stderr, "%s: %s: coordinator unreachable: %s\n", cmd, method, err);
+  else if (rc == KF_EAUTH)
+    fprintf(stderr, "%s: %s: the coordinator refused the token (%s)\n", cmd,
+            method, err);
+  else
+    fprintf(stderr, "%s: %s: %s: %s\n", cmd, method, kf_strerror(rc), err);
+  return kf_cli__exit_for(rc);
+}
+
+int kf_cli__call(kf_rpc_client *cli, const char *cmd, const char *method,
+                 const ProtobufCMessage *req,
+                 const ProtobufCMessageDescriptor *resp_type, int timeout_ms,
+                 ProtobufCMessage **resp) {
+  char path[128], err[1024];
+  snprintf(path, sizeof path, "/kernelfleet.Coordinator/%s", method);
+  *resp = NULL;
+  int rc = kf_rpc_client_call_sync(cli, path, req, resp_type, timeout_ms, resp,
+                                   err, sizeof err);
+  return rc ? kf_cli__report(cmd, method, rc, err) : 0;
+}
+
+/* ------------------------------------------------------------ budget -- */
+
+static int parse_u32(const char *arg, uint64_t lo, uint64_t hi, uint32_t *out,
+                     const char *opt, const char *cmd) {
+  uint64_t v;
+  if (kf_parse_u64(arg, &v) || v < lo || v > hi) {
+    fprintf(stderr, "%s: %s '%s': expected %llu..%llu\n", cmd, opt, arg,
+            (unsigned long long)lo, (unsigned long long)hi);
+    return KF_EXIT_USAGE;
+  }
+  *out = (uint32_t)v;
+  return 0;
+}
+
+int kf_cli__budget_opt(kf_cli__budget *b, int c, const char *arg,
+                       const char *cmd) {
+  uint32_t v;
+  switch (c) {
+  case 0x100: return parse_u32(arg, 1, 1000000, &b->evals, "--evals", cmd);
+  case 0x101:
+    if (parse_u32(arg, 1, 10080, &v, "--minutes", cmd)) return KF_EXIT_USAGE;
+    b->seconds = v * 60;
+    return 0;
+  case 0x102:
+    return parse_u32(arg, 1, 10000, &b->population, "--population", cmd);
+  case 0x103:
+    if (kf_parse_u64(arg, &b->seed)) {
+      fprintf(stderr, "%s: --seed '%s': expected an integer\n", cmd, arg);
+      return KF_EXIT_USAGE;
+    }
+    return 0;
+  case 0x104: return parse_u32(arg, 1, 1000000, &b->plateau, "--plateau", cmd);
+  case 0x105: {
+    char *end;
+    double f = strtod(arg, &end);
+    if (end == arg || *end || !(f > 0.0 && f <= 1.0)) {
+      fprintf(stderr, "%s: --target-roofline '%s': expected 0 < F <= 1\n",
+              cmd, arg);
+      return KF_EXIT_USAGE;
+    }
+    b->target_roofline = f;
+    return 0;
+  }
+  case 0x106: b->name = arg; return 0;
+  default: return KF_EXIT_USAGE;
+  }
+}
+
+/* ----------------------------------------------------------- problem -- */
+
+int kf_cli__load_problem(const char *dir, const char *cmd, kf_spec **out) {
+  char err[1024];
+  int rc = kf_spec_load_dir(dir, out, err, sizeof err);
+  if (rc == 0) return 0;
+  (void)dir; /* the spec module's text names the file */
+  fprintf(stderr, "%s: %s\n", cmd, err);
+  return rc == KF_ENOMEM ? KF_EXIT_FAIL : KF_EXIT_USAGE;
+}
+
+static Kernelfleet__DeviceKind backend_kind(const char *backend) {
+  if (!strcmp(backend, "cuda")) return KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
+  if (!strcmp(backend, "cpu")) return KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  return KERNELFLEET__DEVICE_KIND__DEVICE_KIND_UNSPECIFIED;
+}
+
+int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
+                            const kf_spec *s, const kf_cli__budget *b,
+                            int64_t *id) {
+  /* One block for every array the request points into; the strings stay
+   * the spec's. */
+  int nt = s->n_templates;
+  Kernelfleet__TemplateSource tmpl[KF_SPEC_MAX_TEMPLATES];
+  Kernelfleet__TemplateSource *tmpl_p[KF_SPEC_MAX_TEMPLATES];
+  Kernelfleet__KnobSpace knob[KF_SPEC_MAX_TEMPLATES][KF_SPEC_MAX_KNOBS];
+  Kernelfleet__KnobSpace *knob_p[KF_SPEC_MAX_TEMPLATES][KF_SPEC_MAX_KNOBS];
+  char *vals[KF_SPEC_MAX_TEMPLATES][KF_SPEC_MAX_KNOBS][KF_SPEC_MAX_KNOB_VALUES];
+  for (int t = 0; t < nt; t++) {
+    const kf_spec_template *st = &s->templates[t];
+    kernelfleet__template_source__init(&tmpl[t]);
+    tmpl[t].name = (char *)st->name;
+    tmpl[t].file = (char *)st->file;
+    tmpl[t].source = st->source ? st->source : "";
+    for (int k = 0; k < st->n_knobs; k++) {
+      kernelfleet__knob_space__init(&knob[t][k]);
+      knob[t][k].name = (char *)st->knobs[k].name;
+      for (int v = 0; v < st->knobs[k].n_values; v++)
+        vals[t][k][v] = (char *)st->knobs[k].values[v];
+      knob[t][k].values = vals[t][k];
+      knob[t][k].n_values = (size_t)st->knobs[k].n_values;
+      knob_p[t][k] = &knob[t][k];
+    }
+    tmpl[t].knobs = knob_p[t];
+    tmpl[t].n_knobs = (size_t)st->n_knobs;
+    tmpl_p[t] = &tmpl[t];
+  }
+  Kernelfleet__CreateCampaignRequest req =
+      KERNELFLEET__CREATE_CAMPAIGN_REQUEST__INIT;
+  req.name = (char *)(b->name ? b->name : s->name);
+  req.problem = (char *)s->name;
+  req.spec_json.data = (uint8_t *)s->json;
+  req.spec_json.len = s->json_len;
+  req.reference_source = s->reference_source ? s->reference_source : "";
+  req.templates = tmpl_p;
+  req.n_templates = (size_t)nt;
+  req.backend = backend_kind(s->backend);
+  req.language = req.backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA
+                     ? "cuda" : "c";
+  req.budget_evals = b->evals;
+  req.budget_seconds = b->seconds;
+  req.population = b->population;
+  req.plateau_evals = b->plateau;
+  req.target_roofline = b->target_roofline;
+  req.search_seed = b->seed;
+  ProtobufCMessage *resp = NULL;
+  int rc = kf_cli__call(cli, cmd, "CreateCampaign", &req.base,
+                        &kernelfleet__create_campaign_response__descriptor,
+                        60000, &resp);
+  if (rc) return rc;
+  *id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
+  kf_rpc_free(resp);
+  if (*id <= 0) {
+    fprintf(stderr, "%s: CreateCampaign: the coordinator returned no id\n",
+            cmd);
+    return KF_EXIT_FAIL;
+  }
+  return 0;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/cli_internal.h -- what the kf subcommands share with each other and
+ * nothing else: option plumbing, the rpc error policy, the local cluster
+ * (cli_local.c) and the campaign views (cli_watch.c).
+ *
+ * Everything here runs on the CLI's one thread; rpc calls are the blocking
+ * *_sync kind.  Functions that print say so; functions returning "an exit
+ * code" return one of the KF_EXIT_* values of cli.h and have already told
+ * the user why on stderr.
+ */
+#ifndef KF_CLI_INTERNAL_H
+#define KF_CLI_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "kernelfleet.pb-c.h"
+#include "rpc.h"
+
+struct kf_spec;
+
+/* ------------------------------------------------------------ options -- */
+
+/* argv with a program name in front, for getopt_long (which skips argv[0]).
+ * malloc'd; NULL on ENOMEM.  The strings stay argv's. */
+char **kf_cli__shift_argv(int argc, char **argv, const char *name);
+
+/* Where a remote command talks to. */
+typedef struct {
+  const char *target; /* "host:port"; $KF_COORDINATOR, else 127.0.0.1:7070 */
+  const char *token;  /* bearer token; $KF_TOKEN */
+  bool json;          /* machine-readable output */
+} kf_cli__remote;
+
+/* Fills r from the environment. */
+void kf_cli__remote_init(kf_cli__remote *r);
+
+/* Opens a client to r->target.  Returns 0 or an exit code (no token:
+ * usage; cannot open: unavailable).  cmd names the command in messages. */
+int kf_cli__open(const kf_cli__remote *r, const char *cmd,
+                 kf_rpc_client **cli);
+
+/* Exit code for a KF_E* code that came back from an rpc. */
+int kf_cli__exit_for(int kf_err);
+
+/* Prints why rpc `method` failed with KF_E* rc and server text err (with a
+ * hint for unknown methods, unreachable coordinators and bad tokens) and
+ * returns the exit code for it. */
+int kf_cli__report(const char *cmd, const char *method, int rc,
+                   const char *err);
+
+/* One blocking rpc with the CLI's error policy: on failure prints
+ * "CMD: WHAT: reason" (and a hint for unknown methods, unreachable
+ * coordinators and bad tokens) and returns an exit code; on success
+ * returns 0 with *resp for kf_rpc_free. */
+int kf_cli__call(kf_rpc_client *cli, const char *cmd, const char *method,
+                 const ProtobufCMessage *req,
+                 const ProtobufCMessageDescriptor *resp_type, int timeout_ms,
+                 ProtobufCMessage **resp);
+
+/* ------------------------------------------------------ local cluster -- */
+
+#define KF_CLI__MAX_WORKERS 64
+
+/* A private PostgreSQL, one kf-coordinator and N kf-workers, all children
+ * of this process (kf-coordinator and kf-worker are found next to the kf
+ * binary).  Children run in their own process group, so a ^C at the
+ * terminal reaches only kf, which then stops them in order (workers,
+ * coordinator, PostgreSQL); they also get SIGTERM if kf dies. */
+typedef struct {
+  char dir[512];         /* state: pg/, *.log, coordinator.port */
+  char pgdir[600];       /* dir/pg */
+  char conninfo[1024];   /* libpq conninfo of the private server */
+  char token[48];        /* fresh per start */
+  char target[64];       /* "127.0.0.1:PORT" of the coordinator */
+  pid_t coord;           /* 0: not running */
+  pid_t workers[KF_CLI__MAX_WORKERS];
+  int n_workers;
+  bool pg_up;
+  bool quiet;            /* no "  postgresql  up" lines */
+} kf_cli__local;
+
+typedef struct {
+  const char *dir;        /* created if missing */
+  int workers;            /* 1..KF_CLI__MAX_WORKERS */
+  int slots;              /* per worker; 0: the worker's default */
+  bool cuda_per_device;   /* worker i sees only GPU i (CUDA_VISIBLE_DEVICES) */
+  const char *cmd;        /* for messages: "kf run", "kf cluster" */
+  bool quiet;
+  volatile sig_atomic_t *interrupted; /* checked while waiting; may be NULL */
+} kf_cli__local_opts;
+
+/* Starts everything; returns 0 or an exit code (with the reason printed).
+ * On failure whatever did start is stopped again. */
+int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o);
+
+/* Stops workers, coordinator and PostgreSQL ("fast"): SIGTERM, SIGKILL
+ * after 10 s.  Safe on a partly started or zeroed struct. */
+void kf_cli__local_stop(kf_cli__local *l);
+
+/* mkdir -p, mode 0755 (PostgreSQL may run as another user and must be
+ * able to enter every level).  0 or -1 with errno. */
+int kf_cli__mkdirs(const char *path);
+
+/* Directory holding this executable. */
+void kf_cli__bin_dir(char *out, size_t len);
+
+/* Number of NVIDIA GPUs this machine shows (/dev/nvidiaN); 0 if none. */
+int kf_cli__count_gpus(void);
+
+/* -------------------------------------------------- campaign requests -- */
+
+/* Search budget and knobs of a new campaign; zero fields take the
+ * coordinator's defaults. */
+typedef struct {
+  const char *name;       /* NULL: "<problem>" */
+  uint32_t evals;
+  uint32_t seconds;
+  uint32_t population;
+  uint32_t plateau;
+  double target_roofline;
+  uint64_t seed;
+} kf_cli__budget;
+
+/* getopt_long entries for the budget options, values 0x100..0x1ff. */
+#define KF_CLI__BUDGET_OPTIONS                                                \
+  {"evals", required_argument, 0, 0x100},                                     \
+  {"minutes", required_argument, 0, 0x101},                                   \
+  {"population", required_argument, 0, 0x102},                                \
+  {"seed", required_argument, 0, 0x103},                                      \
+  {"plateau", required_argument, 0, 0x104},                                   \
+  {"target-roofline", required_argument, 0, 0x105},                           \
+  {"name", required_argument, 0, 0x106}
+
+/* Help text for those options. */
+#define KF_CLI__BUDGET_HELP                                                   \
+  "  --evals N             evaluations to run                  [60]\n"       \
+  "  --minutes M           wall-clock budget                   [10]\n"       \
+  "  --population N        candidates per generation           [16]\n"       \
+  "  --seed N              search seed (harness seeds stay secret)\n"        \
+  "  --plateau N           stop after N evaluations without gain [60]\n"     \
+  "  --target-roofline F   stop at this fraction of the floor  [0.95]\n"     \
+  "  --name TEXT           campaign name                       [problem]\n"
+
+/* Applies option c (0x100..0x1ff) to b.  Returns 0, or prints why optarg
+ * is bad and returns KF_EXIT_USAGE. */
+int kf_cli__budget_opt(kf_cli__budget *b, int c, const char *arg,
+                       const char *cmd);
+
+/* Loads PROBLEM_DIR with kf_spec_load_dir.  On a bad spec prints
+ * "CMD: file: field: reason" and returns KF_EXIT_USAGE. */
+int kf_cli__load_problem(const char *dir, const char *cmd,
+                         struct kf_spec **out);
+
+/* Sends CreateCampaign for spec with budget b; *id is the new campaign.
+ * Returns 0 or an exit code. */
+int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
+                            const struct kf_spec *spec,
+                            const kf_cli__budget *b, int64_t *id);
+
+/* ------------------------------------------------------ campaign views -- */
+
+/* GetCampaign with the top `top` evaluations.  Returns 0 or an exit code;
+ * a campaign the coordinator does not know is KF_EXIT_USAGE. */
+int kf_cli__get_campaign(kf_rpc_client *cli, const char *cmd, int64_t id,
+                         uint32_t top, Kernelfleet__GetCampaignResponse **out);
+
+/* true once the campaign has ended (state not "running"). */
+bool kf_cli__campaign_ended(const Kernelfleet__CampaignStatus *st);
+
+/* true when the campaign found a verified kernel faster than the
+ * reference. */
+bool kf_cli__campaign_won(const Kernelfleet__CampaignStatus *st);
+
+/* Polls GetCampaign every ~500 ms until the campaign ends or *interrupted
+ * is set, drawing a live progress line on stderr when it is a terminal
+ * (plain lines every 10 s otherwise; nothing when quiet).  Transient rpc
+ * failures are retried for up to two minutes.  On return 0 *last holds the
+ * last status (ask again for the top list); KF_EXIT_INTERRUPT when
+ * interrupted (*last may still be set); another exit code on failure. */
+int kf_cli__watch(kf_rpc_client *cli, const char *cmd, int64_t id,
+                  bool quiet, volatile sig_atomic_t *interrupted,
+                  Kernelfleet__GetCampaignResponse **last);
+
+/* Prints the status block (state, evaluations, best, outcomes) to f. */
+void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st);
+
+/* Prints the closing results table: top evaluations and failures by
+ * outcome with example reasons (from ListEvaluations failures_only). */
+void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
+                           const Kernelfleet__GetCampaignResponse *g);
+
+/* Fetches the best kernel (GetBest).  Returns 0, KF_EXIT_FAIL when the
+ * campaign has none yet (with a message unless quiet), or an exit code. */
+int kf_cli__get_best(kf_rpc_client *cli, const char *cmd, int64_t id,
+                     bool quiet, Kernelfleet__GetBestResponse **out);
+
+/* The best kernel as a standalone source file: a header comment recording
+ * campaign, candidate, device class, times and speedup, the knobs as
+ * #defines, then the source.  malloc'd; NULL on ENOMEM. */
+char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *b,
+                             const Kernelfleet__Campaign *c);
+
+/* Default output path: "./<problem>.best.c" or ".cu". */
+void kf_cli__best_default_path(char *out, size_t len, const char *problem,
+                               const char *language);
+
+/* Writes text to path (atomically: temp file + rename).  Returns 0 or
+ * prints why and returns KF_EXIT_FAIL. */
+int kf_cli__write_file(const char *path, const char *text, const char *cmd);
+
+/* JSON views (cJSON trees; caller frees with cJSON_Delete). */
+struct cJSON *kf_cli__json_status(const Kernelfleet__CampaignStatus *st);
+struct cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e);
+struct cJSON *kf_cli__json_campaign(const Kernelfleet__GetCampaignResponse *g);
+struct cJSON *kf_cli__json_best(const Kernelfleet__GetBestResponse *b);
+
+/* Adds "best" (kf_cli__json_best, or null) and "best_file" (path, or null
+ * when empty) to j. */
+void kf_cli__json_add_best(struct cJSON *j,
+                           const Kernelfleet__GetBestResponse *b,
+                           const char *path);
+
+/* Prints j on one line to f and frees it. */
+void kf_cli__json_print(FILE *f, struct cJSON *j);
+
+/* Outcome's short name ("ok", "wrong_answer"); "unspecified" for 0. */
+const char *kf_cli__outcome(int outcome);
+
+#endif

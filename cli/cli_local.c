@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/cli_local.c -- a whole local cluster as children of the kf process:
+ * the private PostgreSQL (db/pglocal.h), one kf-coordinator on a free
+ * loopback port with a fresh token, and N kf-workers.  Used by `kf run`
+ * and `kf cluster`.
+ *
+ * Children are started with fork+exec (no threads exist yet at that
+ * point: the rpc client is opened afterwards), each in its own process
+ * group so that a ^C typed at the terminal reaches kf alone, and with
+ * PR_SET_PDEATHSIG so that they get SIGTERM if kf itself is killed.  kf
+ * then stops them in order: workers first (they finish or hand back their
+ * leases), the coordinator, PostgreSQL last.  Their stderr goes to
+ * DIR/<name>.log.
+ *
+ * What this does not do: supervise.  A child that dies is noticed only by
+ * what stops working (the caller's rpc calls).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_internal.h"
+#include "err.h"
+#include "pglocal.h"
+#include "util.h"
+
+extern char **environ;
+
+void kf_cli__bin_dir(char *out, size_t len) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) {
+    kf_strlcpy(out, ".", len);
+    return;
+  }
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = '\0';
+  kf_strlcpy(out, exe, len);
+}
+
+int kf_cli__count_gpus(void) {
+  DIR *d = opendir("/dev");
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *p = e->d_name;
+    if (strncmp(p, "nvidia", 6) || !p[6]) continue;
+    p += 6;
+    while (*p >= '0' && *p <= '9') p++;
+    if (!*p) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* fork+exec argv[0] with stderr (and stdout) appended to log and, when
+ * extra_env is set ("NAME=value"), one more environment variable.  Returns
+ * the pid or -1 with the reason printed. */
+static pid_t spawn(char *const argv[], const char *log, const char *extra_env,
+                   const char *cmd) {
+  /* Everything the child needs is prepared before fork: after it, only
+   * async-signal-safe calls. */
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **envp = calloc(n + 2, sizeof *envp);
+  if (!envp) return -1;
+  memcpy(envp, environ, n * sizeof *envp);
+  if (extra_env) envp[n] = (char *)extra_env;
+  int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (logfd < 0) {
+    fprintf(stderr, "%s: %s: %s\n", cmd, log, strerror(errno));
+    free(envp);
+    return -1;
+  }
+  int pipefd[2]; /* exec failure comes back as an errno on this pipe */
+  if (pipe2(pipefd, O_CLOEXEC)) {
+    close(logfd);
+    free(envp);
+    return -1;
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(logfd, 1);
+    dup2(logfd, 2);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    execve(argv[0], argv, envp);
+    int e = errno;
+    ssize_t w = write(pipefd[1], &e, sizeof e);
+    (void)w;
+    _exit(127);
+  }
+  int saved = errno;
+  close(pipefd[1]);
+  close(logfd);
+  free(envp);
+  if (pid < 0) {
+    close(pipefd[0]);
+    fprintf(stderr, "%s: fork: %s\n", cmd, strerror(saved));
+    return -1;
+  }
+  int e = 0;
+  ssize_t r;
+  do r = read(pipefd[0], &e, sizeof e); while (r < 0 && errno == EINTR);
+  close(pipefd[0]);
+  if (r == (ssize_t)sizeof e) {
+    waitpid(pid, NULL, 0);
+    fprintf(stderr, "%s: cannot start %s: %s\n", cmd, argv[0], strerror(e));
+    return -1;
+  }
+  return pid;
+}
+
+static void stop_child(pid_t pid, const char *what, const char *cmd) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 100; i++) { /* 10 s grace, then SIGKILL */
+    int st;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) {
+      if (r == pid &&
+          (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0)))
+        fprintf(stderr, "%s: %s exited with %s %d\n", cmd, what,
+                WIFSIGNALED(st) ? "signal" : "status",
+                WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+      return;
+    }
+    usleep(100000);
+  }
+  fprintf(stderr, "%s: %s ignored SIGTERM for 10 s; killing it\n", cmd, what);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
+int kf_cli__mkdirs(const char *path) {
+  char buf[PATH_MAX];
+  kf_strlcpy(buf, path, sizeof buf);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0755) && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  if (mkdir(buf, 0755) && errno != EEXIST) return -1;
+  return 0;
+}
+
+static void make_token(char *out, size_t len) {
+  unsigned char raw[16] = {0};
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, raw, sizeof raw) : -1;
+  if (fd >= 0) close(fd);
+  if (n != (ssize_t)sizeof raw) { /* no urandom: weak, but still per run */
+    uint64_t t = kf_now_ns() ^ ((uint64_t)getpid() << 32);
+    memcpy(raw, &t, sizeof t);
+  }
+  char *p = out;
+  p += snprintf(p, len, "kf-");
+  for (size_t i = 0; i < sizeof raw && (size_t)(p - out) + 3 <= len; i++)
+    p += snprintf(p, len - (size_t)(p - out), "%02x", raw[i]);
+}
+
+int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
+  memset(l, 0, sizeof *l);
+  l->quiet = o->quiet;
+  const char *cmd = o->cmd;
+  kf_strlcpy(l->dir, o->dir, sizeof l->dir);
+  if (kf_cli__mkdirs(l->dir)) {
+    fprintf(stderr, "%s: cannot create %s: %s\n", cmd, l->dir,
+            strerror(errno));
+    return KF_EXIT_USAGE;
+  }
+  snprintf(l->pgdir, sizeof l->pgdir, "%s/pg", l->dir);
+  char err[2048];
+  if (kf_pglocal_start(l->pgdir, l->conninfo, sizeof l->conninfo, err,
+                       sizeof err)) {
+    fprintf(stderr, "%s: PostgreSQL in %s: %s\n", cmd, l->pgdir, err);
+    return KF_EXIT_UNAVAIL;
+  }
+  l->pg_up = true;
+  if (!l->quiet) fprintf(stderr, "  postgresql  up (socket %s/sock)\n", l->pgdir);
+
+  char bin[PATH_MAX], coord_bin[PATH_MAX + 32], worker_bin[PATH_MAX + 32];
+  char portfile[600], log[600];
+  kf_cli__bin_dir(bin, sizeof bin);
+  snprintf(coord_bin, sizeof coord_bin, "%s/kf-coordinator", bin);
+  snprintf(worker_bin, sizeof worker_bin, "%s/kf-worker", bin);
+  snprintf(portfile, sizeof portfile, "%s/coordinator.port", l->dir);
+  snprintf(log, sizeof log, "%s/coordinator.log", l->dir);
+  unlink(portfile);
+  make_token(l->token, sizeof l->token);
+  char *cargv[] = {coord_bin, "--db", l->conninfo, "--listen", "127.0.0.1:0",
+                   "--token", l->token, "--port-file", portfile, NULL};
+  l->coord = spawn(cargv, log, NULL, cmd);
+  if (l->coord < 0) {
+    l->coord = 0;
+    kf_cli__local_stop(l);
+    return KF_EXIT_FAIL;
+  }
+  int port = 0;
+  for (int i = 0; i < 600 && !port; i++) { /* 60 s */
+    if (o->interrupted && *o->interrupted) break;
+    FILE *f = fopen(portfile, "r");
+    if (f) {
+      if (fscanf(f, "%d", &port) != 1) port = 0;
+      fclose(f);
+    }
+    if (port) break;
+    if (waitpid(l->coord, NULL, WNOHANG) == l->coord) {
+      fprintf(stderr, "%s: kf-coordinator exited at start; see %s\n", cmd,
+              log);
+      l->coord = 0;
+      kf_cli__local_stop(l);
+      return KF_EXIT_UNAVAIL;
+    }
+    usleep(100000);
+  }
+  if (!port) {
+    if (!(o->interrupted && *o->interrupted))
+      fprintf(stderr, "%s: kf-coordinator did not start; see %s\n", cmd, log);
+    kf_cli__local_stop(l);
+    return o->interrupted && *o->interrupted ? KF_EXIT_INTERRUPT
+                                             : KF_EXIT_UNAVAIL;
+  }
+  snprintf(l->target, sizeof l->target, "127.0.0.1:%d", port);
+  if (!l->quiet)
+    fprintf(stderr, "  coordinator up (%s, pid %d)\n", l->target, (int)l->coord);
+
+  int nw = o->workers < 1 ? 1 : o->workers;
+  if (nw > KF_CLI__MAX_WORKERS) nw = KF_CLI__MAX_WORKERS;
+  for (int i = 0; i < nw; i++) {
+    char name[32], wlog[600], slots[16], env[64];
+    snprintf(name, sizeof name, "worker-%d", i + 1);
+    snprintf(wlog, sizeof wlog, "%s/%s.log", l->dir, name);
+    snprintf(slots, sizeof slots, "%d", o->slots);
+    snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
+    char *wargv[] = {worker_bin, "--coordinator", l->target, "--token",
+                     l->token, "--name", name,
+                     o->slots > 0 ? "--slots" : NULL, slots, NULL};
+    pid_t pid = spawn(wargv, wlog, o->cuda_per_device ? env : NULL, cmd);
+    if (pid < 0) {
+      kf_cli__local_stop(l);
+      return KF_EXIT_FAIL;
+    }
+    l->workers[l->n_workers++] = pid;
+    if (!l->quiet)
+      fprintf(stderr, "  %-11s up (pid %d)\n", name, (int)pid);
+  }
+  return 0;
+}
+
+void kf_cli__local_stop(kf_cli__local *l) {
+  const char *cmd = "kf";
+  for (int i = 0; i < l->n_workers; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "worker-%d", i + 1);
+    stop_child(l->workers[i], what, cmd);
+    l->workers[i] = 0;
+  }
+  l->n_workers = 0;
+  stop_child(l->coord, "kf-coordinator", cmd);
+  l->coord = 0;
+  if (l->pg_up) {
+    char err[2048];
+    if (kf_pglocal_stop(l->pgdir, "fast", err, sizeof err))
+      fprintf(stderr, "kf: stopping PostgreSQL: %s\n", err);
+    l->pg_up = false;
+  }
+}

@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/cli_watch.c -- how a campaign looks from the command line: the live
+ * progress line, the status block, the closing results table, the best
+ * kernel as a standalone source file, and the same facts as JSON.  `kf run`
+ * and `kf campaign` both draw through here, so the two never disagree.
+ *
+ * Polling, not streaming: the wire contract has unary calls only, so
+ * progress is GetCampaign every ~500 ms.  A coordinator that restarts
+ * while we watch (the campaign's state lives in PostgreSQL) costs a few
+ * "unreachable" polls, not the watch.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_internal.h"
+#include "err.h"
+#include "outcome.h"
+#include "util.h"
+
+#define POLL_MS 500
+#define PLAIN_EVERY_MS 10000  /* progress lines when stderr is no terminal */
+#define RETRY_FOR_MS 120000   /* keep polling an unreachable coordinator */
+
+const char *kf_cli__outcome(int outcome) {
+  const char *n = kf_outcome_name(outcome);
+  return n ? n : "unspecified";
+}
+
+/* ---------------------------------------------------------- formatting -- */
+
+static void fmt_ns(char *buf, size_t len, double ns) {
+  if (!(ns > 0)) snprintf(buf, len, "-");
+  else if (ns < 1e3) snprintf(buf, len, "%.0f ns", ns);
+  else if (ns < 1e6) snprintf(buf, len, "%.2f us", ns / 1e3);
+  else if (ns < 1e9) snprintf(buf, len, "%.2f ms", ns / 1e6);
+  else snprintf(buf, len, "%.2f s", ns / 1e9);
+}
+
+static void fmt_secs(char *buf, size_t len, double s) {
+  if (s < 0) s = 0;
+  unsigned long t = (unsigned long)(s + 0.5);
+  if (t >= 3600)
+    snprintf(buf, len, "%luh%02lum", t / 3600, t / 60 % 60);
+  else if (t >= 60)
+    snprintf(buf, len, "%lum%02lus", t / 60, t % 60);
+  else
+    snprintf(buf, len, "%lus", t);
+}
+
+static void fmt_knobs(char *buf, size_t len, Kernelfleet__Knob *const *k,
+                      size_t n) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && used + 1 < len; i++) {
+    int w = snprintf(buf + used, len - used, "%s%s=%s", i ? " " : "",
+                     k[i]->name, k[i]->value);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (!n) snprintf(buf, len, "-");
+}
+
+static void fmt_device(char *buf, size_t len,
+                       const Kernelfleet__DeviceClass *dc) {
+  if (!dc || dc->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_UNSPECIFIED) {
+    snprintf(buf, len, "-");
+  } else if (dc->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA) {
+    snprintf(buf, len, "cuda %s (sm_%u%u%s%s)", dc->model, dc->cc_major,
+             dc->cc_minor, *dc->isa ? ", " : "", dc->isa);
+  } else {
+    snprintf(buf, len, "cpu %s%s%s%s", dc->model, *dc->isa ? " (" : "",
+             dc->isa, *dc->isa ? ")" : "");
+  }
+}
+
+/* One line, at most max characters, newlines and tabs as spaces. */
+static void one_line(char *buf, size_t len, const char *s, size_t max) {
+  size_t i = 0;
+  for (; s && s[i] && i < max && i + 1 < len; i++)
+    buf[i] = (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') ? ' ' : s[i];
+  buf[i] = '\0';
+  if (s && s[i] && i + 4 < len && i >= 3) memcpy(buf + i - 3, "...", 4);
+}
+
+/* ------------------------------------------------------------- status -- */
+
+int kf_cli__get_campaign(kf_rpc_client *cli, const char *cmd, int64_t id,
+                         uint32_t top, Kernelfleet__GetCampaignResponse **out) {
+  Kernelfleet__GetCampaignRequest req = KERNELFLEET__GET_CAMPAIGN_REQUEST__INIT;
+  req.campaign_id = id;
+  req.top = top;
+  ProtobufCMessage *resp = NULL;
+  int rc = kf_cli__call(cli, cmd, "GetCampaign", &req.base,
+                        &kernelfleet__get_campaign_response__descriptor, 10000,
+                        &resp);
+  if (rc) return rc;
+  Kernelfleet__GetCampaignResponse *g = (void *)resp;
+  if (!g->status || !g->status->campaign) {
+    fprintf(stderr, "%s: GetCampaign: no campaign %lld in the answer\n", cmd,
+            (long long)id);
+    kf_rpc_free(resp);
+    return KF_EXIT_FAIL;
+  }
+  *out = g;
+  return 0;
+}
+
+bool kf_cli__campaign_ended(const Kernelfleet__CampaignStatus *st) {
+  return st && st->campaign && st->campaign->state &&
+         *st->campaign->state && strcmp(st->campaign->state, "running") != 0;
+}
+
+bool kf_cli__campaign_won(const Kernelfleet__CampaignStatus *st) {
+  return st && st->best_candidate_id > 0 && st->best_speedup > 1.0;
+}
+
+/* "12/60 evals, 2 running, best 1.84x (12.3 us, 42% roofline), 0m42s, ETA
+ * ~2m10s" */
+static void progress_text(char *buf, size_t len,
+                          const Kernelfleet__CampaignStatus *st) {
+  const Kernelfleet__Campaign *c = st->campaign;
+  double el = (double)st->elapsed_ms / 1000.0;
+  char elapsed[32], eta[48] = "", best[96] = "best -";
+  fmt_secs(elapsed, sizeof elapsed, el);
+  /* ETA: whichever budget runs out first, evaluations at the rate so far
+   * or wall-clock seconds. */
+  double left = -1;
+  if (c->budget_seconds) left = (double)c->budget_seconds - el;
+  if (c->budget_evals && st->evals_done > 0 && el > 0) {
+    double rate = st->evals_done / el;
+    double by_evals =
+        st->evals_done >= c->budget_evals
+            ? 0 : (double)(c->budget_evals - st->evals_done) / rate;
+    if (left < 0 || by_evals < left) left = by_evals;
+  }
+  if (left >= 0) {
+    char t[32];
+    fmt_secs(t, sizeof t, left);
+    snprintf(eta, sizeof eta, ", ETA ~%s", t);
+  }
+  if (st->best_candidate_id > 0) {
+    char t[32];
+    fmt_ns(t, sizeof t, st->best_time_ns);
+    if (st->roofline_fraction > 0)
+      snprintf(best, sizeof best, "best %.2fx (%s, %.0f%% of roofline)",
+               st->best_speedup, t, st->roofline_fraction * 100);
+    else
+      snprintf(best, sizeof best, "best %.2fx (%s)", st->best_speedup, t);
+  }
+  char budget[24] = "?";
+  if (c->budget_evals) snprintf(budget, sizeof budget, "%u", c->budget_evals);
+  snprintf(buf, len, "%u/%s evals, %u ok, %u running, %s, %s%s",
+           st->evals_done, budget, st->evals_ok, st->evals_running, best,
+           elapsed, eta);
+}
+
+static void sleep_ms_interruptible(int ms, volatile sig_atomic_t *stop) {
+  for (int t = 0; t < ms && !(stop && *stop); t += 50) {
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+}
+
+int kf_cli__watch(kf_rpc_client *cli, const char *cmd, int64_t id,
+                  bool quiet, volatile sig_atomic_t *interrupted,
+                  Kernelfleet__GetCampaignResponse **last) {
+  bool tty = !quiet && isatty(2);
+  uint64_t last_plain = 0, unreachable_since = 0;
+  uint32_t last_done = UINT32_MAX;
+  *last = NULL;
+  int rc = 0;
+  for (;;) {
+    if (interrupted && *interrupted) {
+      rc = KF_EXIT_INTERRUPT;
+      break;
+    }
+    Kernelfleet__GetCampaignRequest req =
+        KERNELFLEET__GET_CAMPAIGN_REQUEST__INIT;
+    req.campaign_id = id;
+    ProtobufCMessage *resp = NULL;
+    char err[1024], path[] = "/kernelfleet.Coordinator/GetCampaign";
+    int r = kf_rpc_client_call_sync(
+        cli, path, &req.base, &kernelfleet__get_campaign_response__descriptor,
+        10000, &resp, err, sizeof err);
+    if (r == KF_EUNAVAIL || r == KF_ETIMEDOUT) {
+      /* The coordinator may be restarting; the campaign is in the DB. */
+      uint64_t now = kf_now_ms();
+      if (!unreachable_since) {
+        unreachable_since = now;
+        if (!quiet)
+          fprintf(stderr, "%s%s: coordinator unreachable (%s); retrying\n",
+                  tty ? "\r\033[K" : "", cmd, err);
+      } else if (now - unreachable_since > RETRY_FOR_MS) {
+        fprintf(stderr, "%s: coordinator unreachable for %d s: %s\n", cmd,
+                RETRY_FOR_MS / 1000, err);
+        rc = KF_EXIT_UNAVAIL;
+        break;
+      }
+      sleep_ms_interruptible(1000, interrupted);
+      continue;
+    }
+    if (r) {
+      rc = kf_cli__report(cmd, "GetCampaign", r, err);
+      break;
+    }
+    unreachable_since = 0;
+    Kernelfleet__GetCampaignResponse *g = (void *)resp;
+    if (!g->status || !g->status->campaign) {
+      kf_rpc_free(resp);
+      fprintf(stderr, "%s: GetCampaign: no campaign %lld in the answer\n",
+              cmd, (long long)id);
+      rc = KF_EXIT_FAIL;
+      break;
+    }
+    kf_rpc_free((ProtobufCMessage *)*last);
+    *last = g;
+    const Kernelfleet__CampaignStatus *st = g->status;
+    bool ended = kf_cli__campaign_ended(st);
+    char line[320];
+    progress_text(line, sizeof line, st);
+    if (tty) {
+      fprintf(stderr, "\r\033[K  %s", line);
+      if (ended) fputc('\n', stderr);
+      fflush(stderr);
+    } else if (!quiet) {
+      uint64_t now = kf_now_ms();
+      if (ended || (st->evals_done != last_done &&
+                    now - last_plain >= PLAIN_EVERY_MS)) {
+        fprintf(stderr, "  %s\n", line);
+        last_plain = now;
+        last_done = st->evals_done;
+      }
+    }
+    if (ended) break;
+    sleep_ms_interruptible(POLL_MS, interrupted);
+  }
+  if (rc == KF_EXIT_INTERRUPT && tty) fputc('\n', stderr);
+  return rc;
+}
+
+void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st) {
+  const Kernelfleet__Campaign *c = st->campaign;
+  char dev[200], t[32], ref[32], el[32];
+  fmt_device(dev, sizeof dev, c->device_class);
+  fmt_secs(el, sizeof el, (double)st->elapsed_ms / 1000.0);
+  fprintf(f, "campaign %lld  %s  (problem %s)\n", (long long)c->campaign_id,
+          c->name, c->problem);
+  fprintf(f, "  state        %s%s%s\n", c->state,
+          *st->stop_reason ? ": " : "", st->stop_reason);
+  if (strcmp(dev, "-")) fprintf(f, "  device       %s\n", dev);
+  fprintf(f, "  evaluations  %u done", st->evals_done);
+  if (c->budget_evals) fprintf(f, " of %u", c->budget_evals);
+  fprintf(f, ", %u ok, %u running; %s elapsed", st->evals_ok,
+          st->evals_running, el);
+  if (c->budget_seconds) {
+    fmt_secs(t, sizeof t, c->budget_seconds);
+    fprintf(f, " of %s", t);
+  }
+  fputc('\n', f);
+  fmt_ns(ref, sizeof ref, st->ref_time_ns);
+  if (st->ref_time_ns > 0) fprintf(f, "  reference    %s\n", ref);
+  if (st->best_candidate_id > 0) {
+    fmt_ns(t, sizeof t, st->best_time_ns);
+    fprintf(f, "  best         %s, %.2fx over the reference", t,
+            st->best_speedup);
+    if (st->roofline_fraction > 0)
+      fprintf(f, ", %.1f%% of roofline", st->roofline_fraction * 100);
+    fprintf(f, " (candidate %lld)\n", (long long)st->best_candidate_id);
+  } else {
+    fprintf(f, "  best         none yet\n");
+  }
+  if (st->n_outcomes) {
+    fprintf(f, "  outcomes    ");
+    for (size_t i = 0; i < st->n_outcomes; i++)
+      fprintf(f, " %s %u", kf_cli__outcome(st->outcomes[i]->outcome),
+              st->outcomes[i]->count);
+    fputc('\n', f);
+  }
+}
+
+void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
+                           const Kernelfleet__GetCampaignResponse *g) {
+  const Kernelfleet__CampaignStatus *st = g->status;
+  kf_cli__print_status(f, st);
+  if (g->n_top) {
+    fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %8s %8s\n", "#", "template",
+            "knobs", "median", "spread", "speedup", "roofline");
+    for (size_t i = 0; i < g->n_top; i++) {
+      const Kernelfleet__EvaluationSummary *e = g->top[i];
+      char knobs[256], t[32], roof[16] = "-", tmpl[64];
+      fmt_knobs(knobs, sizeof knobs, e->knobs, e->n_knobs);
+      fmt_ns(t, sizeof t, e->time_ns_median);
+      one_line(tmpl, sizeof tmpl, *e->template_name ? e->template_name
+                                  : e->proposer, 18);
+      if (e->roofline_fraction > 0)
+        snprintf(roof, sizeof roof, "%.1f%%", e->roofline_fraction * 100);
+      fprintf(f, "  %2zu  %-18s %-30s %10s %6.1f%% %7.2fx %8s\n", i + 1, tmpl,
+              knobs, t, e->time_ns_spread * 100, e->speedup, roof);
+    }
+  }
+  /* Failures: counts from the status, one example reason per outcome. */
+  uint32_t nfail = 0;
+  for (size_t i = 0; i < st->n_outcomes; i++)
+    if (st->outcomes[i]->outcome != KERNELFLEET__OUTCOME__OUTCOME_OK)
+      nfail += st->outcomes[i]->count;
+  if (!nfail) return;
+  Kernelfleet__ListEvaluationsRequest req =
+      KERNELFLEET__LIST_EVALUATIONS_REQUEST__INIT;
+  req.campaign_id = st->campaign->campaign_id;
+  req.limit = 500;
+  req.failures_only = true;
+  ProtobufCMessage *resp = NULL;
+  char err[512];
+  if (kf_rpc_client_call_sync(cli, "/kernelfleet.Coordinator/ListEvaluations",
+                              &req.base,
+                              &kernelfleet__list_evaluations_response__descriptor,
+                              10000, &resp, err, sizeof err))
+    resp = NULL; /* the counts alone still help */
+  const Kernelfleet__ListEvaluationsResponse *l = (const void *)resp;
+  fprintf(f, "\n  failures (%u)\n", nfail);
+  for (size_t i = 0; i < st->n_outcomes; i++) {
+    const Kernelfleet__OutcomeCount *oc = st->outcomes[i];
+    if (oc->outcome == KERNELFLEET__OUTCOME__OUTCOME_OK) continue;
+    const char *example = NULL, *stage = NULL;
+    for (size_t j = 0; l && j < l->n_evaluations && !example; j++)
+      if (l->evaluations[j]->outcome == oc->outcome &&
+          *l->evaluations[j]->reason) {
+        example = l->evaluations[j]->reason;
+        stage = l->evaluations[j]->stage;
+      }
+    char ex[96] = "";
+    if (example) one_line(ex, sizeof ex, example, 80);
+    fprintf(f, "    %-18s %5u", kf_cli__outcome(oc->outcome), oc->count);
+    if (example)
+      fprintf(f, "   e.g. %s%s\"%s\"", stage && *stage ? stage : "",
+              stage && *stage ? ": " : "", ex);
+    fputc('\n', f);
+  }
+  kf_rpc_free(resp);
+}
+
+/* --------------------------------------------------------------- best -- */
+
+int kf_cli__get_best(kf_rpc_client *cli, const char *cmd, int64_t id,
+                     bool quiet, Kernelfleet__GetBestResponse **out) {
+  Kernelfleet__GetBestRequest req = KERNELFLEET__GET_BEST_REQUEST__INIT;
+  req.campaign_id = id;
+  ProtobufCMessage *resp = NULL;
+  char path[] = "/kernelfleet.Coordinator/GetBest", err[1024];
+  int r = kf_rpc_client_call_sync(cli, path, &req.base,
+                                  &kernelfleet__get_best_response__descriptor,
+                                  30000, &resp, err, sizeof err);
+  Kernelfleet__GetBestResponse *b = (void *)resp;
+  if (r == KF_ENOTFOUND || (r == 0 && (!b->best || !b->best->candidate_id))) {
+    /* A known campaign without a verified kernel; an unknown campaign
+     * says so in the text. */
+    if (!quiet)
+      fprintf(stderr, "%s: campaign %lld has no verified kernel%s%s\n", cmd,
+              (long long)id, r ? ": " : "", r ? err : "");
+    kf_rpc_free(resp);
+    return KF_EXIT_FAIL;
+  }
+  if (r) return kf_cli__report(cmd, "GetBest", r, err);
+  *out = b;
+  return 0;
+}
+
+void kf_cli__best_default_path(char *out, size_t len, const char *problem,
+                               const char *language) {
+  char name[128];
+  size_t i = 0;
+  for (; problem && problem[i] && i + 1 < sizeof name; i++) {
+    char ch = problem[i];
+    name[i] = (ch == '/' || ch == ' ') ? '_' : ch;
+  }
+  name[i] = '\0';
+  snprintf(out, len, "./%s.best.%s", i ? name : "kernel",
+           language && !strcmp(language, "cuda") ? "cu" : "c");
+}
+
+/* Appends printf output to a growing buffer. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} sbuf;
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0,
+                      fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->oom = true;
+      return;
+    }
+    if (b->p && b->len + (size_t)n < b->cap) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+    char *q = realloc(b->p, cap);
+    if (!q) {
+      b->oom = true;
+      return;
+    }
+    b->p = q;
+    b->cap = cap;
+  }
+}
+
+/* Comment text must not close the comment early. */
+static void sb_comment_text(sbuf *b, const char *s) {
+  for (; s && *s; s++) {
+    if (s[0] == '*' && s[1] == '/') {
+      sb_printf(b, "* /");
+      s++;
+    } else if (*s == '\n') {
+      sb_printf(b, " ");
+    } else {
+      sb_printf(b, "%c", *s);
+    }
+  }
+}
+
+char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
+                             const Kernelfleet__Campaign *c) {
+  const Kernelfleet__EvaluationSummary *e = r->best;
+  sbuf b = {0};
+  char dev[200], t[32], ref[32], stamp[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%SZ", &tm);
+  fmt_device(dev, sizeof dev, e->device_class);
+  fmt_ns(t, sizeof t, e->time_ns_median);
+  fmt_ns(ref, sizeof ref, e->ref_time_ns_median);
+  bool cuda = r->language && !strcmp(r->language, "cuda");
+  sb_printf(&b, "/*\n * Best kernel found by KernelFleet");
+  if (c) {
+    sb_printf(&b, " for problem \"");
+    sb_comment_text(&b, c->problem);
+    sb_printf(&b, "\"");
+  }
+  sb_printf(&b, ".\n *\n");
+  sb_printf(&b, " *   campaign    %lld", (long long)(c ? c->campaign_id : 0));
+  if (c && *c->name) {
+    sb_printf(&b, " (");
+    sb_comment_text(&b, c->name);
+    sb_printf(&b, ")");
+  }
+  sb_printf(&b, "\n *   candidate   %lld, template \"", (long long)e->candidate_id);
+  sb_comment_text(&b, e->template_name);
+  sb_printf(&b, "\", proposer ");
+  sb_comment_text(&b, *e->proposer ? e->proposer : "-");
+  sb_printf(&b, "\n *   device      ");
+  sb_comment_text(&b, dev);
+  sb_printf(&b, "\n *   time        %s median (spread %.1f%%), reference %s\n",
+            t, e->time_ns_spread * 100, ref);
+  sb_printf(&b, " *   speedup     %.3fx over the reference", e->speedup);
+  if (e->roofline_fraction > 0)
+    sb_printf(&b, ", %.1f%% of roofline", e->roofline_fraction * 100);
+  sb_printf(&b, "\n *   verified    outcome %s, task %lld\n",
+            kf_cli__outcome(e->outcome), (long long)e->task_id);
+  sb_printf(&b, " *   written     %s\n", stamp);
+  sb_printf(&b, " *\n * The knobs it was measured with are defined below, so the"
+                " file builds\n * on its own (kf_candidate.h is in KernelFleet's"
+                " harness/ directory):\n *   %s\n",
+            cuda ? "nvcc -O3 -shared -Xcompiler -fPIC -I<kernelfleet>/harness "
+                   "FILE.cu"
+                 : "cc -O3 -shared -fPIC -I<kernelfleet>/harness FILE.c");
+  sb_printf(&b, " */\n");
+  for (size_t i = 0; i < e->n_knobs; i++)
+    sb_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n", e->knobs[i]->name,
+              e->knobs[i]->name, e->knobs[i]->value);
+  sb_printf(&b, "\n%s", r->source ? r->source : "");
+  if (b.len && b.p[b.len - 1] != '\n') sb_printf(&b, "\n");
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+int kf_cli__write_file(const char *path, const char *text, const char *cmd) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+    return KF_EXIT_FAIL;
+  }
+  size_t n = strlen(text);
+  bool ok = fwrite(text, 1, n, f) == n;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path)) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+    unlink(tmp);
+    return KF_EXIT_FAIL;
+  }
+  return 0;
+}
+
+/* --------------------------------------------------------------- JSON -- */
+
+static cJSON *json_device(const Kernelfleet__DeviceClass *dc) {
+  if (!dc) return cJSON_CreateNull();
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(
+      j, "kind",
+      dc->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA ? "cuda"
+      : dc->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU ? "cpu"
+                                                              : "unspecified");
+  cJSON_AddStringToObject(j, "model", dc->model);
+  cJSON_AddNumberToObject(j, "cc_major", dc->cc_major);
+  cJSON_AddNumberToObject(j, "cc_minor", dc->cc_minor);
+  cJSON_AddStringToObject(j, "isa", dc->isa);
+  return j;
+}
+
+/* NaN and infinities are not JSON: they become null. */
+static void add_num(cJSON *j, const char *k, double v) {
+  if (isfinite(v)) cJSON_AddNumberToObject(j, k, v);
+  else cJSON_AddNullToObject(j, k);
+}
+
+cJSON *kf_cli__json_status(const Kernelfleet__CampaignStatus *st) {
+  const Kernelfleet__Campaign *c = st->campaign;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "campaign_id", (double)c->campaign_id);
+  cJSON_AddStringToObject(j, "name", c->name);
+  cJSON_AddStringToObject(j, "problem", c->problem);
+  cJSON_AddStringToObject(j, "state", c->state);
+  cJSON_AddStringToObject(j, "stop_reason", st->stop_reason);
+  cJSON_AddItemToObject(j, "device_class", json_device(c->device_class));
+  cJSON_AddNumberToObject(j, "budget_evals", c->budget_evals);
+  cJSON_AddNumberToObject(j, "budget_seconds", c->budget_seconds);
+  cJSON_AddNumberToObject(j, "evals_done", st->evals_done);
+  cJSON_AddNumberToObject(j, "evals_ok", st->evals_ok);
+  cJSON_AddNumberToObject(j, "evals_running", st->evals_running);
+  cJSON_AddNumberToObject(j, "elapsed_ms", (double)st->elapsed_ms);
+  cJSON_AddNumberToObject(j, "best_candidate_id",
+                          (double)st->best_candidate_id);
+  add_num(j, "best_speedup", st->best_speedup);
+  add_num(j, "best_time_ns", st->best_time_ns);
+  add_num(j, "ref_time_ns", st->ref_time_ns);
+  add_num(j, "roofline_fraction", st->roofline_fraction);
+  cJSON_AddBoolToObject(j, "found_faster", kf_cli__campaign_won(st));
+  cJSON *oc = cJSON_AddObjectToObject(j, "outcomes");
+  for (size_t i = 0; i < st->n_outcomes; i++)
+    cJSON_AddNumberToObject(oc, kf_cli__outcome(st->outcomes[i]->outcome),
+                            st->outcomes[i]->count);
+  return j;
+}
+
+cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "candidate_id", (double)e->candidate_id);
+  cJSON_AddNumberToObject(j, "task_id", (double)e->task_id);
+  cJSON_AddStringToObject(j, "template", e->template_name);
+  cJSON_AddStringToObject(j, "proposer", e->proposer);
+  cJSON *k = cJSON_AddObjectToObject(j, "knobs");
+  for (size_t i = 0; i < e->n_knobs; i++)
+    cJSON_AddStringToObject(k, e->knobs[i]->name, e->knobs[i]->value);
+  cJSON_AddStringToObject(j, "outcome", kf_cli__outcome(e->outcome));
+  cJSON_AddStringToObject(j, "stage", e->stage);
+  cJSON_AddStringToObject(j, "reason", e->reason);
+  add_num(j, "time_ns_median", e->time_ns_median);
+  add_num(j, "time_ns_spread", e->time_ns_spread);
+  add_num(j, "ref_time_ns_median", e->ref_time_ns_median);
+  add_num(j, "speedup", e->speedup);
+  add_num(j, "roofline_fraction", e->roofline_fraction);
+  cJSON_AddItemToObject(j, "device_class", json_device(e->device_class));
+  return j;
+}
+
+cJSON *kf_cli__json_campaign(const Kernelfleet__GetCampaignResponse *g) {
+  cJSON *j = kf_cli__json_status(g->status);
+  cJSON *top = cJSON_AddArrayToObject(j, "top");
+  for (size_t i = 0; i < g->n_top; i++)
+    cJSON_AddItemToArray(top, kf_cli__json_eval(g->top[i]));
+  return j;
+}
+
+cJSON *kf_cli__json_best(const Kernelfleet__GetBestResponse *b) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddItemToObject(j, "best", kf_cli__json_eval(b->best));
+  cJSON_AddStringToObject(j, "language", b->language);
+  cJSON_AddStringToObject(j, "source", b->source);
+  return j;
+}
+
+void kf_cli__json_add_best(cJSON *j, const Kernelfleet__GetBestResponse *b,
+                           const char *path) {
+  if (b && b->best) cJSON_AddItemToObject(j, "best", kf_cli__json_best(b));
+  else cJSON_AddNullToObject(j, "best");
+  if (path && *path) cJSON_AddStringToObject(j, "best_file", path);
+  else cJSON_AddNullToObject(j, "best_file");
+}
+
+void kf_cli__json_print(FILE *f, cJSON *j) {
+  char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+  if (s) {
+    fprintf(f, "%s\n", s);
+    cJSON_free(s);
+  } else {
+    fprintf(stderr, "kf: out of memory building JSON\n");
+  }
+  cJSON_Delete(j);
+}
