@@ -77,8 +77,14 @@ static pid_t spawn(char *const argv[], const char *log, const char *extra_env,
   while (environ[n]) n++;
   char **envp = calloc(n + 2, sizeof *envp);
   if (!envp) return -1;
-  memcpy(envp, environ, n * sizeof *envp);
-  if (extra_env) envp[n] = (char *)extra_env;
+  /* extra_env replaces a variable of the same name. */
+  size_t keylen = extra_env ? (size_t)(strchr(extra_env, '=') - extra_env) + 1
+                            : 0;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!keylen || strncmp(environ[i], extra_env, keylen))
+      envp[m++] = environ[i];
+  if (extra_env) envp[m] = (char *)extra_env;
   int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (logfd < 0) {
     fprintf(stderr, "%s: %s: %s\n", cmd, log, strerror(errno));
@@ -138,8 +144,10 @@ static void stop_child(pid_t pid, const char *what, const char *cmd) {
     int st;
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid || (r < 0 && errno == ECHILD)) {
+      /* Dying of the SIGTERM we sent is a clean stop too. */
       if (r == pid &&
-          (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0)))
+          ((WIFSIGNALED(st) && WTERMSIG(st) != SIGTERM) ||
+           (WIFEXITED(st) && WEXITSTATUS(st) != 0)))
         fprintf(stderr, "%s: %s exited with %s %d\n", cmd, what,
                 WIFSIGNALED(st) ? "signal" : "status",
                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
