@@ -85,6 +85,7 @@ typedef struct {
 typedef struct {
   char name[64];
   char file[128];
+  char description[256];            /* optional; what makes it different */
   char *source;                     /* file contents; NULL when dir == NULL */
   kf_spec_knob knobs[KF_SPEC_MAX_KNOBS];
   int n_knobs;
@@ -102,7 +103,7 @@ typedef struct {
 typedef struct kf_spec {
   char name[64];
   char backend[16];                 /* "cpu" or "cuda" */
-  char description[256];
+  char description[1024];           /* long enough to justify tolerances */
   char params[KF_SPEC_MAX_PARAMS][32];
   int n_params;
   kf_spec_tensor inputs[KF_SPEC_MAX_TENSORS];
@@ -151,8 +152,33 @@ int kf_spec_shape(const kf_spec *s, const kf_spec_tensor *t,
                   const kf_size *size, int64_t dims[KF_SPEC_MAX_DIMS],
                   int64_t *numel, char *err, size_t errlen);
 
+/* The template called NAME, or NULL. */
+const kf_spec_template *kf_spec_template_find(const kf_spec *s,
+                                              const char *name);
+
+/* "M=512 N=1024" into buf (always terminated); returns buf. */
+char *kf_spec_size_format(const kf_spec *s, const kf_size *size, char *buf,
+                          size_t len);
+
+/* The one definition of "close enough", shared by the harness and tests:
+ * |got - want| <= atol + rtol * |want| with the tolerance of dtype DT.
+ * NaN/Inf: with allow_nan, a NaN matches a NaN and an Inf the Inf of the
+ * same sign; without it, any non-finite got or want fails. */
+bool kf_spec_within_tol(const kf_spec *s, kf_dtype dt, double got,
+                        double want);
+
+/* Knobs become compiler arguments -DNAME=value, so both halves are
+ * restricted to characters that cannot escape that argument: a name is a C
+ * identifier of at most 31 chars not starting with KF_ (reserved for the
+ * harness); a value is 1..23 chars of [A-Za-z0-9_.+-]. */
+bool kf_spec_knob_name_ok(const char *name);
+bool kf_spec_knob_value_ok(const char *value);
+
 const char *kf_dtype_name(kf_dtype d);
 size_t kf_dtype_size(kf_dtype d);
 const char *kf_dist_name(kf_dist d);
+/* Name to enum; 0 or KF_ESPEC for an unknown name. */
+int kf_dtype_parse(const char *name, kf_dtype *out);
+int kf_dist_parse(const char *name, kf_dist *out);
 
 #endif

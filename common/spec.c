@@ -1,0 +1,958 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * common/spec.c -- reads and checks problem specs (problems/README.md is
+ * the format's documentation; common/spec.h the API).
+ *
+ * A spec is the contract a candidate is judged by, so this file is strict
+ * on purpose: every field is typed, unknown and duplicate keys are refused
+ * (a misspelt "tolerence" must not silently fall back to a default), names
+ * are C identifiers, knob names and values cannot escape a -DNAME=value
+ * argument, file names cannot leave the problem directory, and every
+ * expression is evaluated at every declared size before the spec is
+ * accepted, so no later stage meets a zero dimension, an overflowing byte
+ * count or an unknown param.
+ *
+ * Errors: the first problem found is reported as "FILE: FIELD: reason"
+ * (FIELD is a path such as "templates[1].knobs[0].values") and the call
+ * returns KF_ESPEC with nothing allocated.  No state; reentrant; the only
+ * blocking calls are the file reads of kf_spec_load_dir.
+ */
+#include "spec.h"
+
+#include <cjson/cJSON.h>
+#include <math.h> /* isnan, isinf, isfinite: macros, no libm */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "spec_internal.h"
+#include "util.h"
+
+#define SPEC_MAX_SOURCE (1u << 20)  /* bytes per reference/template file */
+#define SPEC_MAX_SIZE_VALUE (INT64_C(1) << 40)
+#define SPEC_MAX_TENSOR_BYTES (INT64_C(1) << 40)
+
+typedef struct {
+  const char *file; /* spec file as named in messages */
+  const char *dir;  /* NULL: do not read sources */
+  kf_spec *s;
+  char *err;
+  size_t errlen;
+} ctx;
+
+/* "FILE: FIELD: reason".  Always returns KF_ESPEC. */
+__attribute__((format(printf, 3, 4))) static int bad(ctx *c,
+                                                     const char *field,
+                                                     const char *fmt, ...) {
+  char why[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return kf_seterr(KF_ESPEC, c->err, c->errlen, "%s: %s: %s", c->file,
+                   field, why);
+}
+
+/* Field paths are built by these two; a path too long for its buffer is
+ * cut short, which only shortens a message.  noinline keeps GCC's
+ * truncation analysis from flagging that deliberate cut. */
+__attribute__((noinline)) static void join(char *dst, size_t n,
+                                           const char *path,
+                                           const char *key) {
+  if (path && *path)
+    snprintf(dst, n, "%s.%s", path, key);
+  else
+    snprintf(dst, n, "%s", key);
+}
+
+__attribute__((noinline)) static void index_of(char *dst, size_t n,
+                                               const char *path, int i) {
+  snprintf(dst, n, "%s[%d]", path, i);
+}
+
+static const char *json_kind(const cJSON *v) {
+  if (cJSON_IsString(v)) return "a string";
+  if (cJSON_IsNumber(v)) return "a number";
+  if (cJSON_IsBool(v)) return "a boolean";
+  if (cJSON_IsNull(v)) return "null";
+  if (cJSON_IsArray(v)) return "an array";
+  if (cJSON_IsObject(v)) return "an object";
+  return "invalid";
+}
+
+/* ---- names and tables ---------------------------------------------- */
+
+static const char *const dtype_names[] = {
+#define XX(e, s, b) s,
+    KF_DTYPE_MAP(XX)
+#undef XX
+};
+static const size_t dtype_sizes[] = {
+#define XX(e, s, b) b,
+    KF_DTYPE_MAP(XX)
+#undef XX
+};
+static const char *const dist_names[] = {
+#define XX(e, s, m) s,
+    KF_DIST_MAP(XX)
+#undef XX
+};
+
+const char *kf_dtype_name(kf_dtype d) {
+  return (unsigned)d < KF_DT_COUNT ? dtype_names[d] : "?";
+}
+
+size_t kf_dtype_size(kf_dtype d) {
+  return (unsigned)d < KF_DT_COUNT ? dtype_sizes[d] : 0;
+}
+
+const char *kf_dist_name(kf_dist d) {
+  return (unsigned)d < KF_DIST_COUNT ? dist_names[d] : "?";
+}
+
+int kf_dtype_parse(const char *name, kf_dtype *out) {
+  for (int i = 0; i < KF_DT_COUNT; i++)
+    if (name && strcmp(name, dtype_names[i]) == 0) {
+      *out = (kf_dtype)i;
+      return 0;
+    }
+  return KF_ESPEC;
+}
+
+int kf_dist_parse(const char *name, kf_dist *out) {
+  for (int i = 0; i < KF_DIST_COUNT; i++)
+    if (name && strcmp(name, dist_names[i]) == 0) {
+      *out = (kf_dist)i;
+      return 0;
+    }
+  return KF_ESPEC;
+}
+
+static bool is_int_dtype(kf_dtype d) { return d == KF_DT_I32 || d == KF_DT_I64; }
+
+static void list_names(char *buf, size_t n, const char *const *names,
+                       int count) {
+  size_t off = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < count && off < n; i++)
+    off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? ", " : "",
+                            names[i]);
+}
+
+static bool is_ident(const char *s, size_t max) {
+  size_t n = strlen(s);
+  if (n == 0 || n > max) return false;
+  if (!(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') ||
+        (s[0] >= 'a' && s[0] <= 'z')))
+    return false;
+  for (size_t i = 1; i < n; i++) {
+    char ch = s[i];
+    if (!(ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+          (ch >= '0' && ch <= '9')))
+      return false;
+  }
+  return true;
+}
+
+/* [A-Za-z0-9_] plus EXTRA. */
+static bool is_token(const char *s, size_t max, const char *extra) {
+  size_t n = strlen(s);
+  if (n == 0 || n > max) return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = s[i];
+    bool ok = ch == '_' || (ch >= 'A' && ch <= 'Z') ||
+              (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              (ch && strchr(extra, ch));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool kf_spec_knob_name_ok(const char *name) {
+  return name && is_ident(name, 31) && strncmp(name, "KF_", 3) != 0;
+}
+
+bool kf_spec_knob_value_ok(const char *value) {
+  return value && is_token(value, 23, ".+-");
+}
+
+/* ---- typed field access --------------------------------------------- */
+
+/* Refuses keys outside ALLOWED (NULL-terminated) and keys given twice:
+ * cJSON keeps duplicates and would silently use the first. */
+static int check_keys(ctx *c, const cJSON *obj, const char *path,
+                      const char *const *allowed) {
+  if (!cJSON_IsObject(obj))
+    return bad(c, *path ? path : "(top level)", "must be an object, not %s",
+               json_kind(obj));
+  for (const cJSON *k = obj->child; k; k = k->next) {
+    bool known = false;
+    for (int i = 0; allowed[i]; i++)
+      if (strcmp(k->string, allowed[i]) == 0) known = true;
+    char field[192];
+    join(field, sizeof field, path, k->string);
+    if (!known) {
+      char list[512];
+      int n = 0;
+      while (allowed[n]) n++;
+      list_names(list, sizeof list, allowed, n);
+      return bad(c, field, "unknown field (expected one of %s)", list);
+    }
+    for (const cJSON *p = obj->child; p != k; p = p->next)
+      if (strcmp(p->string, k->string) == 0)
+        return bad(c, field, "given twice");
+  }
+  return 0;
+}
+
+/* String member KEY of OBJ into dst.  Missing: error when required, else
+ * dst = "". */
+static int get_str(ctx *c, const cJSON *obj, const char *path,
+                   const char *key, char *dst, size_t dstlen, bool required) {
+  char field[192];
+  join(field, sizeof field, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  dst[0] = '\0';
+  if (!v) return required ? bad(c, field, "missing (required)") : 0;
+  if (!cJSON_IsString(v))
+    return bad(c, field, "must be a string, not %s", json_kind(v));
+  if (strlen(v->valuestring) >= dstlen)
+    return bad(c, field, "too long (at most %zu characters)", dstlen - 1);
+  kf_strlcpy(dst, v->valuestring, dstlen);
+  return 0;
+}
+
+static int get_bool(ctx *c, const cJSON *obj, const char *path,
+                    const char *key, bool *out) {
+  char field[192];
+  join(field, sizeof field, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *out = false;
+  if (!v) return 0;
+  if (!cJSON_IsBool(v))
+    return bad(c, field, "must be true or false, not %s", json_kind(v));
+  *out = cJSON_IsTrue(v);
+  return 0;
+}
+
+/* An integral JSON number in [lo, hi]. */
+static int as_int(ctx *c, const cJSON *v, const char *field, int64_t lo,
+                  int64_t hi, int64_t *out) {
+  if (!cJSON_IsNumber(v))
+    return bad(c, field, "must be an integer, not %s", json_kind(v));
+  double d = v->valuedouble;
+  if (!isfinite(d) || d < -9007199254740992.0 || d > 9007199254740992.0 ||
+      d != (double)(int64_t)d)
+    return bad(c, field, "must be an integer, not %g", d);
+  if (d < (double)lo || d > (double)hi)
+    return bad(c, field, "must be between %lld and %lld (got %.0f)",
+               (long long)lo, (long long)hi, d);
+  *out = (int64_t)d;
+  return 0;
+}
+
+static int get_array(ctx *c, const cJSON *obj, const char *path,
+                     const char *key, const cJSON **out, bool required) {
+  char field[192];
+  join(field, sizeof field, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *out = v;
+  if (!v) return required ? bad(c, field, "missing (required)") : 0;
+  if (!cJSON_IsArray(v))
+    return bad(c, field, "must be an array, not %s", json_kind(v));
+  return 0;
+}
+
+/* Checks syntax and names of an expression field. */
+static int check_expr(ctx *c, const char *field, const char *expr) {
+  char why[384];
+  int64_t dummy;
+  if (kf_spec__expr(expr, (const char(*)[32])c->s->params, c->s->n_params,
+                    NULL, &dummy, why, sizeof why))
+    return bad(c, field, "%s", why);
+  return 0;
+}
+
+static int get_expr(ctx *c, const cJSON *obj, const char *path,
+                    const char *key, char *dst, size_t dstlen) {
+  int rc = get_str(c, obj, path, key, dst, dstlen, true);
+  if (rc) return rc;
+  char field[192];
+  join(field, sizeof field, path, key);
+  return check_expr(c, field, dst);
+}
+
+/* A file next to spec.json: a plain name, so a spec cannot make the
+ * loader read outside its own directory. */
+static int get_file(ctx *c, const cJSON *obj, const char *path,
+                    const char *key, char *dst, size_t dstlen) {
+  int rc = get_str(c, obj, path, key, dst, dstlen, true);
+  if (rc) return rc;
+  char field[192];
+  join(field, sizeof field, path, key);
+  if (!is_token(dst, dstlen - 1, ".-") || dst[0] == '.')
+    return bad(c, field,
+               "'%s' is not a plain file name in the problem directory "
+               "(letters, digits, _ . -; no '/', not starting with '.')",
+               dst);
+  const char *ext = strrchr(dst, '.');
+  const char *want = strcmp(c->s->backend, "cuda") == 0 ? ".cu" : ".c";
+  if (!ext || strcmp(ext, want) != 0)
+    return bad(c, field, "'%s' must end in %s for backend %s", dst, want,
+               c->s->backend);
+  return 0;
+}
+
+static int read_source(ctx *c, const char *field, const char *file,
+                       char **out) {
+  *out = NULL;
+  if (!c->dir) return 0;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", c->dir, file);
+  char why[1200];
+  int rc = kf_read_file(path, SPEC_MAX_SOURCE, out, NULL, why, sizeof why);
+  if (rc == KF_ENOMEM) return kf_seterr(rc, c->err, c->errlen, "%s", why);
+  if (rc) return bad(c, field, "cannot read: %s", why);
+  return 0;
+}
+
+/* ---- sections -------------------------------------------------------- */
+
+static int parse_params(ctx *c, const cJSON *root) {
+  const cJSON *arr;
+  int rc = get_array(c, root, "", "params", &arr, true);
+  if (rc) return rc;
+  int n = cJSON_GetArraySize(arr);
+  if (n < 1 || n > KF_SPEC_MAX_PARAMS)
+    return bad(c, "params", "needs 1 to %d names (got %d)",
+               KF_SPEC_MAX_PARAMS, n);
+  int i = 0;
+  for (const cJSON *v = arr->child; v; v = v->next, i++) {
+    char field[64];
+    index_of(field, sizeof field, "params", i);
+    if (!cJSON_IsString(v))
+      return bad(c, field, "must be a string, not %s", json_kind(v));
+    if (!is_ident(v->valuestring, 31))
+      return bad(c, field, "'%s' is not a C identifier of at most 31 chars",
+                 v->valuestring);
+    for (int j = 0; j < i; j++)
+      if (strcmp(c->s->params[j], v->valuestring) == 0)
+        return bad(c, field, "duplicate param '%s'", v->valuestring);
+    kf_strlcpy(c->s->params[i], v->valuestring, sizeof c->s->params[i]);
+  }
+  c->s->n_params = n;
+  return 0;
+}
+
+static bool tensor_name_taken(const kf_spec *s, const char *name,
+                              const kf_spec_tensor *self) {
+  for (int i = 0; i < s->n_inputs; i++)
+    if (&s->inputs[i] != self && strcmp(s->inputs[i].name, name) == 0)
+      return true;
+  for (int i = 0; i < s->n_outputs; i++)
+    if (&s->outputs[i] != self && strcmp(s->outputs[i].name, name) == 0)
+      return true;
+  return false;
+}
+
+static int parse_tensor(ctx *c, const cJSON *obj, const char *path,
+                        bool input, kf_spec_tensor *t) {
+  static const char *const in_keys[] = {"name", "dtype", "shape", "dists",
+                                        "range", NULL};
+  static const char *const out_keys[] = {"name", "dtype", "shape", NULL};
+  int rc = check_keys(c, obj, path, input ? in_keys : out_keys);
+  if (rc) return rc;
+  char field[192];
+
+  if ((rc = get_str(c, obj, path, "name", t->name, sizeof t->name, true)))
+    return rc;
+  join(field, sizeof field, path, "name");
+  if (!is_ident(t->name, 31))
+    return bad(c, field, "'%s' is not a C identifier of at most 31 chars",
+               t->name);
+  if (tensor_name_taken(c->s, t->name, t))
+    return bad(c, field, "duplicate tensor name '%s'", t->name);
+
+  char dt[16];
+  if ((rc = get_str(c, obj, path, "dtype", dt, sizeof dt, true))) return rc;
+  join(field, sizeof field, path, "dtype");
+  if (kf_dtype_parse(dt, &t->dtype)) {
+    char list[128];
+    list_names(list, sizeof list, dtype_names, KF_DT_COUNT);
+    return bad(c, field, "unknown dtype '%s' (expected one of %s)", dt, list);
+  }
+
+  const cJSON *shape;
+  if ((rc = get_array(c, obj, path, "shape", &shape, true))) return rc;
+  join(field, sizeof field, path, "shape");
+  int nd = cJSON_GetArraySize(shape);
+  if (nd < 1 || nd > KF_SPEC_MAX_DIMS)
+    return bad(c, field, "needs 1 to %d dimensions (got %d)",
+               KF_SPEC_MAX_DIMS, nd);
+  int i = 0;
+  for (const cJSON *v = shape->child; v; v = v->next, i++) {
+    char dimf[200];
+    index_of(dimf, sizeof dimf, field, i);
+    /* A bare integer is as good as the string "4". */
+    if (cJSON_IsNumber(v)) {
+      int64_t n;
+      if ((rc = as_int(c, v, dimf, 1, SPEC_MAX_SIZE_VALUE, &n))) return rc;
+      snprintf(t->shape[i], sizeof t->shape[i], "%lld", (long long)n);
+      continue;
+    }
+    if (!cJSON_IsString(v))
+      return bad(c, dimf, "must be an expression string, not %s",
+                 json_kind(v));
+    if (strlen(v->valuestring) >= sizeof t->shape[i])
+      return bad(c, dimf, "too long (at most %zu characters)",
+                 sizeof t->shape[i] - 1);
+    kf_strlcpy(t->shape[i], v->valuestring, sizeof t->shape[i]);
+    if ((rc = check_expr(c, dimf, t->shape[i]))) return rc;
+  }
+  t->ndim = nd;
+  if (!input) return 0;
+
+  const cJSON *dists;
+  if ((rc = get_array(c, obj, path, "dists", &dists, true))) return rc;
+  join(field, sizeof field, path, "dists");
+  int n = cJSON_GetArraySize(dists);
+  if (n < 1 || n > KF_SPEC_MAX_DISTS)
+    return bad(c, field, "needs 1 to %d distributions (got %d)",
+               KF_SPEC_MAX_DISTS, n);
+  bool has_index = false;
+  i = 0;
+  for (const cJSON *v = dists->child; v; v = v->next, i++) {
+    char df[200];
+    index_of(df, sizeof df, field, i);
+    if (!cJSON_IsString(v))
+      return bad(c, df, "must be a string, not %s", json_kind(v));
+    kf_dist d;
+    if (kf_dist_parse(v->valuestring, &d)) {
+      char list[160];
+      list_names(list, sizeof list, dist_names, KF_DIST_COUNT);
+      return bad(c, df, "unknown distribution '%s' (expected one of %s)",
+                 v->valuestring, list);
+    }
+    for (int j = 0; j < i; j++)
+      if (t->dists[j] == d)
+        return bad(c, df, "distribution '%s' listed twice", v->valuestring);
+    if (d == KF_DIST_INDEX) has_index = true;
+    if (is_int_dtype(t->dtype) != (d == KF_DIST_INDEX))
+      return bad(c, df,
+                 "'%s' does not fit dtype %s: integer tensors take only "
+                 "'index', floating tensors anything but 'index'",
+                 v->valuestring, kf_dtype_name(t->dtype));
+    t->dists[i] = d;
+  }
+  t->n_dists = n;
+
+  join(field, sizeof field, path, "range");
+  const cJSON *range = cJSON_GetObjectItemCaseSensitive(obj, "range");
+  if (has_index && !range)
+    return bad(c, field, "missing: distribution 'index' needs a range "
+                         "expression (values are drawn from [0, range))");
+  if (!has_index && range)
+    return bad(c, field, "only meaningful with distribution 'index'");
+  if (range) return get_expr(c, obj, path, "range", t->range, sizeof t->range);
+  return 0;
+}
+
+static int parse_tensors(ctx *c, const cJSON *root, const char *key,
+                         bool input) {
+  const cJSON *arr;
+  int rc = get_array(c, root, "", key, &arr, true);
+  if (rc) return rc;
+  int n = cJSON_GetArraySize(arr);
+  if (n < 1 || n > KF_SPEC_MAX_TENSORS)
+    return bad(c, key, "needs 1 to %d tensors (got %d)", KF_SPEC_MAX_TENSORS,
+               n);
+  kf_spec_tensor *ts = input ? c->s->inputs : c->s->outputs;
+  int *count = input ? &c->s->n_inputs : &c->s->n_outputs;
+  int i = 0;
+  for (const cJSON *v = arr->child; v; v = v->next, i++) {
+    char path[64];
+    index_of(path, sizeof path, key, i);
+    *count = i + 1; /* visible to the duplicate-name check */
+    if ((rc = parse_tensor(c, v, path, input, &ts[i]))) return rc;
+  }
+  return 0;
+}
+
+static int parse_size(ctx *c, const cJSON *obj, const char *path,
+                      kf_size *out) {
+  if (!cJSON_IsObject(obj))
+    return bad(c, path, "must be an object of param values, not %s",
+               json_kind(obj));
+  for (const cJSON *k = obj->child; k; k = k->next) {
+    char field[192];
+    join(field, sizeof field, path, k->string);
+    int idx = -1;
+    for (int i = 0; i < c->s->n_params; i++)
+      if (strcmp(c->s->params[i], k->string) == 0) idx = i;
+    if (idx < 0) {
+      char list[300];
+      const char *names[KF_SPEC_MAX_PARAMS];
+      for (int i = 0; i < c->s->n_params; i++) names[i] = c->s->params[i];
+      list_names(list, sizeof list, names, c->s->n_params);
+      return bad(c, field, "unknown param '%s' (params: %s)", k->string,
+                 list);
+    }
+    for (const cJSON *p = obj->child; p != k; p = p->next)
+      if (strcmp(p->string, k->string) == 0)
+        return bad(c, field, "given twice");
+    int rc = as_int(c, k, field, 1, SPEC_MAX_SIZE_VALUE, &out->v[idx]);
+    if (rc) return rc;
+  }
+  for (int i = 0; i < c->s->n_params; i++)
+    if (!cJSON_GetObjectItemCaseSensitive(obj, c->s->params[i]))
+      return bad(c, path, "missing param '%s'", c->s->params[i]);
+  return 0;
+}
+
+static int parse_sizes(ctx *c, const cJSON *root) {
+  static const char *const keys[] = {"check", "bench", NULL};
+  const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "sizes");
+  if (!obj) return bad(c, "sizes", "missing (required)");
+  int rc = check_keys(c, obj, "sizes", keys);
+  if (rc) return rc;
+  const cJSON *check;
+  if ((rc = get_array(c, obj, "sizes", "check", &check, true))) return rc;
+  int n = cJSON_GetArraySize(check);
+  if (n < 1)
+    return bad(c, "sizes.check",
+               "empty: the correctness sweep needs at least one size");
+  if (n > KF_SPEC_MAX_SIZES)
+    return bad(c, "sizes.check", "at most %d sizes (got %d)",
+               KF_SPEC_MAX_SIZES, n);
+  int i = 0;
+  for (const cJSON *v = check->child; v; v = v->next, i++) {
+    char path[64];
+    index_of(path, sizeof path, "sizes.check", i);
+    if ((rc = parse_size(c, v, path, &c->s->check_sizes[i]))) return rc;
+    for (int j = 0; j < i; j++)
+      if (memcmp(&c->s->check_sizes[j], &c->s->check_sizes[i],
+                 sizeof(kf_size)) == 0)
+        return bad(c, path, "same size as sizes.check[%d]", j);
+  }
+  c->s->n_check_sizes = n;
+  const cJSON *bench = cJSON_GetObjectItemCaseSensitive(obj, "bench");
+  if (!bench) return bad(c, "sizes.bench", "missing (required)");
+  return parse_size(c, bench, "sizes.bench", &c->s->bench_size);
+}
+
+static int parse_tolerance(ctx *c, const cJSON *root) {
+  const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+  if (!obj) return bad(c, "tolerance", "missing (required)");
+  const char *keys[KF_DT_COUNT + 1];
+  for (int i = 0; i < KF_DT_COUNT; i++) keys[i] = dtype_names[i];
+  keys[KF_DT_COUNT] = NULL;
+  int rc = check_keys(c, obj, "tolerance", keys);
+  if (rc) return rc;
+  static const char *const tol_keys[] = {"rtol", "atol", NULL};
+  bool seen[KF_DT_COUNT] = {false};
+  for (const cJSON *k = obj->child; k; k = k->next) {
+    char path[64];
+    join(path, sizeof path, "tolerance", k->string);
+    kf_dtype dt = KF_DT_F32;
+    kf_dtype_parse(k->string, &dt); /* check_keys made sure it is known */
+    bool used = false;
+    for (int i = 0; i < c->s->n_outputs; i++)
+      if (c->s->outputs[i].dtype == dt) used = true;
+    if (!used) return bad(c, path, "no output has dtype %s", k->string);
+    if ((rc = check_keys(c, k, path, tol_keys))) return rc;
+    double vals[2];
+    for (int j = 0; j < 2; j++) {
+      char field[96];
+      join(field, sizeof field, path, tol_keys[j]);
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(k, tol_keys[j]);
+      if (!v) return bad(c, field, "missing (required)");
+      if (!cJSON_IsNumber(v))
+        return bad(c, field, "must be a number, not %s", json_kind(v));
+      vals[j] = v->valuedouble;
+      if (!isfinite(vals[j]) || vals[j] < 0)
+        return bad(c, field, "must be >= 0 (got %g)", vals[j]);
+    }
+    if (vals[0] >= 1)
+      return bad(c, path,
+                 "rtol %g accepts any answer within 100%%; must be < 1",
+                 vals[0]);
+    c->s->tol[dt] = (kf_tol){.rtol = vals[0], .atol = vals[1]};
+    seen[dt] = true;
+  }
+  for (int i = 0; i < c->s->n_outputs; i++)
+    if (!seen[c->s->outputs[i].dtype])
+      return bad(c, "tolerance", "no entry for dtype %s of outputs[%d] (%s)",
+                 kf_dtype_name(c->s->outputs[i].dtype), i,
+                 c->s->outputs[i].name);
+  return 0;
+}
+
+static int parse_knob(ctx *c, const cJSON *obj, const char *path,
+                      kf_spec_template *t, int idx) {
+  static const char *const keys[] = {"name", "values", NULL};
+  int rc = check_keys(c, obj, path, keys);
+  if (rc) return rc;
+  kf_spec_knob *k = &t->knobs[idx];
+  if ((rc = get_str(c, obj, path, "name", k->name, sizeof k->name, true)))
+    return rc;
+  char field[192];
+  join(field, sizeof field, path, "name");
+  if (!kf_spec_knob_name_ok(k->name))
+    return bad(c, field,
+               "'%s' is not a C identifier of at most 31 chars outside the "
+               "reserved KF_ prefix",
+               k->name);
+  for (int j = 0; j < idx; j++)
+    if (strcmp(t->knobs[j].name, k->name) == 0)
+      return bad(c, field, "duplicate knob '%s'", k->name);
+  const cJSON *vals;
+  if ((rc = get_array(c, obj, path, "values", &vals, true))) return rc;
+  join(field, sizeof field, path, "values");
+  int n = cJSON_GetArraySize(vals);
+  if (n < 1)
+    return bad(c, field, "knob '%s' has no values", k->name);
+  if (n > KF_SPEC_MAX_KNOB_VALUES)
+    return bad(c, field, "at most %d values (got %d)",
+               KF_SPEC_MAX_KNOB_VALUES, n);
+  int i = 0;
+  for (const cJSON *v = vals->child; v; v = v->next, i++) {
+    char vf[200];
+    index_of(vf, sizeof vf, field, i);
+    char *dst = k->values[i];
+    if (cJSON_IsNumber(v)) {
+      int64_t x;
+      if ((rc = as_int(c, v, vf, INT32_MIN, INT32_MAX, &x))) return rc;
+      snprintf(dst, sizeof k->values[i], "%lld", (long long)x);
+    } else if (cJSON_IsString(v)) {
+      if (!kf_spec_knob_value_ok(v->valuestring))
+        return bad(c, vf,
+                   "'%s' is not 1 to 23 characters of [A-Za-z0-9_.+-] "
+                   "(it becomes -D%s=value)",
+                   v->valuestring, k->name);
+      kf_strlcpy(dst, v->valuestring, sizeof k->values[i]);
+    } else {
+      return bad(c, vf, "must be an integer or a string, not %s",
+                 json_kind(v));
+    }
+    for (int j = 0; j < i; j++)
+      if (strcmp(k->values[j], dst) == 0)
+        return bad(c, vf, "value %s listed twice", dst);
+  }
+  k->n_values = n;
+  return 0;
+}
+
+static int parse_template(ctx *c, const cJSON *obj, const char *path,
+                          int idx) {
+  static const char *const keys[] = {"name", "file", "description", "knobs",
+                                     NULL};
+  int rc = check_keys(c, obj, path, keys);
+  if (rc) return rc;
+  kf_spec_template *t = &c->s->templates[idx];
+  if ((rc = get_str(c, obj, path, "name", t->name, sizeof t->name, true)))
+    return rc;
+  char field[192];
+  join(field, sizeof field, path, "name");
+  if (!is_token(t->name, sizeof t->name - 1, ".-"))
+    return bad(c, field, "'%s' must be letters, digits, _ . -", t->name);
+  for (int j = 0; j < idx; j++)
+    if (strcmp(c->s->templates[j].name, t->name) == 0)
+      return bad(c, field, "duplicate template name '%s'", t->name);
+  if ((rc = get_file(c, obj, path, "file", t->file, sizeof t->file)))
+    return rc;
+  if ((rc = get_str(c, obj, path, "description", t->description,
+                    sizeof t->description, false)))
+    return rc;
+  const cJSON *knobs;
+  if ((rc = get_array(c, obj, path, "knobs", &knobs, false))) return rc;
+  if (knobs) {
+    join(field, sizeof field, path, "knobs");
+    int n = cJSON_GetArraySize(knobs);
+    if (n > KF_SPEC_MAX_KNOBS)
+      return bad(c, field, "at most %d knobs (got %d)", KF_SPEC_MAX_KNOBS, n);
+    int i = 0;
+    for (const cJSON *v = knobs->child; v; v = v->next, i++) {
+      char kp[200];
+      index_of(kp, sizeof kp, field, i);
+      if ((rc = parse_knob(c, v, kp, t, i))) return rc;
+    }
+    t->n_knobs = n;
+  }
+  join(field, sizeof field, path, "file");
+  return read_source(c, field, t->file, &t->source);
+}
+
+static int parse_templates(ctx *c, const cJSON *root) {
+  const cJSON *arr;
+  int rc = get_array(c, root, "", "templates", &arr, true);
+  if (rc) return rc;
+  int n = cJSON_GetArraySize(arr);
+  if (n > KF_SPEC_MAX_TEMPLATES)
+    return bad(c, "templates", "at most %d templates (got %d)",
+               KF_SPEC_MAX_TEMPLATES, n);
+  int i = 0;
+  for (const cJSON *v = arr->child; v; v = v->next, i++) {
+    char path[64];
+    index_of(path, sizeof path, "templates", i);
+    c->s->n_templates = i + 1; /* sources freed on failure */
+    if ((rc = parse_template(c, v, path, i))) return rc;
+  }
+  return 0;
+}
+
+/* Evaluates every expression at one size, so nothing downstream meets a
+ * zero dimension, a negative flop count or an overflowing byte count. */
+static int check_at_size(ctx *c, const kf_size *z, const char *where) {
+  kf_spec *s = c->s;
+  char sz[256], why[384];
+  kf_spec_size_format(s, z, sz, sizeof sz);
+  for (int io = 0; io < 2; io++) {
+    const kf_spec_tensor *ts = io ? s->outputs : s->inputs;
+    int n = io ? s->n_outputs : s->n_inputs;
+    for (int i = 0; i < n; i++) {
+      const kf_spec_tensor *t = &ts[i];
+      int64_t numel = 1;
+      for (int d = 0; d < t->ndim; d++) {
+        char field[96];
+        snprintf(field, sizeof field, "%s[%d].shape[%d]",
+                 io ? "outputs" : "inputs", i, d);
+        int64_t v;
+        if (kf_spec_eval(s, t->shape[d], z, &v, why, sizeof why))
+          return bad(c, field, "%s at %s (%s)", why, where, sz);
+        if (v < 1)
+          return bad(c, field,
+                     "is %lld at %s (%s); every dimension must be >= 1",
+                     (long long)v, where, sz);
+        if (__builtin_mul_overflow(numel, v, &numel) ||
+            numel > SPEC_MAX_TENSOR_BYTES / (int64_t)kf_dtype_size(t->dtype))
+          return bad(c, field, "tensor larger than 2^40 bytes at %s (%s)",
+                     where, sz);
+      }
+      if (t->range[0]) {
+        char field[64];
+        snprintf(field, sizeof field, "inputs[%d].range", i);
+        int64_t v;
+        if (kf_spec_eval(s, t->range, z, &v, why, sizeof why))
+          return bad(c, field, "%s at %s (%s)", why, where, sz);
+        int64_t hi = t->dtype == KF_DT_I32 ? INT32_MAX : INT64_MAX;
+        if (v < 1 || v - 1 > hi)
+          return bad(c, field, "is %lld at %s (%s); must be 1..%lld",
+                     (long long)v, where, sz, (long long)hi);
+      }
+    }
+  }
+  const char *names[2] = {"flops", "bytes"};
+  const char *exprs[2] = {s->flops, s->bytes};
+  for (int j = 0; j < 2; j++) {
+    int64_t v;
+    if (kf_spec_eval(s, exprs[j], z, &v, why, sizeof why))
+      return bad(c, names[j], "%s at %s (%s)", why, where, sz);
+    if (v < j) /* flops may be 0 (a copy); bytes may not */
+      return bad(c, names[j], "is %lld at %s (%s); must be >= %d",
+                 (long long)v, where, sz, j);
+  }
+  return 0;
+}
+
+static int parse_root(ctx *c, const cJSON *root) {
+  static const char *const keys[] = {
+      "name",      "backend",   "description",   "params",
+      "inputs",    "outputs",   "sizes",         "tolerance",
+      "allow_nan", "deterministic", "flops",     "bytes",
+      "workspace_bytes", "reference", "templates", NULL};
+  kf_spec *s = c->s;
+  int rc = check_keys(c, root, "", keys);
+  if (rc) return rc;
+
+  if ((rc = get_str(c, root, "", "name", s->name, sizeof s->name, true)))
+    return rc;
+  if (!is_token(s->name, sizeof s->name - 1, ".-"))
+    return bad(c, "name", "'%s' must be letters, digits, _ . -", s->name);
+  if ((rc = get_str(c, root, "", "backend", s->backend, sizeof s->backend,
+                    true)))
+    return rc;
+  if (strcmp(s->backend, "cpu") != 0 && strcmp(s->backend, "cuda") != 0)
+    return bad(c, "backend", "unknown backend '%s' (expected cpu or cuda)",
+               s->backend);
+  if ((rc = get_str(c, root, "", "description", s->description,
+                    sizeof s->description, false)))
+    return rc;
+  if ((rc = parse_params(c, root))) return rc;
+  if ((rc = parse_tensors(c, root, "inputs", true))) return rc;
+  if ((rc = parse_tensors(c, root, "outputs", false))) return rc;
+  if ((rc = parse_sizes(c, root))) return rc;
+  if ((rc = parse_tolerance(c, root))) return rc;
+  if ((rc = get_bool(c, root, "", "allow_nan", &s->allow_nan))) return rc;
+  if ((rc = get_bool(c, root, "", "deterministic", &s->deterministic)))
+    return rc;
+  if ((rc = get_expr(c, root, "", "flops", s->flops, sizeof s->flops)))
+    return rc;
+  if ((rc = get_expr(c, root, "", "bytes", s->bytes, sizeof s->bytes)))
+    return rc;
+  const cJSON *ws = cJSON_GetObjectItemCaseSensitive(root, "workspace_bytes");
+  if (ws) {
+    int64_t v;
+    if ((rc = as_int(c, ws, "workspace_bytes", 0, SPEC_MAX_TENSOR_BYTES, &v)))
+      return rc;
+    s->workspace_bytes = (size_t)v;
+  }
+  if ((rc = get_file(c, root, "", "reference", s->reference_file,
+                     sizeof s->reference_file)))
+    return rc;
+
+  for (int i = 0; i < s->n_check_sizes; i++) {
+    char where[32];
+    index_of(where, sizeof where, "sizes.check", i);
+    if ((rc = check_at_size(c, &s->check_sizes[i], where))) return rc;
+  }
+  if ((rc = check_at_size(c, &s->bench_size, "sizes.bench"))) return rc;
+
+  /* Files last: a spec that is wrong on its own is reported as such even
+   * when its files are missing too. */
+  if ((rc = read_source(c, "reference", s->reference_file,
+                        &s->reference_source)))
+    return rc;
+  return parse_templates(c, root);
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+static int parse_named(const char *json, size_t len, const char *dir,
+                       const char *file, kf_spec **out, char *err,
+                       size_t errlen) {
+  *out = NULL;
+  if (!json) return kf_seterr(KF_EINVAL, err, errlen, "%s: no text", file);
+  kf_spec *s = calloc(1, sizeof *s);
+  if (!s) return kf_seterr(KF_ENOMEM, err, errlen, "%s: out of memory", file);
+  ctx c = {.file = file, .dir = dir, .s = s, .err = err, .errlen = errlen};
+
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+  if (!root) {
+    size_t at = end && end >= json && end <= json + len
+                    ? (size_t)(end - json) : 0;
+    int line = 1, column = 1;
+    for (size_t i = 0; i < at; i++) {
+      if (json[i] == '\n') {
+        line++;
+        column = 1;
+      } else {
+        column++;
+      }
+    }
+    free(s);
+    return kf_seterr(KF_ESPEC, err, errlen,
+                     "%s: (top level): not valid JSON near line %d column %d",
+                     file, line, column);
+  }
+  int rc = parse_root(&c, root);
+  cJSON_Delete(root);
+  if (!rc) {
+    s->json = malloc(len + 1);
+    if (!s->json) {
+      rc = kf_seterr(KF_ENOMEM, err, errlen, "%s: out of memory", file);
+    } else {
+      memcpy(s->json, json, len);
+      s->json[len] = '\0';
+      s->json_len = len;
+    }
+  }
+  if (rc) {
+    kf_spec_free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+int kf_spec_parse(const char *json, size_t len, const char *dir,
+                  kf_spec **out, char *err, size_t errlen) {
+  char file[1024];
+  if (dir)
+    snprintf(file, sizeof file, "%s/spec.json", dir);
+  else
+    snprintf(file, sizeof file, "spec.json");
+  return parse_named(json, len, dir, file, out, err, errlen);
+}
+
+int kf_spec_load_dir(const char *dir, kf_spec **out, char *err,
+                     size_t errlen) {
+  *out = NULL;
+  if (!dir) return kf_seterr(KF_EINVAL, err, errlen, "no problem directory");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/spec.json", dir);
+  char *text;
+  size_t len;
+  int rc = kf_read_file(path, SPEC_MAX_SOURCE, &text, &len, err, errlen);
+  if (rc) return rc;
+  rc = parse_named(text, len, dir, path, out, err, errlen);
+  free(text);
+  return rc;
+}
+
+void kf_spec_free(kf_spec *s) {
+  if (!s) return;
+  free(s->reference_source);
+  for (int i = 0; i < s->n_templates; i++) free(s->templates[i].source);
+  free(s->json);
+  free(s);
+}
+
+int kf_spec_eval(const kf_spec *s, const char *expr, const kf_size *size,
+                 int64_t *out, char *err, size_t errlen) {
+  return kf_spec__expr(expr, (const char(*)[32])s->params, s->n_params,
+                       size->v, out, err, errlen);
+}
+
+int kf_spec_shape(const kf_spec *s, const kf_spec_tensor *t,
+                  const kf_size *size, int64_t dims[KF_SPEC_MAX_DIMS],
+                  int64_t *numel, char *err, size_t errlen) {
+  char why[384];
+  int64_t n = 1;
+  for (int d = 0; d < KF_SPEC_MAX_DIMS; d++) dims[d] = d < t->ndim ? 0 : 1;
+  for (int d = 0; d < t->ndim; d++) {
+    if (kf_spec_eval(s, t->shape[d], size, &dims[d], why, sizeof why))
+      return kf_seterr(KF_ESPEC, err, errlen, "%s: shape[%d]: %s", t->name,
+                       d, why);
+    if (dims[d] < 1)
+      return kf_seterr(KF_ESPEC, err, errlen,
+                       "%s: shape[%d]: is %lld; must be >= 1", t->name, d,
+                       (long long)dims[d]);
+    if (__builtin_mul_overflow(n, dims[d], &n))
+      return kf_seterr(KF_ESPEC, err, errlen,
+                       "%s: element count overflows", t->name);
+  }
+  *numel = n;
+  return 0;
+}
+
+const kf_spec_template *kf_spec_template_find(const kf_spec *s,
+                                              const char *name) {
+  for (int i = 0; s && name && i < s->n_templates; i++)
+    if (strcmp(s->templates[i].name, name) == 0) return &s->templates[i];
+  return NULL;
+}
+
+char *kf_spec_size_format(const kf_spec *s, const kf_size *size, char *buf,
+                          size_t len) {
+  size_t off = 0;
+  if (!len) return buf;
+  buf[0] = '\0';
+  for (int i = 0; i < s->n_params && off < len; i++)
+    off += (size_t)snprintf(buf + off, len - off, "%s%s=%lld", i ? " " : "",
+                            s->params[i], (long long)size->v[i]);
+  return buf;
+}
+
+bool kf_spec_within_tol(const kf_spec *s, kf_dtype dt, double got,
+                        double want) {
+  if (isnan(got) || isnan(want))
+    return s->allow_nan && isnan(got) && isnan(want);
+  if (isinf(got) || isinf(want)) return s->allow_nan && got == want;
+  if ((unsigned)dt >= KF_DT_COUNT) return false;
+  const kf_tol *t = &s->tol[dt];
+  double diff = got > want ? got - want : want - got;
+  return diff <= t->atol + t->rtol * (want < 0 ? -want : want);
+}
