@@ -17,5 +17,7 @@ int kf_cli_db(int argc, char **argv);
 int kf_cli_cluster(int argc, char **argv);
 int kf_cli_submit(int argc, char **argv);
 int kf_cli_status(int argc, char **argv);
+int kf_cli_run(int argc, char **argv);
+int kf_cli_campaign(int argc, char **argv);
 
 #endif

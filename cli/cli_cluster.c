@@ -9,80 +9,24 @@
  * when --data is given, so a second run sees the first run's rows.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_internal.h"
 #include "err.h"
 #include "kernelfleet.pb-c.h"
-#include "pglocal.h"
 #include "rpc.h"
 #include "util.h"
 
-extern char **environ;
-
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) { (void)sig; interrupted = 1; }
-
-/* Directory holding this executable, so siblings are found wherever the
- * build or bundle lives. */
-static void bin_dir(char *out, size_t len) {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) {
-    kf_strlcpy(out, ".", len);
-    return;
-  }
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (slash) *slash = '\0';
-  kf_strlcpy(out, exe, len);
-}
-
-static pid_t spawn(char *const argv[], const char *log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc) {
-    fprintf(stderr, "kf cluster: cannot start %s: %s\n", argv[0], strerror(rc));
-    return -1;
-  }
-  return pid;
-}
-
-static void stop_child(pid_t pid, const char *what) {
-  if (pid <= 0) return;
-  kill(pid, SIGTERM);
-  for (int i = 0; i < 100; i++) { /* 10 s grace, then SIGKILL */
-    int st;
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) {
-      if (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0))
-        fprintf(stderr, "kf cluster: %s exited with %s %d\n", what,
-                WIFSIGNALED(st) ? "signal" : "status",
-                WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-      return;
-    }
-    usleep(100000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
-}
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -152,68 +96,18 @@ int kf_cli_cluster(int argc, char **argv) {
   signal(SIGINT, on_sigint);
   signal(SIGTERM, on_sigint);
 
-  char err[2048], conninfo[512], pgdir[300], bin[PATH_MAX];
-  snprintf(pgdir, sizeof pgdir, "%s/pg", dir);
-  bin_dir(bin, sizeof bin);
+  char err[2048];
   printf("kf cluster: state in %s\n", dir);
   fflush(stdout);
-  if (kf_pglocal_start(pgdir, conninfo, sizeof conninfo, err, sizeof err)) {
-    fprintf(stderr, "kf cluster: PostgreSQL: %s\n", err);
-    return KF_EXIT_UNAVAIL;
-  }
-  printf("  postgresql  up (socket %s/sock)\n", pgdir);
-
-  /* A token only this run knows. */
-  char token[40];
-  snprintf(token, sizeof token, "kf-%08lx%08lx", (unsigned long)random() ^ (unsigned long)getpid(),
-           (unsigned long)time(NULL));
-  char coord_bin[PATH_MAX + 32], worker_bin[PATH_MAX + 32], portfile[400],
-      log[400], target[64];
-  snprintf(coord_bin, sizeof coord_bin, "%s/kf-coordinator", bin);
-  snprintf(worker_bin, sizeof worker_bin, "%s/kf-worker", bin);
-  snprintf(portfile, sizeof portfile, "%s/coordinator.port", dir);
-  unlink(portfile);
-  snprintf(log, sizeof log, "%s/coordinator.log", dir);
-  char *cargv[] = {coord_bin, "--db", conninfo, "--listen", "127.0.0.1:0",
-                   "--token", token, "--port-file", portfile, NULL};
-  pid_t coord = spawn(cargv, log);
-  int rc = KF_EXIT_FAIL;
-  pid_t workers[64] = {0};
+  kf_cli__local local;
+  kf_cli__local_opts lo = {.dir = dir, .workers = (int)nworkers,
+                           .cmd = "kf cluster",
+                           .interrupted = &interrupted};
+  int rc = kf_cli__local_start(&local, &lo);
+  if (rc) return rc;
+  rc = KF_EXIT_FAIL;
   kf_rpc_client *cli = NULL;
-  if (coord < 0) goto out;
-  int port = 0;
-  for (int i = 0; i < 300 && !port && !interrupted; i++) {
-    FILE *f = fopen(portfile, "r");
-    if (f) {
-      if (fscanf(f, "%d", &port) != 1) port = 0;
-      fclose(f);
-    }
-    if (!port) {
-      if (waitpid(coord, NULL, WNOHANG) == coord) {
-        fprintf(stderr, "kf cluster: coordinator exited; see %s\n", log);
-        coord = 0;
-        goto out;
-      }
-      usleep(100000);
-    }
-  }
-  if (!port) {
-    fprintf(stderr, "kf cluster: coordinator did not start; see %s\n", log);
-    goto out;
-  }
-  snprintf(target, sizeof target, "127.0.0.1:%d", port);
-  printf("  coordinator up (%s, pid %d)\n", target, (int)coord);
-  for (uint64_t i = 0; i < nworkers; i++) {
-    char name[32], wlog[400];
-    snprintf(name, sizeof name, "worker-%llu", (unsigned long long)i + 1);
-    snprintf(wlog, sizeof wlog, "%s/%s.log", dir, name);
-    char *wargv[] = {worker_bin, "--coordinator", target, "--token", token,
-                     "--name", name, NULL};
-    workers[i] = spawn(wargv, wlog);
-    if (workers[i] < 0) goto out;
-    printf("  %s    up (pid %d)\n", name, (int)workers[i]);
-  }
-
+  const char *target = local.target, *token = local.token;
   if (kf_rpc_client_open(NULL, target, token, 64u << 20, &cli, err,
                          sizeof err)) {
     fprintf(stderr, "kf cluster: %s\n", err);
@@ -302,9 +196,6 @@ int kf_cli_cluster(int argc, char **argv) {
 
 out:
   kf_rpc_client_close(cli);
-  for (uint64_t i = 0; i < nworkers; i++) stop_child(workers[i], "worker");
-  stop_child(coord, "coordinator");
-  if (kf_pglocal_stop(pgdir, "fast", err, sizeof err))
-    fprintf(stderr, "kf cluster: stopping PostgreSQL: %s\n", err);
+  kf_cli__local_stop(&local);
   return rc;
 }

@@ -141,7 +141,7 @@ static void progress_text(char *buf, size_t len,
             ? 0 : (double)(c->budget_evals - st->evals_done) / rate;
     if (left < 0 || by_evals < left) left = by_evals;
   }
-  if (left >= 0) {
+  if (left >= 0 && !kf_cli__campaign_ended(st)) {
     char t[32];
     fmt_secs(t, sizeof t, left);
     snprintf(eta, sizeof eta, ", ETA ~%s", t);

@@ -13,6 +13,10 @@ static void usage(FILE *f) {
 "usage: kf COMMAND [ARGS]\n"
 "\n"
 "Commands:\n"
+"  run PROBLEM_DIR       optimize a kernel: a local campaign (PostgreSQL,\n"
+"                        coordinator, workers) from one command\n"
+"  campaign ACTION ...   submit, status, watch, best, export, stop\n"
+"                        campaigns on a running coordinator\n"
 "  cluster [--tasks N]   run a local cluster (private PostgreSQL, coordinator,\n"
 "                        two workers) over N checksum tasks and report\n"
 "  db start|stop|url DIR the private PostgreSQL server in DIR\n"
@@ -31,6 +35,8 @@ int main(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? KF_EXIT_USAGE : KF_EXIT_OK;
   }
+  if (!strcmp(argv[1], "run")) return kf_cli_run(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "campaign")) return kf_cli_campaign(argc - 2, argv + 2);
   if (!strcmp(argv[1], "db")) return kf_cli_db(argc - 2, argv + 2);
   if (!strcmp(argv[1], "cluster")) return kf_cli_cluster(argc - 2, argv + 2);
   if (!strcmp(argv[1], "submit")) return kf_cli_submit(argc - 2, argv + 2);

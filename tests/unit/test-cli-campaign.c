@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/test-cli-campaign.c -- `kf campaign` and `kf run --coordinator`
+ * against a fake coordinator with canned campaign answers.
+ *
+ * Runs the real kf binary ($KF_BIN_DIR/kf) as a child and checks its exit
+ * codes, its JSON (parsed with cJSON) and the files it writes; the fake
+ * records what kf sent.  No PostgreSQL, no workers: the point is the CLI's
+ * contract (exit codes, --json shapes, the best-kernel file), independent
+ * of the search.
+ *
+ * Canned campaigns:
+ *   7  "running" for the first 2 GetCampaign calls, then "done" with a
+ *      best kernel 2.5x faster; 7 evaluations, 2 of them failures.
+ *   9  "done" without a verified kernel (GetBest: NOT_FOUND).
+ *   anything else: NOT_FOUND.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+// cmocka after the headers it needs
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "err.h"
+#include "kernelfleet.pb-c.h"
+#include "rpc.h"
+
+#define TOKEN "cli-test-token"
+#define PATH(m) "/kernelfleet.Coordinator/" m
+
+static const char *kBestSource =
+    "#include \"kf_candidate.h\"\n"
+    "int kf_launch(const kf_args *a) {\n"
+    "  const float *x = a->inputs[0].data;\n"
+    "  float *y = a->outputs[0].data;\n"
+    "  for (int64_t i = 0; i < a->outputs[0].numel; i += BLOCK)\n"
+    "    for (int64_t j = i; j < i + BLOCK && j < a->outputs[0].numel; j++)\n"
+    "      y[j] = x[j] * LANES;\n"
+    "  return 0;\n"
+    "}\n";
+
+typedef struct {
+  uv_loop_t loop;
+  uv_thread_t thread;
+  uv_async_t stop;
+  kf_rpc_server *srv;
+  char target[64];
+  atomic_int polls7;      /* GetCampaign(7) calls */
+  atomic_int stops;       /* StopCampaign calls */
+  atomic_int creates;
+  /* What the last CreateCampaign carried (loop thread writes, the test
+   * reads after the kf child exited). */
+  char problem[64];
+  size_t spec_len, n_templates, n_knobs0;
+  uint32_t budget_evals, budget_seconds, population;
+  uint64_t seed;
+  char language[16];
+} fake;
+
+static fake F;
+
+static Kernelfleet__Knob kBlock = {PROTOBUF_C_MESSAGE_INIT(
+                                       &kernelfleet__knob__descriptor),
+                                   "BLOCK", "64"};
+static Kernelfleet__Knob kLanes = {PROTOBUF_C_MESSAGE_INIT(
+                                       &kernelfleet__knob__descriptor),
+                                   "LANES", "4"};
+static Kernelfleet__Knob *kKnobs[] = {&kBlock, &kLanes};
+
+static void fill_eval(Kernelfleet__EvaluationSummary *e,
+                      Kernelfleet__DeviceClass *dc, int i) {
+  kernelfleet__evaluation_summary__init(e);
+  e->candidate_id = 10 + i;
+  e->task_id = 100 + i;
+  e->template_name = i % 2 ? "three_pass" : "online";
+  e->knobs = kKnobs;
+  e->n_knobs = 2;
+  e->proposer = "evolution";
+  e->device_class = dc;
+  if (i >= 5) {
+    e->outcome = i == 5 ? KERNELFLEET__OUTCOME__OUTCOME_WRONG_ANSWER
+                        : KERNELFLEET__OUTCOME__OUTCOME_COMPILE_ERROR;
+    e->stage = i == 5 ? "verify" : "compile";
+    e->reason = i == 5 ? "y[3] = 0.5, want 0.25 (size M=3 N=7, dist wide)"
+                       : "error: 'BLOCK' undeclared\nsecond line";
+    return;
+  }
+  e->outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+  e->stage = "time";
+  e->reason = "";
+  e->time_ns_median = 1000.0 * (1 + i);
+  e->time_ns_spread = 0.02;
+  e->ref_time_ns_median = 2500.0;
+  e->speedup = 2500.0 / e->time_ns_median;
+  e->roofline_fraction = 0.4 / (1 + i);
+}
+
+static void h_create(kf_rpc_call *call, const ProtobufCMessage *req,
+                     void *data) {
+  fake *f = data;
+  const Kernelfleet__CreateCampaignRequest *q = (const void *)req;
+  snprintf(f->problem, sizeof f->problem, "%s", q->problem);
+  snprintf(f->language, sizeof f->language, "%s", q->language);
+  f->spec_len = q->spec_json.len;
+  f->n_templates = q->n_templates;
+  f->n_knobs0 = q->n_templates ? q->templates[0]->n_knobs : 0;
+  f->budget_evals = q->budget_evals;
+  f->budget_seconds = q->budget_seconds;
+  f->population = q->population;
+  f->seed = q->search_seed;
+  atomic_fetch_add(&f->creates, 1);
+  Kernelfleet__CreateCampaignResponse r =
+      KERNELFLEET__CREATE_CAMPAIGN_RESPONSE__INIT;
+  r.campaign_id = 7;
+  kf_rpc_call_reply(call, &r.base);
+}
+
+static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
+  fake *f = data;
+  const Kernelfleet__GetCampaignRequest *q = (const void *)req;
+  if (q->campaign_id != 7 && q->campaign_id != 9) {
+    kf_rpc_call_fail(call, KF_ENOTFOUND, "no such campaign");
+    return;
+  }
+  bool won = q->campaign_id == 7;
+  int polls = won ? atomic_fetch_add(&f->polls7, 1) + 1 : 100;
+  Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
+  dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  dc.model = "Test CPU";
+  dc.isa = "x86-64-v3";
+  Kernelfleet__Campaign c = KERNELFLEET__CAMPAIGN__INIT;
+  c.campaign_id = q->campaign_id;
+  c.name = "softmax";
+  c.problem = "softmax";
+  c.state = polls > 2 ? "done" : "running";
+  c.budget_evals = 7;
+  c.budget_seconds = 600;
+  c.device_class = &dc;
+  Kernelfleet__OutcomeCount ok = KERNELFLEET__OUTCOME_COUNT__INIT,
+                            wa = KERNELFLEET__OUTCOME_COUNT__INIT,
+                            ce = KERNELFLEET__OUTCOME_COUNT__INIT;
+  ok.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+  ok.count = 5;
+  wa.outcome = KERNELFLEET__OUTCOME__OUTCOME_WRONG_ANSWER;
+  wa.count = 1;
+  ce.outcome = KERNELFLEET__OUTCOME__OUTCOME_COMPILE_ERROR;
+  ce.count = 1;
+  Kernelfleet__OutcomeCount *ocs[] = {&ok, &wa, &ce};
+  Kernelfleet__CampaignStatus st = KERNELFLEET__CAMPAIGN_STATUS__INIT;
+  st.campaign = &c;
+  st.evals_done = polls > 2 ? 7 : 3 * (uint32_t)polls;
+  st.evals_ok = won ? 5 : 0;
+  st.evals_running = polls > 2 ? 0 : 2;
+  st.elapsed_ms = 42000;
+  st.ref_time_ns = 2500;
+  if (won) {
+    st.best_speedup = 2.5;
+    st.best_time_ns = 1000;
+    st.best_candidate_id = 10;
+    st.roofline_fraction = 0.4;
+    st.outcomes = ocs;
+    st.n_outcomes = 3;
+  }
+  st.stop_reason = polls > 2 ? "budget: 7 evaluations" : "";
+  Kernelfleet__EvaluationSummary ev[5], *evp[5];
+  size_t ntop = won ? (q->top < 5 ? q->top : 5) : 0;
+  for (size_t i = 0; i < ntop; i++) {
+    fill_eval(&ev[i], &dc, (int)i);
+    evp[i] = &ev[i];
+  }
+  Kernelfleet__GetCampaignResponse r = KERNELFLEET__GET_CAMPAIGN_RESPONSE__INIT;
+  r.status = &st;
+  r.top = evp;
+  r.n_top = ntop;
+  kf_rpc_call_reply(call, &r.base);
+}
+
+static void h_list(kf_rpc_call *call, const ProtobufCMessage *req,
+                   void *data) {
+  const Kernelfleet__ListEvaluationsRequest *q = (const void *)req;
+  Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
+  dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  dc.model = "Test CPU";
+  Kernelfleet__EvaluationSummary ev[7], *evp[7];
+  size_t n = 0;
+  for (int i = 0; q->campaign_id == 7 && i < 7; i++) {
+    if (q->failures_only && i < 5) continue;
+    fill_eval(&ev[n], &dc, i);
+    evp[n] = &ev[n];
+    n++;
+  }
+  Kernelfleet__ListEvaluationsResponse r =
+      KERNELFLEET__LIST_EVALUATIONS_RESPONSE__INIT;
+  r.evaluations = evp;
+  r.n_evaluations = n;
+  kf_rpc_call_reply(call, &r.base);
+}
+
+static void h_best(kf_rpc_call *call, const ProtobufCMessage *req,
+                   void *data) {
+  const Kernelfleet__GetBestRequest *q = (const void *)req;
+  if (q->campaign_id != 7) {
+    kf_rpc_call_fail(call, KF_ENOTFOUND, "no verified kernel");
+    return;
+  }
+  Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
+  dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  dc.model = "Test CPU";
+  Kernelfleet__EvaluationSummary e;
+  fill_eval(&e, &dc, 0);
+  Kernelfleet__GetBestResponse r = KERNELFLEET__GET_BEST_RESPONSE__INIT;
+  r.best = &e;
+  r.source = (char *)kBestSource;
+  r.language = "c";
+  kf_rpc_call_reply(call, &r.base);
+}
+
+static void h_stop(kf_rpc_call *call, const ProtobufCMessage *req,
+                   void *data) {
+  fake *f = data;
+  const Kernelfleet__StopCampaignRequest *q = (const void *)req;
+  if (q->campaign_id != 7) {
+    kf_rpc_call_fail(call, KF_ENOTFOUND, "no such campaign");
+    return;
+  }
+  atomic_fetch_add(&f->stops, 1);
+  Kernelfleet__StopCampaignResponse r =
+      KERNELFLEET__STOP_CAMPAIGN_RESPONSE__INIT;
+  kf_rpc_call_reply(call, &r.base);
+}
+
+static const kf_rpc_method kMethods[] = {
+    {PATH("CreateCampaign"), &kernelfleet__create_campaign_request__descriptor,
+     h_create},
+    {PATH("GetCampaign"), &kernelfleet__get_campaign_request__descriptor,
+     h_get},
+    {PATH("ListEvaluations"),
+     &kernelfleet__list_evaluations_request__descriptor, h_list},
+    {PATH("GetBest"), &kernelfleet__get_best_request__descriptor, h_best},
+    {PATH("StopCampaign"), &kernelfleet__stop_campaign_request__descriptor,
+     h_stop},
+};
+
+static void stop_cb(uv_async_t *h) {
+  fake *f = h->data;
+  kf_rpc_server_stop(f->srv);
+  f->srv = NULL;
+  uv_close((uv_handle_t *)h, NULL);
+}
+
+static void loop_thread(void *arg) { uv_run(&((fake *)arg)->loop, UV_RUN_DEFAULT); }
+
+static int setup(void **state) {
+  memset(&F, 0, sizeof F);
+  assert_int_equal(uv_loop_init(&F.loop), 0);
+  assert_int_equal(uv_async_init(&F.loop, &F.stop, stop_cb), 0);
+  F.stop.data = &F;
+  kf_rpc_server_opts o = {.loop = &F.loop, .listen_addr = "127.0.0.1:0",
+                          .token = TOKEN, .methods = kMethods,
+                          .n_methods = sizeof kMethods / sizeof *kMethods,
+                          .data = &F};
+  char err[256];
+  int port = 0;
+  if (kf_rpc_server_start(&o, &F.srv, &port, err, sizeof err))
+    fail_msg("server: %s", err);
+  snprintf(F.target, sizeof F.target, "127.0.0.1:%d", port);
+  assert_int_equal(uv_thread_create(&F.thread, loop_thread, &F), 0);
+  return 0;
+}
+
+static int teardown(void **state) {
+  uv_async_send(&F.stop);
+  uv_thread_join(&F.thread);
+  uv_run(&F.loop, UV_RUN_DEFAULT);
+  assert_int_equal(uv_loop_close(&F.loop), 0);
+  return 0;
+}
+
+/* ------------------------------------------------------------ helpers -- */
+
+static const char *bin_dir(void) {
+  const char *d = getenv("KF_BIN_DIR");
+  if (!d) fail_msg("KF_BIN_DIR is not set");
+  return d;
+}
+
+static const char *src_dir(void) {
+  const char *d = getenv("KF_SOURCE_DIR");
+  if (!d) fail_msg("KF_SOURCE_DIR is not set");
+  return d;
+}
+
+/* Runs `kf ARGS` through sh with stdout captured into out (stderr to
+ * /tmp/kf-cli-test.err); returns the exit code. */
+__attribute__((format(printf, 3, 4)))
+static int kf(char *out, size_t outlen, const char *fmt, ...) {
+  char args[2048], cmd[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, "'%s/kf' %s 2>>/tmp/kf-cli-test.err </dev/null",
+           bin_dir(), args);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(out, 1, outlen - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  assert_true(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+static char g_out[1 << 16];
+
+#define REMOTE "--coordinator %s --token " TOKEN
+
+static cJSON *json_of(const char *text) {
+  cJSON *j = cJSON_Parse(text);
+  if (!j) fail_msg("not JSON: %s", text);
+  return j;
+}
+
+static double num(const cJSON *j, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+  if (!cJSON_IsNumber(v)) fail_msg("no number %s", k);
+  return v->valuedouble;
+}
+
+static const char *str(const cJSON *j, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+  if (!cJSON_IsString(v)) fail_msg("no string %s", k);
+  return v->valuestring;
+}
+
+/* -------------------------------------------------------------- tests -- */
+
+static void test_submit(void **state) {
+  int rc = kf(g_out, sizeof g_out, "campaign submit '%s/problems/cpu/softmax' "
+              REMOTE, src_dir(), F.target);
+  assert_int_equal(rc, 0);
+  assert_string_equal(g_out, "7\n");
+  assert_int_equal(atomic_load(&F.creates), 1);
+  assert_string_equal(F.problem, "softmax");
+  assert_string_equal(F.language, "c");
+  assert_true(F.spec_len > 100);
+  assert_int_equal(F.n_templates, 2);
+  assert_int_equal(F.n_knobs0, 1);
+  assert_int_equal(F.budget_evals, 60);      /* documented defaults */
+  assert_int_equal(F.budget_seconds, 600);
+
+  rc = kf(g_out, sizeof g_out,
+          "campaign submit '%s/problems/cpu/softmax' --evals 5 --minutes 2 "
+          "--population 4 --seed 99 --json " REMOTE, src_dir(), F.target);
+  assert_int_equal(rc, 0);
+  cJSON *j = json_of(g_out);
+  assert_int_equal((int)num(j, "campaign_id"), 7);
+  assert_string_equal(str(j, "problem"), "softmax");
+  cJSON_Delete(j);
+  assert_int_equal(F.budget_evals, 5);
+  assert_int_equal(F.budget_seconds, 120);
+  assert_int_equal(F.population, 4);
+  assert_int_equal(F.seed, 99);
+}
+
+static void test_submit_bad_spec(void **state) {
+  char dir[] = "/tmp/kf-cli-badXXXXXX", cmd[512];
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd, "cp -r '%s/problems/cpu/softmax/.' %s && "
+           "sed -i 's/\"f32\", \"shape\"/\"f33\", \"shape\"/' %s/spec.json",
+           src_dir(), dir, dir);
+  assert_int_equal(system(cmd), 0);
+  int before = atomic_load(&F.creates);
+  int rc = kf(g_out, sizeof g_out, "campaign submit %s " REMOTE, dir,
+              F.target);
+  assert_int_equal(rc, 2);
+  assert_int_equal(atomic_load(&F.creates), before); /* nothing sent */
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_status(void **state) {
+  int rc = kf(g_out, sizeof g_out, "campaign status 9 --json " REMOTE,
+              F.target);
+  assert_int_equal(rc, 0);
+  cJSON *j = json_of(g_out);
+  assert_string_equal(str(j, "state"), "done");
+  assert_false(cJSON_IsTrue(cJSON_GetObjectItem(j, "found_faster")));
+  cJSON_Delete(j);
+
+  rc = kf(g_out, sizeof g_out, "campaign status 7 --top 3 --json " REMOTE,
+          F.target);
+  assert_int_equal(rc, 0);
+  j = json_of(g_out);
+  assert_int_equal((int)num(j, "campaign_id"), 7);
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "top")), 3);
+  const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "top"), 0);
+  assert_string_equal(str(t0, "outcome"), "ok");
+  assert_string_equal(str(cJSON_GetObjectItem(t0, "knobs"), "BLOCK"), "64");
+  assert_string_equal(str(cJSON_GetObjectItem(j, "device_class"), "kind"),
+                      "cpu");
+  cJSON_Delete(j);
+
+  /* The table: top candidates and failures with an example reason. */
+  rc = kf(g_out, sizeof g_out, "campaign status 7 " REMOTE, F.target);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(g_out, "BLOCK=64 LANES=4"));
+  assert_non_null(strstr(g_out, "wrong_answer"));
+  assert_non_null(strstr(g_out, "y[3] = 0.5"));
+  assert_non_null(strstr(g_out, "error: 'BLOCK' undeclared second line"));
+
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 8 " REMOTE,
+                      F.target), 2);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status x " REMOTE,
+                      F.target), 2);
+}
+
+static void test_watch(void **state) {
+  atomic_store(&F.polls7, 0);
+  int rc = kf(g_out, sizeof g_out, "campaign watch 7 --json " REMOTE,
+              F.target);
+  assert_int_equal(rc, 0);
+  assert_true(atomic_load(&F.polls7) >= 3); /* it polled until done */
+  cJSON *j = json_of(g_out);
+  assert_string_equal(str(j, "state"), "done");
+  assert_int_equal((int)num(j, "evals_done"), 7);
+  cJSON_Delete(j);
+  /* Ended without a faster kernel: exit 1. */
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign watch 9 " REMOTE,
+                      F.target), 1);
+}
+
+static void test_best(void **state) {
+  char path[] = "/tmp/kf-cli-bestXXXXXX", file[128], cmd[1024];
+  assert_non_null(mkdtemp(path));
+  snprintf(file, sizeof file, "%s/softmax.best.c", path);
+  int rc = kf(g_out, sizeof g_out, "campaign best 7 --out %s --json " REMOTE,
+              file, F.target);
+  assert_int_equal(rc, 0);
+  cJSON *j = json_of(g_out);
+  assert_int_equal((int)num(cJSON_GetObjectItem(j, "best"), "candidate_id"),
+                   10);
+  assert_string_equal(str(j, "source"), kBestSource);
+  assert_string_equal(str(j, "best_file"), file);
+  cJSON_Delete(j);
+  /* The file builds on its own: knobs are #defines in it. */
+  snprintf(cmd, sizeof cmd, "cc -O2 -shared -fPIC -I '%s/harness' -o %s/b.so "
+           "%s 2>>/tmp/kf-cli-test.err", src_dir(), path, file);
+  assert_int_equal(system(cmd), 0);
+  /* Without --out the file goes to stdout. */
+  rc = kf(g_out, sizeof g_out, "campaign best 7 " REMOTE, F.target);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(g_out, "#define BLOCK 64"));
+  assert_non_null(strstr(g_out, "campaign    7"));
+  assert_non_null(strstr(g_out, "2.500x"));
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign best 9 " REMOTE,
+                      F.target), 1);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_export_stop(void **state) {
+  int rc = kf(g_out, sizeof g_out, "campaign export 7 " REMOTE, F.target);
+  assert_int_equal(rc, 0);
+  int lines = 0;
+  for (char *p = g_out, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+    *nl = '\0';
+    cJSON *j = json_of(p);
+    assert_non_null(cJSON_GetObjectItem(j, "task_id"));
+    cJSON_Delete(j);
+    lines++;
+  }
+  assert_int_equal(lines, 7);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign stop 7 " REMOTE,
+                      F.target), 0);
+  assert_int_equal(atomic_load(&F.stops), 1);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign stop 8 " REMOTE,
+                      F.target), 2);
+}
+
+static void test_errors(void **state) {
+  /* No token: usage.  Nobody listening: unreachable.  Bad token: usage. */
+  assert_int_equal(kf(g_out, sizeof g_out,
+                      "campaign status 7 --coordinator %s", F.target), 2);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --coordinator "
+                      "127.0.0.1:1 --token x"), 3);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --coordinator "
+                      "%s --token wrong", F.target), 2);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign frobnicate 7"), 2);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --evals 3 "
+                      REMOTE, F.target), 2);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign --help"), 0);
+  assert_int_equal(kf(g_out, sizeof g_out, "run --help"), 0);
+  assert_non_null(strstr(g_out, "Exit codes"));
+}
+
+static void test_run_remote(void **state) {
+  char path[] = "/tmp/kf-cli-runXXXXXX", file[128];
+  assert_non_null(mkdtemp(path));
+  snprintf(file, sizeof file, "%s/k.c", path);
+  atomic_store(&F.polls7, 0);
+  int rc = kf(g_out, sizeof g_out,
+              "run '%s/problems/cpu/softmax' --evals 7 --out %s --json "
+              REMOTE, src_dir(), file, F.target);
+  assert_int_equal(rc, 0);
+  cJSON *j = json_of(g_out);
+  assert_string_equal(str(j, "best_file"), file);
+  assert_string_equal(str(j, "state"), "done");
+  cJSON_Delete(j);
+  struct stat sb;
+  assert_int_equal(stat(file, &sb), 0);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+  assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_submit),      cmocka_unit_test(test_submit_bad_spec),
+      cmocka_unit_test(test_status),      cmocka_unit_test(test_watch),
+      cmocka_unit_test(test_best),        cmocka_unit_test(test_export_stop),
+      cmocka_unit_test(test_errors),      cmocka_unit_test(test_run_remote),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
