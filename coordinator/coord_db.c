@@ -163,22 +163,35 @@ static void do_reports(kf_store *s, kf_coord_op *ops) {
   free(v);
 }
 
-static void do_heartbeats(kf_store *s, kf_coord_op *ops, int ttl) {
+/* Heartbeats of workers that hold leases extend them by ttl.  Those of
+ * idle workers (op->hb_idle) extend by 0: a lease the database still
+ * gives such a worker never reached it, and expiring it now lets the
+ * reaper requeue the task instead of the worker's heartbeats keeping it
+ * leased for as long as the worker lives.  Both groups still mark the
+ * workers seen. */
+static void do_heartbeat_group(kf_store *s, kf_coord_op *ops, bool idle,
+                               int ttl) {
   size_t n = 0;
   for (kf_coord_op *op = ops; op; op = op->next)
-    if (op->kind == KF_OP_HEARTBEAT && !op->rc) n++;
+    if (op->kind == KF_OP_HEARTBEAT && !op->rc && op->hb_idle == idle) n++;
   if (!n) return;
   int64_t *ids = calloc(n, sizeof *ids);
   int rc = ids ? 0 : KF_ENOMEM;
   size_t k = 0;
   for (kf_coord_op *op = ops; op && ids; op = op->next)
-    if (op->kind == KF_OP_HEARTBEAT && !op->rc)
+    if (op->kind == KF_OP_HEARTBEAT && !op->rc && op->hb_idle == idle)
       ids[k++] = ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
-  if (!rc) rc = kf_store_heartbeat(s, ids, n, ttl);
+  if (!rc) rc = kf_store_heartbeat(s, ids, n, idle ? 0 : ttl);
   if (rc)
     for (kf_coord_op *op = ops; op; op = op->next)
-      if (op->kind == KF_OP_HEARTBEAT && !op->rc) set_err(op, rc, s);
+      if (op->kind == KF_OP_HEARTBEAT && !op->rc && op->hb_idle == idle)
+        set_err(op, rc, s);
   free(ids);
+}
+
+static void do_heartbeats(kf_store *s, kf_coord_op *ops, int ttl) {
+  do_heartbeat_group(s, ops, false, ttl);
+  do_heartbeat_group(s, ops, true, ttl);
 }
 
 static void do_leases(kf_batch *b, kf_store *s, int ttl) {
@@ -296,6 +309,13 @@ static void after_batch(uv_work_t *w, int status) {
     if (b->reaped) co->maybe_tasks = true;
   }
   if (b->underfilled) co->maybe_tasks = false;
+  for (kf_coord_op *op = b->ops; op; op = op->next)
+    if (op->kind == KF_OP_LEASE && (op->rc == KF_EUNAVAIL || op->rc == KF_EDB))
+      /* The database is down.  Retaking the parked polls at once would
+       * spin (a failed reconnect takes microseconds: ~8000 batches a
+       * second were seen during a restart); the cron's once-a-second
+       * maybe_tasks, a submit or a requeue retries them instead. */
+      co->maybe_tasks = false;
 
   kf_coord_op *op = b->ops;
   while (op) {

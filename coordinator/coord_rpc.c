@@ -96,7 +96,17 @@ static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
   }
   kf_coord_op *op = op_new(co, KF_OP_HEARTBEAT, call, m);
   if (!op) return;
-  op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
+  kf_coord_worker *w = touch_worker(co, r->worker_id);
+  op->needs_lookup = w == NULL;
+  /* A worker that lists no lease, and to which we sent none lately (a
+   * reply may still be on its way), holds nothing: whatever the database
+   * says it holds is a lease that never reached it -- a reply lost with a
+   * crashed coordinator, a commit whose answer PostgreSQL never sent.
+   * Extending those forever would strand their tasks, so this heartbeat
+   * lets them expire for the reaper instead (see do_heartbeats). */
+  op->hb_idle = r->n_running == 0 &&
+                (!w || !w->last_grant_ms ||
+                 kf_now_ms() - w->last_grant_ms > 2ull * co->cfg.heartbeat_ms);
   op_push(co, op);
 }
 
@@ -257,6 +267,7 @@ static void answer_lease(kf_coord *co, kf_coord_op *op) {
   resp.lease_ttl_ms = co->cfg.lease_ttl_ms;
   kf_coord_worker *w = kf_coord__worker_get(co, r->worker_id);
   if (w) w->leased_hint += (uint32_t)op->n_granted;
+  if (w && op->n_granted) w->last_grant_ms = kf_now_ms();
   co->n_leased += op->n_granted;
   kf_rpc_call_reply(op->call, &resp.base);
   free(tasks);

@@ -45,6 +45,13 @@ typedef struct task_rec {
   bool running;
 } task_rec;
 
+/* A report in flight: the results it carries, until the verdicts come. */
+typedef struct report_ctx {
+  struct kf_worker *w;
+  task_rec **sent;
+  size_t n;
+} report_ctx;
+
 typedef struct kf_worker {
   uv_loop_t *loop;
   kf_worker_config cfg;
@@ -57,6 +64,7 @@ typedef struct kf_worker {
   uint32_t n_running;
   task_rec *outbox;  /* finished, not yet acknowledged */
   size_t n_outbox;
+  struct report_ctx *report; /* the report in flight, if any */
 
   bool registering, lease_inflight, report_inflight, hb_inflight;
   bool stopping, closed;
@@ -107,7 +115,9 @@ static void on_registered(int status, const char *detail,
     kf_log(status == KF_EUNAVAIL || status == KF_ETIMEDOUT ? KF_LOG_WARN
                                                            : KF_LOG_ERROR,
            "register: %s: %s", kf_strerror(status), detail);
-    if (status == KF_EAUTH || status == KF_EINVAL) {
+    /* Bad fields come back as INVALID_ARGUMENT, which the client reads
+     * as KF_EPROTO (rpc_status.c); KF_EINVAL never arrives over the wire. */
+    if (status == KF_EAUTH || status == KF_EINVAL || status == KF_EPROTO) {
       /* Retrying cannot help; stop so the operator sees it. */
       kill(getpid(), SIGTERM);
       return;
@@ -175,19 +185,38 @@ static void on_heartbeat_done(int status, const char *detail,
   maybe_finish(w);
 }
 
+static void add_ref(Kernelfleet__TaskRef *refs, Kernelfleet__TaskRef **ptrs,
+                    size_t *n, size_t cap, const task_rec *t) {
+  if (*n >= cap) return;
+  kernelfleet__task_ref__init(&refs[*n]);
+  refs[*n].task_id = t->exec.task_id;
+  refs[*n].attempt = t->exec.attempt;
+  ptrs[*n] = &refs[*n];
+  (*n)++;
+}
+
+/* Lists every lease we still hold -- running, finished but unreported,
+ * and in a report awaiting its verdict -- because the coordinator takes
+ * an empty list to mean we hold none and lets any lease it thinks we
+ * have expire (coord_rpc.c on_heartbeat). */
 static void on_hb_timer(uv_timer_t *h) {
   kf_worker *w = h->data;
   if (w->hb_inflight || !w->id || w->stopping) return;
   Kernelfleet__HeartbeatRequest req = KERNELFLEET__HEARTBEAT_REQUEST__INIT;
-  Kernelfleet__TaskRef refs[64], *ptrs[64];
-  size_t n = 0;
-  for (task_rec *t = w->running; t && n < 64; t = t->next) {
-    kernelfleet__task_ref__init(&refs[n]);
-    refs[n].task_id = t->exec.task_id;
-    refs[n].attempt = t->exec.attempt;
-    ptrs[n] = &refs[n];
-    n++;
+  size_t cap = w->n_running + w->n_outbox + (w->report ? w->report->n : 0);
+  Kernelfleet__TaskRef *refs = calloc(cap ? cap : 1, sizeof *refs);
+  Kernelfleet__TaskRef **ptrs = calloc(cap ? cap : 1, sizeof *ptrs);
+  if (!refs || !ptrs) {
+    free(refs);
+    free(ptrs);
+    kf_log(KF_LOG_ERROR, "out of memory building a heartbeat; next tick");
+    return;
   }
+  size_t n = 0;
+  for (task_rec *t = w->running; t; t = t->next) add_ref(refs, ptrs, &n, cap, t);
+  for (task_rec *t = w->outbox; t; t = t->next) add_ref(refs, ptrs, &n, cap, t);
+  for (size_t i = 0; w->report && i < w->report->n; i++)
+    add_ref(refs, ptrs, &n, cap, w->report->sent[i]);
   req.worker_id = w->id;
   req.running = ptrs;
   req.n_running = n;
@@ -195,6 +224,8 @@ static void on_hb_timer(uv_timer_t *h) {
                          &kernelfleet__heartbeat_response__descriptor,
                          (int)w->hb_ms, on_heartbeat_done, w) == 0)
     w->hb_inflight = true;
+  free(refs);
+  free(ptrs);
 }
 
 /* ----------------------------------------------------------------- run */
@@ -352,12 +383,6 @@ static void do_lease(kf_worker *w) {
 
 /* -------------------------------------------------------------- report */
 
-typedef struct {
-  kf_worker *w;
-  task_rec **sent;
-  size_t n;
-} report_ctx;
-
 static void on_report_timer(uv_timer_t *h) { do_report(h->data); }
 
 static void on_reported(int status, const char *detail,
@@ -365,6 +390,7 @@ static void on_reported(int status, const char *detail,
   report_ctx *ctx = data;
   kf_worker *w = ctx->w;
   w->report_inflight = false;
+  w->report = NULL;
   if (status) {
     /* Put them back; nothing is lost until a verdict arrives. */
     for (size_t i = 0; i < ctx->n; i++) {
@@ -463,6 +489,7 @@ static void do_report(kf_worker *w) {
     return;
   }
   w->report_inflight = true;
+  w->report = ctx;
 }
 
 /* ------------------------------------------------------------ shutdown */
