@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/compile.c -- the "compile" stage: one C source to one shared
+ * object with the system compiler.
+ *
+ * The compiler gets argv only, never a shell: knob names and values are
+ * checked against fixed character sets first.  kf_candidate.h is embedded
+ * in the binary at build time (cmake/embed_file.cmake) and written next to
+ * the source, so the harness works from the build tree and from an
+ * installed bundle alike, with no include path to find.
+ *
+ * The compiler runs in its own process group, as uid 65534 when we are
+ * root, with an almost empty environment, without network (when it may
+ * unshare), under rlimits (CPU 60 s, AS 2 GiB, FSIZE 64 MiB, NPROC 64) and
+ * a wall-clock watchdog that kills the group.  Its messages name files
+ * relative to the build directory, so no host path reaches the user.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "internal.h"
+#include "log.h"
+#include "outcome.h"
+#include "util.h"
+
+#define MAX_KNOBS 32
+
+static bool name_ok(const char *s) {
+  if (!s || !*s || strlen(s) > 64) return false;
+  if (!((*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
+  for (const char *p = s + 1; *p; p++)
+    if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+      return false;
+  return true;
+}
+
+static bool value_ok(const char *s) {
+  if (!s || !*s || strlen(s) > 64) return false;
+  for (const char *p = s; *p; p++)
+    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+          (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+      return false;
+  return true;
+}
+
+int kf_harness__check_knob(const char *name, const char *value, char *why,
+                           size_t whylen) {
+  if (!name_ok(name)) {
+    snprintf(why, whylen,
+             "knob name '%.64s' must match [A-Z_][A-Z0-9_]* (at most 64)",
+             name ? name : "");
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  if (!value_ok(value)) {
+    snprintf(why, whylen,
+             "knob %s: value '%.64s' must match [-A-Za-z0-9_.]+ (at most 64)",
+             name, value ? value : "");
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  return 0;
+}
+
+static int write_all(const char *path, const char *text, size_t n,
+                     char *why, size_t whylen) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                0644);
+  if (fd < 0) {
+    snprintf(why, whylen, "create %s: %s", path, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  size_t off = 0;
+  while (off < n) {
+    ssize_t w = write(fd, text + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      snprintf(why, whylen, "write %s: %s", path, strerror(errno));
+      close(fd);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    off += (size_t)w;
+  }
+  if (close(fd) != 0) {
+    snprintf(why, whylen, "close %s: %s", path, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  return 0;
+}
+
+/* The tail of the compiler output, trimmed to whole lines where possible. */
+static void tail_reason(const char *out, char *why, size_t whylen,
+                        const char *prefix) {
+  size_t n = strlen(out);
+  size_t keep = whylen > 200 ? whylen - 100 : whylen / 2;
+  const char *start = out;
+  if (n > keep) {
+    start = out + n - keep;
+    const char *nl = strchr(start, '\n');
+    if (nl && nl[1]) start = nl + 1;
+  }
+  snprintf(why, whylen, "%s%s%s", prefix, start != out ? "...\n" : "", start);
+  size_t l = strlen(why);
+  while (l && (why[l - 1] == '\n' || why[l - 1] == ' ')) why[--l] = '\0';
+}
+
+int kf_harness__compile(const char *dir, const char *base, const char *src,
+                        const kf_harness_knob *knobs, int n_knobs,
+                        int timeout_ms, char *why, size_t whylen) {
+  char path[4096];
+  if (n_knobs > MAX_KNOBS) {
+    snprintf(why, whylen, "%d knobs; at most %d", n_knobs, MAX_KNOBS);
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  for (int i = 0; i < n_knobs; i++) {
+    int oc = kf_harness__check_knob(knobs[i].name, knobs[i].value, why, whylen);
+    if (oc) return oc;
+  }
+  snprintf(path, sizeof path, "%s/kf_candidate.h", dir);
+  int oc = write_all(path, kf_harness__candidate_h,
+                     strlen(kf_harness__candidate_h), why, whylen);
+  if (oc) return oc;
+  snprintf(path, sizeof path, "%s/%s.c", dir, base);
+  oc = write_all(path, src, strlen(src), why, whylen);
+  if (oc) return oc;
+
+  char cfile[80], sofile[80];
+  snprintf(cfile, sizeof cfile, "%s.c", base);
+  snprintf(sofile, sizeof sofile, "%s.so", base);
+  char defs[MAX_KNOBS][140];
+  char *argv[16 + MAX_KNOBS];
+  int a = 0;
+  argv[a++] = "cc";
+  argv[a++] = "-O3";
+  argv[a++] = "-march=native";
+  argv[a++] = "-std=c11";
+  argv[a++] = "-shared";
+  argv[a++] = "-fPIC";
+  argv[a++] = "-I.";
+  for (int i = 0; i < n_knobs; i++) {
+    snprintf(defs[i], sizeof defs[i], "-D%s=%s", knobs[i].name,
+             knobs[i].value);
+    argv[a++] = defs[i];
+  }
+  argv[a++] = "-o";
+  argv[a++] = sofile;
+  argv[a++] = cfile;
+  argv[a++] = "-lm";
+  argv[a] = NULL;
+
+  char tmpenv[4200];
+  snprintf(tmpenv, sizeof tmpenv, "TMPDIR=%s", dir);
+  char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "LANG=C",
+                  tmpenv, NULL};
+  const char *ccpath = NULL;
+  static const char *const cands[] = {"/usr/local/bin/cc", "/usr/bin/cc",
+                                      "/bin/cc"};
+  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
+    if (access(cands[i], X_OK) == 0) {
+      ccpath = cands[i];
+      break;
+    }
+  if (!ccpath) {
+    snprintf(why, whylen, "no C compiler (cc) in /usr/local/bin, /usr/bin, /bin");
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  kf_harness_spawn_opts so = {
+      .path = ccpath,
+      .argv = argv,
+      .envp = envp,
+      .fd = {-1, -1, -1, -1},
+      .cwd = dir,
+      .new_pgrp = true,
+      .nobody = true,
+      .isolate = true,
+      .limits = {{RLIMIT_CPU, 60},
+                 {RLIMIT_AS, 2ull << 30},
+                 {RLIMIT_FSIZE, 64ull << 20},
+                 {RLIMIT_CORE, 0}},
+      .n_limits = 4,
+  };
+  if (geteuid() == 0) so.limits[so.n_limits++] = (kf_harness_limit){RLIMIT_NPROC, 64};
+  static char out[16384];
+  int status = 0;
+  bool timed_out = false;
+  char err[512];
+  int rc = kf_harness__run(&so, timeout_ms, out, sizeof out, &status,
+                           &timed_out, err, sizeof err);
+  if (rc) {
+    snprintf(why, whylen, "cannot run the compiler: %s", err);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (timed_out) {
+    snprintf(why, whylen, "%s: compiler still running after %d ms; killed",
+             cfile, timeout_ms);
+    return KF_OUTCOME_COMPILE_TIMEOUT;
+  }
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "compiler killed by %s%s\n",
+             kf_harness__signame(sig),
+             sig == SIGXCPU || sig == SIGKILL ? " (60 s CPU limit)" : "");
+    tail_reason(out, why, whylen, prefix);
+    return sig == SIGXCPU ? KF_OUTCOME_COMPILE_TIMEOUT
+                          : KF_OUTCOME_COMPILE_ERROR;
+  }
+  if (WEXITSTATUS(status) != 0) {
+    tail_reason(out, why, whylen, "");
+    if (!*why) snprintf(why, whylen, "compiler exited with status %d",
+                        WEXITSTATUS(status));
+    return KF_OUTCOME_COMPILE_ERROR;
+  }
+  snprintf(path, sizeof path, "%s/%s", dir, sofile);
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(why, whylen, "compiler succeeded but wrote no %s", sofile);
+    return KF_OUTCOME_COMPILE_ERROR;
+  }
+  return 0;
+}

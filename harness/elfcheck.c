@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/elfcheck.c -- the "link" stage: what a compiled candidate may
+ * import and run on load.  Parses the ELF64 file itself (no nm child): the
+ * section headers, .dynsym/.dynstr and .dynamic, every offset bounds-
+ * checked, since the bytes came from a compiler fed hostile source.
+ *
+ * Policy:
+ *  - every undefined dynamic symbol is on the allow-list below: libm's
+ *    scalar functions, mem*, malloc family, abort and the fortify/stack
+ *    protector helpers, plus the four weak toolchain symbols crtstuff
+ *    always references; anything that opens files, sockets, starts threads
+ *    or processes, reads the clock or environment, or touches signals is
+ *    refused by name;
+ *  - DT_NEEDED only libc.so.6 and libm.so.6 (the jail holds no library);
+ *  - no constructor/destructor of the candidate's: gcc's crtstuff puts
+ *    exactly one entry in .init_array (frame_dummy) and one in .fini_array
+ *    (__do_global_dtors_aux); more is the candidate's.  .init and .fini
+ *    must have the size they have in the reference built by the same
+ *    compiler (code put there with inline asm runs on load), and no
+ *    DT_PREINIT_ARRAY or STT_GNU_IFUNC symbol (resolvers run on load).
+ * Whatever still slips through runs at dlopen under the runner's first
+ * seccomp filter, in the jail, unprivileged: this check is the cheap,
+ * well-explained first line, not the only one.
+ */
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "outcome.h"
+
+static const char *const allowed[] = {
+    /* libm, double and float */
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+    "tanh", "asinh", "acosh", "atanh", "exp", "exp2", "exp10", "expm1", "log",
+    "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "hypot", "fabs", "fmin",
+    "fmax", "fma", "fmod", "remainder", "floor", "ceil", "round", "trunc",
+    "rint", "nearbyint", "lround", "llround", "lrint", "llrint", "erf", "erfc",
+    "tgamma", "lgamma", "copysign", "nextafter", "ldexp", "frexp", "modf",
+    "scalbn", "ilogb", "logb", "fdim", "sincos",
+    "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "atan2f", "sinhf",
+    "coshf", "tanhf", "asinhf", "acoshf", "atanhf", "expf", "exp2f", "exp10f",
+    "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sqrtf", "cbrtf",
+    "hypotf", "fabsf", "fminf", "fmaxf", "fmaf", "fmodf", "remainderf",
+    "floorf", "ceilf", "roundf", "truncf", "rintf", "nearbyintf", "lroundf",
+    "llroundf", "lrintf", "llrintf", "erff", "erfcf", "tgammaf", "lgammaf",
+    "copysignf", "nextafterf", "ldexpf", "frexpf", "modff", "scalbnf",
+    "ilogbf", "logbf", "fdimf", "sincosf",
+    /* memory */
+    "memcpy", "memmove", "memset", "memcmp", "__memcpy_chk", "__memmove_chk",
+    "__memset_chk", "malloc", "calloc", "realloc", "free", "aligned_alloc",
+    "posix_memalign",
+    /* failure paths */
+    "abort", "__assert_fail", "__stack_chk_fail",
+    "abs", "labs", "llabs",
+    /* crtstuff's weak references, present in every shared object */
+    "__cxa_finalize", "__gmon_start__", "_ITM_deregisterTMCloneTable",
+    "_ITM_registerTMCloneTable",
+};
+
+static bool is_allowed(const char *name) {
+  for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+    if (!strcmp(name, allowed[i])) return true;
+  return false;
+}
+
+/* Bounds-checked view of a range of the file. */
+static const void *at(const unsigned char *buf, size_t len, uint64_t off,
+                      uint64_t size) {
+  if (off > len || size > len - off) return NULL;
+  return buf + off;
+}
+
+static const char *str_at(const unsigned char *buf, size_t len,
+                          const Elf64_Shdr *strtab, uint64_t idx) {
+  if (!strtab || idx >= strtab->sh_size) return NULL;
+  const char *s = at(buf, len, strtab->sh_offset, strtab->sh_size);
+  if (!s) return NULL;
+  if (!memchr(s + idx, '\0', strtab->sh_size - idx)) return NULL;
+  return s + idx;
+}
+
+#define REJECT(...)                                                           \
+  do {                                                                        \
+    snprintf(why, whylen, __VA_ARGS__);                                       \
+    return KF_OUTCOME_LINK_REJECTED;                                          \
+  } while (0)
+
+int kf_harness__elf_check(const unsigned char *buf, size_t len,
+                          const kf_harness_elf_info *baseline,
+                          kf_harness_elf_info *info, char *why,
+                          size_t whylen) {
+  memset(info, 0, sizeof *info);
+  const Elf64_Ehdr *eh = at(buf, len, 0, sizeof *eh);
+  if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
+    REJECT("not a 64-bit ELF shared object");
+  if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0)
+    REJECT("ELF: no section headers");
+  const Elf64_Shdr *sh =
+      at(buf, len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+  if (!sh || eh->e_shstrndx >= eh->e_shnum) REJECT("ELF: bad section table");
+  const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
+
+  const Elf64_Shdr *dynsym = NULL, *dynamic = NULL;
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    if (!nm) continue;
+    if (!strcmp(nm, ".init")) info->init_size = sh[i].sh_size;
+    if (!strcmp(nm, ".fini")) info->fini_size = sh[i].sh_size;
+    if (!strcmp(nm, ".ctors") || !strcmp(nm, ".dtors"))
+      if (sh[i].sh_size > 16) REJECT("section %s holds constructors", nm);
+    if (sh[i].sh_type == SHT_DYNSYM) dynsym = &sh[i];
+    if (sh[i].sh_type == SHT_DYNAMIC) dynamic = &sh[i];
+  }
+  if (!dynsym || !dynamic) REJECT("ELF: no dynamic symbol table");
+
+  /* .dynamic: constructors, destructors, needed libraries */
+  const Elf64_Dyn *dyn =
+      at(buf, len, dynamic->sh_offset, dynamic->sh_size);
+  if (!dyn) REJECT("ELF: bad .dynamic");
+  const Elf64_Shdr *dynstr =
+      dynamic->sh_link < eh->e_shnum ? &sh[dynamic->sh_link] : NULL;
+  size_t ndyn = dynamic->sh_size / sizeof(Elf64_Dyn);
+  for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
+    switch (dyn[i].d_tag) {
+    case DT_INIT_ARRAYSZ: info->init_array = dyn[i].d_un.d_val / 8; break;
+    case DT_FINI_ARRAYSZ: info->fini_array = dyn[i].d_un.d_val / 8; break;
+    case DT_PREINIT_ARRAY: info->preinit = true; break;
+    case DT_NEEDED: {
+      const char *lib = str_at(buf, len, dynstr, dyn[i].d_un.d_val);
+      if (!lib) REJECT("ELF: bad DT_NEEDED");
+      if (strcmp(lib, "libc.so.6") != 0 && strcmp(lib, "libm.so.6") != 0)
+        REJECT("needs library %.64s: only libc and libm are available", lib);
+      break;
+    }
+    default: break;
+    }
+  }
+  if (info->preinit) REJECT("has a .preinit_array");
+  if (info->init_array > 1)
+    REJECT("defines %llu constructor(s) (__attribute__((constructor)) or "
+           ".init_array): code may not run on load",
+           (unsigned long long)(info->init_array - 1));
+  if (info->fini_array > 1)
+    REJECT("defines %llu destructor(s) (__attribute__((destructor)) or "
+           ".fini_array): code may not run on unload",
+           (unsigned long long)(info->fini_array - 1));
+  if (baseline && (info->init_size != baseline->init_size ||
+                   info->fini_size != baseline->fini_size))
+    REJECT("its .init/.fini sections differ from the toolchain's (%llu/%llu "
+           "bytes, expected %llu/%llu): code may not run on load",
+           (unsigned long long)info->init_size,
+           (unsigned long long)info->fini_size,
+           (unsigned long long)baseline->init_size,
+           (unsigned long long)baseline->fini_size);
+
+  /* .dynsym: imports and IFUNCs */
+  if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
+    REJECT("ELF: bad .dynsym");
+  const Elf64_Sym *sym = at(buf, len, dynsym->sh_offset, dynsym->sh_size);
+  if (!sym) REJECT("ELF: bad .dynsym");
+  const Elf64_Shdr *symstr = &sh[dynsym->sh_link];
+  size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
+  for (size_t i = 1; i < nsym; i++) {
+    const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+    if (!nm) REJECT("ELF: bad symbol name");
+    if (ELF64_ST_TYPE(sym[i].st_info) == STT_GNU_IFUNC)
+      REJECT("defines IFUNC symbol '%.64s': resolvers run on load", nm);
+    if (ELF64_ST_TYPE(sym[i].st_info) == STT_TLS)
+      REJECT("uses thread-local storage ('%.64s')", nm);
+    if (sym[i].st_shndx != SHN_UNDEF || !*nm) continue;
+    if (!is_allowed(nm))
+      REJECT("calls '%.64s', which candidates may not use (allowed: libm "
+             "math, memcpy/memmove/memset/memcmp, malloc/free, abort)", nm);
+  }
+  return 0;
+}

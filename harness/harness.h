@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/harness.h -- kf-harness, the trusted program that compiles,
+ * checks and times ONE candidate kernel against its reference.
+ *
+ *   kf-harness eval [--copy-gbps X] [--gflops Y] [--cpu N] [--workdir DIR]
+ *       reads one EvalRequest from stdin (4-byte little-endian length, then
+ *       the protobuf bytes), writes one EvalResult to fd 3 (same framing;
+ *       stdout when fd 3 is not open), logs to stderr (role 'h').  Exit 0
+ *       whenever a result was written: a failing candidate is a result.
+ *   kf-harness ceilings
+ *       prints {"copy_gbps": X, "gflops": Y} for this CPU, one core.
+ *   kf-harness runner ...
+ *       internal: the sandboxed process that loads a candidate
+ *       (harness/runner.c); exec'd by eval, never by users.
+ *
+ * Stages of an eval, in order, each a StageResult; the first that fails
+ * ends the evaluation with its outcome: compile, link, load, verify,
+ * determinism, time.  harness/eval.c describes each.
+ */
+#ifndef KF_HARNESS_H
+#define KF_HARNESS_H
+
+#include <stddef.h>
+
+typedef struct {
+  double copy_gbps;        /* measured copy bandwidth, GB/s; 0: no roofline */
+  double gflops;           /* measured FMA rate, GFLOP/s; 0: no roofline */
+  int cpu;                 /* core to pin eval and runners to; -1: current */
+  const char *workdir;     /* parent of the private temp dir; NULL: $TMPDIR
+                              or /tmp */
+  int call_timeout_ms;     /* per kf_launch call (default 10000) */
+  int compile_timeout_ms;  /* per compiler run (default 30000) */
+  int time_budget_ms;      /* soft budget of the timing loop (default 3000) */
+} kf_harness_eval_opts;
+
+/* Runs one evaluation: request from in_fd, result to out_fd.  Returns 0
+ * when a result was written, KF_EIO / KF_EPROTO when none could be (the
+ * caller exits non-zero: an infrastructure failure). */
+int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd);
+
+#endif

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/internal.h -- names shared between the eval-side files of the
+ * harness (kf_harness__*).  Nothing here is used outside harness/.
+ *
+ * Conventions: a function that judges the candidate returns 0 (passed) or
+ * a kf_outcome with a specific reason in `why`; a failure of the machine
+ * itself is KF_OUTCOME_INFRA_ERROR, also with a reason.  Everything here
+ * runs in the eval process, single-threaded.
+ */
+#ifndef KF_HARNESS_INTERNAL_H
+#define KF_HARNESS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "runner_proto.h"
+#include "spec.h"
+
+/* ------------------------------------------------------------ proc.c -- */
+
+typedef struct {
+  int res;     /* RLIMIT_* */
+  rlim_t soft; /* hard is the same */
+} kf_harness_limit;
+
+typedef struct {
+  const char *path;       /* executable (execv: no PATH search) */
+  char *const *argv;
+  char *const *envp;      /* NULL: empty environment */
+  int fd[4];              /* dup'ed onto 0..3; -1: /dev/null (0..2) or
+                             closed (3) */
+  const char *cwd;        /* NULL: unchanged */
+  bool new_pgrp;          /* setpgid(0, 0) */
+  bool nobody;            /* as root: drop to uid/gid 65534 */
+  bool isolate;           /* unshare net/ipc/uts when permitted */
+  kf_harness_limit limits[8];
+  int n_limits;
+} kf_harness_spawn_opts;
+
+/* fork + exec.  Exec (and setup) failure comes back over a close-on-exec
+ * pipe, so a 0 return means the program is running.  Children get
+ * PR_SET_PDEATHSIG(SIGKILL).  Returns 0 or KF_ESPAWN with text in err. */
+int kf_harness__spawn(const kf_harness_spawn_opts *o, pid_t *pid, char *err,
+                      size_t errlen);
+
+/* Runs a program to completion, collecting stdout+stderr (the last
+ * outcap-1 bytes, NUL-terminated).  After timeout_ms the child's process
+ * group is killed and *timed_out set.  Returns 0 (status valid) or
+ * KF_ESPAWN. */
+int kf_harness__run(const kf_harness_spawn_opts *o, int timeout_ms,
+                    char *out, size_t outcap, int *status, bool *timed_out,
+                    char *err, size_t errlen);
+
+/* waitpid with a deadline; SIGKILLs pid (and its group when group) when
+ * it passes.  Returns the status. */
+int kf_harness__reap(pid_t pid, int timeout_ms, bool group);
+
+/* "SIGSEGV" etc.; never NULL. */
+const char *kf_harness__signame(int sig);
+
+/* Finds kf-harness-runner beside /proc/self/exe (or returns
+ * /proc/self/exe itself, whose "runner" mode is the same code). */
+void kf_harness__runner_exe(char *out, size_t outlen);
+
+/* --------------------------------------------------------- compile.c -- */
+
+typedef struct {
+  const char *name;  /* [A-Z_][A-Z0-9_]* */
+  const char *value; /* [-A-Za-z0-9_.]+ */
+} kf_harness_knob;
+
+/* 0 when name and value are acceptable; else KF_OUTCOME_SPEC_ERROR. */
+int kf_harness__check_knob(const char *name, const char *value, char *why,
+                           size_t whylen);
+
+/* Writes dir/<base>.c (and dir/kf_candidate.h, embedded at build time),
+ * compiles it to dir/<base>.so as uid nobody (when root) in its own
+ * process group.  0, COMPILE_ERROR (with the compiler output's tail),
+ * COMPILE_TIMEOUT or INFRA_ERROR. */
+int kf_harness__compile(const char *dir, const char *base, const char *src,
+                        const kf_harness_knob *knobs, int n_knobs,
+                        int timeout_ms, char *why, size_t whylen);
+
+extern const char kf_harness__candidate_h[]; /* embedded kf_candidate.h */
+
+/* --------------------------------------------------------- elfcheck.c -- */
+
+typedef struct {
+  uint64_t init_size, fini_size;  /* .init / .fini section bytes */
+  uint64_t init_array, fini_array; /* DT_INIT_ARRAYSZ / FINI (entries) */
+  bool preinit;                   /* DT_PREINIT_ARRAY present */
+} kf_harness_elf_info;
+
+/* Checks a candidate shared object: undefined dynamic symbols on the
+ * allow-list, DT_NEEDED libc/libm only, no constructors or destructors
+ * beyond the toolchain's one each, .init/.fini the size of `baseline`'s
+ * (the reference, built by the same compiler; NULL skips), no IFUNC.
+ * 0 or LINK_REJECTED naming the offending symbol or section. */
+int kf_harness__elf_check(const unsigned char *buf, size_t len,
+                          const kf_harness_elf_info *baseline,
+                          kf_harness_elf_info *info, char *why, size_t whylen);
+
+/* ----------------------------------------------------------- inputs.c -- */
+
+typedef struct {
+  uint64_t s[4];
+} kf_harness_rng;
+
+/* xoshiro256** seeded through splitmix64 from (seed, a, b, c): one stream
+ * per (seed, case, distribution, tensor). */
+void kf_harness__rng_seed(kf_harness_rng *r, uint64_t seed, uint64_t a,
+                          uint64_t b, uint64_t c);
+uint64_t kf_harness__rng_next(kf_harness_rng *r);
+
+/* Fills n elements of dtype dt from dist; `range` bounds INDEX. */
+void kf_harness__fill(void *dst, int dt, int64_t n, int dist, int64_t range,
+                      kf_harness_rng *r);
+/* Element i as a double (ints exactly up to 2^53). */
+double kf_harness__load(const void *buf, int dt, int64_t i);
+bool kf_harness__is_float(int dt);
+
+/* ---------------------------------------------------- runner_client.c -- */
+
+typedef struct {
+  const char *who;      /* "candidate" / "reference" */
+  pid_t pid;            /* 0 when not running */
+  int cmd_fd, reply_fd; /* -1 when closed */
+  int memfd;
+  unsigned char *map;   /* the eval side's mapping of the memfd */
+  size_t map_len;
+  uint32_t seq;
+  uint32_t defenses;    /* KF_HARNESS_DEF_* reported by READY */
+  clockid_t cpuclock;   /* the runner's CPU-time clock */
+  bool cpuclock_ok;
+  uint64_t cpu_at_reply;/* ns; CPU time when it last replied */
+  bool dead;            /* exited or killed; status below */
+  int status;
+} kf_harness_runner;
+
+/* Creates the memfd (map_len bytes, sealed against shrinking), spawns the
+ * runner in jail_dir loading so_name, waits for READY.  0, or the outcome
+ * of a failed start (LINK_REJECTED for a .so that cannot load,
+ * SANDBOX_VIOLATION for a constructor that tried, RESOURCE_LIMIT, ...). */
+int kf_harness__runner_start(kf_harness_runner *r, const char *who,
+                             const char *exe, const char *jail_dir,
+                             const char *so_name, size_t map_len,
+                             int cpu_s, int timeout_ms, char *why,
+                             size_t whylen);
+
+/* One kf_launch.  *ns is the eval process's CLOCK_MONOTONIC time from
+ * just before the command is written to just after the reply is read.
+ * 0, or CRASH / TIMEOUT / SANDBOX_VIOLATION / RESOURCE_LIMIT /
+ * INFRA_ERROR with the reason; once not 0 the runner is dead. */
+int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
+                            int timeout_ms, uint64_t *ns, char *why,
+                            size_t whylen);
+
+/* Checks the runner did not compute while it claimed to be idle. */
+int kf_harness__runner_idle_check(kf_harness_runner *r, char *why,
+                                  size_t whylen);
+
+/* Sends EXIT, reaps (kills after a short grace), unmaps.  NULL-safe,
+ * idempotent. */
+void kf_harness__runner_stop(kf_harness_runner *r);
+
+/* "rlimits netns ... seccomp" */
+void kf_harness__defenses_str(uint32_t def, char *out, size_t outlen);
+
+/* "socket", "openat"... or "?" */
+const char *kf_harness__sysname(long nr);
+
+/* -------------------------------------------------------- ceilings.c -- */
+
+double kf_harness__measure_copy_gbps(void);
+double kf_harness__measure_gflops(void);
+/* Largest CPU cache of `cpu` from sysfs, 0 when unknown. */
+size_t kf_harness__llc_bytes(int cpu);
+
+#endif

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/main.c -- kf-harness: dispatches to eval (harness/eval.c),
+ * ceilings (harness/ceilings.c) or the internal runner mode
+ * (harness/runner.c).  See harness/harness.h for the modes.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "internal.h"
+#include "log.h"
+#include "util.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: kf-harness eval [OPTIONS] < request 3> result\n"
+"       kf-harness ceilings\n"
+"\n"
+"eval reads one length-prefixed EvalRequest on stdin and writes one\n"
+"length-prefixed EvalResult to fd 3 (stdout if fd 3 is closed).\n"
+"\n"
+"  --copy-gbps X          measured copy bandwidth (roofline check)\n"
+"  --gflops Y             measured FMA rate (roofline check)\n"
+"  --cpu N                core to pin to             [the current one]\n"
+"  --workdir DIR          parent of the temp dir     [$TMPDIR, /tmp]\n"
+"  --call-timeout-ms N    per kf_launch call         [10000]\n"
+"  --compile-timeout-ms N per compile                [30000]\n"
+"  --time-budget-ms N     timing loop budget         [3000]\n"
+"\n"
+"ceilings prints {\"copy_gbps\": X, \"gflops\": Y} for one core.\n");
+}
+
+static int parse_double(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (!*s || *end || v < 0 || v != v) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+  uint64_t v;
+  if (kf_parse_u64(s, &v) || (int64_t)v < lo || v > (uint64_t)hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int eval_main(int argc, char **argv) {
+  kf_harness_eval_opts o = {
+      .cpu = -1,
+      .call_timeout_ms = 10000,
+      .compile_timeout_ms = 30000,
+      .time_budget_ms = 3000,
+  };
+  static const struct option opts[] = {
+      {"copy-gbps", required_argument, 0, 'b'},
+      {"gflops", required_argument, 0, 'f'},
+      {"cpu", required_argument, 0, 'c'},
+      {"workdir", required_argument, 0, 'w'},
+      {"call-timeout-ms", required_argument, 0, 't'},
+      {"compile-timeout-ms", required_argument, 0, 'C'},
+      {"time-budget-ms", required_argument, 0, 'B'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0},
+  };
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int bad = 0;
+    switch (c) {
+    case 'b': bad = parse_double(optarg, &o.copy_gbps); break;
+    case 'f': bad = parse_double(optarg, &o.gflops); break;
+    case 'c': bad = parse_int(optarg, 0, 4095, &o.cpu); break;
+    case 'w': o.workdir = optarg; break;
+    case 't': bad = parse_int(optarg, 1, 600000, &o.call_timeout_ms); break;
+    case 'C': bad = parse_int(optarg, 1, 600000, &o.compile_timeout_ms); break;
+    case 'B': bad = parse_int(optarg, 1, 600000, &o.time_budget_ms); break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+    if (bad) {
+      fprintf(stderr, "kf-harness: bad option value '%s'\n", optarg);
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "kf-harness: unexpected argument '%s'\n", argv[optind]);
+    return 2;
+  }
+  int lv = kf_log_parse_level(kf_getenv_or("KF_LOG_LEVEL", "info"));
+  kf_log_init('h', lv < 0 ? KF_LOG_INFO : (kf_log_level)lv);
+  signal(SIGPIPE, SIG_IGN);
+  int out = fcntl(3, F_GETFD) >= 0 ? 3 : 1;
+  return kf_harness_eval(&o, 0, out) == 0 ? 0 : 1;
+}
+
+static int ceilings_main(void) {
+  double gbps = kf_harness__measure_copy_gbps();
+  double gflops = kf_harness__measure_gflops();
+  printf("{\"copy_gbps\": %.3f, \"gflops\": %.3f}\n", gbps, gflops);
+  return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "eval"))
+    return eval_main(argc - 1, argv + 1);
+  if (argc >= 2 && !strcmp(argv[1], "ceilings")) return ceilings_main();
+  if (argc >= 2 && !strcmp(argv[1], "runner"))
+    return kf_harness_runner_main(argc - 2, argv + 2);
+  usage(argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+            ? stdout
+            : stderr);
+  return 2;
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/proc.c -- the harness's one spawn path (compiler and runners) and
+ * its reaper.  fork + exec only: between the two the child calls nothing
+ * but syscalls, and any failure there is written to a close-on-exec pipe
+ * as (step, errno), so the parent learns at spawn time that the exec did
+ * not happen.  Deadlines end in SIGKILL to the child's process group.
+ * The eval process is single-threaded, so fork is safe here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include "err.h"
+#include "internal.h"
+#include "util.h"
+
+enum { STEP_DUP = 1, STEP_CWD, STEP_LIMIT, STEP_UID, STEP_EXEC, STEP_PGRP };
+
+static const char *step_name(int s) {
+  switch (s) {
+  case STEP_DUP: return "dup2";
+  case STEP_CWD: return "chdir";
+  case STEP_LIMIT: return "setrlimit";
+  case STEP_UID: return "setuid";
+  case STEP_EXEC: return "execve";
+  case STEP_PGRP: return "setpgid";
+  }
+  return "setup";
+}
+
+static _Noreturn void child_fail(int efd, int step) {
+  int msg[2] = {step, errno};
+  ssize_t w = write(efd, msg, sizeof msg);
+  (void)w;
+  _exit(127);
+}
+
+int kf_harness__spawn(const kf_harness_spawn_opts *o, pid_t *pid, char *err,
+                      size_t errlen) {
+  int ep[2];
+  if (pipe2(ep, O_CLOEXEC) != 0)
+    return kf_seterr(KF_ESPAWN, err, errlen, "pipe: %s", strerror(errno));
+  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0) {
+    close(ep[0]);
+    close(ep[1]);
+    return kf_seterr(KF_ESPAWN, err, errlen, "/dev/null: %s", strerror(errno));
+  }
+  static char *const empty_env[] = {NULL};
+  pid_t p = fork();
+  if (p < 0) {
+    int e = errno;
+    close(ep[0]);
+    close(ep[1]);
+    close(devnull);
+    return kf_seterr(KF_ESPAWN, err, errlen, "fork: %s", strerror(e));
+  }
+  if (p == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (o->new_pgrp && setpgid(0, 0) != 0) child_fail(ep[1], STEP_PGRP);
+    /* Move sources above 3 first so dup2 onto 0..3 cannot clobber one. */
+    int src[4];
+    for (int i = 0; i < 4; i++) {
+      int f = o->fd[i] >= 0 ? o->fd[i] : (i < 3 ? devnull : -1);
+      src[i] = f >= 0 ? fcntl(f, F_DUPFD_CLOEXEC, 10) : -1;
+      if (f >= 0 && src[i] < 0) child_fail(ep[1], STEP_DUP);
+    }
+    for (int i = 0; i < 4; i++) {
+      if (src[i] < 0) {
+        close(i);
+        continue;
+      }
+      if (dup2(src[i], i) < 0) child_fail(ep[1], STEP_DUP);
+    }
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (o->cwd && chdir(o->cwd) != 0) child_fail(ep[1], STEP_CWD);
+    if (o->isolate && geteuid() == 0)
+      (void)unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS);
+    for (int i = 0; i < o->n_limits; i++) {
+      struct rlimit rl = {o->limits[i].soft, o->limits[i].soft};
+      if (setrlimit(o->limits[i].res, &rl) != 0) child_fail(ep[1], STEP_LIMIT);
+    }
+    if (o->nobody && geteuid() == 0) {
+      if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+        child_fail(ep[1], STEP_UID);
+      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    }
+    execve(o->path, o->argv, o->envp ? o->envp : empty_env);
+    child_fail(ep[1], STEP_EXEC);
+  }
+  close(ep[1]);
+  close(devnull);
+  int msg[2];
+  ssize_t r;
+  do {
+    r = read(ep[0], msg, sizeof msg);
+  } while (r < 0 && errno == EINTR);
+  close(ep[0]);
+  if (r == (ssize_t)sizeof msg) {
+    int st;
+    waitpid(p, &st, 0);
+    return kf_seterr(KF_ESPAWN, err, errlen, "%s: %s: %s", o->path,
+                     step_name(msg[0]), strerror(msg[1]));
+  }
+  *pid = p;
+  return 0;
+}
+
+int kf_harness__reap(pid_t pid, int timeout_ms, bool group) {
+  uint64_t deadline = kf_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+  int st = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) return st;
+    if (w < 0 && errno != EINTR) return 0;
+    if (kf_now_ms() >= deadline) {
+      if (group) kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      return st;
+    }
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+int kf_harness__run(const kf_harness_spawn_opts *o, int timeout_ms,
+                    char *out, size_t outcap, int *status, bool *timed_out,
+                    char *err, size_t errlen) {
+  int op[2];
+  if (pipe2(op, O_CLOEXEC) != 0)
+    return kf_seterr(KF_ESPAWN, err, errlen, "pipe: %s", strerror(errno));
+  kf_harness_spawn_opts so = *o;
+  so.fd[1] = op[1];
+  so.fd[2] = op[1];
+  pid_t pid;
+  int rc = kf_harness__spawn(&so, &pid, err, errlen);
+  close(op[1]);
+  if (rc) {
+    close(op[0]);
+    return rc;
+  }
+  *timed_out = false;
+  size_t n = 0; /* bytes in out (a sliding tail) */
+  uint64_t deadline = kf_now_ms() + (uint64_t)timeout_ms;
+  char buf[4096];
+  for (;;) {
+    uint64_t now = kf_now_ms();
+    if (now >= deadline) {
+      *timed_out = true;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      break;
+    }
+    struct pollfd pf = {.fd = op[0], .events = POLLIN};
+    int pr = poll(&pf, 1, (int)(deadline - now));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    ssize_t r = read(op[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    if (outcap > 1) {
+      size_t k = (size_t)r;
+      const char *src = buf;
+      if (k >= outcap - 1) {
+        src += k - (outcap - 1);
+        k = outcap - 1;
+        n = 0;
+      } else if (n + k > outcap - 1) {
+        size_t drop = n + k - (outcap - 1);
+        memmove(out, out + drop, n - drop);
+        n -= drop;
+      }
+      memcpy(out + n, src, k);
+      n += k;
+    }
+  }
+  close(op[0]);
+  if (outcap) out[n < outcap ? n : outcap - 1] = '\0';
+  int remain = (int)(deadline > kf_now_ms() ? deadline - kf_now_ms() : 0);
+  *status = kf_harness__reap(pid, *timed_out ? 0 : remain + 100, true);
+  /* anything left in the group (cc1 after the driver died) goes too */
+  kill(-pid, SIGKILL);
+  if (!*timed_out && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL &&
+      kf_now_ms() >= deadline)
+    *timed_out = true;
+  return 0;
+}
+
+const char *kf_harness__signame(int sig) {
+  switch (sig) {
+  case SIGSEGV: return "SIGSEGV";
+  case SIGBUS: return "SIGBUS";
+  case SIGFPE: return "SIGFPE";
+  case SIGABRT: return "SIGABRT";
+  case SIGILL: return "SIGILL";
+  case SIGTRAP: return "SIGTRAP";
+  case SIGKILL: return "SIGKILL";
+  case SIGSYS: return "SIGSYS";
+  case SIGXCPU: return "SIGXCPU";
+  case SIGXFSZ: return "SIGXFSZ";
+  case SIGPIPE: return "SIGPIPE";
+  case SIGTERM: return "SIGTERM";
+  case SIGALRM: return "SIGALRM";
+  }
+  static _Thread_local char buf[32];
+  snprintf(buf, sizeof buf, "signal %d", sig);
+  return buf;
+}
+
+void kf_harness__runner_exe(char *out, size_t outlen) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    kf_strlcpy(out, "/proc/self/exe", outlen);
+    return;
+  }
+  self[n] = '\0';
+  char *slash = strrchr(self, '/');
+  if (slash) {
+    char cand[PATH_MAX + 32];
+    snprintf(cand, sizeof cand, "%.*s/kf-harness-runner",
+             (int)(slash - self), self);
+    if (access(cand, X_OK) == 0) {
+      kf_strlcpy(out, cand, outlen);
+      return;
+    }
+  }
+  kf_strlcpy(out, self, outlen);
+}

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/runner.c -- the only code that loads a candidate.  Runs in the
+ * runner process, exec'd by the eval process (harness/runner_client.c) with
+ * an empty environment and no secret in argv; it talks over the pipes and
+ * the memfd of harness/runner_proto.h.
+ *
+ * Setup, in this order, before any candidate code runs:
+ *   1. map the memfd (fd 3) and close it; close every other fd above 2;
+ *   2. unshare net, mount, ipc and uts namespaces (as root; otherwise try a
+ *      user namespace first, and record what worked);
+ *   3. chroot into the jail (a directory holding only the .so), chdir /;
+ *   4. rlimits: AS, CPU, FSIZE 0, NOFILE 8, CORE 0, MEMLOCK 0;
+ *   5. as root: drop to uid/gid 65534 with no groups (this also drops every
+ *      capability), then RLIMIT_NPROC 0;
+ *   6. PR_SET_NO_NEW_PRIVS; SIGSYS handler on an alternate stack;
+ *   7. seccomp filter 1 ("load"): what dlopen needs (openat, mmap, ...)
+ *      but nothing that reaches outside (no socket, clone, execve, kill);
+ *   8. dlopen(RTLD_NOW|RTLD_LOCAL), dlsym("kf_launch") -- constructors and
+ *      IFUNC resolvers, if any slipped past the link check, run here under
+ *      filter 1, in the jail, unprivileged;
+ *   9. seccomp filter 2 ("run"): read, write, exit, memory management,
+ *      clocks, futex, getpid and tgkill to itself (abort); no open.
+ * Then it sends READY with the bitmask of defenses applied and serves RUN
+ * commands until EXIT or EOF.
+ *
+ * A denied syscall traps (SECCOMP_RET_TRAP): the SIGSYS handler reports the
+ * syscall number as a VIOLATION reply and exits; filter 2 denies
+ * rt_sigaction, so the candidate cannot replace that handler.  A syscall
+ * from a foreign ABI (x32, int 0x80) kills the process outright.
+ *
+ * What this file deliberately does not do: log (stderr is /dev/null),
+ * allocate after setup, or link anything from kf_common -- it is built
+ * into kf-harness-runner without sanitizers (ASan's shadow memory cannot
+ * live under RLIMIT_AS), and into kf-harness as the fallback "runner" mode.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include "kf_candidate.h"
+#include "runner_proto.h"
+
+#if defined(__x86_64__)
+#define KF_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define KF_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "runner: seccomp filter written for x86_64 and aarch64 only"
+#endif
+
+#define NOBODY 65534
+
+static kf_harness_reply g_sys_reply; /* prepared before filters; handler
+                                        fills sysno and writes it */
+static char g_altstack[64 * 1024];
+
+static void send_reply(int kind, uint32_t seq, int rc, uint32_t defenses,
+                       int err, const char *msg) {
+  kf_harness_reply r;
+  memset(&r, 0, sizeof r);
+  r.magic = KF_HARNESS_MAGIC;
+  r.seq = seq;
+  r.kind = kind;
+  r.rc = rc;
+  r.defenses = defenses;
+  r.err = err;
+  if (msg) {
+    size_t n = strlen(msg);
+    if (n >= sizeof r.msg) n = sizeof r.msg - 1;
+    memcpy(r.msg, msg, n);
+  }
+  ssize_t w;
+  do {
+    w = write(1, &r, sizeof r);
+  } while (w < 0 && errno == EINTR);
+}
+
+static _Noreturn void setup_fail(const char *what, int err) {
+  send_reply(KF_HARNESS_R_SETUP, 0, 0, 0, err, what);
+  _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)uc;
+  g_sys_reply.sysno = si->si_syscall;
+  /* raw syscalls: libc wrappers may touch state the candidate broke */
+  syscall(SYS_write, 1, &g_sys_reply, sizeof g_sys_reply);
+  syscall(SYS_exit_group, KF_HARNESS_RUNNER_EXIT_SYS);
+}
+
+/* --------------------------------------------------------------- seccomp */
+
+typedef struct {
+  struct sock_filter ins[256];
+  unsigned n;
+} bpf_prog;
+
+static void emit(bpf_prog *p, struct sock_filter f) {
+  if (p->n < sizeof p->ins / sizeof p->ins[0]) p->ins[p->n] = f;
+  p->n++;
+}
+
+static void allow(bpf_prog *p, long nr) {
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                       (uint32_t)nr, 0, 1));
+  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
+/* Syscalls both filters allow: the runner's loop and what a computing
+ * kernel (and libc's malloc, memcpy, libm) may need. */
+static const long base_allow[] = {
+    SYS_read,          SYS_write,        SYS_exit,         SYS_exit_group,
+    SYS_futex,         SYS_brk,          SYS_mmap,         SYS_munmap,
+    SYS_mremap,        SYS_madvise,      SYS_mprotect,     SYS_rt_sigreturn,
+    SYS_clock_gettime, SYS_gettimeofday, SYS_getpid,       SYS_gettid,
+    SYS_sched_yield,   SYS_rt_sigprocmask, SYS_nanosleep,  SYS_clock_nanosleep,
+    SYS_getrandom,
+};
+
+/* Extra for dlopen: open the .so in the jail, read it, map it. */
+static const long load_allow[] = {
+    SYS_openat, SYS_close,  SYS_fstat, SYS_newfstatat, SYS_pread64,
+    SYS_lseek,  SYS_seccomp, /* the second filter; any other only narrows */
+#ifdef SYS_statx
+    SYS_statx,
+#endif
+};
+
+static int install_filter(bool loading, pid_t self) {
+  bpf_prog p = {.n = 0};
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                        offsetof(struct seccomp_data, arch)));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        KF_AUDIT_ARCH, 1, 0));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                        SECCOMP_RET_KILL_PROCESS));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                        offsetof(struct seccomp_data, nr)));
+#if defined(__x86_64__)
+  /* x32 syscalls carry bit 30 */
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+                                        0x40000000u, 0, 1));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                        SECCOMP_RET_KILL_PROCESS));
+#endif
+  for (size_t i = 0; i < sizeof base_allow / sizeof base_allow[0]; i++)
+    allow(&p, base_allow[i]);
+  if (loading)
+    for (size_t i = 0; i < sizeof load_allow / sizeof load_allow[0]; i++)
+      allow(&p, load_allow[i]);
+  /* tgkill(self, any, sig): abort() raises SIGABRT this way.  Compare
+   * arg0 (low and high halves) against our pid. */
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        (uint32_t)SYS_tgkill, 0, 5));
+  emit(&p, (struct sock_filter)BPF_STMT(
+               BPF_LD | BPF_W | BPF_ABS,
+               offsetof(struct seccomp_data, args[0]) + 4));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
+  emit(&p, (struct sock_filter)BPF_STMT(
+               BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        (uint32_t)self, 0, 1));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
+  if (p.n > sizeof p.ins / sizeof p.ins[0]) {
+    errno = E2BIG;
+    return -1;
+  }
+  struct sock_fprog prog = {.len = (unsigned short)p.n, .filter = p.ins};
+  return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+/* ------------------------------------------------------------- sandbox */
+
+static int set_limit(int res, rlim_t soft, rlim_t hard) {
+  struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
+  return setrlimit(res, &rl);
+}
+
+static int write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t n = strlen(text);
+  ssize_t w = write(fd, text, n);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return w == (ssize_t)n ? 0 : -1;
+}
+
+static uint32_t enter_namespaces(bool root) {
+  uint32_t def = 0;
+  if (!root) {
+    /* Unprivileged: a user namespace grants the capabilities the rest of
+     * this function and chroot need, where the kernel allows it. */
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER) != 0) return 0;
+    char map[64];
+    write_file("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    write_file("/proc/self/uid_map", map);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    write_file("/proc/self/gid_map", map);
+  }
+  static const struct {
+    int flag;
+    uint32_t bit;
+  } ns[] = {
+      {CLONE_NEWNET, KF_HARNESS_DEF_NETNS},
+      {CLONE_NEWNS, KF_HARNESS_DEF_MNTNS},
+      {CLONE_NEWIPC, KF_HARNESS_DEF_IPCNS},
+      {CLONE_NEWUTS, KF_HARNESS_DEF_UTSNS},
+  };
+  if (unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS) == 0)
+    return KF_HARNESS_DEF_NETNS | KF_HARNESS_DEF_MNTNS | KF_HARNESS_DEF_IPCNS |
+           KF_HARNESS_DEF_UTSNS;
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    if (unshare(ns[i].flag) == 0) def |= ns[i].bit;
+  return def;
+}
+
+static int parse_ull(const char *s, unsigned long long *out) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+int kf_harness_runner_main(int argc, char **argv) {
+  const char *jail = NULL, *so = NULL;
+  unsigned long long as_bytes = 0, cpu_s = 60;
+  for (int i = 0; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--jail")) jail = argv[i + 1];
+    else if (!strcmp(argv[i], "--so")) so = argv[i + 1];
+    else if (!strcmp(argv[i], "--as-bytes")) {
+      if (parse_ull(argv[i + 1], &as_bytes)) setup_fail("bad --as-bytes", 0);
+    } else if (!strcmp(argv[i], "--cpu-s")) {
+      if (parse_ull(argv[i + 1], &cpu_s)) setup_fail("bad --cpu-s", 0);
+    } else {
+      setup_fail("unknown runner option", 0);
+    }
+  }
+  if (!jail || !so || strchr(so, '/')) setup_fail("usage: runner --jail DIR --so NAME", 0);
+
+  /* 1. the shared memory; nothing else stays open */
+  struct stat st;
+  if (fstat(3, &st) != 0) setup_fail("fstat memfd", errno);
+  size_t map_len = (size_t)st.st_size;
+  unsigned char *base =
+      map_len ? mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0)
+              : NULL;
+  if (map_len && base == MAP_FAILED) setup_fail("mmap memfd", errno);
+  close(3);
+#ifdef SYS_close_range
+  syscall(SYS_close_range, 4u, ~0u, 0u);
+#endif
+  signal(SIGPIPE, SIG_DFL);
+
+  bool root = geteuid() == 0;
+  uint32_t def = 0;
+  /* libm must already be resident: the jail holds no libraries */
+  volatile double keep = 2.0;
+  keep = sqrt(keep) + expf((float)keep);
+  (void)keep;
+
+  /* 2. namespaces */
+  def |= enter_namespaces(root);
+
+  /* 3. jail */
+  if (chroot(jail) == 0) {
+    if (chdir("/") != 0) setup_fail("chdir / in jail", errno);
+    def |= KF_HARNESS_DEF_CHROOT;
+  } else if (chdir(jail) != 0) {
+    setup_fail("chdir jail", errno);
+  }
+
+  /* 4. limits */
+  int bad = 0;
+  if (as_bytes) bad |= set_limit(RLIMIT_AS, as_bytes, as_bytes);
+  bad |= set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1);
+  bad |= set_limit(RLIMIT_FSIZE, 0, 0);
+  bad |= set_limit(RLIMIT_NOFILE, 8, 8);
+  bad |= set_limit(RLIMIT_CORE, 0, 0);
+  bad |= set_limit(RLIMIT_MEMLOCK, 0, 0);
+  if (bad) setup_fail("setrlimit", errno);
+  def |= KF_HARNESS_DEF_RLIMITS;
+
+  /* 5. unprivileged */
+  if (root) {
+    if (setgroups(0, NULL) != 0) setup_fail("setgroups", errno);
+    if (setgid(NOBODY) != 0) setup_fail("setgid", errno);
+    if (setuid(NOBODY) != 0) setup_fail("setuid", errno);
+    if (setuid(0) == 0) setup_fail("could regain root", 0);
+    def |= KF_HARNESS_DEF_SETUID;
+    if (set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
+  }
+
+  /* 6. no way back up; a SIGSYS handler that works on a broken stack */
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    setup_fail("PR_SET_NO_NEW_PRIVS", errno);
+  def |= KF_HARNESS_DEF_NO_NEW_PRIVS;
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  stack_t ss = {.ss_sp = g_altstack, .ss_size = sizeof g_altstack};
+  if (sigaltstack(&ss, NULL) != 0) setup_fail("sigaltstack", errno);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigsys;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigfillset(&sa.sa_mask);
+  if (sigaction(SIGSYS, &sa, NULL) != 0) setup_fail("sigaction SIGSYS", errno);
+  memset(&g_sys_reply, 0, sizeof g_sys_reply);
+  g_sys_reply.magic = KF_HARNESS_MAGIC;
+  g_sys_reply.kind = KF_HARNESS_R_VIOLATION;
+
+  /* 7. filter for loading */
+  pid_t self = getpid();
+  if (install_filter(true, self) != 0) setup_fail("seccomp (load)", errno);
+  def |= KF_HARNESS_DEF_SECCOMP_LOAD;
+
+  /* 8. load */
+  char path[256];
+  snprintf(path, sizeof path, "%s%s", (def & KF_HARNESS_DEF_CHROOT) ? "/" : "./",
+           so);
+  dlerror();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, def, 0, e ? e : "dlopen failed");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+  kf_launch_fn fn = (kf_launch_fn)dlsym(h, "kf_launch");
+  if (!fn) {
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, def, 0,
+               "the shared object defines no kf_launch");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+
+  /* 9. filter for running */
+  if (install_filter(false, self) != 0) setup_fail("seccomp (run)", errno);
+  def |= KF_HARNESS_DEF_SECCOMP;
+  send_reply(KF_HARNESS_R_READY, 0, 0, def, 0, NULL);
+
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  static kf_harness_cmd cmd;
+  static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
+  for (;;) {
+    size_t got = 0;
+    while (got < sizeof cmd) {
+      ssize_t r = read(0, (char *)&cmd + got, sizeof cmd - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) _exit(got == 0 && r == 0 ? 0 : KF_HARNESS_RUNNER_EXIT_PROTO);
+      got += (size_t)r;
+    }
+    if (cmd.magic != KF_HARNESS_MAGIC) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    if (cmd.op == KF_HARNESS_OP_EXIT) _exit(KF_HARNESS_RUNNER_EXIT_OK);
+    if (cmd.op != KF_HARNESS_OP_RUN || cmd.n_inputs < 0 ||
+        cmd.n_inputs > KF_HARNESS_MAX_T || cmd.n_outputs < 0 ||
+        cmd.n_outputs > KF_HARNESS_MAX_T || cmd.n_params < 0 ||
+        cmd.n_params > KF_HARNESS_MAX_P)
+      _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    for (int side = 0; side < 2; side++) {
+      int n = side ? cmd.n_outputs : cmd.n_inputs;
+      for (int i = 0; i < n; i++) {
+        const kf_harness_tdesc *d = side ? &cmd.out[i] : &cmd.in[i];
+        kf_tensor *t = side ? &tout[i] : &tin[i];
+        if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 || d->ndim < 0 ||
+            d->ndim > KF_MAX_DIMS || d->off > map_len ||
+            (uint64_t)d->numel > (map_len - d->off) / dt_size[d->dtype])
+          _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+        t->data = base + d->off;
+        t->dtype = d->dtype;
+        t->ndim = d->ndim;
+        for (int k = 0; k < KF_MAX_DIMS; k++) t->dims[k] = d->dims[k];
+        t->numel = d->numel;
+      }
+    }
+    if (cmd.ws_off > map_len || cmd.ws_bytes > map_len - cmd.ws_off)
+      _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    kf_args a = {
+        .abi_version = KF_ABI_VERSION,
+        .n_inputs = cmd.n_inputs,
+        .n_outputs = cmd.n_outputs,
+        .n_params = cmd.n_params,
+        .inputs = tin,
+        .outputs = tout,
+        .params = cmd.params,
+        .workspace = cmd.ws_bytes ? base + cmd.ws_off : NULL,
+        .workspace_bytes = (size_t)cmd.ws_bytes,
+        .stream = NULL,
+    };
+    int rc = fn(&a);
+    send_reply(KF_HARNESS_R_DONE, cmd.seq, rc, 0, 0, NULL);
+  }
+}

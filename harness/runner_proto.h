@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/runner_proto.h -- the wire between the eval process and a runner
+ * process (harness/runner.c).  Both ends are built from this one header;
+ * the runner side links nothing else from KernelFleet (it is built without
+ * sanitizers, see CMakeLists.txt), so this header holds plain structs only.
+ *
+ * Channels (fds in the runner):
+ *   0  command pipe, eval -> runner: kf_harness_cmd, one write each
+ *   1  reply pipe, runner -> eval:   kf_harness_reply, one write each
+ *   2  /dev/null
+ *   3  the shared memfd (inputs, outputs, workspace, guard regions); the
+ *      runner maps it and closes the fd before loading the candidate
+ * Both structs are smaller than PIPE_BUF, so each write is atomic.
+ *
+ * Nothing secret crosses: the seed and the expected outputs stay in the
+ * eval process.  A command says where in the memfd each tensor lies; the
+ * eval process lays the memfd out and draws the inputs.
+ *
+ * Trust: once kf_launch has run, everything in the runner (including the
+ * code that writes replies) may be the candidate's.  The eval process
+ * therefore treats replies as claims: it checks sequence numbers, guards,
+ * poison and the runner's CPU time while it claims to be idle.
+ */
+#ifndef KF_HARNESS_RUNNER_PROTO_H
+#define KF_HARNESS_RUNNER_PROTO_H
+
+#include <stdint.h>
+
+#define KF_HARNESS_MAGIC 0x4b465231u /* "KFR1" */
+#define KF_HARNESS_MAX_T 8           /* tensors per side (KF_SPEC_MAX_TENSORS) */
+#define KF_HARNESS_MAX_P 8           /* size params (KF_SPEC_MAX_PARAMS) */
+
+enum {
+  KF_HARNESS_OP_RUN = 1,  /* call kf_launch once */
+  KF_HARNESS_OP_EXIT = 2, /* _exit(0) */
+};
+
+/* Reply kinds. */
+enum {
+  KF_HARNESS_R_READY = 1,     /* setup done; defenses in .defenses */
+  KF_HARNESS_R_DONE = 2,      /* kf_launch returned .rc */
+  KF_HARNESS_R_SETUP = 3,     /* setup failed: .msg, .err (errno) */
+  KF_HARNESS_R_VIOLATION = 4, /* seccomp trapped syscall .sysno */
+  KF_HARNESS_R_LOADFAIL = 5,  /* dlopen/dlsym failed: .msg, .err */
+};
+
+/* Defenses the runner applied (bit set = active). */
+#define KF_HARNESS_DEF_MAP(XX)                                                \
+  XX(RLIMITS, 0, "rlimits")                                                   \
+  XX(NETNS, 1, "netns")                                                       \
+  XX(MNTNS, 2, "mntns")                                                       \
+  XX(IPCNS, 3, "ipcns")                                                       \
+  XX(UTSNS, 4, "utsns")                                                       \
+  XX(CHROOT, 5, "chroot")                                                     \
+  XX(SETUID, 6, "uid-nobody")                                                 \
+  XX(NPROC0, 7, "nproc0")                                                     \
+  XX(NO_NEW_PRIVS, 8, "no-new-privs")                                         \
+  XX(SECCOMP_LOAD, 9, "seccomp-load")                                         \
+  XX(SECCOMP, 10, "seccomp")
+
+enum {
+#define XX(name, bit, text) KF_HARNESS_DEF_##name = 1u << (bit),
+  KF_HARNESS_DEF_MAP(XX)
+#undef XX
+};
+
+typedef struct {
+  uint64_t off;        /* byte offset of the data in the memfd */
+  int32_t dtype;       /* kf_dtype */
+  int32_t ndim;
+  int64_t dims[4];
+  int64_t numel;
+} kf_harness_tdesc;
+
+typedef struct {
+  uint32_t magic;      /* KF_HARNESS_MAGIC */
+  uint32_t seq;        /* echoed in the reply */
+  uint32_t op;         /* KF_HARNESS_OP_* */
+  int32_t n_inputs, n_outputs, n_params;
+  kf_harness_tdesc in[KF_HARNESS_MAX_T];
+  kf_harness_tdesc out[KF_HARNESS_MAX_T];
+  int64_t params[KF_HARNESS_MAX_P];
+  uint64_t ws_off;     /* workspace offset in the memfd */
+  uint64_t ws_bytes;
+} kf_harness_cmd;
+
+typedef struct {
+  uint32_t magic;      /* KF_HARNESS_MAGIC */
+  uint32_t seq;        /* the command's; 0 for READY/SETUP/VIOLATION */
+  int32_t kind;        /* KF_HARNESS_R_* */
+  int32_t rc;          /* kf_launch's return value (DONE) */
+  uint32_t defenses;   /* KF_HARNESS_DEF_* bits (READY) */
+  int32_t sysno;       /* VIOLATION: the syscall number */
+  int32_t err;         /* SETUP/LOADFAIL: errno, 0 when none */
+  char msg[220];       /* NUL-terminated detail */
+} kf_harness_reply;
+
+_Static_assert(sizeof(kf_harness_cmd) <= 4096, "cmd fits PIPE_BUF");
+_Static_assert(sizeof(kf_harness_reply) <= 512, "reply is small");
+
+/* Runner exit codes (besides signals). */
+#define KF_HARNESS_RUNNER_EXIT_OK 0
+#define KF_HARNESS_RUNNER_EXIT_PROTO 70   /* bad command or lost pipe */
+#define KF_HARNESS_RUNNER_EXIT_SETUP 71   /* setup failed (reply sent) */
+#define KF_HARNESS_RUNNER_EXIT_SYS 72     /* seccomp violation (reply sent) */
+
+/* Entry of the runner mode: argv after "runner".  Never returns. */
+int kf_harness_runner_main(int argc, char **argv);
+
+#endif

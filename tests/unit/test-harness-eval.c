@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/test-harness-eval.c -- kf-harness eval against honest and
+ * hostile candidates: each cheat of BRIEF.md and each way a kernel can
+ * fail must end in its specific outcome with a specific reason.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#include "test-harness-fixture.h"
+
+#define PRELUDE                                                               \
+  "#include \"kf_candidate.h\"\n"                                             \
+  "int kf_launch(const kf_args *a) {\n"                                       \
+  "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"    \
+  "  int64_t n = a->outputs[0].numel;\n"
+
+static void expect(const eval_case *c, int outcome, const char *stage,
+                   const char *substr) {
+  Kernelfleet__EvalResult *r = run_eval(c);
+  assert_non_null(r);
+  int got = r->outcome;
+  bool stage_ok = r->n_stages > 0 &&
+                  !strcmp(r->stages[r->n_stages - 1]->stage, stage);
+  bool reason_ok = !substr || strstr(final_reason(r), substr);
+  if (!reason_ok)
+    fprintf(stderr, "reason '%s' lacks '%s'\n", final_reason(r), substr);
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+  assert_string_equal(kf_outcome_name(got), kf_outcome_name(outcome));
+  assert_true(stage_ok);
+  assert_true(reason_ok);
+}
+
+static void test_honest(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE "  for (int64_t i = 0; i < n; i++) y[i] = x[i] * UNROLLISH;\n"
+                         "  return 0;\n}\n",
+                 "UNROLLISH", "2.0f", "--copy-gbps=10000"};
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_non_null(r);
+  assert_int_equal(r->outcome, KF_OUTCOME_OK);
+  const char *want[] = {"compile", "link", "load", "verify", "determinism",
+                        "time"};
+  assert_int_equal(r->n_stages, 6);
+  for (size_t i = 0; i < 6; i++) {
+    assert_string_equal(r->stages[i]->stage, want[i]);
+    assert_int_equal(r->stages[i]->outcome, KF_OUTCOME_OK);
+  }
+  assert_true(r->time_ns_median > 0);
+  assert_true(r->ref_time_ns_median > 0);
+  assert_true(r->repetitions >= 10);
+  assert_true(r->achieved_gbps > 0);
+  assert_non_null(strstr(r->stages[2]->reason, "seccomp"));
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+}
+
+static void test_compile_error(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF, PRELUDE "  return nope;\n}\n"};
+  expect(&c, KF_OUTCOME_COMPILE_ERROR, "compile", "nope");
+}
+
+static void test_bad_knob(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF, SCALE_REF, "X;rm", "1"};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "compile", "must match");
+  eval_case d = {SCALE_SPEC, SCALE_REF, SCALE_REF, "X", "1 -o/etc/x"};
+  expect(&d, KF_OUTCOME_SPEC_ERROR, "compile", "must match");
+}
+
+static void test_crash(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE "  if (n > 5) *(volatile int *)0 = 1;\n"
+                         "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_CRASH, "verify", "SIGSEGV");
+}
+
+static void test_nonzero_return(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF, PRELUDE "  (void)x; (void)y; (void)n;"
+                                        " return 3;\n}\n"};
+  expect(&c, KF_OUTCOME_CRASH, "verify", "returned 3");
+}
+
+static void test_timeout(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE "  for (volatile int k = 0;; k++) {}\n"
+                         "  (void)x; (void)y; (void)n; return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_TIMEOUT, "verify", "still running");
+}
+
+static void test_wrong_answer(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i] "
+                         "+ 1e-3f;\n  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "expected");
+}
+
+static void test_unwritten(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE "  for (int64_t i = 0; i < n / 2; i++) y[i] = 2 * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_UNWRITTEN_OUTPUT, "verify", "never written");
+}
+
+static void test_out_of_bounds(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE "  for (int64_t i = 0; i <= n; i++) y[i] = 2 * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_OUT_OF_BOUNDS, "verify", "past the end of output 'y'");
+}
+
+static void test_fopen(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "#include <stdio.h>\n" PRELUDE
+                 "  FILE *f = fopen(\"/etc/passwd\", \"r\"); (void)f;\n"
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_LINK_REJECTED, "link", "'fopen'");
+}
+
+static void test_fork(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "#include <unistd.h>\n" PRELUDE
+                 "  if (fork() == 0) for (;;) {}\n"
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_LINK_REJECTED, "link", "'fork'");
+}
+
+static void test_constructor(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "static int hit;\n"
+                 "__attribute__((constructor)) static void c(void) { hit = 1; }\n"
+                 PRELUDE "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i] + hit - 1;\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_LINK_REJECTED, "link", "constructor");
+}
+
+/* Raw syscalls get past the link check; seccomp stops them. */
+#if defined(__x86_64__)
+#define RAW_SYSCALL(nr, a1, a2)                                               \
+  "  { long r; __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(" #nr "L), "  \
+  "\"D\"(" #a1 "L), \"S\"(" #a2 "L), \"d\"(0L) : \"rcx\", \"r11\", "          \
+  "\"memory\"); (void)r; }\n"
+
+static void test_raw_socket(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE RAW_SYSCALL(41, 2, 1)
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_SANDBOX_VIOLATION, "verify",
+         "blocked system call 41 (socket)");
+}
+
+static void test_raw_fork(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE RAW_SYSCALL(57, 0, 0)
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_SANDBOX_VIOLATION, "verify", "(fork)");
+}
+
+static void test_raw_open(void **state) {
+  (void)state;
+  /* openat(AT_FDCWD, "/", O_RDONLY) */
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 PRELUDE
+                 "  { long r; __asm__ volatile(\"syscall\" : \"=a\"(r) : "
+                 "\"a\"(257L), \"D\"(-100L), \"S\"(\"/\"), \"d\"(0L) : "
+                 "\"rcx\", \"r11\", \"memory\"); (void)r; }\n"
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_SANDBOX_VIOLATION, "verify", "(openat)");
+}
+#endif
+
+/* Remembers outputs by input pointer: fresh inputs at a reused address
+ * must expose it. */
+static void test_pointer_cache(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "#include <string.h>\n"
+                 "static const void *seen[8]; static float cache[8][4096];\n"
+                 "static int nseen;\n" PRELUDE
+                 "  for (int k = 0; k < nseen; k++)\n"
+                 "    if (seen[k] == x && n <= 4096) {\n"
+                 "      memcpy(y, cache[k], (size_t)n * 4); return 0; }\n"
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  if (nseen < 8 && n <= 4096) {\n"
+                 "    seen[nseen] = x; memcpy(cache[nseen++], y, (size_t)n * 4); }\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "expected");
+}
+
+/* HardTanh "optimized" into the identity: passes on U(-1, 1) only. */
+static void test_hardtanh_identity(void **state) {
+  (void)state;
+  eval_case c = {HARDTANH_SPEC, HARDTANH_REF,
+                 PRELUDE "  for (int64_t i = 0; i < n; i++) y[i] = x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "distribution wide");
+}
+
+static void test_too_fast(void **state) {
+  (void)state;
+  /* an honest kernel against an absurdly low ceiling */
+  eval_case c = {SCALE_SPEC, SCALE_REF, SCALE_REF, NULL, NULL,
+                 "--copy-gbps=0.000001"};
+  expect(&c, KF_OUTCOME_TOO_FAST, "time", "copy bandwidth");
+}
+
+static void test_all_zeros_spec(void **state) {
+  (void)state;
+  eval_case c = {ZEROISH_SPEC, SCALE_REF,
+                 PRELUDE "  (void)x; for (int64_t i = 0; i < n; i++) y[i] = 0;\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "verify", "all-zeros");
+}
+
+static void test_nondeterministic(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "static int calls;\n" PRELUDE
+                 "  calls++;\n"
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  if (calls & 1) for (int64_t i = 0; i < n; i++) y[i] *= 1.00000012f;\n"
+                 "  return 0;\n}\n"};
+  /* every other call wobbles the last bit: inside the tolerance, so
+   * verify passes, but not bitwise stable */
+  expect(&c, KF_OUTCOME_NONDETERMINISTIC, "determinism", "differ");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_honest),
+      cmocka_unit_test(test_compile_error),
+      cmocka_unit_test(test_bad_knob),
+      cmocka_unit_test(test_crash),
+      cmocka_unit_test(test_nonzero_return),
+      cmocka_unit_test(test_timeout),
+      cmocka_unit_test(test_wrong_answer),
+      cmocka_unit_test(test_unwritten),
+      cmocka_unit_test(test_out_of_bounds),
+      cmocka_unit_test(test_fopen),
+      cmocka_unit_test(test_fork),
+      cmocka_unit_test(test_constructor),
+#if defined(__x86_64__)
+      cmocka_unit_test(test_raw_socket),
+      cmocka_unit_test(test_raw_fork),
+      cmocka_unit_test(test_raw_open),
+#endif
+      cmocka_unit_test(test_pointer_cache),
+      cmocka_unit_test(test_hardtanh_identity),
+      cmocka_unit_test(test_too_fast),
+      cmocka_unit_test(test_all_zeros_spec),
+      cmocka_unit_test(test_nondeterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
