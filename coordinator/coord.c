@@ -96,6 +96,7 @@ void kf_coord__op_free(kf_coord_op *op) {
   free(op->verdicts);
   free(op->ids);
   free(op->granted);
+  kf_coord__campaign_free(op);
   free(op);
 }
 
@@ -123,6 +124,9 @@ static void on_check(uv_check_t *h) {
  *  - every second, allow a lease attempt even if the last one found
  *    nothing, because tasks may be inserted by another coordinator or by
  *    hand;
+ *  - every 500 ms while a campaign may be running, ask for a search step
+ *    (time budgets end, and workers that appeared get eval tasks, even
+ *    when no report arrives);
  *  - every 10 s, log throughput counters.
  */
 static void kf_coord_cron(uv_timer_t *t) {
@@ -136,6 +140,10 @@ static void kf_coord_cron(uv_timer_t *t) {
   if (now - co->last_poll_ms >= 1000) {
     co->maybe_tasks = true;
     co->last_poll_ms = now;
+  }
+  if (co->campaigns_active && now - co->last_search_ms >= 500) {
+    co->want_search = true;
+    co->last_search_ms = now;
   }
   static uint64_t last_stats;
   if (now - last_stats >= 10000) {
@@ -202,6 +210,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
   memset(co, 0, sizeof *co);
   co->cfg = *cfg;
   co->maybe_tasks = true;
+  co->campaigns_active = true; /* the first search step finds out */
   char err[512];
 
   int rc = kf_store_open(cfg->db_url, &co->store, err, sizeof err);

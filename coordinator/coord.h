@@ -44,6 +44,7 @@ typedef enum {
   KF_OP_REPORT,
   KF_OP_SUBMIT,
   KF_OP_STATUS,
+  KF_OP_CAMPAIGN, /* a campaign RPC (coord_campaign.c) */
 } kf_coord_op_kind;
 
 /* A worker as the loop knows it; filled on RegisterWorker or, after a
@@ -81,6 +82,8 @@ typedef struct kf_coord_op {
   kf_task_counts counts;    /* STATUS */
   kf_leased_task **granted; /* LEASE: pointers into the batch's grant */
   size_t n_granted;
+  struct kf_coord__camp *camp;     /* CAMPAIGN: inputs and results */
+  bool eval_seen;           /* REPORT: an accepted result held an EvalResult */
 } kf_coord_op;
 
 typedef struct kf_coord {
@@ -95,6 +98,9 @@ typedef struct kf_coord {
   bool batch_running;
   bool want_reap;
   bool maybe_tasks;        /* a lease attempt could find something */
+  bool campaigns_active;   /* some campaign may be running: search steps */
+  bool want_search;        /* run a search step in the next batch */
+  uint64_t last_search_ms;
   bool stopping;
   uint64_t last_reap_ms, last_poll_ms;
 
@@ -126,7 +132,27 @@ extern const size_t kf_coord__n_methods;
 void kf_coord__answer(kf_coord *co, kf_coord_op *op);
 void kf_coord__expire_parked(kf_coord *co, bool all);
 
+void kf_coord__push(kf_coord *co, kf_coord_op *op);
+
 /* coord_db.c */
 void kf_coord__flush(kf_coord *co);
+
+/* coord_campaign.c: handlers (listed in kf_coord__methods), the work
+ * thread's part of a KF_OP_CAMPAIGN op, its answer, and its free. */
+void kf_coord__on_create_campaign(kf_rpc_call *call,
+                                  const ProtobufCMessage *m, void *data);
+void kf_coord__on_get_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
+                               void *data);
+void kf_coord__on_list_evaluations(kf_rpc_call *call,
+                                   const ProtobufCMessage *m, void *data);
+void kf_coord__on_get_best(kf_rpc_call *call, const ProtobufCMessage *m,
+                           void *data);
+void kf_coord__on_stop_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
+                                void *data);
+void kf_coord__on_propose_candidate(kf_rpc_call *call,
+                                    const ProtobufCMessage *m, void *data);
+void kf_coord__campaign_work(kf_store *s, kf_coord_op *op);
+void kf_coord__campaign_answer(kf_coord *co, kf_coord_op *op);
+void kf_coord__campaign_free(kf_coord_op *op);
 
 #endif

@@ -12,6 +12,13 @@
  *
  * The work thread reads the ops' requests and writes only the ops' result
  * fields; it never touches kf_coord's lists or the registry.
+ *
+ * Campaigns: a batch runs a search step (search.c) after its reports and
+ * before its leases when the loop asked for one (cron, a new campaign or
+ * proposal) or when it accepted a report while campaigns may be running,
+ * so new eval tasks can be leased in the same batch.  Reports are decoded
+ * as EvalResult here, on the work thread, for the store to record as
+ * evaluations when their task is a campaign's eval task.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +28,7 @@
 #include "coord.h"
 #include "err.h"
 #include "log.h"
+#include "search.h"
 #include "util.h"
 
 typedef struct {
@@ -31,6 +39,13 @@ typedef struct {
   int reaped, reap_failed;
   bool underfilled;     /* some lease request got fewer than it asked */
   kf_lease_grant *grant;
+  bool search;          /* run a search step whatever happens */
+  bool campaigns;       /* campaigns may be running: step after reports */
+  bool searched;        /* a step ran; its outcome below */
+  int search_rc;
+  char search_err[256];
+  kf_search_opts search_opts;
+  kf_search_stats search_st;
 } kf_batch;
 
 static void set_err(kf_coord_op *op, int rc, kf_store *s) {
@@ -118,15 +133,39 @@ static void do_submit(kf_store *s, kf_coord_op *op, uint32_t max_attempts) {
   free(specs);
 }
 
-static void do_reports(kf_store *s, kf_coord_op *ops) {
+/* An eval task's output is its EvalResult; anything else does not unpack
+ * or is never used (the store only records evaluations of eval tasks). */
+static Kernelfleet__EvalResult *decode_eval(const Kernelfleet__TaskResult *t,
+                                            kf_eval_row *row) {
+  if (t->output.len == 0) return NULL;
+  Kernelfleet__EvalResult *e =
+      kernelfleet__eval_result__unpack(NULL, t->output.len, t->output.data);
+  if (!e) return NULL;
+  *row = (kf_eval_row){
+      .time_ns_median = e->time_ns_median,
+      .time_ns_spread = e->time_ns_spread,
+      .ref_time_ns_median = e->ref_time_ns_median,
+      .ref_time_ns_spread = e->ref_time_ns_spread,
+      .achieved_gbps = e->achieved_gbps,
+      .result = t->output.data,
+      .result_len = t->output.len,
+  };
+  return e;
+}
+
+/* Returns true when some report was accepted. */
+static bool do_reports(kf_store *s, kf_coord_op *ops) {
   size_t n = 0;
+  bool accepted = false;
   for (kf_coord_op *op = ops; op; op = op->next)
     if (op->kind == KF_OP_REPORT)
       n += ((const Kernelfleet__ReportResultRequest *)op->req)->n_results;
-  if (!n) return;
+  if (!n) return false;
   kf_report *reps = calloc(n, sizeof *reps);
   kf_verdict *v = calloc(n, sizeof *v);
-  int rc = (!reps || !v) ? KF_ENOMEM : 0;
+  kf_eval_row *rows = calloc(n, sizeof *rows);
+  Kernelfleet__EvalResult **msgs = calloc(n, sizeof *msgs);
+  int rc = (!reps || !v || !rows || !msgs) ? KF_ENOMEM : 0;
   size_t k = 0;
   for (kf_coord_op *op = ops; op && !rc; op = op->next) {
     if (op->kind != KF_OP_REPORT) continue;
@@ -144,6 +183,8 @@ static void do_reports(kf_store *s, kf_coord_op *ops) {
           .output_len = t->output.len,
           .elapsed_us = t->elapsed_us,
       };
+      msgs[k - 1] = decode_eval(t, &rows[k - 1]);
+      if (msgs[k - 1]) reps[k - 1].eval = &rows[k - 1];
     }
   }
   if (!rc) rc = kf_store_report(s, reps, n, v);
@@ -156,11 +197,18 @@ static void do_reports(kf_store *s, kf_coord_op *ops) {
       else set_err(op, rc, s);
     } else {
       memcpy(op->verdicts, v + k, m * sizeof *v);
+      for (size_t i = 0; i < m; i++)
+        if (v[k + i] == KF_VERDICT_ACCEPTED) accepted = true;
     }
     k += m;
   }
+  for (size_t i = 0; msgs && i < n; i++)
+    if (msgs[i]) kernelfleet__eval_result__free_unpacked(msgs[i], NULL);
+  free(msgs);
+  free(rows);
   free(reps);
   free(v);
+  return accepted;
 }
 
 /* Heartbeats of workers that hold leases extend them by ttl.  Those of
@@ -247,8 +295,15 @@ static void batch_work(uv_work_t *w) {
     if (op->kind == KF_OP_REGISTER) do_register(s, op);
     else if (op->needs_lookup) do_lookup(s, op);
     else if (op->kind == KF_OP_SUBMIT) do_submit(s, op, co->cfg.max_attempts);
+    else if (op->kind == KF_OP_CAMPAIGN) kf_coord__campaign_work(s, op);
   }
-  do_reports(s, b->ops);
+  bool accepted = do_reports(s, b->ops);
+  if (b->search || (b->campaigns && accepted)) {
+    b->searched = true;
+    b->search_rc = kf_search_step(s, 0, &b->search_opts, &b->search_st);
+    if (b->search_rc)
+      kf_strlcpy(b->search_err, kf_store_errmsg(s), sizeof b->search_err);
+  }
   do_heartbeats(s, b->ops, ttl);
   if (b->reap) {
     int rc = kf_store_reap(s, &b->reaped, &b->reap_failed);
@@ -309,6 +364,18 @@ static void after_batch(uv_work_t *w, int status) {
     if (b->reaped) co->maybe_tasks = true;
   }
   if (b->underfilled) co->maybe_tasks = false;
+  if (b->searched) {
+    if (b->search_rc) {
+      kf_log(KF_LOG_WARN, "search step: %s", b->search_err);
+    } else {
+      /* Before the answers: a CreateCampaign answered below sets it. */
+      co->campaigns_active = b->search_st.running > 0;
+      if (b->search_st.finished)
+        kf_log(KF_LOG_INFO, "search: %u campaign(s) finished",
+               b->search_st.finished);
+    }
+    if (b->search_st.scheduled) co->maybe_tasks = true;
+  }
   for (kf_coord_op *op = b->ops; op; op = op->next)
     if (op->kind == KF_OP_LEASE && (op->rc == KF_EUNAVAIL || op->rc == KF_EDB))
       /* The database is down.  Retaking the parked polls at once would
@@ -354,7 +421,8 @@ static void after_batch(uv_work_t *w, int status) {
     kf_coord__batch_drained(co);
     return;
   }
-  if (co->pending || co->want_reap || (co->parked && co->maybe_tasks))
+  if (co->pending || co->want_reap || co->want_search ||
+      (co->parked && co->maybe_tasks))
     kf_coord__kick(co);
   (void)status;
 }
@@ -362,7 +430,8 @@ static void after_batch(uv_work_t *w, int status) {
 void kf_coord__flush(kf_coord *co) {
   if (co->batch_running || co->stopping) return;
   bool take_parked = co->parked && co->maybe_tasks;
-  if (!co->pending && !co->want_reap && !take_parked) return;
+  if (!co->pending && !co->want_reap && !take_parked && !co->want_search)
+    return;
   kf_batch *b = calloc(1, sizeof *b);
   if (!b) {
     kf_log(KF_LOG_ERROR, "out of memory starting a batch");
@@ -379,6 +448,15 @@ void kf_coord__flush(kf_coord *co) {
   }
   b->reap = co->want_reap;
   co->want_reap = false;
+  b->search = co->want_search;
+  co->want_search = false;
+  b->campaigns = co->campaigns_active;
+  b->search_opts = (kf_search_opts){
+      .alive_ms = 3 * co->cfg.heartbeat_ms + 1000,
+      .per_slot = 2,
+      .timeout_ms = 120000,
+      .max_attempts = 2,
+  };
   /* Lease requests read the registry here, on the loop thread. */
   for (kf_coord_op *op = b->ops; op; op = op->next) {
     if (op->kind != KF_OP_LEASE || op->needs_lookup) continue;

@@ -48,6 +48,8 @@ static void op_push(kf_coord *co, kf_coord_op *op) {
   kf_coord__kick(co);
 }
 
+void kf_coord__push(kf_coord *co, kf_coord_op *op) { op_push(co, op); }
+
 static bool str_ok(const char *s, size_t max) {
   return s && *s && strlen(s) <= max;
 }
@@ -221,6 +223,15 @@ const kf_rpc_method kf_coord__methods[] = {
     METHOD("ReportResult", report_result_request, on_report),
     METHOD("SubmitTasks", submit_tasks_request, on_submit),
     METHOD("GetStatus", get_status_request, on_status),
+    METHOD("CreateCampaign", create_campaign_request,
+           kf_coord__on_create_campaign),
+    METHOD("GetCampaign", get_campaign_request, kf_coord__on_get_campaign),
+    METHOD("ListEvaluations", list_evaluations_request,
+           kf_coord__on_list_evaluations),
+    METHOD("GetBest", get_best_request, kf_coord__on_get_best),
+    METHOD("StopCampaign", stop_campaign_request, kf_coord__on_stop_campaign),
+    METHOD("ProposeCandidate", propose_candidate_request,
+           kf_coord__on_propose_candidate),
 };
 const size_t kf_coord__n_methods =
     sizeof kf_coord__methods / sizeof kf_coord__methods[0];
@@ -305,6 +316,9 @@ void kf_coord__answer(kf_coord *co, kf_coord_op *op) {
   }
   case KF_OP_LEASE:
     answer_lease(co, op);
+    break;
+  case KF_OP_CAMPAIGN:
+    kf_coord__campaign_answer(co, op);
     break;
   case KF_OP_REPORT: {
     const Kernelfleet__ReportResultRequest *r = (const void *)op->req;

@@ -159,6 +159,19 @@ typedef enum {
   KF_VERDICT_NOT_HOLDER = 5,
 } kf_verdict; /* values equal proto ReportVerdict */
 
+/* What an eval task's report adds to its evaluation row, decoded by the
+ * coordinator from the EvalResult in the output.  Times are 0 when
+ * unknown (stored as NULL). */
+typedef struct {
+  double time_ns_median;     /* ns */
+  double time_ns_spread;     /* (p90 - p10) / median */
+  double ref_time_ns_median; /* ns */
+  double ref_time_ns_spread;
+  double achieved_gbps;      /* GB/s; 0: computed from floor_bytes */
+  const void *result;        /* packed EvalResult, stored verbatim */
+  size_t result_len;
+} kf_eval_row;
+
 typedef struct {
   int64_t worker_id;
   int64_t task_id;
@@ -169,12 +182,20 @@ typedef struct {
   const void *output;
   size_t output_len;
   uint64_t elapsed_us;
+  /* May be NULL.  Used only when the task is a campaign's eval task and
+   * the report is accepted and final (the task is done; a retryable
+   * outcome is not final): then one evaluation row is written in the same
+   * transaction (with NULL times when eval is NULL).  Ignored for every
+   * other task. */
+  const kf_eval_row *eval;
 } kf_report;
 
 /* Applies n reports in one transaction.  verdicts[i] tells what happened to
  * reps[i].  An accepted report with a retryable outcome (INFRA_ERROR)
  * requeues the task (or fails it after max_attempts) instead of finishing
- * it; its result row is still stored. */
+ * it; its result row is still stored.  An accepted report that finishes a
+ * campaign's eval task also writes its evaluation (see kf_report.eval);
+ * evaluations.task_id is unique, so a repeated report never adds one. */
 int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
                     kf_verdict *verdicts);
 
@@ -188,5 +209,217 @@ typedef struct {
 
 /* Task counts, for one campaign or (campaign_id 0) all tasks. */
 int kf_store_counts(kf_store *s, int64_t campaign_id, kf_task_counts *out);
+
+
+/* -------------------------------------------------------- campaigns -- */
+/*
+ * Search campaigns (db/store_campaign.c).  A campaign owns candidates
+ * (genomes: a template plus knob values, or a proposer's own source) and
+ * their evaluations, one per (candidate, device class).  eval_keys makes
+ * "the same sha256(source) + flags + device class is evaluated once" a
+ * database constraint that holds across campaigns and restarts.
+ *
+ * Rows come back as one allocation (structs first, strings after them):
+ * free lists with kf_store_list_free, a campaign with kf_store_campaign_free.
+ * Every call BLOCKS; run them where the other store calls run.
+ */
+
+/* Campaign states, as stored: "running", "done", "failed", "stopped". */
+
+typedef struct {
+  const char *name;
+  const char *problem;
+  const char *language;         /* "c" or "cuda" */
+  int backend;                  /* proto DeviceKind: 1 cpu, 2 cuda */
+  const void *spec_json;        /* verbatim */
+  size_t spec_json_len;
+  const char *reference_source;
+  const char *templates_json;   /* see migrations/0002_campaigns.sql */
+  uint32_t budget_evals;        /* count, > 0 */
+  uint32_t budget_seconds;      /* s, > 0 */
+  uint32_t population;          /* count, > 0 */
+  uint32_t plateau_evals;       /* count; 0: no plateau stop */
+  double target_roofline;       /* fraction of the floor, (0, 1] */
+  uint64_t search_seed;
+  double floor_bytes;           /* bytes at the benchmark size; 0 unknown */
+} kf_campaign_new;
+
+/* Inserts a running campaign; *id is its id. */
+int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
+                             int64_t *id);
+
+typedef struct {
+  int64_t id;
+  const char *name, *problem, *language, *state;
+  const char *stop_reason;      /* "" while running */
+  int backend;
+  const char *spec_json;        /* NUL-terminated copy */
+  size_t spec_json_len;
+  const char *reference_source;
+  const char *templates_json;
+  /* hex sha256 of each template's source, comma-separated, in order */
+  const char *template_shas;
+  uint32_t budget_evals, budget_seconds, population, plateau_evals;
+  double target_roofline;
+  uint64_t search_seed;
+  double floor_bytes;
+  int64_t best_candidate_id;    /* 0: none yet */
+  uint64_t elapsed_ms;          /* since started_at (until finished_at) */
+} kf_campaign;
+
+/* KF_ENOTFOUND when there is no such campaign. */
+int kf_store_campaign_get(kf_store *s, int64_t id, kf_campaign **out);
+/* NULL-safe. */
+void kf_store_campaign_free(kf_campaign *c);
+
+/* Ids of the running campaigns, ascending, into a malloc'd array (free
+ * it with free(); NULL when n is 0). */
+int kf_store_campaigns_running(kf_store *s, int64_t **ids, size_t *n);
+
+typedef struct {
+  uint32_t issued;        /* eval tasks created (eval_keys with a task) */
+  uint32_t outstanding;   /* of those, queued or leased */
+  uint32_t evals;         /* evaluations recorded */
+  uint32_t evals_ok;
+  uint32_t by_outcome[16];  /* indexed by kf_outcome */
+  double best_speedup;      /* of best_candidate_id, else the max; 0 none */
+  double best_time_ns;
+  double ref_time_ns;
+  double roofline_fraction;
+} kf_campaign_counts;
+
+int kf_store_campaign_counts(kf_store *s, int64_t id, kf_campaign_counts *out);
+
+/* Moves a running campaign to state ("done", "failed" or "stopped") with
+ * a reason, and fails its queued tasks with last_error = reason (leased
+ * ones finish and are recorded).  *changed is false when it was not
+ * running (nothing is written).  cancelled may be NULL. */
+int kf_store_campaign_finish(kf_store *s, int64_t id, const char *state,
+                             const char *reason, bool *changed,
+                             int *cancelled);
+
+/* Records the campaign's best candidate (0 clears it). */
+int kf_store_campaign_set_best(kf_store *s, int64_t id, int64_t candidate_id);
+
+/* A device class that can evaluate a campaign's candidates now. */
+typedef struct {
+  int64_t device_class_id;
+  uint32_t workers;       /* alive workers of the class running "eval" */
+  uint32_t slots;         /* their slots, summed */
+  uint32_t outstanding;   /* the campaign's queued/leased tasks for it */
+  uint32_t issued;        /* the campaign's eval tasks for it, ever */
+  double copy_gbps;       /* best measured copy bandwidth, GB/s; 0 unknown */
+} kf_eval_class;
+
+/* Classes of the campaign's backend with at least one worker that runs
+ * "eval" and was seen within alive_ms.  *out is one allocation, free()
+ * it; NULL when *n is 0. */
+int kf_store_eval_classes(kf_store *s, int64_t campaign_id, uint32_t alive_ms,
+                          kf_eval_class **out, size_t *n);
+
+/* One candidate, with its evaluation when the query joins one. */
+typedef struct {
+  int64_t candidate_id;
+  const char *template_name;    /* "" for free-form sources */
+  const char *knobs_json;       /* {"NAME": "value"} */
+  const char *flags;            /* "-DA=1 -DB=2" */
+  const char *source_sha256;
+  const char *proposer;
+  const char *source;           /* NULL unless the call says it fills it */
+  int32_t generation;
+  /* evaluation; id 0 when none */
+  int64_t eval_id;
+  int64_t task_id;
+  int64_t device_class_id;
+  kf_device_class dc;
+  int outcome;                  /* kf_outcome */
+  const char *stage, *reason;   /* "" when none */
+  double time_ns_median, time_ns_spread;         /* 0: unknown */
+  double ref_time_ns_median, ref_time_ns_spread;
+  double speedup, achieved_gbps, roofline_fraction;
+} kf_cand_row;
+
+typedef struct {
+  kf_cand_row *v;
+  size_t n;
+} kf_cand_list;
+
+/* NULL-safe. */
+void kf_store_list_free(kf_cand_list *l);
+
+typedef enum {
+  KF_EVALS_BY_ID,       /* every evaluation, oldest first (the search) */
+  KF_EVALS_RECENT,      /* newest first */
+  KF_EVALS_FAILURES,    /* outcome not ok, newest first */
+  KF_EVALS_BEST,        /* ok only, highest speedup first */
+} kf_evals_order;
+
+/* Evaluations of a campaign with their candidates; limit 0: all. */
+int kf_store_evaluations(kf_store *s, int64_t campaign_id,
+                         kf_evals_order order, uint32_t limit,
+                         kf_cand_list **out);
+
+/* The campaign's best evaluation with the candidate's source:
+ * best_candidate_id's, else the highest speedup.  KF_ENOTFOUND when no
+ * candidate has evaluated ok yet. */
+int kf_store_best(kf_store *s, int64_t campaign_id, kf_cand_list **out);
+
+/* Proposals (candidates not bred by the search, proposer <> 'evolution')
+ * for all classes or for dc, with no eval_keys row for dc yet, oldest
+ * first, sources filled. */
+int kf_store_pending_candidates(kf_store *s, int64_t campaign_id, int64_t dc,
+                                kf_cand_list **out);
+
+/* Keys already evaluated (or being evaluated) on dc whose source is one of
+ * the campaign's candidates' or one of shas (comma-separated hex, may be
+ * ""): candidate_id, source_sha256 and flags are filled. */
+int kf_store_eval_keys(kf_store *s, int64_t campaign_id, int64_t dc,
+                       const char *shas, kf_cand_list **out);
+
+/* Reserves n candidate ids and n task ids (nextval), for payloads that
+ * must name them before the rows exist. */
+int kf_store_reserve_ids(kf_store *s, size_t n, int64_t *candidate_ids,
+                         int64_t *task_ids);
+
+/* One decision of the search for one device class. */
+typedef struct {
+  bool new_candidate;           /* insert the candidate row first */
+  int64_t candidate_id;         /* reserved or existing */
+  int64_t device_class_id;
+  /* new candidates only */
+  const char *template_name;
+  const char *knobs_json;
+  const char *source;
+  const char *proposer;
+  const int64_t *parents;
+  size_t n_parents;
+  int32_t generation;
+  const char *flags;            /* canonical; also for existing ones */
+  const char *source_sha256;    /* hex; NULL: computed from source */
+  /* 0: a duplicate of duplicate_of, recorded without a task */
+  int64_t task_id;              /* reserved */
+  int64_t duplicate_of;
+  const void *payload;          /* packed EvalRequest */
+  size_t payload_len;
+  uint32_t max_attempts;         /* 0: 2 */
+  uint32_t timeout_ms;           /* ms; 0: 120000 */
+  int32_t priority;              /* task priority; proposals go first */
+} kf_eval_plan;
+
+/* Inserts the plans' candidates, eval_keys rows and eval tasks in one
+ * transaction.  A plan whose key was taken meanwhile (another coordinator)
+ * gets no task: scheduled[i] says which got one (may be NULL). */
+int kf_store_schedule(kf_store *s, int64_t campaign_id,
+                      const kf_eval_plan *plans, size_t n, bool *scheduled);
+
+/* ProposeCandidate: inserts a proposer's candidate.  When its key is
+ * already evaluated on every class of the campaign's backend that has an
+ * eval worker (and there is at least one), nothing is inserted, *duplicate
+ * is true and *candidate_id names the owner on the first such class. */
+int kf_store_propose(kf_store *s, int64_t campaign_id,
+                     const char *template_name, const char *knobs_json,
+                     const char *flags, const char *source,
+                     const char *proposer, int64_t *candidate_id,
+                     bool *duplicate);
 
 #endif

@@ -45,6 +45,28 @@ typedef enum {
   KF_STMT_REPORT_RESULTS,
   KF_STMT_REPORT_WRITE,
   KF_STMT_REAP,
+  KF_STMT_REPORT_EVAL,
+  /* db/store_campaign.c */
+  KF_STMT_CAMP_CREATE,
+  KF_STMT_CAMP_GET,
+  KF_STMT_CAMP_RUNNING,
+  KF_STMT_CAMP_COUNTS,
+  KF_STMT_CAMP_OUTCOMES,
+  KF_STMT_CAMP_FINISH,
+  KF_STMT_CAMP_CANCEL,
+  KF_STMT_CAMP_SET_BEST,
+  KF_STMT_CAMP_CLASSES,
+  KF_STMT_CAMP_EVALS,
+  KF_STMT_CAMP_EVALS_RECENT,
+  KF_STMT_CAMP_EVALS_FAILURES,
+  KF_STMT_CAMP_EVALS_BEST,
+  KF_STMT_CAMP_BEST,
+  KF_STMT_CAMP_PENDING,
+  KF_STMT_CAMP_KEYS,
+  KF_STMT_CAMP_RESERVE,
+  KF_STMT_CAMP_SCHEDULE,
+  KF_STMT_CAMP_PROPOSE_CHECK,
+  KF_STMT_CAMP_PROPOSE,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
@@ -112,6 +134,9 @@ void kf_store__arr_null(kf_store__buf *b);
 void kf_store__arr_text(kf_store__buf *b, const char *str);
 /* A bytea element in hex form ("\\x0a1b"). */
 void kf_store__arr_bytea(kf_store__buf *b, const void *p, size_t n);
+/* A float8 element ("%.17g"); 0 and non-finite values -> NULL when
+ * zero_null, else non-finite -> NULL (store_campaign.c). */
+void kf_store__arr_f64(kf_store__buf *b, double v, bool zero_null);
 
 /* ------------------------------------------ tests and admin only -- */
 

@@ -16,7 +16,9 @@
  * decide every verdict here, in C, against that snapshot (updated as the
  * batch is walked, so a report repeated within one batch is DUPLICATE).
  * Only then is anything written: one INSERT of the accepted results and
- * one UPDATE of their tasks, in one statement.
+ * one UPDATE of their tasks, in one statement; then, when some of them
+ * finish a campaign's eval task, one INSERT of those evaluations, in the
+ * same transaction.
  */
 #include <libpq-fe.h>
 
@@ -360,7 +362,8 @@ void kf_store_grant_free(kf_lease_grant *g) { free(g); }
  * wait for each other instead of deadlocking. */
 static const kf_store__stmt ST_REPORT_LOCK = {
     KF_STMT_REPORT_LOCK,
-    "SELECT id, state, COALESCE(lease_owner, 0), attempt, max_attempts"
+    "SELECT id, state, COALESCE(lease_owner, 0), attempt, max_attempts,"
+    " kind = 'eval' AND campaign_id IS NOT NULL"
     " FROM tasks WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE"};
 
 /* A separate statement after the lock: its snapshot is taken once the
@@ -384,6 +387,36 @@ static const kf_store__stmt ST_REPORT_WRITE = {
     " FROM unnest($1::bigint[], $10::text[], $11::text[]) AS u(id, st, err)"
     " WHERE t.id = u.id"};
 
+/* The evaluation of a campaign's eval task, written with the report that
+ * finishes it.  The candidate and class come from the task's eval_keys
+ * row; speedup and roofline fraction are derived here (floor time in ns
+ * is floor_bytes / copy_gbps of the reporting worker).  task_id is
+ * unique, and the conflict clause only backs up the verdict logic. */
+static const kf_store__stmt ST_REPORT_EVAL = {
+    KF_STMT_REPORT_EVAL,
+    "INSERT INTO evaluations (candidate_id, campaign_id, device_class_id,"
+    " task_id, worker_id, outcome, stage, reason, time_ns_median,"
+    " time_ns_spread, ref_time_ns_median, ref_time_ns_spread, speedup,"
+    " achieved_gbps, roofline_fraction, result)"
+    " SELECT k.candidate_id, k.campaign_id, k.device_class_id, u.task,"
+    " u.worker, u.oc, u.stage, u.reason, u.tm, u.ts, u.rm, u.rs,"
+    " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND u.rm > 0 THEN u.rm / u.tm END,"
+    " COALESCE(u.gbps, CASE WHEN u.oc = 'ok' AND u.tm > 0"
+    "  AND c.floor_bytes > 0 THEN c.floor_bytes / u.tm END),"
+    " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND c.floor_bytes > 0"
+    "  AND jsonb_typeof(w.device->'copy_gbps') = 'number'"
+    "  AND (w.device->>'copy_gbps')::float8 > 0"
+    "  THEN c.floor_bytes / (w.device->>'copy_gbps')::float8 / u.tm END,"
+    " u.res"
+    " FROM unnest($1::bigint[], $2::bigint[], $3::kf_outcome[], $4::text[],"
+    " $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::float8[],"
+    " $10::float8[], $11::bytea[])"
+    " AS u(task, worker, oc, stage, reason, tm, ts, rm, rs, gbps, res)"
+    " JOIN eval_keys k ON k.task_id = u.task"
+    " JOIN campaigns c ON c.id = k.campaign_id"
+    " LEFT JOIN workers w ON w.id = u.worker"
+    " ON CONFLICT (task_id) DO NOTHING"};
+
 typedef enum { T_QUEUED, T_LEASED, T_DONE, T_FAILED } kf_store__tstate;
 
 /* One locked task as the batch sees it. */
@@ -392,6 +425,7 @@ typedef struct {
   kf_store__tstate state;
   int64_t owner;
   uint32_t attempt, max_attempts;
+  bool eval; /* a campaign's eval task: its final report is an evaluation */
 } kf_store__task;
 
 typedef struct {
@@ -436,10 +470,10 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
   /* Results this batch adds, searched linearly: accepted reports are
    * checked against them so a repeat later in the batch is DUPLICATE. */
   kf_store__result *added = calloc(n, sizeof *added);
-  kf_store__buf ids = {0}, a[11] = {{0}};
+  kf_store__buf ids = {0}, a[11] = {{0}}, e[11] = {{0}};
   PGresult *r = NULL;
   bool in_tx = false;
-  size_t ntasks = 0, nresults = 0, nacc = 0;
+  size_t ntasks = 0, nresults = 0, nacc = 0, neval = 0;
   if (!added) {
     rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
     goto out;
@@ -468,7 +502,8 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
         .state = kf_store__parse_state(PQgetvalue(r, j, 1)),
         .owner = strtoll(PQgetvalue(r, j, 2), NULL, 10),
         .attempt = (uint32_t)strtoul(PQgetvalue(r, j, 3), NULL, 10),
-        .max_attempts = (uint32_t)strtoul(PQgetvalue(r, j, 4), NULL, 10)};
+        .max_attempts = (uint32_t)strtoul(PQgetvalue(r, j, 4), NULL, 10),
+        .eval = PQgetvalue(r, j, 5)[0] == 't'};
   }
   PQclear(r);
   r = NULL;
@@ -492,7 +527,10 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
   qsort(tasks, ntasks, sizeof *tasks, kf_store__cmp_task);
   qsort(results, nresults, sizeof *results, kf_store__cmp_result);
 
-  for (int c = 0; c < 11; c++) kf_store__arr_open(&a[c]);
+  for (int c = 0; c < 11; c++) {
+    kf_store__arr_open(&a[c]);
+    kf_store__arr_open(&e[c]);
+  }
   for (size_t i = 0; i < n; i++) {
     const kf_report *rp = &reps[i];
     kf_store__task key = {.id = rp->task_id};
@@ -556,6 +594,29 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
     kf_store__arr_text(&a[8], retry ? "f" : "t");
     kf_store__arr_text(&a[9], kf_store__state_name[t->state]);
     kf_store__arr_text(&a[10], err);
+    if (t->eval && t->state == T_DONE) {
+      /* Final: this report is the candidate's evaluation.  (A task that
+       * fails after its retries has no evaluation: the worker, not the
+       * candidate, failed.) */
+      const kf_eval_row *ev = rp->eval;
+      const kf_eval_row none = {0};
+      if (!ev) ev = &none;
+      kf_store__arr_i64(&e[0], rp->task_id);
+      kf_store__arr_i64(&e[1], rp->worker_id);
+      kf_store__arr_text(&e[2], kf_outcome_name(rp->outcome));
+      kf_store__arr_text(&e[3], rp->stage);
+      kf_store__arr_text(&e[4], rp->reason);
+      kf_store__arr_f64(&e[5], ev->time_ns_median, true);
+      kf_store__arr_f64(&e[6], ev->time_ns_spread, false);
+      kf_store__arr_f64(&e[7], ev->ref_time_ns_median, true);
+      kf_store__arr_f64(&e[8], ev->ref_time_ns_spread, false);
+      kf_store__arr_f64(&e[9], ev->achieved_gbps, true);
+      if (ev->result)
+        kf_store__arr_bytea(&e[10], ev->result, ev->result_len);
+      else
+        kf_store__arr_null(&e[10]);
+      neval++;
+    }
   }
   if (nacc > 0) {
     bool oom = false;
@@ -580,6 +641,21 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
       goto out;
     }
   }
+  if (neval > 0) {
+    bool oom = false;
+    const char *p[11];
+    for (int c = 0; c < 11; c++) {
+      kf_store__arr_close(&e[c]);
+      oom |= e[c].oom;
+      p[c] = e[c].p;
+    }
+    if (oom) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    if ((rc = kf_store__exec(s, &ST_REPORT_EVAL, 11, p, false, NULL)))
+      goto out;
+  }
   if ((rc = kf_store__commit(s))) goto out;
   in_tx = false;
 out:
@@ -589,7 +665,10 @@ out:
   free(results);
   free(added);
   kf_store__buf_free(&ids);
-  for (int c = 0; c < 11; c++) kf_store__buf_free(&a[c]);
+  for (int c = 0; c < 11; c++) {
+    kf_store__buf_free(&a[c]);
+    kf_store__buf_free(&e[c]);
+  }
   return rc;
 }
 

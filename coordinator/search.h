@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * coordinator/search.h -- the evolutionary search behind campaigns.
+ *
+ * Stateless between calls: everything the search knows is read from the
+ * store at each step (campaigns, candidates, eval_keys, evaluations), so a
+ * coordinator restart resumes a campaign where it was.  A step BLOCKS on
+ * the store: the coordinator runs it inside a batch, on the work thread.
+ *
+ * One step, per running campaign:
+ *  1. rank its evaluations (noise-aware, per device class), record the
+ *     best candidate, and stop the campaign when a rule says so:
+ *     "budget_evals reached", "budget_seconds elapsed", "plateau",
+ *     "target roofline reached", "search space exhausted";
+ *  2. for every device class with alive workers that run "eval" on the
+ *     campaign's backend, top the class's queued + running eval tasks up
+ *     to per_slot x the alive workers' slots (never past budget_evals):
+ *     proposals first, then the initial population (each template's
+ *     defaults, then random knob values), then children of tournament
+ *     selection (k = 3) over the best `population` ok candidates of that
+ *     class (elitism: the best is always among them), by crossover of two
+ *     parents of one template and/or mutation of one or two knobs.
+ *     A (sha256(source), flags, device class) already evaluated anywhere is
+ *     skipped and another drawn; the database refuses it anyway.
+ *
+ * The search RNG is seeded from the campaign's search_seed, the number of
+ * eval tasks it has created and the device class, so a step is a function
+ * of the database state.  The harness seed in each EvalRequest comes from
+ * getrandom(2) and is stored only in the task payload.
+ */
+#ifndef KF_SEARCH_H
+#define KF_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+
+typedef struct {
+  uint32_t alive_ms;      /* a worker seen within this is alive, ms */
+  uint32_t per_slot;      /* eval tasks kept queued or running per alive
+                           * worker slot; 0: 2 */
+  uint32_t timeout_ms;    /* each eval task's wall-clock budget, ms;
+                           * 0: 120000 */
+  uint32_t max_attempts;  /* per eval task; 0: 2 */
+  uint32_t tries;         /* random draws per wanted candidate before the
+                           * space is walked in order; 0: 64 */
+} kf_search_opts;
+
+typedef struct {
+  uint32_t running;    /* campaigns still running after the step */
+  uint32_t scheduled;  /* eval tasks created */
+  uint32_t finished;   /* campaigns this step ended */
+} kf_search_stats;
+
+/* One step for campaign_id, or for every running campaign when it is 0.
+ * A campaign that is not running is left alone (not an error).  Returns 0
+ * or the first store error (KF_E*; text on the store); campaigns after a
+ * failing one are still stepped.  st may be NULL. */
+int kf_search_step(kf_store *s, int64_t campaign_id, const kf_search_opts *o,
+                   kf_search_stats *st);
+
+/* Noise-aware ranking: a (median ma, relative spread sa) beats b only when
+ * ma * (1 + max(sa, sb, 0.02)) < mb.  Times must be > 0. */
+bool kf_search_beats(double ma, double sa, double mb, double sb);
+
+#endif

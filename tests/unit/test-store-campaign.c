@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/test-store-campaign.c -- campaigns in the store and the search
+ * that drives them (coordinator/search.c, stepped here without a server):
+ * migration 0002, the once-per-(source, flags, class) rule across
+ * campaigns, one evaluation per eval task whatever the reports, and the
+ * search's knobs, dedupe, outstanding limit, stop rules and resumption
+ * over a fresh connection.
+ *
+ * A "worker" here is the store API used by hand: lease the eval tasks,
+ * decode their EvalRequest, answer with an EvalResult whose time is a
+ * function of the knobs.
+ */
+#include "test-store-fixture.h"
+
+#include "kernelfleet.pb-c.h"
+#include "outcome.h"
+#include "search.h"
+
+static const char *const eval_kinds[] = {"eval", NULL};
+
+/* Two templates: "t" with 2 x 3 x 2 = 12 genomes, "u" with 2. */
+static const char *templates =
+    "[{\"name\": \"t\", \"file\": \"t.c\", \"source\": \"int t;\","
+    " \"knobs\": [{\"name\": \"A\", \"values\": [\"1\", \"2\"]},"
+    " {\"name\": \"B\", \"values\": [\"x\", \"y\", \"z\"]},"
+    " {\"name\": \"C\", \"values\": [\"0\", \"1\"]}]},"
+    " {\"name\": \"u\", \"file\": \"u.c\", \"source\": \"int u;\","
+    " \"knobs\": [{\"name\": \"K\", \"values\": [\"4\", \"8\"]}]}]";
+
+static const kf_search_opts opts = {.alive_ms = 60000, .per_slot = 2,
+                                    .timeout_ms = 5000, .max_attempts = 2};
+
+static int64_t campaign(const char *tmpl, uint32_t budget, uint32_t plateau,
+                        uint64_t seed) {
+  kf_campaign_new c = {
+      .name = "c", .problem = "p", .language = "c", .backend = 1,
+      .spec_json = "{\"name\": \"p\"}", .spec_json_len = 13,
+      .reference_source = "int ref;", .templates_json = tmpl,
+      .budget_evals = budget, .budget_seconds = 600, .population = 4,
+      .plateau_evals = plateau, .target_roofline = 0.95, .search_seed = seed,
+      .floor_bytes = 1000};
+  int64_t id = 0;
+  if (kf_store_campaign_create(tdb.s, &c, &id))
+    fail_msg("campaign_create: %s", kf_store_errmsg(tdb.s));
+  return id;
+}
+
+/* An eval worker with `slots` slots and a measured copy bandwidth. */
+static int64_t eval_worker(const char *name, uint32_t slots, int64_t *dc) {
+  kf_worker_reg reg = {.name = name, .hostname = "h", .dc = tdb_cpu,
+                       .device_json = "{\"copy_gbps\": 10.0}",
+                       .task_kinds = eval_kinds, .n_task_kinds = 1,
+                       .slots = slots};
+  int64_t wid = 0;
+  if (kf_store_register_worker(tdb.s, &reg, &wid, dc))
+    fail_msg("register: %s", kf_store_errmsg(tdb.s));
+  return wid;
+}
+
+static kf_search_stats step(int64_t cid) {
+  kf_search_stats st;
+  int rc = kf_search_step(tdb.s, cid, &opts, &st);
+  if (rc) fail_msg("search step: %s", kf_store_errmsg(tdb.s));
+  return st;
+}
+
+/* Time of a candidate: A=2 is faster, B=z faster still; u is slow. */
+static double time_of(const Kernelfleet__EvalRequest *rq) {
+  double t = 1000;
+  for (size_t i = 0; i < rq->n_knobs; i++) {
+    const Kernelfleet__Knob *k = rq->knobs[i];
+    if (!strcmp(k->name, "A") && !strcmp(k->value, "2")) t -= 300;
+    if (!strcmp(k->name, "B") && !strcmp(k->value, "z")) t -= 200;
+    if (!strcmp(k->name, "K")) t += 500;
+  }
+  return t;
+}
+
+typedef double (*time_fn)(const Kernelfleet__EvalRequest *rq);
+
+static double flat_time(const Kernelfleet__EvalRequest *rq) {
+  (void)rq;
+  return 1000;
+}
+
+/* Leases every queued eval task for worker w and reports each as ok with
+ * time fn(request); returns how many.  *again: report each twice. */
+static size_t run_round(int64_t w, int64_t dc, time_fn fn, bool twice) {
+  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 256);
+  size_t n = g->n;
+  for (size_t i = 0; i < g->n; i++) {
+    const kf_leased_task *t = &g->tasks[i];
+    Kernelfleet__EvalRequest *rq = kernelfleet__eval_request__unpack(
+        NULL, t->payload_len, t->payload);
+    assert_non_null(rq);
+    assert_true(rq->candidate_id > 0);
+    assert_string_equal(rq->problem, "p");
+    assert_string_equal(rq->reference_source, "int ref;");
+    Kernelfleet__EvalResult er = KERNELFLEET__EVAL_RESULT__INIT;
+    er.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+    er.time_ns_median = fn(rq);
+    er.time_ns_spread = 0.01;
+    er.ref_time_ns_median = 2000;
+    er.ref_time_ns_spread = 0.01;
+    uint8_t buf[256];
+    size_t len = kernelfleet__eval_result__pack(&er, buf);
+    kf_eval_row row = {.time_ns_median = er.time_ns_median,
+                       .time_ns_spread = er.time_ns_spread,
+                       .ref_time_ns_median = er.ref_time_ns_median,
+                       .ref_time_ns_spread = er.ref_time_ns_spread,
+                       .result = buf, .result_len = len};
+    kf_report rep = {.worker_id = w, .task_id = t->task_id,
+                     .attempt = t->attempt, .outcome = KF_OUTCOME_OK,
+                     .stage = "time", .output = buf, .output_len = len,
+                     .eval = &row};
+    kf_verdict v;
+    for (int k = 0; k < (twice ? 2 : 1); k++) {
+      if (kf_store_report(tdb.s, &rep, 1, &v))
+        fail_msg("report: %s", kf_store_errmsg(tdb.s));
+      assert_int_equal(v, k ? KF_VERDICT_DUPLICATE : KF_VERDICT_ACCEPTED);
+    }
+    kernelfleet__eval_request__free_unpacked(rq, NULL);
+  }
+  kf_store_grant_free(g);
+  return n;
+}
+
+static int64_t no_repeats(void) {
+  return tdb_int("SELECT count(*) FROM (SELECT 1 FROM eval_keys"
+                 " WHERE task_id IS NOT NULL GROUP BY source_sha256, flags,"
+                 " device_class_id HAVING count(*) > 1) x");
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void migration_applies(void **state) {
+  (void)state;
+  assert_true(kf_store_schema_version(tdb.s) >= 2);
+  assert_int_equal(tdb_int("SELECT count(*) FROM information_schema.tables"
+                           " WHERE table_name IN ('candidates', 'eval_keys',"
+                           " 'evaluations')"),
+                   3);
+  int64_t id = campaign(templates, 10, 0, 1);
+  kf_campaign *c = NULL;
+  assert_int_equal(kf_store_campaign_get(tdb.s, id, &c), 0);
+  assert_string_equal(c->state, "running");
+  assert_int_equal(c->budget_evals, 10);
+  assert_int_equal(c->spec_json_len, 13);
+  assert_memory_equal(c->spec_json, "{\"name\": \"p\"}", 13);
+  /* sha256("int t;") , sha256("int u;") as PostgreSQL computes them */
+  assert_int_equal(strlen(c->template_shas), 64 * 2 + 1);
+  kf_store_campaign_free(c);
+  assert_int_equal(kf_store_campaign_get(tdb.s, id + 100, &c), KF_ENOTFOUND);
+}
+
+static void search_initial_population(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  eval_worker("w", 2, &dc); /* 2 slots x 2 per slot: 4 outstanding */
+  int64_t cid = campaign(templates, 100, 0, 7);
+  kf_search_stats st = step(cid);
+  assert_int_equal(st.scheduled, 4);
+  assert_int_equal(st.running, 1);
+  /* Defaults first: every template's first values. */
+  assert_int_equal(tdb_int("SELECT count(*) FROM candidates WHERE"
+                           " flags IN ('-DA=1 -DB=x -DC=0', '-DK=4')"),
+                   2);
+  /* Outstanding limit: another step adds nothing. */
+  assert_int_equal(step(cid).scheduled, 0);
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE kind = 'eval'"
+                           " AND campaign_id = %lld AND max_attempts = 2"
+                           " AND device_class_id = %lld",
+                           (long long)cid, (long long)dc),
+                   4);
+  /* Every knob value is one of its template's. */
+  assert_int_equal(
+      tdb_int("SELECT count(*) FROM candidates c, jsonb_each_text(c.knobs) k"
+              " WHERE NOT EXISTS (SELECT 1 FROM campaigns p,"
+              " jsonb_array_elements(p.templates) t,"
+              " jsonb_array_elements(t->'knobs') kn"
+              " WHERE p.id = c.campaign_id AND t->>'name' = c.template_name"
+              " AND kn->>'name' = k.key AND kn->'values' ? k.value)"),
+      0);
+  assert_int_equal(no_repeats(), 0);
+}
+
+static void dedupe_across_campaigns(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 4, &dc);
+  int64_t a = campaign(templates, 100, 0, 1);
+  int64_t b = campaign(templates, 100, 0, 1); /* same seed, same space */
+  step(a);
+  run_round(w, dc, time_of, false);
+  step(a);
+  step(b);
+  run_round(w, dc, time_of, false);
+  step(b);
+  assert_int_equal(no_repeats(), 0);
+  /* b never repeats one of a's keys, though it drew from the same space */
+  assert_int_equal(tdb_int("SELECT count(*) FROM eval_keys x JOIN eval_keys y"
+                           " ON x.source_sha256 = y.source_sha256 AND"
+                           " x.flags = y.flags AND x.device_class_id ="
+                           " y.device_class_id WHERE x.campaign_id = %lld"
+                           " AND y.campaign_id = %lld AND x.task_id IS NOT"
+                           " NULL AND y.task_id IS NOT NULL",
+                           (long long)a, (long long)b),
+                   0);
+  /* The database refuses a second request for a key, whoever asks. */
+  int64_t cand = 0, task = 0;
+  assert_int_equal(kf_store_reserve_ids(tdb.s, 1, &cand, &task), 0);
+  kf_eval_plan p = {.new_candidate = true, .candidate_id = cand,
+                    .device_class_id = dc, .template_name = "t",
+                    .knobs_json = "{\"A\": \"1\", \"B\": \"x\", \"C\": \"0\"}",
+                    .source = "int t;", .flags = "-DA=1 -DB=x -DC=0",
+                    .task_id = task, .payload = "x", .payload_len = 1};
+  bool sched = true;
+  assert_int_equal(kf_store_schedule(tdb.s, b, &p, 1, &sched), 0);
+  assert_false(sched);
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE id = %lld",
+                           (long long)task),
+                   0);
+  /* a and b between them used up the space: b ended without repeating. */
+  run_round(w, dc, time_of, false);
+  step(a);
+  step(b);
+  assert_string_equal(tdb_text("SELECT string_agg(stop_reason, ',' ORDER BY"
+                               " id) FROM campaigns"),
+                      "search space exhausted,search space exhausted");
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 14);
+  /* A proposal of an evaluated key is a duplicate, across campaigns. */
+  int64_t d = campaign(templates, 100, 0, 1);
+  int64_t id = 0;
+  bool dup = false;
+  assert_int_equal(kf_store_propose(tdb.s, d, "t", "{}", "-DA=1 -DB=x -DC=0",
+                                    "int t;", "user", &id, &dup),
+                   0);
+  assert_true(dup);
+  assert_true(id > 0);
+  /* A new one is not, and the next step evaluates it first. */
+  assert_int_equal(kf_store_propose(tdb.s, d, "", "{}", "", "int mine;",
+                                    "user", &id, &dup),
+                   0);
+  assert_false(dup);
+  assert_int_equal(step(d).scheduled, 1);
+  assert_int_equal(tdb_int("SELECT count(*) FROM eval_keys k JOIN tasks t"
+                           " ON t.id = k.task_id WHERE k.candidate_id = %lld"
+                           " AND t.priority = 1",
+                           (long long)id),
+                   1);
+}
+
+static void repeated_report_one_evaluation(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 1, &dc);
+  int64_t cid = campaign(templates, 100, 0, 3);
+  assert_int_equal(step(cid).scheduled, 2);
+  assert_int_equal(run_round(w, dc, time_of, true), 2);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 2);
+  assert_int_equal(tdb_int("SELECT count(*) FROM results"), 2);
+  /* speedup = ref / time; roofline = (1000 B / 10 GB/s) / time */
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " abs(speedup - ref_time_ns_median /"
+                           " time_ns_median) < 1e-9 AND"
+                           " abs(roofline_fraction - 100 / time_ns_median)"
+                           " < 1e-9 AND result IS NOT NULL"),
+                   2);
+  /* A task without a campaign never gets an evaluation. */
+  int64_t other;
+  tdb_submit("eval", 1, 0, 0, 0, &other);
+  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+  assert_int_equal(g->n, 1);
+  kf_eval_row row = {.time_ns_median = 5};
+  kf_report rep = {.worker_id = w, .task_id = g->tasks[0].task_id,
+                   .attempt = 1, .outcome = KF_OUTCOME_OK, .eval = &row};
+  kf_verdict v;
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  assert_int_equal(v, KF_VERDICT_ACCEPTED);
+  kf_store_grant_free(g);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 2);
+  /* A retryable outcome is not final: no evaluation until the retry. */
+  step(cid);
+  g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+  assert_int_equal(g->n, 1);
+  rep = (kf_report){.worker_id = w, .task_id = g->tasks[0].task_id,
+                    .attempt = 1, .outcome = KF_OUTCOME_INFRA_ERROR};
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  kf_store_grant_free(g);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 2);
+  g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+  assert_int_equal(g->n, 1);
+  rep = (kf_report){.worker_id = w, .task_id = g->tasks[0].task_id,
+                    .attempt = 2, .outcome = KF_OUTCOME_WRONG_ANSWER,
+                    .stage = "verify", .reason = "bad"};
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  assert_int_equal(v, KF_VERDICT_DUPLICATE);
+  kf_store_grant_free(g);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE outcome ="
+                           " 'wrong_answer' AND time_ns_median IS NULL AND"
+                           " speedup IS NULL"),
+                   1);
+}
+
+/* Steps and runs rounds until the campaign ends; returns its reason. */
+static const char *run_to_end(int64_t cid, int64_t w, int64_t dc, time_fn fn,
+                              int max_rounds) {
+  for (int i = 0; i < max_rounds; i++) {
+    step(cid);
+    if (strcmp(tdb_text("SELECT state FROM campaigns WHERE id = %lld",
+                        (long long)cid),
+               "running"))
+      return tdb_text("SELECT state || ': ' || stop_reason FROM campaigns"
+                      " WHERE id = %lld",
+                      (long long)cid);
+    run_round(w, dc, fn, false);
+  }
+  fail_msg("campaign %lld still running after %d rounds", (long long)cid,
+           max_rounds);
+  return NULL;
+}
+
+static void stops_on_budget(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 2, &dc);
+  int64_t cid = campaign(templates, 7, 0, 11);
+  assert_string_equal(run_to_end(cid, w, dc, time_of, 20),
+                      "done: budget_evals reached");
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 7);
+  assert_int_equal(no_repeats(), 0);
+  /* The best is recorded: A=2, B=z beats everything else. */
+  kf_cand_list *best = NULL;
+  assert_int_equal(kf_store_best(tdb.s, cid, &best), 0);
+  assert_int_equal(best->n, 1);
+  assert_non_null(best->v[0].source);
+  assert_true(best->v[0].speedup > 1);
+  kf_campaign_counts n;
+  assert_int_equal(kf_store_campaign_counts(tdb.s, cid, &n), 0);
+  assert_int_equal(n.evals, 7);
+  assert_int_equal(n.by_outcome[KF_OUTCOME_OK], 7);
+  assert_true(n.best_speedup == best->v[0].speedup);
+  kf_store_list_free(best);
+  /* Nothing happens to a finished campaign. */
+  assert_int_equal(step(cid).scheduled, 0);
+}
+
+static void stops_on_plateau(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 1, &dc);
+  int64_t cid = campaign(templates, 100, 5, 5);
+  /* Every candidate takes as long as the first: no improvement. */
+  assert_string_equal(run_to_end(cid, w, dc, flat_time, 20), "done: plateau");
+  int64_t n = tdb_int("SELECT count(*) FROM evaluations");
+  assert_true(n >= 6 && n <= 8);
+}
+
+static void stops_when_exhausted(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 4, &dc);
+  int64_t cid = campaign(templates, 100, 0, 9);
+  assert_string_equal(run_to_end(cid, w, dc, time_of, 20),
+                      "done: search space exhausted");
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 14);
+  assert_int_equal(no_repeats(), 0);
+}
+
+static void stops_on_roofline(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 1, &dc);
+  int64_t cid = campaign(templates, 100, 0, 9);
+  /* floor = 1000 B / 10 GB/s = 100 ns; a 104 ns candidate is at 0.96. */
+  tdb_sql("UPDATE campaigns SET target_roofline = 0.95");
+  step(cid);
+  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+  kf_eval_row row = {.time_ns_median = 104, .ref_time_ns_median = 1000};
+  kf_report rep = {.worker_id = w, .task_id = g->tasks[0].task_id,
+                   .attempt = 1, .outcome = KF_OUTCOME_OK, .eval = &row};
+  kf_verdict v;
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  kf_store_grant_free(g);
+  step(cid);
+  assert_string_equal(tdb_text("SELECT state || ': ' || stop_reason FROM"
+                               " campaigns"),
+                      "done: target roofline reached");
+  /* Its queued task was cancelled with the reason. */
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE state ="
+                           " 'failed' AND last_error = 'target roofline"
+                           " reached'"),
+                   1);
+}
+
+static void stop_cancels_queued(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  eval_worker("w", 2, &dc);
+  int64_t cid = campaign(templates, 100, 0, 9);
+  step(cid);
+  bool changed = false;
+  int cancelled = 0;
+  assert_int_equal(kf_store_campaign_finish(tdb.s, cid, "stopped",
+                                            "campaign stopped", &changed,
+                                            &cancelled),
+                   0);
+  assert_true(changed);
+  assert_int_equal(cancelled, 4);
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE state ="
+                           " 'failed' AND last_error = 'campaign stopped'"),
+                   4);
+  assert_int_equal(kf_store_campaign_finish(tdb.s, cid, "stopped", "again",
+                                            &changed, NULL),
+                   0);
+  assert_false(changed);
+  assert_int_equal(step(cid).scheduled, 0);
+}
+
+static void resumes_after_restart(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 2, &dc);
+  int64_t cid = campaign(templates, 12, 0, 21);
+  step(cid);
+  run_round(w, dc, time_of, false);
+  step(cid);
+  run_round(w, dc, time_of, false);
+  int64_t evals = tdb_int("SELECT count(*) FROM evaluations");
+  int64_t cands = tdb_int("SELECT count(*) FROM candidates");
+  assert_int_equal(evals, 8);
+  step(cid); /* 4 more outstanding, then the "crash" */
+  /* Restart: a new connection, nothing kept in memory. */
+  kf_store_close(tdb.s);
+  tdb.s = tdb_open();
+  assert_int_equal(step(cid).scheduled, 0); /* still 4 outstanding */
+  run_round(w, dc, time_of, false);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 12);
+  assert_true(tdb_int("SELECT count(*) FROM candidates") > cands);
+  step(cid);
+  assert_string_equal(tdb_text("SELECT state || ': ' || stop_reason FROM"
+                               " campaigns"),
+                      "done: budget_evals reached");
+  assert_int_equal(no_repeats(), 0);
+  assert_int_equal(tdb_int("SELECT count(*) FROM (SELECT 1 FROM candidates"
+                           " GROUP BY source_sha256, flags HAVING count(*)"
+                           " > 1) x"),
+                   0);
+}
+
+static void noise_aware_ranking(void **state) {
+  (void)state;
+  assert_true(kf_search_beats(90, 0.01, 100, 0.01));
+  assert_false(kf_search_beats(99, 0.01, 100, 0.01));   /* within 2% */
+  assert_false(kf_search_beats(90, 0.2, 100, 0.01));    /* noisy a */
+  assert_false(kf_search_beats(90, 0.01, 100, 0.15));   /* noisy b */
+  assert_true(kf_search_beats(80, 0.2, 100, 0.01));
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  return tdb_group_setup("campaign");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(migration_applies, tdb_setup),
+      cmocka_unit_test_setup(search_initial_population, tdb_setup),
+      cmocka_unit_test_setup(dedupe_across_campaigns, tdb_setup),
+      cmocka_unit_test_setup(repeated_report_one_evaluation, tdb_setup),
+      cmocka_unit_test_setup(stops_on_budget, tdb_setup),
+      cmocka_unit_test_setup(stops_on_plateau, tdb_setup),
+      cmocka_unit_test_setup(stops_when_exhausted, tdb_setup),
+      cmocka_unit_test_setup(stops_on_roofline, tdb_setup),
+      cmocka_unit_test_setup(stop_cancels_queued, tdb_setup),
+      cmocka_unit_test_setup(resumes_after_restart, tdb_setup),
+      cmocka_unit_test(noise_aware_ranking),
+  };
+  return cmocka_run_group_tests(tests, group_setup, tdb_group_teardown);
+}
