@@ -82,8 +82,7 @@ typedef struct kf_coord_op {
   kf_task_counts counts;    /* STATUS */
   kf_leased_task **granted; /* LEASE: pointers into the batch's grant */
   size_t n_granted;
-  struct kf_coord__camp *camp;     /* CAMPAIGN: inputs and results */
-  bool eval_seen;           /* REPORT: an accepted result held an EvalResult */
+  struct kf_coord__camp *camp; /* CAMPAIGN: inputs and results */
 } kf_coord_op;
 
 typedef struct kf_coord {
