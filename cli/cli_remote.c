@@ -10,48 +10,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_internal.h"
 #include "err.h"
 #include "kernelfleet.pb-c.h"
 #include "rpc.h"
 #include "util.h"
 
-typedef struct {
-  const char *target;
-  const char *token;
-  bool json;
-} remote_opts;
-
-static int open_client(const remote_opts *o, kf_rpc_client **cli) {
-  char err[512];
-  if (!o->token || !*o->token) {
-    fprintf(stderr, "kf: no token: pass --token or set KF_TOKEN\n");
-    return KF_EXIT_USAGE;
-  }
-  if (kf_rpc_client_open(NULL, o->target, o->token, 64u << 20, cli, err,
-                         sizeof err)) {
-    fprintf(stderr, "kf: coordinator %s: %s\n", o->target, err);
-    return KF_EXIT_UNAVAIL;
-  }
-  return 0;
-}
-
-static int exit_for(int rc) {
-  if (rc == KF_EUNAVAIL || rc == KF_ETIMEDOUT) return KF_EXIT_UNAVAIL;
-  if (rc == KF_EINVAL || rc == KF_EAUTH || rc == KF_EPROTO) return KF_EXIT_USAGE;
-  return KF_EXIT_FAIL;
-}
-
-/* Makes argv[0] a program name for getopt_long, which skips it. */
-static char **shift_argv(int argc, char **argv, const char *name) {
-  char **av = calloc((size_t)argc + 2, sizeof *av);
-  if (!av) return NULL;
-  av[0] = (char *)name;
-  for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
-  return av;
-}
-
 int kf_cli_submit(int argc, char **argv) {
-  remote_opts o = {kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
+  kf_cli__remote o = {kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
                    kf_getenv_or("KF_TOKEN", NULL), false};
   const char *kind = NULL, *payload = "", *payload_file = NULL;
   uint64_t count = 1, max_attempts = 0, timeout_ms = 0;
@@ -68,7 +34,7 @@ int kf_cli_submit(int argc, char **argv) {
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
-  char **av = shift_argv(argc, argv, "kf submit");
+  char **av = kf_cli__shift_argv(argc, argv, "kf submit");
   if (!av) return KF_EXIT_FAIL;
   optind = 0;
   int c, bad = 0;
@@ -128,7 +94,7 @@ int kf_cli_submit(int argc, char **argv) {
     payload = file_buf;
   }
   kf_rpc_client *cli = NULL;
-  int rc = open_client(&o, &cli);
+  int rc = kf_cli__open(&o, "kf", &cli);
   if (rc) {
     free(file_buf);
     return rc;
@@ -174,7 +140,7 @@ int kf_cli_submit(int argc, char **argv) {
                                     30000, &resp, err, sizeof err);
     if (r) {
       fprintf(stderr, "kf submit: %s: %s\n", kf_strerror(r), err);
-      exit_code = exit_for(r);
+      exit_code = kf_cli__exit_for(r);
     } else {
       const Kernelfleet__SubmitTasksResponse *s = (const void *)resp;
       for (size_t i = 0; i < s->n_task_ids; i++)
@@ -193,7 +159,7 @@ int kf_cli_submit(int argc, char **argv) {
 }
 
 int kf_cli_status(int argc, char **argv) {
-  remote_opts o = {kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
+  kf_cli__remote o = {kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
                    kf_getenv_or("KF_TOKEN", NULL), false};
   static const struct option opts[] = {
       {"coordinator", required_argument, 0, 'c'},
@@ -202,7 +168,7 @@ int kf_cli_status(int argc, char **argv) {
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
-  char **av = shift_argv(argc, argv, "kf status");
+  char **av = kf_cli__shift_argv(argc, argv, "kf status");
   if (!av) return KF_EXIT_FAIL;
   optind = 0;
   int c;
@@ -221,7 +187,7 @@ int kf_cli_status(int argc, char **argv) {
   }
   free(av);
   kf_rpc_client *cli = NULL;
-  int rc = open_client(&o, &cli);
+  int rc = kf_cli__open(&o, "kf", &cli);
   if (rc) return rc;
   Kernelfleet__GetStatusRequest req = KERNELFLEET__GET_STATUS_REQUEST__INIT;
   ProtobufCMessage *resp = NULL;
@@ -233,7 +199,7 @@ int kf_cli_status(int argc, char **argv) {
   kf_rpc_client_close(cli);
   if (r) {
     fprintf(stderr, "kf status: %s: %s\n", kf_strerror(r), err);
-    return exit_for(r);
+    return kf_cli__exit_for(r);
   }
   const Kernelfleet__GetStatusResponse *s = (const void *)resp;
   if (o.json) {
