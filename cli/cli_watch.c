@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,6 +228,11 @@ int kf_cli__watch(kf_rpc_client *cli, const char *cmd, int64_t id,
     char line[320];
     progress_text(line, sizeof line, st);
     if (tty) {
+      /* One terminal row, or \r cannot redraw it. */
+      struct winsize ws;
+      if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10 &&
+          strlen(line) + 3 > ws.ws_col)
+        line[ws.ws_col - 3] = '\0';
       fprintf(stderr, "\r\033[K  %s", line);
       if (ended) fputc('\n', stderr);
       fflush(stderr);
