@@ -17,6 +17,7 @@
 
 const kf_task_kind kf_task_kinds[] = {
     {"checksum", kf_task_checksum},
+    {"eval", kf_task_eval},
     {NULL, NULL},
 };
 

@@ -47,4 +47,16 @@ const kf_task_kind *kf_task_kind_find(const char *kind);
  * makes the task hold its lease for a while (demos and fault tests). */
 void kf_task_checksum(kf_task_exec *t);
 
+/* "eval": payload an EvalRequest; output the EvalResult bytes.  Runs
+ * `kf-harness eval` (worker/task_eval.c). */
+void kf_task_eval(kf_task_exec *t);
+
+/* Runs `kf-harness ceilings` once (blocking, ~2 s): 0 with the numbers,
+ * -1 (both 0) when the harness is missing or fails.  Call at startup. */
+int kf_task_eval_ceilings(double *copy_gbps, double *gflops);
+
+/* Ceilings passed to every eval as --copy-gbps/--gflops; set once, before
+ * any task runs. */
+void kf_task_eval_set_ceilings(double copy_gbps, double gflops);
+
 #endif

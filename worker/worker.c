@@ -552,6 +552,14 @@ int kf_worker_run(const kf_worker_config *cfg) {
   memset(w, 0, sizeof *w);
   w->cfg = *cfg;
   kf_device_cpu_detect(&w->dev);
+  /* Measured once; registered with the device and used by every eval's
+   * roofline check. */
+  double gbps, gflops;
+  if (kf_task_eval_ceilings(&gbps, &gflops) == 0) {
+    w->dev.info.copy_gbps = gbps;
+    w->dev.info.peak_gflops = gflops;
+    kf_task_eval_set_ceilings(gbps, gflops);
+  }
 
   uv_loop_t loop;
   int rc = uv_loop_init(&loop);

@@ -97,7 +97,7 @@ static int write_all_fd(int fd, const void *p, size_t n) {
 
 /* Returns the result (free with kernelfleet__eval_result__free_unpacked) or
  * NULL; prints the outcome and the stages. */
-static Kernelfleet__EvalResult *run_eval(const eval_case *c) {
+static __attribute__((unused)) Kernelfleet__EvalResult *run_eval(const eval_case *c) {
   Kernelfleet__EvalRequest req = KERNELFLEET__EVAL_REQUEST__INIT;
   Kernelfleet__Knob knob = KERNELFLEET__KNOB__INIT;
   Kernelfleet__Knob *knobs[1] = {&knob};
@@ -183,7 +183,7 @@ static Kernelfleet__EvalResult *run_eval(const eval_case *c) {
 }
 
 /* The reason of the stage that decided the outcome (the last one). */
-static const char *final_reason(const Kernelfleet__EvalResult *r) {
+static __attribute__((unused)) const char *final_reason(const Kernelfleet__EvalResult *r) {
   return r->n_stages ? r->stages[r->n_stages - 1]->reason : "";
 }
 

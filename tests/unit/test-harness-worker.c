@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/test-harness-worker.c -- the worker's "eval" task kind
+ * (worker/task_eval.c, linked in by tests/CMakeLists.txt) driving the real
+ * kf-harness of this build tree: ceilings, an honest eval, the task's
+ * wall-clock limit, a malformed payload and a missing harness.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#include "log.h"
+#include "tasks.h"
+#include "util.h"
+#include "test-harness-fixture.h"
+
+static void use_build_harness(void) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/kf-harness",
+           getenv("KF_BIN_DIR") ? getenv("KF_BIN_DIR") : ".");
+  setenv("KF_HARNESS", path, 1);
+}
+
+static void *pack_request(const char *spec, const char *ref, const char *src,
+                          size_t *len) {
+  Kernelfleet__EvalRequest req = KERNELFLEET__EVAL_REQUEST__INIT;
+  req.problem_spec.data = (uint8_t *)spec;
+  req.problem_spec.len = strlen(spec);
+  req.source = (char *)src;
+  req.reference_source = (char *)ref;
+  req.seed = 42;
+  req.language = "c";
+  *len = kernelfleet__eval_request__get_packed_size(&req);
+  void *buf = malloc(*len);
+  kernelfleet__eval_request__pack(&req, buf);
+  return buf;
+}
+
+static void test_ceilings(void **state) {
+  (void)state;
+  use_build_harness();
+  double g = 0, f = 0;
+  assert_int_equal(kf_task_eval_ceilings(&g, &f), 0);
+  assert_true(g > 0.1);
+  assert_true(f > 0.1);
+}
+
+static void test_eval_ok(void **state) {
+  (void)state;
+  use_build_harness();
+  kf_task_eval_set_ceilings(0, 0);
+  size_t len;
+  void *p = pack_request(SCALE_SPEC, SCALE_REF, SCALE_REF, &len);
+  kf_task_exec t = {.task_id = 7, .attempt = 1, .kind = "eval", .payload = p,
+                    .payload_len = len, .timeout_ms = 120000};
+  kf_task_eval(&t);
+  free(p);
+  fprintf(stderr, "%s / %s / %s\n", kf_outcome_name(t.outcome), t.stage,
+          t.reason);
+  assert_int_equal(t.outcome, KF_OUTCOME_OK);
+  assert_string_equal(t.stage, "time");
+  assert_non_null(strstr(t.reason, "reference"));
+  Kernelfleet__EvalResult *r =
+      kernelfleet__eval_result__unpack(NULL, t.output_len, t.output);
+  assert_non_null(r);
+  assert_int_equal(r->outcome, KF_OUTCOME_OK);
+  assert_true(r->time_ns_median > 0);
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+  free(t.output);
+}
+
+static void test_task_timeout(void **state) {
+  (void)state;
+  use_build_harness();
+  size_t len;
+  void *p = pack_request(SCALE_SPEC, SCALE_REF,
+                         "#include \"kf_candidate.h\"\n"
+                         "int kf_launch(const kf_args *a) {\n"
+                         "  (void)a; for (volatile int k = 0;; k++) {}\n}\n",
+                         &len);
+  kf_task_exec t = {.task_id = 8, .attempt = 1, .kind = "eval", .payload = p,
+                    .payload_len = len, .timeout_ms = 2500};
+  uint64_t t0 = kf_now_ms();
+  kf_task_eval(&t);
+  uint64_t took = kf_now_ms() - t0;
+  free(p);
+  free(t.output);
+  assert_int_equal(t.outcome, KF_OUTCOME_TIMEOUT);
+  assert_non_null(strstr(t.reason, "2500 ms"));
+  assert_true(took < 6000);
+}
+
+static void test_bad_payload(void **state) {
+  (void)state;
+  use_build_harness();
+  kf_task_exec t = {.task_id = 9, .attempt = 1, .kind = "eval",
+                    .payload = "\xff\xff\xff", .payload_len = 3,
+                    .timeout_ms = 20000};
+  kf_task_eval(&t);
+  free(t.output);
+  assert_int_equal(t.outcome, KF_OUTCOME_SPEC_ERROR);
+  assert_non_null(strstr(t.reason, "malformed"));
+}
+
+static void test_missing_harness(void **state) {
+  (void)state;
+  setenv("KF_HARNESS", "/nonexistent/kf-harness", 1);
+  kf_task_exec t = {.task_id = 10, .attempt = 1, .kind = "eval",
+                    .payload = "", .payload_len = 0, .timeout_ms = 5000};
+  kf_task_eval(&t);
+  free(t.output);
+  assert_int_equal(t.outcome, KF_OUTCOME_INFRA_ERROR);
+  assert_true(kf_outcome_retryable(t.outcome));
+}
+
+int main(void) {
+  kf_log_init('t', KF_LOG_WARN);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ceilings),
+      cmocka_unit_test(test_eval_ok),
+      cmocka_unit_test(test_task_timeout),
+      cmocka_unit_test(test_bad_payload),
+      cmocka_unit_test(test_missing_harness),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

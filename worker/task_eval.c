@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * worker/task_eval.c -- the "eval" task kind: one candidate kernel checked
+ * and timed by `kf-harness eval`, a child process.
+ *
+ * The worker never loads candidate code.  The run function (on a libuv work
+ * thread) spawns kf-harness -- the sibling of this kf-worker binary, or
+ * $KF_HARNESS -- in its own process group with posix_spawn (safe in a
+ * threaded process), writes the task payload (an EvalRequest) to its stdin
+ * with a 4-byte little-endian length, and reads one length-prefixed
+ * EvalResult from its fd 3 within the task's timeout; on expiry the whole
+ * group (harness, compiler, runners) gets SIGKILL and the task is a
+ * TIMEOUT.  The harness's stderr lines are logged again here, under the
+ * task id.  A harness that dies or writes no result is INFRA_ERROR, which
+ * the coordinator retries.
+ *
+ * Ceilings: kf_task_eval_ceilings runs `kf-harness ceilings` once at worker
+ * start; the numbers go into the worker's DeviceInfo and, through
+ * kf_task_eval_set_ceilings, onto every eval's command line.  They are set
+ * before any task runs and only read afterwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "kernelfleet.pb-c.h"
+#include "log.h"
+#include "outcome.h"
+#include "tasks.h"
+#include "util.h"
+
+#define DEFAULT_TIMEOUT_MS (10u * 60u * 1000u)
+#define MAX_RESULT (16u << 20)
+
+static double g_copy_gbps, g_gflops; /* written once before tasks run */
+
+void kf_task_eval_set_ceilings(double copy_gbps, double gflops) {
+  g_copy_gbps = copy_gbps;
+  g_gflops = gflops;
+}
+
+static void harness_path(char *out, size_t outlen) {
+  const char *env = getenv("KF_HARNESS");
+  if (env && *env) {
+    kf_strlcpy(out, env, outlen);
+    return;
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    kf_strlcpy(out, "kf-harness", outlen);
+    return;
+  }
+  self[n] = '\0';
+  char *slash = strrchr(self, '/');
+  if (slash) slash[1] = '\0';
+  snprintf(out, outlen, "%s%s", slash ? self : "", "kf-harness");
+}
+
+typedef struct {
+  pid_t pid;
+  int in_fd, res_fd, err_fd; /* our ends; -1 when closed */
+} child;
+
+/* Spawns `kf-harness ARGS` in its own process group; in_fd/res_fd/err_fd
+ * are pipes to its 0, 3 and 2 (res_fd/in_fd optional). */
+static int spawn_harness(char *const argv[], bool want_in, bool want_res,
+                         child *c, char *why, size_t whylen) {
+  int in[2] = {-1, -1}, res[2] = {-1, -1}, err[2] = {-1, -1};
+  c->pid = 0;
+  c->in_fd = c->res_fd = c->err_fd = -1;
+  if ((want_in && pipe2(in, O_CLOEXEC)) || (want_res && pipe2(res, O_CLOEXEC)) ||
+      pipe2(err, O_CLOEXEC)) {
+    snprintf(why, whylen, "pipe: %s", strerror(errno));
+    goto fail;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&at);
+  if (want_in) posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  if (want_res) posix_spawn_file_actions_adddup2(&fa, res[1], 3);
+  sigset_t none, def;
+  sigemptyset(&none);
+  sigemptyset(&def);
+  sigaddset(&def, SIGPIPE);
+  sigaddset(&def, SIGINT);
+  sigaddset(&def, SIGTERM);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &def);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                    POSIX_SPAWN_SETSIGDEF);
+  extern char **environ;
+  int rc = posix_spawn(&c->pid, argv[0], &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (rc) {
+    snprintf(why, whylen, "cannot start %s: %s", argv[0], strerror(rc));
+    c->pid = 0;
+    goto fail;
+  }
+  if (want_in) close(in[0]);
+  if (want_res) close(res[1]);
+  close(err[1]);
+  c->in_fd = want_in ? in[1] : -1;
+  c->res_fd = want_res ? res[0] : -1;
+  c->err_fd = err[0];
+  if (c->in_fd >= 0) fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
+  return 0;
+fail:
+  for (int i = 0; i < 2; i++) {
+    if (in[i] >= 0) close(in[i]);
+    if (res[i] >= 0) close(res[i]);
+    if (err[i] >= 0) close(err[i]);
+  }
+  return -1;
+}
+
+/* Logs complete lines of buf[0..*n) and keeps the partial tail. */
+static void relay_lines(char *buf, size_t *n, bool flush) {
+  size_t start = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (buf[i] == '\n') {
+      buf[i] = '\0';
+      if (i > start) kf_log(KF_LOG_INFO, "harness: %s", buf + start);
+      start = i + 1;
+    }
+  if (flush && start < *n) {
+    buf[*n] = '\0';
+    kf_log(KF_LOG_INFO, "harness: %s", buf + start);
+    start = *n;
+  }
+  memmove(buf, buf + start, *n - start);
+  *n -= start;
+}
+
+/* Drives the child until its pipes close or the deadline passes.  Writes
+ * `in` to its stdin, collects fd 3 into *res, relays stderr.  Returns true
+ * when the deadline passed (the group was killed). */
+static bool drive(child *c, const unsigned char *in, size_t in_len,
+                  unsigned char **res, size_t *res_len, char *out_text,
+                  size_t out_cap, uint32_t timeout_ms) {
+  uint64_t deadline = kf_now_ms() + timeout_ms;
+  size_t in_off = 0, cap = 0;
+  char line[4096 + 1];
+  size_t line_n = 0, text_n = 0;
+  bool timed_out = false;
+  *res = NULL;
+  *res_len = 0;
+  if (c->in_fd >= 0 && in_len == 0) {
+    close(c->in_fd);
+    c->in_fd = -1;
+  }
+  while (c->res_fd >= 0 || c->err_fd >= 0) {
+    uint64_t now = kf_now_ms();
+    if (now >= deadline) {
+      timed_out = true;
+      kill(-c->pid, SIGKILL);
+      break;
+    }
+    struct pollfd pf[3];
+    int np = 0, ii = -1, ri = -1, ei = -1;
+    if (c->in_fd >= 0) pf[ii = np++] = (struct pollfd){c->in_fd, POLLOUT, 0};
+    if (c->res_fd >= 0) pf[ri = np++] = (struct pollfd){c->res_fd, POLLIN, 0};
+    if (c->err_fd >= 0) pf[ei = np++] = (struct pollfd){c->err_fd, POLLIN, 0};
+    int pr = poll(pf, (nfds_t)np, (int)(deadline - now));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr < 0) break;
+    if (ii >= 0 && pf[ii].revents) {
+      ssize_t w = write(c->in_fd, in + in_off, in_len - in_off);
+      if (w > 0) in_off += (size_t)w;
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) || in_off == in_len) {
+        close(c->in_fd);
+        c->in_fd = -1;
+      }
+    }
+    if (ri >= 0 && pf[ri].revents) {
+      if (*res_len == cap) {
+        size_t nc = cap ? cap * 2 : 65536;
+        unsigned char *nb = nc <= MAX_RESULT + 4 ? realloc(*res, nc) : NULL;
+        if (!nb) { /* oversized or no memory: stop reading, it is invalid */
+          close(c->res_fd);
+          c->res_fd = -1;
+          *res_len = 0;
+          continue;
+        }
+        *res = nb;
+        cap = nc;
+      }
+      ssize_t r = read(c->res_fd, *res + *res_len, cap - *res_len);
+      if (r > 0) *res_len += (size_t)r;
+      else if (r == 0 || errno != EINTR) {
+        close(c->res_fd);
+        c->res_fd = -1;
+      }
+    }
+    if (ei >= 0 && pf[ei].revents) {
+      ssize_t r = read(c->err_fd, line + line_n, sizeof line - 1 - line_n);
+      if (r > 0) {
+        if (out_text && text_n + (size_t)r < out_cap) {
+          memcpy(out_text + text_n, line + line_n, (size_t)r);
+          text_n += (size_t)r;
+          out_text[text_n] = '\0';
+        }
+        line_n += (size_t)r;
+        relay_lines(line, &line_n, line_n == sizeof line - 1);
+      } else if (r == 0 || errno != EINTR) {
+        close(c->err_fd);
+        c->err_fd = -1;
+      }
+    }
+  }
+  relay_lines(line, &line_n, true);
+  if (c->in_fd >= 0) close(c->in_fd);
+  if (c->res_fd >= 0) close(c->res_fd);
+  if (c->err_fd >= 0) close(c->err_fd);
+  c->in_fd = c->res_fd = c->err_fd = -1;
+  return timed_out;
+}
+
+static int reap(child *c) {
+  int st = 0;
+  while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  kill(-c->pid, SIGKILL); /* stragglers of the group, if any */
+  return st;
+}
+
+int kf_task_eval_ceilings(double *copy_gbps, double *gflops) {
+  char exe[PATH_MAX + 16], why[256];
+  harness_path(exe, sizeof exe);
+  char *argv[] = {exe, "ceilings", NULL};
+  child c;
+  *copy_gbps = *gflops = 0;
+  if (spawn_harness(argv, false, false, &c, why, sizeof why)) {
+    kf_log(KF_LOG_WARN, "ceilings: %s; eval tasks will fail", why);
+    return -1;
+  }
+  char text[1024] = "";
+  unsigned char *res;
+  size_t res_len;
+  bool to = drive(&c, NULL, 0, &res, &res_len, text, sizeof text, 60000);
+  free(res);
+  int st = reap(&c);
+  cJSON *j = to ? NULL : cJSON_Parse(text);
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "copy_gbps");
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "gflops");
+  int rc = -1;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && cJSON_IsNumber(g) &&
+      cJSON_IsNumber(f)) {
+    *copy_gbps = g->valuedouble;
+    *gflops = f->valuedouble;
+    rc = 0;
+    kf_log(KF_LOG_INFO, "ceilings: copy %.2f GB/s, FMA %.2f GFLOP/s (one core)",
+           *copy_gbps, *gflops);
+  } else {
+    kf_log(KF_LOG_WARN, "ceilings: %s gave no numbers (status %d)", exe, st);
+  }
+  cJSON_Delete(j);
+  return rc;
+}
+
+static void set(kf_task_exec *t, int outcome, const char *stage,
+                const char *reason) {
+  t->outcome = outcome;
+  kf_strlcpy(t->stage, stage, sizeof t->stage);
+  kf_strlcpy(t->reason, reason, sizeof t->reason);
+}
+
+void kf_task_eval(kf_task_exec *t) {
+  char exe[PATH_MAX + 16], why[512];
+  harness_path(exe, sizeof exe);
+  char gbps[32], gflops[32];
+  snprintf(gbps, sizeof gbps, "--copy-gbps=%.3f", g_copy_gbps);
+  snprintf(gflops, sizeof gflops, "--gflops=%.3f", g_gflops);
+  char *argv[] = {exe, "eval", gbps, gflops, NULL};
+  uint32_t timeout = t->timeout_ms ? t->timeout_ms : DEFAULT_TIMEOUT_MS;
+
+  size_t n = t->payload_len;
+  unsigned char *req = malloc(n + 4);
+  if (!req) {
+    set(t, KF_OUTCOME_INFRA_ERROR, "spawn", "worker out of memory");
+    return;
+  }
+  req[0] = (unsigned char)n;
+  req[1] = (unsigned char)(n >> 8);
+  req[2] = (unsigned char)(n >> 16);
+  req[3] = (unsigned char)(n >> 24);
+  if (n) memcpy(req + 4, t->payload, n);
+
+  child c;
+  if (spawn_harness(argv, true, true, &c, why, sizeof why)) {
+    free(req);
+    set(t, KF_OUTCOME_INFRA_ERROR, "spawn", why);
+    return;
+  }
+  unsigned char *res;
+  size_t res_len;
+  bool timed_out = drive(&c, req, n + 4, &res, &res_len, NULL, 0, timeout);
+  free(req);
+  int st = reap(&c);
+  if (timed_out) {
+    free(res);
+    snprintf(why, sizeof why, "evaluation still running after the task's "
+             "%u ms; killed", timeout);
+    set(t, KF_OUTCOME_TIMEOUT, "eval", why);
+    kf_log(KF_LOG_WARN, "%s", why);
+    return;
+  }
+  Kernelfleet__EvalResult *r = NULL;
+  size_t rl = 0;
+  if (res_len >= 4) {
+    rl = (size_t)res[0] | (size_t)res[1] << 8 | (size_t)res[2] << 16 |
+         (size_t)res[3] << 24;
+    if (rl + 4 == res_len)
+      r = kernelfleet__eval_result__unpack(NULL, rl, res + 4);
+  }
+  if (!r || !kf_outcome_name(r->outcome)) {
+    if (r) kernelfleet__eval_result__free_unpacked(r, NULL);
+    free(res);
+    if (WIFSIGNALED(st))
+      snprintf(why, sizeof why, "kf-harness killed by signal %d without a "
+               "result", WTERMSIG(st));
+    else
+      snprintf(why, sizeof why, "kf-harness exited with status %d and %s",
+               WEXITSTATUS(st), res_len ? "a malformed result" : "no result");
+    set(t, KF_OUTCOME_INFRA_ERROR, "eval", why);
+    kf_log(KF_LOG_ERROR, "%s", why);
+    return;
+  }
+  const Kernelfleet__StageResult *last =
+      r->n_stages ? r->stages[r->n_stages - 1] : NULL;
+  if (r->outcome == KERNELFLEET__OUTCOME__OUTCOME_OK) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "candidate %.0f ns, reference %.0f ns (%.2fx), "
+             "%u repetitions", r->time_ns_median, r->ref_time_ns_median,
+             r->time_ns_median > 0 ? r->ref_time_ns_median / r->time_ns_median
+                                   : 0.0,
+             r->repetitions);
+    set(t, KF_OUTCOME_OK, last ? last->stage : "time", msg);
+  } else {
+    set(t, (int)r->outcome, last ? last->stage : "eval",
+        last ? last->reason : "");
+  }
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+  /* output: the EvalResult bytes without the length prefix */
+  memmove(res, res + 4, rl);
+  t->output = res;
+  t->output_len = rl;
+}
