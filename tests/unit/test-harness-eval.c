@@ -191,6 +191,26 @@ static void test_raw_open(void **state) {
                  "  return 0;\n}\n"};
   expect(&c, KF_OUTCOME_SANDBOX_VIOLATION, "verify", "(openat)");
 }
+
+/* Computes, forges the runner's "done" reply (write(2) on fd 1), then keeps
+ * working (deferred work the timer would not see).  The eval side sees CPU
+ * used after the reply, or the real reply arriving out of sequence.  (A
+ * reply forged before the outputs are written is UNWRITTEN_OUTPUT.) */
+static void test_forged_reply(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "struct rep { unsigned magic, seq; int kind, rc; unsigned def;"
+                 " int sysno, err; char msg[220]; };\n"
+                 "static unsigned calls;\n" PRELUDE
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+                 "  struct rep r = {0x4b465231u, ++calls, 2, 0, 0, 0, 0, {0}};\n"
+                 "  { long ret; __asm__ volatile(\"syscall\" : \"=a\"(ret) : "
+                 "\"a\"(1L), \"D\"(1L), \"S\"(&r), \"d\"(sizeof r) : "
+                 "\"rcx\", \"r11\", \"memory\"); (void)ret; }\n"
+                 "  for (volatile long k = 0; k < 20000000; k++) {}\n"
+                 "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_SANDBOX_VIOLATION, "verify", "candidate");
+}
 #endif
 
 /* Remembers outputs by input pointer: fresh inputs at a reused address
@@ -267,6 +287,7 @@ int main(void) {
       cmocka_unit_test(test_raw_socket),
       cmocka_unit_test(test_raw_fork),
       cmocka_unit_test(test_raw_open),
+      cmocka_unit_test(test_forged_reply),
 #endif
       cmocka_unit_test(test_pointer_cache),
       cmocka_unit_test(test_hardtanh_identity),
