@@ -10,7 +10,9 @@
  * with a 4-byte little-endian length, and reads one length-prefixed
  * EvalResult from its fd 3 within the task's timeout; on expiry the whole
  * group (harness, compiler, runners) gets SIGKILL and the task is a
- * TIMEOUT.  The harness's stderr lines are logged again here, under the
+ * TIMEOUT.  The harness works in a per-task directory made here and
+ * removed here after it exits, so a killed harness leaves nothing behind.
+ * The harness's stderr lines are logged again here, under the
  * task id.  A harness that dies or writes no result is INFRA_ERROR, which
  * the coordinator retries.
  *
@@ -21,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -275,6 +278,15 @@ int kf_task_eval_ceilings(double *copy_gbps, double *gflops) {
   return rc;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw) {
+  (void)st;
+  (void)ftw;
+  if (flag == FTW_DP) rmdir(path);
+  else unlink(path);
+  return 0;
+}
+
 static void set(kf_task_exec *t, int outcome, const char *stage,
                 const char *reason) {
   t->outcome = outcome;
@@ -288,12 +300,22 @@ void kf_task_eval(kf_task_exec *t) {
   char gbps[32], gflops[32];
   snprintf(gbps, sizeof gbps, "--copy-gbps=%.3f", g_copy_gbps);
   snprintf(gflops, sizeof gflops, "--gflops=%.3f", g_gflops);
-  char *argv[] = {exe, "eval", gbps, gflops, NULL};
+  const char *tmp = getenv("TMPDIR");
+  char work[PATH_MAX], workarg[PATH_MAX + 16];
+  snprintf(work, sizeof work, "%s/kf-eval-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(work)) {
+    snprintf(why, sizeof why, "mkdtemp %.300s: %s", work, strerror(errno));
+    set(t, KF_OUTCOME_INFRA_ERROR, "spawn", why);
+    return;
+  }
+  snprintf(workarg, sizeof workarg, "--workdir=%s", work);
+  char *argv[] = {exe, "eval", gbps, gflops, workarg, NULL};
   uint32_t timeout = t->timeout_ms ? t->timeout_ms : DEFAULT_TIMEOUT_MS;
 
   size_t n = t->payload_len;
   unsigned char *req = malloc(n + 4);
   if (!req) {
+    rmdir(work);
     set(t, KF_OUTCOME_INFRA_ERROR, "spawn", "worker out of memory");
     return;
   }
@@ -306,6 +328,7 @@ void kf_task_eval(kf_task_exec *t) {
   child c;
   if (spawn_harness(argv, true, true, &c, why, sizeof why)) {
     free(req);
+    rmdir(work);
     set(t, KF_OUTCOME_INFRA_ERROR, "spawn", why);
     return;
   }
@@ -314,6 +337,7 @@ void kf_task_eval(kf_task_exec *t) {
   bool timed_out = drive(&c, req, n + 4, &res, &res_len, NULL, 0, timeout);
   free(req);
   int st = reap(&c);
+  nftw(work, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   if (timed_out) {
     free(res);
     snprintf(why, sizeof why, "evaluation still running after the task's "
