@@ -25,7 +25,7 @@
 #include "kf_candidate.h"
 
 #ifndef THREADS
-#define THREADS 512
+#define THREADS 256
 #endif
 #ifndef UNROLL
 #define UNROLL 4

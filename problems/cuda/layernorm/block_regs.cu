@@ -12,9 +12,11 @@
  * Paths, chosen at launch:
  *   vector   N % 8 == 0 and x, w, b, y 16-byte aligned, N <= CAP
  *   scalar   otherwise, N <= CAP (2-byte loads, same register caching)
- *   loop     N > CAP: one sweep for sum(x - K) and sum((x - K)^2) with the
- *            row's first element as shift K (no cancellation on offset
- *            rows), then a sweep that reads x again and writes
+ *   loop     N > CAP: a sweep for the mean, a sweep for sum((x - mean)^2)
+ *            (the same exact two-pass variance; a shifted one-pass variance
+ *            was not accurate enough once w and b amplify the cancellation
+ *            in x_hat * w + b), then a sweep that writes: three reads of x,
+ *            the later ones from L2 when the row is still there
  * CAP = THREADS * VPT_EFF * 8; VPT_EFF caps VPT at 2048 / THREADS.
  *
  * Knobs: THREADS (threads per block), VPT (16-byte vectors per thread).
@@ -184,30 +186,36 @@ layernorm_loop(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
   const int tid = threadIdx.x;
   const uint16_t *xr = x + (int64_t)blockIdx.x * N;
   uint16_t *yr = y + (int64_t)blockIdx.x * N;
-  const float K = bf2f(xr[0]);
-  float s = 0.f, q = 0.f;
+  float s = 0.f;
+  if (VEC) {
+    for (int64_t c = (int64_t)tid * 8; c < N; c += (int64_t)THREADS * 8) {
+      float f[8];
+      unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
+#pragma unroll
+      for (int e = 0; e < 8; e++) s += f[e];
+    }
+  } else {
+    for (int64_t c = tid; c < N; c += THREADS) s += bf2f(xr[c]);
+  }
+  const float mean = block_sum(s, red0) / (float)N;
+  float q = 0.f;
   if (VEC) {
     for (int64_t c = (int64_t)tid * 8; c < N; c += (int64_t)THREADS * 8) {
       float f[8];
       unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
 #pragma unroll
       for (int e = 0; e < 8; e++) {
-        const float d = f[e] - K;
-        s += d;
+        const float d = f[e] - mean;
         q = fmaf(d, d, q);
       }
     }
   } else {
     for (int64_t c = tid; c < N; c += THREADS) {
-      const float d = bf2f(xr[c]) - K;
-      s += d;
+      const float d = bf2f(xr[c]) - mean;
       q = fmaf(d, d, q);
     }
   }
-  s = block_sum(s, red0) / (float)N;
-  q = block_sum(q, red1) / (float)N;
-  const float mean = K + s;
-  const float rstd = rsqrtf(fmaxf(q - s * s, 0.f) + EPS);
+  const float rstd = rsqrtf(block_sum(q, red1) / (float)N + EPS);
   if (VEC) {
     for (int64_t c = (int64_t)tid * 8; c < N; c += (int64_t)THREADS * 8) {
       float f[8], wf[8], bf[8];

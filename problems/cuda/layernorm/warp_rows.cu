@@ -11,11 +11,10 @@
  *          from global memory exactly once;
  *          mean, then sum((x - mean)^2) over the registers (exact two-pass
  *          variance)
- *   stream otherwise: a statistics sweep, then a sweep that reads the row
- *          again (an L2 hit when it is still there) and writes; 16-byte
- *          accesses when aligned, 2-byte accesses when not;
- *          the statistics sweep sums x - K and (x - K)^2 with the row's
- *          first element as shift K, so offset rows do not cancel
+ *   stream otherwise: a mean sweep, a sum((x - mean)^2) sweep (exact
+ *          two-pass variance) and a write sweep; the later reads hit L2
+ *          when the row is still there; 16-byte accesses when aligned,
+ *          2-byte accesses when not
  * Short rows (N <= 1024) are where this layout wins: a block-per-row kernel
  * leaves most of its threads idle there.
  *
@@ -153,30 +152,36 @@ layernorm_warp_stream(const uint16_t *__restrict__ x, const uint16_t *__restrict
   if (row >= M) return;
   const uint16_t *xr = x + row * N;
   uint16_t *yr = y + row * N;
-  const float K = bf2f(xr[0]);
-  float s = 0.f, q = 0.f;
+  float s = 0.f;
+  if (VEC) {
+    for (int64_t c = (int64_t)lane * 8; c < N; c += 256) {
+      float f[8];
+      unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
+#pragma unroll
+      for (int e = 0; e < 8; e++) s += f[e];
+    }
+  } else {
+    for (int64_t c = lane; c < N; c += 32) s += bf2f(xr[c]);
+  }
+  const float mean = warp_sum(s) / (float)N;
+  float q = 0.f;
   if (VEC) {
     for (int64_t c = (int64_t)lane * 8; c < N; c += 256) {
       float f[8];
       unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
 #pragma unroll
       for (int e = 0; e < 8; e++) {
-        const float d = f[e] - K;
-        s += d;
+        const float d = f[e] - mean;
         q = fmaf(d, d, q);
       }
     }
   } else {
     for (int64_t c = lane; c < N; c += 32) {
-      const float d = bf2f(xr[c]) - K;
-      s += d;
+      const float d = bf2f(xr[c]) - mean;
       q = fmaf(d, d, q);
     }
   }
-  s = warp_sum(s) / (float)N;
-  q = warp_sum(q) / (float)N;
-  const float mean = K + s;
-  const float rstd = rsqrtf(fmaxf(q - s * s, 0.f) + EPS);
+  const float rstd = rsqrtf(warp_sum(q) / (float)N + EPS);
   if (VEC) {
     for (int64_t c = (int64_t)lane * 8; c < N; c += 256) {
       float f[8], wf[8], bf[8];
