@@ -94,6 +94,7 @@ kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
 void kf_coord__op_free(kf_coord_op *op) {
   if (!op) return;
   free(op->verdicts);
+  free(op->hb_live);
   free(op->ids);
   free(op->granted);
   kf_coord__campaign_free(op);

@@ -57,7 +57,6 @@ typedef struct {
   char name[64];
   uint64_t last_seen_ms;
   uint32_t leased_hint; /* tasks handed out by this coordinator run */
-  uint64_t last_grant_ms; /* when this run last sent it tasks; 0: never */
 } kf_coord_worker;
 
 /* One call on its way through a batch.  The request stays owned by the
@@ -69,7 +68,7 @@ typedef struct kf_coord_op {
   const ProtobufCMessage *req;
   uint64_t deadline_ms;     /* LEASE: answer empty at this time */
   bool needs_lookup;        /* worker unknown to the loop: ask the store */
-  bool hb_idle;             /* HEARTBEAT: worker holds no lease it knows of */
+  bool *hb_live;            /* HEARTBEAT: per listed lease, still held */
   kf_lease_req lease;       /* LEASE: copied from the registry */
   /* filled on the work thread */
   int rc;                   /* 0 or KF_E* */

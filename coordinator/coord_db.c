@@ -211,35 +211,43 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   return accepted;
 }
 
-/* Heartbeats of workers that hold leases extend them by ttl.  Those of
- * idle workers (op->hb_idle) extend by 0: a lease the database still
- * gives such a worker never reached it, and expiring it now lets the
- * reaper requeue the task instead of the worker's heartbeats keeping it
- * leased for as long as the worker lives.  Both groups still mark the
- * workers seen. */
-static void do_heartbeat_group(kf_store *s, kf_coord_op *ops, bool idle,
-                               int ttl) {
-  size_t n = 0;
+/* All heartbeats of the batch in one statement: each extends exactly the
+ * leases its worker listed (see kf_store_heartbeat), and learns which of
+ * them it no longer holds. */
+static void do_heartbeats(kf_store *s, kf_coord_op *ops, int ttl) {
+  size_t n = 0, nrefs = 0;
   for (kf_coord_op *op = ops; op; op = op->next)
-    if (op->kind == KF_OP_HEARTBEAT && !op->rc && op->hb_idle == idle) n++;
+    if (op->kind == KF_OP_HEARTBEAT && !op->rc) {
+      n++;
+      nrefs += ((const Kernelfleet__HeartbeatRequest *)op->req)->n_running;
+    }
   if (!n) return;
   int64_t *ids = calloc(n, sizeof *ids);
-  int rc = ids ? 0 : KF_ENOMEM;
-  size_t k = 0;
-  for (kf_coord_op *op = ops; op && ids; op = op->next)
-    if (op->kind == KF_OP_HEARTBEAT && !op->rc && op->hb_idle == idle)
-      ids[k++] = ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
-  if (!rc) rc = kf_store_heartbeat(s, ids, n, idle ? 0 : ttl);
-  if (rc)
-    for (kf_coord_op *op = ops; op; op = op->next)
-      if (op->kind == KF_OP_HEARTBEAT && !op->rc && op->hb_idle == idle)
-        set_err(op, rc, s);
+  kf_lease_ref *refs = calloc(nrefs + 1, sizeof *refs);
+  bool *live = calloc(nrefs + 1, sizeof *live);
+  int rc = ids && refs && live ? 0 : KF_ENOMEM;
+  size_t k = 0, kr = 0;
+  for (kf_coord_op *op = ops; op && !rc; op = op->next) {
+    if (op->kind != KF_OP_HEARTBEAT || op->rc) continue;
+    const Kernelfleet__HeartbeatRequest *r = (const void *)op->req;
+    ids[k++] = r->worker_id;
+    for (size_t i = 0; i < r->n_running; i++)
+      refs[kr++] = (kf_lease_ref){r->worker_id, r->running[i]->task_id,
+                                  r->running[i]->attempt};
+  }
+  if (!rc) rc = kf_store_heartbeat(s, ids, n, refs, nrefs, ttl, live);
+  kr = 0;
+  for (kf_coord_op *op = ops; op; op = op->next) {
+    if (op->kind != KF_OP_HEARTBEAT || op->rc) continue;
+    size_t m = ((const Kernelfleet__HeartbeatRequest *)op->req)->n_running;
+    if (rc == KF_ENOMEM) op->rc = rc;
+    else if (rc) set_err(op, rc, s);
+    else if (m && op->hb_live) memcpy(op->hb_live, live + kr, m * sizeof *live);
+    kr += m;
+  }
   free(ids);
-}
-
-static void do_heartbeats(kf_store *s, kf_coord_op *ops, int ttl) {
-  do_heartbeat_group(s, ops, false, ttl);
-  do_heartbeat_group(s, ops, true, ttl);
+  free(refs);
+  free(live);
 }
 
 static void do_leases(kf_batch *b, kf_store *s, int ttl) {

@@ -98,17 +98,15 @@ static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
   }
   kf_coord_op *op = op_new(co, KF_OP_HEARTBEAT, call, m);
   if (!op) return;
-  kf_coord_worker *w = touch_worker(co, r->worker_id);
-  op->needs_lookup = w == NULL;
-  /* A worker that lists no lease, and to which we sent none lately (a
-   * reply may still be on its way), holds nothing: whatever the database
-   * says it holds is a lease that never reached it -- a reply lost with a
-   * crashed coordinator, a commit whose answer PostgreSQL never sent.
-   * Extending those forever would strand their tasks, so this heartbeat
-   * lets them expire for the reaper instead (see do_heartbeats). */
-  op->hb_idle = r->n_running == 0 &&
-                (!w || !w->last_grant_ms ||
-                 kf_now_ms() - w->last_grant_ms > 2ull * co->cfg.heartbeat_ms);
+  op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
+  if (r->n_running) {
+    op->hb_live = calloc(r->n_running, sizeof *op->hb_live);
+    if (!op->hb_live) {
+      kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
+      kf_coord__op_free(op);
+      return;
+    }
+  }
   op_push(co, op);
 }
 
@@ -278,7 +276,6 @@ static void answer_lease(kf_coord *co, kf_coord_op *op) {
   resp.lease_ttl_ms = co->cfg.lease_ttl_ms;
   kf_coord_worker *w = kf_coord__worker_get(co, r->worker_id);
   if (w) w->leased_hint += (uint32_t)op->n_granted;
-  if (w && op->n_granted) w->last_grant_ms = kf_now_ms();
   co->n_leased += op->n_granted;
   kf_rpc_call_reply(op->call, &resp.base);
   free(tasks);
@@ -310,8 +307,25 @@ void kf_coord__answer(kf_coord *co, kf_coord_op *op) {
     break;
   }
   case KF_OP_HEARTBEAT: {
+    /* Leases the worker listed but no longer holds: it can drop that work,
+     * whose report would be refused as stale anyway. */
+    const Kernelfleet__HeartbeatRequest *r = (const void *)op->req;
     Kernelfleet__HeartbeatResponse resp = KERNELFLEET__HEARTBEAT_RESPONSE__INIT;
+    Kernelfleet__TaskRef **rev = NULL;
+    size_t nrev = 0;
+    if (r->n_running && op->hb_live) {
+      rev = calloc(r->n_running, sizeof *rev);
+      if (!rev) {
+        kf_rpc_call_fail(op->call, KF_ENOMEM, "coordinator out of memory");
+        return;
+      }
+      for (size_t i = 0; i < r->n_running; i++)
+        if (!op->hb_live[i]) rev[nrev++] = r->running[i];
+    }
+    resp.revoked = rev;
+    resp.n_revoked = nrev;
     kf_rpc_call_reply(op->call, &resp.base);
+    free(rev);
     break;
   }
   case KF_OP_LEASE:

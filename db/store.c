@@ -519,31 +519,73 @@ int kf_store_get_worker(kf_store *s, int64_t worker_id,
 }
 
 /* One statement, so one transaction without BEGIN/COMMIT round trips: the
- * CTE marks the workers seen, the outer UPDATE extends their leases. */
+ * CTE marks the workers seen; the UPDATE sets every lease the beating
+ * workers own in the database.  Listed leases are extended.  Unlisted ones
+ * are a grant that never reached the worker (a reply lost with a crashed
+ * coordinator, a commit PostgreSQL never confirmed): they are not extended,
+ * and an expiry further out than one TTL is pulled in, so the reaper
+ * requeues them within a TTL.  A grant still on its way to the worker
+ * already expires within a TTL, so LEAST leaves it alone. */
 static const kf_store__stmt ST_HEARTBEAT = {
     KF_STMT_HEARTBEAT,
     "WITH seen AS (UPDATE workers SET last_seen = now()"
-    " WHERE id = ANY($1::bigint[]) RETURNING id)"
-    " UPDATE tasks SET lease_expires = now() + $2::bigint * interval '1 ms'"
-    " WHERE state = 'leased' AND lease_owner = ANY($1::bigint[])"};
+    " WHERE id = ANY($1::bigint[]) RETURNING id),"
+    " r AS (SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[])"
+    " AS r(w, tid, att))"
+    " UPDATE tasks t SET lease_expires = CASE WHEN l.listed"
+    " THEN now() + $5::bigint * interval '1 ms'"
+    " ELSE LEAST(t.lease_expires, now() + $5::bigint * interval '1 ms') END"
+    " FROM (SELECT t2.id, EXISTS (SELECT 1 FROM r WHERE r.tid = t2.id"
+    " AND r.w = t2.lease_owner AND r.att = t2.attempt) AS listed"
+    " FROM tasks t2 WHERE t2.state = 'leased'"
+    " AND t2.lease_owner = ANY($1::bigint[])) l"
+    " WHERE t.id = l.id RETURNING t.id, t.attempt, l.listed"};
 
 int kf_store_heartbeat(kf_store *s, const int64_t *worker_ids, size_t n,
-                       int lease_ttl_ms) {
+                       const kf_lease_ref *refs, size_t n_refs,
+                       int lease_ttl_ms, bool *live) {
   int rc = kf_store__ready(s);
   if (rc || n == 0) return rc;
-  kf_store__buf ids = {0};
+  for (size_t i = 0; i < n_refs; i++) live[i] = false;
+  kf_store__buf ids = {0}, rw = {0}, rt = {0}, ra = {0};
   kf_store__arr_open(&ids);
   for (size_t i = 0; i < n; i++) kf_store__arr_i64(&ids, worker_ids[i]);
   kf_store__arr_close(&ids);
-  if (ids.oom) {
-    kf_store__buf_free(&ids);
-    return kf_store__fail(s, KF_ENOMEM, "out of memory");
+  kf_store__arr_open(&rw);
+  kf_store__arr_open(&rt);
+  kf_store__arr_open(&ra);
+  for (size_t i = 0; i < n_refs; i++) {
+    kf_store__arr_i64(&rw, refs[i].worker_id);
+    kf_store__arr_i64(&rt, refs[i].task_id);
+    kf_store__arr_i64(&ra, refs[i].attempt);
+  }
+  kf_store__arr_close(&rw);
+  kf_store__arr_close(&rt);
+  kf_store__arr_close(&ra);
+  if (ids.oom || rw.oom || rt.oom || ra.oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
   }
   char ttl[16];
   snprintf(ttl, sizeof ttl, "%d", lease_ttl_ms);
-  const char *p[] = {ids.p, ttl};
-  rc = kf_store__exec(s, &ST_HEARTBEAT, 2, p, false, NULL);
+  const char *p[] = {ids.p, rw.p, rt.p, ra.p, ttl};
+  PGresult *r = NULL;
+  rc = kf_store__exec(s, &ST_HEARTBEAT, 5, p, false, &r);
+  if (rc) goto out;
+  /* Few rows per worker: a scan per returned row is cheaper than a map. */
+  for (int row = 0; row < PQntuples(r); row++) {
+    if (PQgetvalue(r, row, 2)[0] != 't') continue;
+    int64_t tid = strtoll(PQgetvalue(r, row, 0), NULL, 10);
+    uint32_t att = (uint32_t)strtoul(PQgetvalue(r, row, 1), NULL, 10);
+    for (size_t i = 0; i < n_refs; i++)
+      if (refs[i].task_id == tid && refs[i].attempt == att) live[i] = true;
+  }
+  PQclear(r);
+out:
   kf_store__buf_free(&ids);
+  kf_store__buf_free(&rw);
+  kf_store__buf_free(&rt);
+  kf_store__buf_free(&ra);
   return rc;
 }
 

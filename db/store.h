@@ -82,10 +82,22 @@ int kf_store_get_worker(kf_store *s, int64_t worker_id,
                         int64_t *device_class_id, char *kinds,
                         size_t kinds_len);
 
-/* Marks the workers seen now and extends every lease they hold to
- * now + lease_ttl_ms.  One statement for the whole batch. */
+/* A lease as a worker names it. */
+typedef struct {
+  int64_t worker_id;
+  int64_t task_id;
+  uint32_t attempt;
+} kf_lease_ref;
+
+/* Marks the n workers seen now and extends to now + lease_ttl_ms exactly
+ * the listed leases that are still live (state leased, same owner, same
+ * attempt); live[i] tells which.  A lease of these workers that they do
+ * not list is not extended, and its expiry is pulled in to at most one TTL
+ * from now: a grant lost on its way to a worker expires and is requeued.  One
+ * statement for the whole batch.  live may be NULL when n_refs is 0. */
 int kf_store_heartbeat(kf_store *s, const int64_t *worker_ids, size_t n,
-                       int lease_ttl_ms);
+                       const kf_lease_ref *refs, size_t n_refs,
+                       int lease_ttl_ms, bool *live);
 
 /* ------------------------------------------------------------ tasks -- */
 

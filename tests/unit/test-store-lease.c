@@ -206,26 +206,42 @@ static void heartbeat_extends_leases(void **state) {
   int64_t w1 = tdb_worker("w1", &tdb_cpu, &dc, kinds);
   int64_t w2 = tdb_worker("w2", &tdb_cpu, &dc, kinds);
   tdb_submit("eval", 4, 0, 0, 0, NULL);
-  kf_store_grant_free(tdb_lease1(tdb.s, w1, dc, kinds, 2));
+  kf_lease_grant *g1 = tdb_lease1(tdb.s, w1, dc, kinds, 2);
+  assert_int_equal(g1->n, 2);
   kf_store_grant_free(tdb_lease1(tdb.s, w2, dc, kinds, 2));
   tdb_expire_leases();
   tdb_sql("UPDATE workers SET last_seen = now() - interval '1 hour'");
-  assert_int_equal(kf_store_heartbeat(tdb.s, &w1, 1, 60000), 0);
-  assert_int_equal(kf_store_heartbeat(tdb.s, NULL, 0, 60000), 0);
+  /* w1 lists one of its two leases, a lease it never had (w2's task
+   * under w1's name), and a wrong attempt of its other lease. */
+  int64_t other = tdb_int("SELECT id FROM tasks WHERE lease_owner = %lld"
+                          " LIMIT 1", (long long)w2);
+  kf_lease_ref refs[] = {
+      {w1, g1->tasks[0].task_id, g1->tasks[0].attempt},
+      {w1, other, 1},
+      {w1, g1->tasks[1].task_id, g1->tasks[1].attempt + 1},
+  };
+  bool live[3] = {false, true, true};
+  assert_int_equal(kf_store_heartbeat(tdb.s, &w1, 1, refs, 3, 60000, live), 0);
+  assert_true(live[0]);
+  assert_false(live[1]);
+  assert_false(live[2]);
+  assert_int_equal(kf_store_heartbeat(tdb.s, NULL, 0, NULL, 0, 60000, NULL), 0);
   assert_int_equal(
       tdb_int("SELECT count(*) FROM tasks WHERE lease_owner = %lld AND"
               " lease_expires > now() + interval '50 seconds'", (long long)w1),
-      2);
+      1);
   assert_int_equal(tdb_int("SELECT count(*) FROM workers WHERE"
                            " last_seen > now() - interval '1 minute'"),
                    1);
   int rq = -1, fl = -1;
   assert_int_equal(kf_store_reap(tdb.s, &rq, &fl), 0);
-  assert_int_equal(rq, 2); /* only w2's, which did not beat */
+  /* w2's two, which did not beat, and w1's unlisted one. */
+  assert_int_equal(rq, 3);
   assert_int_equal(fl, 0);
   assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE state = 'leased'"
                            " AND lease_owner = %lld", (long long)w1),
-                   2);
+                   1);
+  kf_store_grant_free(g1);
 }
 
 static void reap_requeues_then_fails(void **state) {

@@ -64,7 +64,7 @@ static void every_call_recovers(void **state) {
   assert_int_equal(v, KF_VERDICT_ACCEPTED);
 
   kill_backend(s);
-  AFTER_KILL(kf_store_heartbeat(s, &w, 1, 1000));
+  AFTER_KILL(kf_store_heartbeat(s, &w, 1, NULL, 0, 1000, NULL));
   kill_backend(s);
   int rq_n, fl_n;
   AFTER_KILL(kf_store_reap(s, &rq_n, &fl_n));
