@@ -308,7 +308,10 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
                                   : e->proposer, 18);
       if (e->roofline_fraction > 0)
         snprintf(roof, sizeof roof, "%.1f%%", e->roofline_fraction * 100);
-      fprintf(f, "  %2zu  %-18s %-30s %10s %6.1f%% %7.2fx %8s\n", i + 1, tmpl,
+      /* '*': the search's pick (GetBest), which need not top the
+       * speedup order when timings are noisy. */
+      fprintf(f, "  %2zu%c %-18s %-30s %10s %6.1f%% %7.2fx %8s\n", i + 1,
+              e->candidate_id == st->best_candidate_id ? '*' : ' ', tmpl,
               knobs, t, e->time_ns_spread * 100, e->speedup, roof);
     }
   }
