@@ -315,6 +315,11 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
               knobs, t, e->time_ns_spread * 100, e->speedup, roof);
     }
   }
+  for (size_t i = 0; i < g->n_top; i++)
+    if (g->top[i]->candidate_id == st->best_candidate_id) {
+      fprintf(f, "  * the search's best, the kernel `best` returns\n");
+      break;
+    }
   /* Failures: counts from the status, one example reason per outcome. */
   uint32_t nfail = 0;
   for (size_t i = 0; i < st->n_outcomes; i++)
