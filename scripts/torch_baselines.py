@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""scripts/torch_baselines.py -- PyTorch eager and torch.compile times for
+the CUDA problems, the baselines KernelFleet's kernels are compared with.
+
+For each problem in problems/cuda (same bench shape and dtypes as its
+spec.json) it times the PyTorch expression a user would write:
+
+  softmax        torch.softmax(x, dim=-1)                         bf16
+  rmsnorm        F.rms_norm(x, (N,), w, eps=1e-6)                 bf16
+  layernorm      F.layer_norm(x, (N,), w, b, eps=1e-5)            bf16
+  cross_entropy  F.cross_entropy(logits, targets)  (mean)         bf16, i64
+  vecsum         x.sum()                                          f32
+  gelu_tanh      F.gelu(x, approximate="tanh")                    bf16
+
+once eagerly and once through torch.compile (default mode: no CUDA graphs).
+Each repetition draws fresh inputs in place, flushes L2 by writing a
+buffer of twice its size, then times the call alone between two CUDA events
+and synchronizes; the median over --reps repetitions after --warmup calls
+(compilation happens in the warm-up) is reported.  bytes is the spec's
+minimum-traffic formula at the bench size, so GB/s are comparable with the
+harness's.  One JSON line per problem on stdout:
+
+  {"problem", "eager_ms", "compile_ms", "bytes", "eager_gbps", "compile_gbps"}
+
+(compile_ms and compile_gbps are null when torch.compile fails; the error
+goes to stderr).  --copy instead measures a device-to-device copy of 4 GiB
+(bytes = read + written) and prints {"problem": "copy", "ms", "bytes",
+"gbps"}.
+
+Usage: scripts/torch_baselines.py [--problems softmax,vecsum] [--reps 50]
+                                  [--warmup 5] [--copy] [--copy-gib 4]
+Needs a CUDA GPU, PyTorch >= 2.4 (F.rms_norm) and, for torch.compile,
+Triton.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROBLEMS = os.path.join(ROOT, "problems", "cuda")
+
+
+def ev(expr, size):
+    return int(eval(expr.replace("/", "//"), {"__builtins__": {}}, dict(size)))
+
+
+def load_spec(name):
+    with open(os.path.join(PROBLEMS, name, "spec.json")) as f:
+        return json.load(f)
+
+
+# Each entry: (make inputs at a size -> list of tensors, refill them in
+# place, the function of those tensors).
+def _refill_float(ts):
+    for t in ts:
+        if t.dtype.is_floating_point:
+            t.normal_()
+
+
+def case_softmax(sz):
+    x = torch.empty(sz["M"], sz["N"], device="cuda", dtype=torch.bfloat16)
+    return [x], lambda x: torch.softmax(x, dim=-1)
+
+
+def case_rmsnorm(sz):
+    x = torch.empty(sz["M"], sz["N"], device="cuda", dtype=torch.bfloat16)
+    w = torch.empty(sz["N"], device="cuda", dtype=torch.bfloat16)
+    n = sz["N"]
+    return [x, w], lambda x, w: F.rms_norm(x, (n,), w, eps=1e-6)
+
+
+def case_layernorm(sz):
+    x = torch.empty(sz["M"], sz["N"], device="cuda", dtype=torch.bfloat16)
+    w = torch.empty(sz["N"], device="cuda", dtype=torch.bfloat16)
+    b = torch.empty(sz["N"], device="cuda", dtype=torch.bfloat16)
+    n = sz["N"]
+    return [x, w, b], lambda x, w, b: F.layer_norm(x, (n,), w, b, eps=1e-5)
+
+
+def case_cross_entropy(sz):
+    x = torch.empty(sz["M"], sz["V"], device="cuda", dtype=torch.bfloat16)
+    t = torch.zeros(sz["M"], device="cuda", dtype=torch.int64)
+    return [x, t], lambda x, t: F.cross_entropy(x, t)
+
+
+def case_vecsum(sz):
+    x = torch.empty(sz["N"], device="cuda", dtype=torch.float32)
+    return [x], lambda x: x.sum()
+
+
+def case_gelu_tanh(sz):
+    x = torch.empty(sz["M"], sz["N"], device="cuda", dtype=torch.bfloat16)
+    return [x], lambda x: F.gelu(x, approximate="tanh")
+
+
+CASES = {
+    "softmax": case_softmax,
+    "rmsnorm": case_rmsnorm,
+    "layernorm": case_layernorm,
+    "cross_entropy": case_cross_entropy,
+    "vecsum": case_vecsum,
+    "gelu_tanh": case_gelu_tanh,
+}
+
+
+def refill(name, ts, sz):
+    _refill_float(ts)
+    if name == "cross_entropy":
+        ts[1].random_(0, sz["V"])
+
+
+def l2_flush_buffer():
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    l2 = getattr(props, "L2_cache_size", 0) or 50 * 1024 * 1024
+    return torch.empty(2 * l2, device="cuda", dtype=torch.uint8)
+
+
+def time_fn(fn, ts, name, sz, reps, warmup, flush):
+    for _ in range(warmup):
+        refill(name, ts, sz)
+        fn(*ts)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        refill(name, ts, sz)
+        flush.fill_(1)
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn(*ts)
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def copy_mode(args, flush):
+    n = int(args.copy_gib * (1 << 30))
+    src = torch.empty(n, device="cuda", dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    src.fill_(7)
+    for _ in range(args.warmup):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(args.reps):
+        flush.fill_(1)
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        dst.copy_(src)
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    ms = statistics.median(times)
+    print(json.dumps({"problem": "copy", "ms": round(ms, 4), "bytes": 2 * n,
+                      "gbps": round(2 * n / (ms * 1e-3) / 1e9, 1)}), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--problems", default="", help="comma-separated; default all")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--copy", action="store_true", help="measure D2D copy bandwidth only")
+    ap.add_argument("--copy-gib", type=float, default=4.0)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("torch_baselines: no CUDA device", file=sys.stderr)
+        return 2
+    print("# %s, torch %s, CUDA %s" % (torch.cuda.get_device_name(), torch.__version__,
+                                       torch.version.cuda), file=sys.stderr)
+    torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    flush = l2_flush_buffer()
+    if args.copy:
+        copy_mode(args, flush)
+        return 0
+    names = [p for p in args.problems.split(",") if p] or list(CASES)
+    rc = 0
+    for name in names:
+        if name not in CASES:
+            print("torch_baselines: unknown problem %r" % name, file=sys.stderr)
+            rc = 2
+            continue
+        spec = load_spec(name)
+        sz = spec["sizes"]["bench"]
+        nbytes = ev(spec["bytes"], sz)
+        ts, fn = CASES[name](sz)
+        refill(name, ts, sz)
+        eager = time_fn(fn, ts, name, sz, args.reps, args.warmup, flush)
+        try:
+            torch._dynamo.reset()
+            cfn = torch.compile(fn)
+            comp = time_fn(cfn, ts, name, sz, args.reps, args.warmup, flush)
+        except Exception as e:  # noqa: BLE001 -- report and go on
+            print("torch_baselines: %s: torch.compile failed: %s" % (name, e), file=sys.stderr)
+            comp = None
+        gb = lambda ms: None if ms is None else round(nbytes / (ms * 1e-3) / 1e9, 1)
+        print(json.dumps({"problem": name,
+                          "eager_ms": round(eager, 4),
+                          "compile_ms": None if comp is None else round(comp, 4),
+                          "bytes": nbytes,
+                          "eager_gbps": gb(eager),
+                          "compile_gbps": gb(comp)}), flush=True)
+        del ts
+        torch.cuda.empty_cache()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
