@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuda_internal.h"
 #include "err.h"
 #include "harness.h"
 #include "internal.h"
@@ -986,6 +987,12 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
       e->req = kernelfleet__eval_request__unpack(NULL, len, buf);
   }
   free(buf);
+  if (e->req && kf_harness__is_cuda_request(e->req)) { /* eval_cuda.c */
+    int rc = kf_harness__eval_cuda(o, e->req, out_fd);
+    kernelfleet__eval_request__free_unpacked(e->req, NULL);
+    free(e);
+    return rc;
+  }
   stage_begin(e, "request");
   char err[512];
   if (!e->req) {

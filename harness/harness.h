@@ -10,6 +10,10 @@
  *       whenever a result was written: a failing candidate is a result.
  *   kf-harness ceilings
  *       prints {"copy_gbps": X, "gflops": Y} for this CPU, one core.
+ *   kf-harness cuda-info [--device N] [--no-measure]
+ *       prints one GPU's identity and measured ceilings as JSON
+ *       (harness/cuda_info_cmd.c); CUDA problems are evaluated by
+ *       harness/eval_cuda.c, with --device, --cuda-arch and --gpu-lock.
  *   kf-harness runner ...
  *       internal: the sandboxed process that loads a candidate
  *       (harness/runner.c); exec'd by eval, never by users.
@@ -21,6 +25,7 @@
 #ifndef KF_HARNESS_H
 #define KF_HARNESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -32,6 +37,14 @@ typedef struct {
   int call_timeout_ms;     /* per kf_launch call (default 10000) */
   int compile_timeout_ms;  /* per compiler run (default 30000) */
   int time_budget_ms;      /* soft budget of the timing loop (default 3000) */
+  /* CUDA problems only (harness/eval_cuda.c): */
+  int device;              /* CUDA device index, as the process sees it */
+  const char *cuda_arch;   /* nvcc target, "sm_90a"; NULL: sm_90a */
+  const char *gpu_lock;    /* file flock'ed around the GPU stages; NULL:
+                              $TMPDIR/kf-gpu-<device>.lock */
+  const char *stop_after;  /* "compile", "link", "load", "verify": end
+                              there (compile/link need no GPU) */
+  bool cuda_no_seccomp;    /* diagnosis: CUDA runner without seccomp */
 } kf_harness_eval_opts;
 
 /* Runs one evaluation: request from in_fd, result to out_fd.  Returns 0

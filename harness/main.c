@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cuda_internal.h"
 #include "harness.h"
 #include "internal.h"
 #include "log.h"
@@ -21,6 +22,7 @@ static void usage(FILE *f) {
   fprintf(f,
 "usage: kf-harness eval [OPTIONS] < request 3> result\n"
 "       kf-harness ceilings\n"
+"       kf-harness cuda-info [--device N] [--no-measure]\n"
 "\n"
 "eval reads one length-prefixed EvalRequest on stdin and writes one\n"
 "length-prefixed EvalResult to fd 3 (stdout if fd 3 is closed).\n"
@@ -32,6 +34,14 @@ static void usage(FILE *f) {
 "  --call-timeout-ms N    per kf_launch call         [10000]\n"
 "  --compile-timeout-ms N per compile                [30000]\n"
 "  --time-budget-ms N     timing loop budget         [3000]\n"
+"CUDA problems (language \"cuda\" or spec backend \"cuda\"):\n"
+"  --device N             CUDA device index          [0]\n"
+"  --cuda-arch sm_XY[a]   nvcc target                [sm_90a]\n"
+"  --gpu-lock FILE        flock'ed around the GPU stages, so that compiles of\n"
+"                         other evals overlap them   [$TMPDIR/kf-gpu-N.lock]\n"
+"  --stop-after STAGE     compile|link|load|verify: end there (compile and\n"
+"                         link need no GPU)\n"
+"  --cuda-no-seccomp      diagnosis: CUDA runner without its seccomp filters\n"
 "\n"
 "ceilings prints {\"copy_gbps\": X, \"gflops\": Y} for one core.\n");
 }
@@ -66,6 +76,11 @@ static int eval_main(int argc, char **argv) {
       {"call-timeout-ms", required_argument, 0, 't'},
       {"compile-timeout-ms", required_argument, 0, 'C'},
       {"time-budget-ms", required_argument, 0, 'B'},
+      {"device", required_argument, 0, 'd'},
+      {"cuda-arch", required_argument, 0, 'a'},
+      {"gpu-lock", required_argument, 0, 'L'},
+      {"stop-after", required_argument, 0, 'S'},
+      {"cuda-no-seccomp", no_argument, 0, 'N'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -81,6 +96,15 @@ static int eval_main(int argc, char **argv) {
     case 't': bad = parse_int(optarg, 1, 600000, &o.call_timeout_ms); break;
     case 'C': bad = parse_int(optarg, 1, 600000, &o.compile_timeout_ms); break;
     case 'B': bad = parse_int(optarg, 1, 600000, &o.time_budget_ms); break;
+    case 'd': bad = parse_int(optarg, 0, 255, &o.device); break;
+    case 'a': o.cuda_arch = optarg; break;
+    case 'L': o.gpu_lock = optarg; break;
+    case 'S':
+      o.stop_after = optarg;
+      bad = strcmp(optarg, "compile") && strcmp(optarg, "link") &&
+            strcmp(optarg, "load") && strcmp(optarg, "verify");
+      break;
+    case 'N': o.cuda_no_seccomp = true; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
@@ -111,6 +135,8 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "eval"))
     return eval_main(argc - 1, argv + 1);
   if (argc >= 2 && !strcmp(argv[1], "ceilings")) return ceilings_main();
+  if (argc >= 2 && !strcmp(argv[1], "cuda-info"))
+    return kf_harness__cuda_info_cmd(argc - 1, argv + 1);
   if (argc >= 2 && !strcmp(argv[1], "runner"))
     return kf_harness_runner_main(argc - 2, argv + 2);
   usage(argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: Apache-2.0
+# The CUDA backend of the harness.
+#
+# The eval side (KF_HARNESS_CUDA_SOURCES) is plain C that drives nvcc and
+# the runner; it includes no CUDA header and is always built into
+# kf-harness, so the compile and link stages of CUDA candidates work (and
+# are tested) wherever nvcc exists at run time, GPU or not.
+#
+# kf-harness-cuda -- the CUDA runner and `info` (device + ceilings) -- is the
+# one program linked with the CUDA runtime (shared: a candidate built with
+# -cudart shared binds to the same libcudart instance).  It is built when
+# CMake finds the CUDA toolkit: -DKF_CUDA=ON/OFF overrides.  A machine
+# without the toolkit builds and tests everything else.
+find_package(CUDAToolkit QUIET)
+option(KF_CUDA "Build kf-harness-cuda (needs the CUDA toolkit)" ${CUDAToolkit_FOUND})
+if(KF_CUDA AND NOT CUDAToolkit_FOUND)
+  message(FATAL_ERROR "KF_CUDA=ON but the CUDA toolkit was not found "
+                      "(set CUDAToolkit_ROOT or put nvcc on PATH)")
+endif()
+
+set(KF_HARNESS_CUDA_SOURCES
+  ${CMAKE_SOURCE_DIR}/harness/eval_cuda.c
+  ${CMAKE_SOURCE_DIR}/harness/cuda_compile.c
+  ${CMAKE_SOURCE_DIR}/harness/cuda_usage.c
+  ${CMAKE_SOURCE_DIR}/harness/elfcheck_cuda.c
+  ${CMAKE_SOURCE_DIR}/harness/cuda_info_cmd.c)
+
+# Called after kf-harness exists.
+macro(kf_harness_cuda_targets)
+  if(CUDAToolkit_NVCC_EXECUTABLE)
+    target_compile_definitions(kf-harness PRIVATE
+      KF_NVCC_DEFAULT="${CUDAToolkit_NVCC_EXECUTABLE}")
+  endif()
+  if(KF_CUDA)
+    message(STATUS "KernelFleet: CUDA backend on (CUDA ${CUDAToolkit_VERSION}, "
+                   "${CUDAToolkit_NVCC_EXECUTABLE})")
+    add_executable(kf-harness-cuda harness/cuda_main.c harness/cuda_runner.c
+      harness/cuda_info.c)
+    target_include_directories(kf-harness-cuda PRIVATE
+      ${CMAKE_SOURCE_DIR}/harness)
+    # Like kf-harness-runner: no sanitizers under seccomp and rlimits, and
+    # the code timed is the candidate's, not ASan's.
+    target_compile_options(kf-harness-cuda PRIVATE -fno-sanitize=all)
+    target_link_options(kf-harness-cuda PRIVATE -fno-sanitize=all)
+    target_link_libraries(kf-harness-cuda PRIVATE CUDA::cudart
+      ${CMAKE_DL_LIBS})
+    add_dependencies(kf-harness kf-harness-cuda)
+  else()
+    message(STATUS "KernelFleet: CUDA backend off (no kf-harness-cuda; CUDA "
+                   "candidates stop at the load stage)")
+  endif()
+endmacro()

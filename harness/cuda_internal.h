@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/cuda_internal.h -- names shared between the eval-side files of
+ * the harness's CUDA backend (kf_harness__*).  None of these files
+ * includes a CUDA header or links the CUDA runtime: the eval process
+ * drives nvcc and kf-harness-cuda, and never creates a CUDA context, so
+ * all of this builds (and the compile and link stages run) on machines
+ * without a GPU, and everything but the compile stage on machines without
+ * nvcc.
+ *
+ *   eval_cuda.c     the stages of a CUDA evaluation, the GPU lock
+ *   cuda_compile.c  nvcc, the resource report
+ *   cuda_usage.c    parsing that report (no dependencies)
+ *   elfcheck_cuda.c the link stage's allow-list for nvcc's objects
+ *   cuda_info_cmd.c `kf-harness cuda-info`
+ */
+#ifndef KF_HARNESS_CUDA_INTERNAL_H
+#define KF_HARNESS_CUDA_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "kernelfleet.pb-c.h"
+
+/* True when the request is for the CUDA backend: language "cuda", or no
+ * language and a spec whose backend is "cuda". */
+bool kf_harness__is_cuda_request(const Kernelfleet__EvalRequest *req);
+
+/* Runs a CUDA evaluation (harness/eval_cuda.c) of an unpacked request,
+ * which the caller still owns.  Same contract as kf_harness_eval: 0 when a
+ * result was written to out_fd. */
+int kf_harness__eval_cuda(const kf_harness_eval_opts *o,
+                          Kernelfleet__EvalRequest *req, int out_fd);
+
+/* One kernel's resources, from ptxas. */
+typedef struct {
+  char kernel[128];          /* mangled entry name */
+  uint32_t registers;        /* per thread */
+  uint32_t shared_bytes;     /* static shared memory per block */
+  uint32_t spill_bytes;      /* spill stores, bytes per thread */
+  uint32_t spill_load_bytes; /* spill loads, bytes per thread */
+  uint32_t stack_bytes;      /* stack frame, bytes per thread */
+} kf_harness_kres;
+
+/* Parses nvcc --resource-usage output; returns the number of kernels
+ * stored in out (at most max). */
+int kf_harness__parse_resource_usage(const char *text, kf_harness_kres *out,
+                                     int max);
+
+/* The nvcc to run: $KF_NVCC, then the toolkit CMake found
+ * (KF_NVCC_DEFAULT), /usr/local/cuda/bin/nvcc, then PATH.  NULL when none
+ * is executable. */
+const char *kf_harness__nvcc_path(void);
+
+/* "-gencode=arch=compute_90a,code=sm_90a" for "sm_90a" (also sm_100a,
+ * sm_120, ...).  Returns 0, or -1 for a malformed target. */
+int kf_harness__gencode(const char *arch, char *out, size_t outlen);
+
+typedef struct {
+  const char *dir;     /* build directory (owned by uid nobody as root) */
+  const char *base;    /* "candidate" -> base.cu, base.so */
+  const char *src;
+  const char *const *knob_names, *const *knob_values;
+  int n_knobs;
+  const char *arch;    /* "sm_90a" */
+  int timeout_ms;      /* wall clock for nvcc and all its children */
+} kf_harness_nvcc_job;
+
+/* Writes dir/base.cu and dir/kf_candidate.h, starts nvcc (as nobody when
+ * root, own process group, limits) and returns at once with *pid set;
+ * *out_fd is the read end of its merged stdout/stderr.  0, or an outcome
+ * (SPEC_ERROR for a bad knob, INFRA_ERROR) with why. */
+int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
+                           int *out_fd, char *why, size_t whylen);
+
+/* Collects a started nvcc's output and status (until its deadline, then
+ * kills its group).  Both jobs run at once: reference and candidate
+ * compile in parallel.  Returns 0 or COMPILE_ERROR / COMPILE_TIMEOUT /
+ * INFRA_ERROR with why; out receives the compiler's output (for the
+ * resource report), NUL-terminated. */
+int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,
+                            char *out, size_t outcap, char *why, size_t whylen);
+
+/* Link-stage facts of an nvcc shared object. */
+typedef struct {
+  uint64_t init_array, fini_array; /* entries */
+  uint64_t init_size, fini_size;   /* .init / .fini bytes */
+} kf_harness_cuda_elf;
+
+/* The CUDA link check: every undefined dynamic symbol on the CUDA
+ * allow-list, DT_NEEDED only libcudart.so.13 and the C/C++ runtime, no
+ * more constructors/destructors than `baseline` (the reference, built by
+ * the same nvcc: frame_dummy + nvcc's registration), no IFUNC, TLS or
+ * preinit.  0 or LINK_REJECTED naming the symbol. */
+int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
+                               const kf_harness_cuda_elf *baseline,
+                               kf_harness_cuda_elf *info, char *why,
+                               size_t whylen);
+
+/* `kf-harness cuda-info [--device N] [--no-measure]`: runs
+ * kf-harness-cuda info, adds the nvcc version, prints JSON.  Exit code. */
+int kf_harness__cuda_info_cmd(int argc, char **argv);
+
+/* kf-harness-cuda beside this executable, or $KF_HARNESS_CUDA; false when
+ * there is none (built without CUDA). */
+bool kf_harness__cuda_exe(char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/cuda_runner.c -- the only code that loads a CUDA candidate: the
+ * "runner" mode of kf-harness-cuda.  exec'd fresh by the eval process
+ * (harness/eval_cuda.c) for each of candidate and reference, so each gets
+ * its own process and its own CUDA context: an illegal address, a launch
+ * failure or a hang ends this process and nothing else.  Wire:
+ * harness/cuda_proto.h.
+ *
+ * Setup, in this order, before any candidate code runs:
+ *   1. map the memfd (fd 3), close it and every fd above 2;
+ *   2. as root: unshare net, mount, ipc and uts namespaces (single-
+ *      threaded still; the driver needs none of them);
+ *   3. CUDA: select the device, blocking sync, create the context, set
+ *      the persisting-L2 limit to 0, allocate the device image of the
+ *      memfd, the L2 flush buffer (2 x L2, at least 64 MiB) and two
+ *      events, create one blocking stream; pin the memfd mapping when the
+ *      driver lets us (faster copies); preload libstdc++/libgcc_s, which
+ *      nvcc's host code needs and the jail does not hold.  The driver opens
+ *      /dev/nvidia* and starts its helper threads here; they keep those
+ *      fds and live on unfiltered by seccomp (see below);
+ *   4. chroot into the jail (the .so only), chdir /;
+ *   5. rlimits: CPU, FSIZE 0, CORE 0, NOFILE just above the fds the
+ *      driver holds.  NOT applied, unlike the CPU runner: RLIMIT_AS (the
+ *      driver reserves tens of GiB of address space for unified
+ *      addressing) and RLIMIT_MEMLOCK (pinned staging);
+ *   6. as root: uid/gid 65534, no groups (glibc applies it to the
+ *      driver's threads too), then RLIMIT_NPROC 0;
+ *   7. PR_SET_NO_NEW_PRIVS, SIGSYS handler, seccomp filter "load";
+ *   8. dlopen the candidate: nvcc's registration constructor runs here
+ *      (__cudaRegisterFatBinary), then dlsym(kf_launch);
+ *   9. seccomp filter "run": the CPU runner's list plus what the driver
+ *      uses to launch and wait (ioctl, poll/ppoll, epoll_wait/pwait,
+ *      close, fcntl, sched_getaffinity); openat fails with EPERM instead
+ *      of trapping (module loading may probe files; the jail holds none).
+ *      --seccomp off skips 7-9's filters, for diagnosing a driver that
+ *      needs more (the READY defenses then say so).
+ *
+ * What the CUDA sandbox does NOT give, compared with the CPU runner: no
+ * address-space limit; ioctl is open (on the nvidia fds the driver
+ * holds, a candidate's raw ioctls reach the driver); the driver's own
+ * threads are unfiltered; and since the event time is taken in this
+ * process, a candidate that takes over the host code could forge the
+ * reply -- the eval process bounds it (event time <= its own wall time
+ * around the call; roofline TOO_FAST).
+ *
+ * This file logs nothing (stderr is /dev/null) and links nothing of
+ * KernelFleet; it is built without sanitizers.
+ */
+#include <cuda_runtime_api.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cuda_proto.h"
+#include "kf_candidate.h"
+
+#if defined(__x86_64__)
+#define KF_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define KF_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "cuda runner: seccomp filter written for x86_64 and aarch64 only"
+#endif
+
+#define NOBODY 65534
+
+static kf_cuda_reply g_sys_reply;
+static char g_altstack[64 * 1024];
+
+static void send_reply(int kind, uint32_t seq, int rc, int err, int cuda_err,
+                       uint64_t ns, const char *msg) {
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  r.magic = KF_CUDA_MAGIC;
+  r.seq = seq;
+  r.kind = kind;
+  r.rc = rc;
+  r.err = err;
+  r.cuda_err = cuda_err;
+  r.elapsed_ns = ns;
+  if (msg) {
+    size_t n = strlen(msg);
+    if (n >= sizeof r.msg) n = sizeof r.msg - 1;
+    memcpy(r.msg, msg, n);
+  }
+  ssize_t w;
+  do {
+    w = write(1, &r, sizeof r);
+  } while (w < 0 && errno == EINTR);
+}
+
+static _Noreturn void setup_fail(const char *what, int err) {
+  send_reply(KF_HARNESS_R_SETUP, 0, 0, err, 0, 0, what);
+  _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+}
+
+/* A CUDA error: reply with its name and end (the context may be dead). */
+static _Noreturn void cuda_fail(uint32_t seq, cudaError_t e, const char *where) {
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: %s (%s)", cudaGetErrorName(e),
+           cudaGetErrorString(e), where);
+  send_reply(KF_CUDA_R_CUDAERR, seq, 0, 0, (int)e, 0, msg);
+  _exit(KF_HARNESS_RUNNER_EXIT_OK);
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)uc;
+  g_sys_reply.sysno = si->si_syscall;
+  syscall(SYS_write, 1, &g_sys_reply, sizeof g_sys_reply);
+  syscall(SYS_exit_group, KF_HARNESS_RUNNER_EXIT_SYS);
+}
+
+/* --------------------------------------------------------------- seccomp */
+
+typedef struct {
+  struct sock_filter ins[320];
+  unsigned n;
+} bpf_prog;
+
+static void emit(bpf_prog *p, struct sock_filter f) {
+  if (p->n < sizeof p->ins / sizeof p->ins[0]) p->ins[p->n] = f;
+  p->n++;
+}
+
+static void ret_if(bpf_prog *p, long nr, uint32_t action) {
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                       (uint32_t)nr, 0, 1));
+  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action));
+}
+
+/* Both filters: computing, memory management, clocks, and what the CUDA
+ * driver uses on fds it already holds to launch work and wait for it. */
+static const long base_allow[] = {
+    SYS_read,          SYS_write,          SYS_exit,          SYS_exit_group,
+    SYS_futex,         SYS_brk,            SYS_mmap,          SYS_munmap,
+    SYS_mremap,        SYS_madvise,        SYS_mprotect,      SYS_rt_sigreturn,
+    SYS_clock_gettime, SYS_gettimeofday,   SYS_getpid,        SYS_gettid,
+    SYS_sched_yield,   SYS_rt_sigprocmask, SYS_nanosleep,     SYS_clock_nanosleep,
+    SYS_getrandom,     SYS_ioctl,          SYS_ppoll,         SYS_epoll_pwait,
+    SYS_close,         SYS_fcntl,          SYS_sched_getaffinity,
+    SYS_clock_getres,  SYS_getuid,         SYS_geteuid,       SYS_getgid,
+    SYS_getegid,       SYS_lseek,          SYS_fstat,         SYS_newfstatat,
+    SYS_pread64,       SYS_restart_syscall, SYS_membarrier,
+#if defined(__x86_64__)
+    SYS_poll,          SYS_epoll_wait,     SYS_time,
+#endif
+#ifdef SYS_statx
+    SYS_statx,
+#endif
+#ifdef SYS_rseq
+    SYS_rseq,
+#endif
+};
+
+/* Extra for dlopen: open the .so in the jail and map it. */
+static const long load_allow[] = {SYS_openat, SYS_seccomp};
+
+static int install_filter(bool loading, pid_t self) {
+  bpf_prog p = {.n = 0};
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                        offsetof(struct seccomp_data, arch)));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        KF_AUDIT_ARCH, 1, 0));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                        SECCOMP_RET_KILL_PROCESS));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                        offsetof(struct seccomp_data, nr)));
+#if defined(__x86_64__)
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+                                        0x40000000u, 0, 1));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                        SECCOMP_RET_KILL_PROCESS));
+#endif
+  for (size_t i = 0; i < sizeof base_allow / sizeof base_allow[0]; i++)
+    ret_if(&p, base_allow[i], SECCOMP_RET_ALLOW);
+  if (loading) {
+    for (size_t i = 0; i < sizeof load_allow / sizeof load_allow[0]; i++)
+      ret_if(&p, load_allow[i], SECCOMP_RET_ALLOW);
+  } else {
+    /* a file probe from the driver fails quietly; the jail is empty */
+    ret_if(&p, SYS_openat, SECCOMP_RET_ERRNO | EPERM);
+#if defined(__x86_64__)
+    ret_if(&p, SYS_open, SECCOMP_RET_ERRNO | EPERM);
+#endif
+  }
+  /* tgkill(self, any, sig): abort() */
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        (uint32_t)SYS_tgkill, 0, 5));
+  emit(&p, (struct sock_filter)BPF_STMT(
+               BPF_LD | BPF_W | BPF_ABS,
+               offsetof(struct seccomp_data, args[0]) + 4));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
+  emit(&p, (struct sock_filter)BPF_STMT(
+               BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        (uint32_t)self, 0, 1));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
+  if (p.n > sizeof p.ins / sizeof p.ins[0]) {
+    errno = E2BIG;
+    return -1;
+  }
+  struct sock_fprog prog = {.len = (unsigned short)p.n, .filter = p.ins};
+  return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+/* ------------------------------------------------------------- sandbox */
+
+static int set_limit(int res, rlim_t soft, rlim_t hard) {
+  struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
+  return setrlimit(res, &rl);
+}
+
+static int highest_fd(void) {
+  int hi = 2;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return 64;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    int fd = atoi(e->d_name);
+    if (fd > hi) hi = fd;
+  }
+  closedir(d);
+  return hi;
+}
+
+static int parse_ull(const char *s, unsigned long long *out) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+typedef struct {
+  unsigned char *base; /* memfd mapping */
+  size_t map_len;
+  char *dev;           /* device image of the memfd */
+  void *flush;
+  size_t flush_len;
+  cudaStream_t stream;
+  cudaEvent_t ev0, ev1;
+} rstate;
+
+static void do_copy(const rstate *s, const kf_cuda_cmd *c, bool up) {
+  if (c->n_regions < 0 || c->n_regions > KF_CUDA_MAX_REGIONS)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  for (int i = 0; i < c->n_regions; i++) {
+    const kf_cuda_region *r = &c->regions[i];
+    if (r->off > s->map_len || r->len > s->map_len - r->off)
+      _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    if (!r->len) continue;
+    cudaError_t e =
+        up ? cudaMemcpy(s->dev + r->off, s->base + r->off, r->len,
+                        cudaMemcpyHostToDevice)
+           : cudaMemcpy(s->base + r->off, s->dev + r->off, r->len,
+                        cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) cuda_fail(c->seq, e, up ? "upload" : "download");
+  }
+  send_reply(KF_HARNESS_R_DONE, c->seq, 0, 0, 0, 0, NULL);
+}
+
+static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
+  if (c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T || c->n_outputs < 0 ||
+      c->n_outputs > KF_HARNESS_MAX_T || c->n_params < 0 ||
+      c->n_params > KF_HARNESS_MAX_P)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  for (int side = 0; side < 2; side++) {
+    int n = side ? c->n_outputs : c->n_inputs;
+    for (int i = 0; i < n; i++) {
+      const kf_harness_tdesc *d = side ? &c->out[i] : &c->in[i];
+      kf_tensor *t = side ? &tout[i] : &tin[i];
+      if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 || d->ndim < 0 ||
+          d->ndim > KF_MAX_DIMS || d->off > s->map_len ||
+          (uint64_t)d->numel > (s->map_len - d->off) / dt_size[d->dtype])
+        _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+      t->data = s->dev + d->off;
+      t->dtype = d->dtype;
+      t->ndim = d->ndim;
+      for (int k = 0; k < KF_MAX_DIMS; k++) t->dims[k] = d->dims[k];
+      t->numel = d->numel;
+      if (side) {
+        cudaError_t e = cudaMemsetAsync(t->data, c->out_poison[i],
+                                        (size_t)d->numel * dt_size[d->dtype],
+                                        s->stream);
+        if (e != cudaSuccess) cuda_fail(c->seq, e, "poisoning outputs");
+      }
+    }
+  }
+  if (c->ws_off > s->map_len || c->ws_bytes > s->map_len - c->ws_off)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  if (c->ws_bytes) {
+    cudaError_t e = cudaMemsetAsync(s->dev + c->ws_off, c->ws_poison,
+                                    c->ws_bytes, s->stream);
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "filling the workspace");
+  }
+  if (c->flags & KF_CUDA_RUN_TIMED) {
+    cudaError_t e = cudaMemsetAsync(s->flush, (int)(c->seq & 0xff),
+                                    s->flush_len, s->stream);
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "L2 flush");
+    /* persisting lines a previous run may have left go back to normal */
+    e = cudaCtxResetPersistingL2Cache();
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "resetting persisting L2");
+  }
+  cudaError_t e = cudaStreamSynchronize(s->stream);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "before kf_launch");
+  kf_args a = {
+      .abi_version = KF_ABI_VERSION,
+      .n_inputs = c->n_inputs,
+      .n_outputs = c->n_outputs,
+      .n_params = c->n_params,
+      .inputs = tin,
+      .outputs = tout,
+      .params = c->params,
+      .workspace = c->ws_bytes ? s->dev + c->ws_off : NULL,
+      .workspace_bytes = (size_t)c->ws_bytes,
+      .stream = (void *)s->stream,
+  };
+  /* Both events on the legacy default stream: the end event waits for all
+   * work on every blocking stream (ours, the per-thread default stream);
+   * a candidate cannot create a non-blocking one (link check). */
+  e = cudaEventRecord(s->ev0, 0);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "recording the start event");
+  int rc = fn(&a);
+  cudaError_t le = cudaGetLastError();
+  e = cudaEventRecord(s->ev1, 0);
+  cudaError_t se = cudaDeviceSynchronize();
+  if (se != cudaSuccess) cuda_fail(c->seq, se, "kf_launch's kernels");
+  if (le != cudaSuccess) cuda_fail(c->seq, le, "launching from kf_launch");
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "recording the end event");
+  float ms = 0;
+  e = cudaEventElapsedTime(&ms, s->ev0, s->ev1);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "reading the events");
+  send_reply(KF_HARNESS_R_DONE, c->seq, rc, 0, 0,
+             (uint64_t)((double)ms * 1e6 + 0.5), NULL);
+}
+
+int kf_harness_cuda_runner_main(int argc, char **argv) {
+  const char *jail = NULL, *so = NULL;
+  unsigned long long cpu_s = 120, device = 0;
+  bool seccomp_on = true, pin = true;
+  for (int i = 0; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--jail")) jail = argv[i + 1];
+    else if (!strcmp(argv[i], "--so")) so = argv[i + 1];
+    else if (!strcmp(argv[i], "--cpu-s")) {
+      if (parse_ull(argv[i + 1], &cpu_s)) setup_fail("bad --cpu-s", 0);
+    } else if (!strcmp(argv[i], "--device")) {
+      if (parse_ull(argv[i + 1], &device) || device > 255)
+        setup_fail("bad --device", 0);
+    } else if (!strcmp(argv[i], "--seccomp")) {
+      seccomp_on = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--pin")) {
+      pin = strcmp(argv[i + 1], "off") != 0;
+    } else {
+      setup_fail("unknown runner option", 0);
+    }
+  }
+  if (!jail || !so || strchr(so, '/'))
+    setup_fail("usage: runner --jail DIR --so NAME --device N", 0);
+
+  /* 1. the shared memory; nothing else stays open */
+  struct stat st;
+  if (fstat(3, &st) != 0) setup_fail("fstat memfd", errno);
+  rstate s = {.map_len = (size_t)st.st_size};
+  if (!s.map_len) setup_fail("empty memfd", 0);
+  s.base = mmap(NULL, s.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
+  if (s.base == MAP_FAILED) setup_fail("mmap memfd", errno);
+  close(3);
+#ifdef SYS_close_range
+  syscall(SYS_close_range, 4u, ~0u, 0u);
+#endif
+  signal(SIGPIPE, SIG_DFL);
+  bool root = geteuid() == 0;
+  uint32_t def = 0;
+
+  /* 2. namespaces, while single-threaded */
+  if (root && unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC |
+                      CLONE_NEWUTS) == 0)
+    def |= KF_HARNESS_DEF_NETNS | KF_HARNESS_DEF_MNTNS | KF_HARNESS_DEF_IPCNS |
+           KF_HARNESS_DEF_UTSNS;
+
+  /* 3. CUDA, everything the run needs */
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  cudaError_t e = cudaSetDevice((int)device);
+  if (e != cudaSuccess) cuda_fail(0, e, "cudaSetDevice");
+  cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+  e = cudaFree(0);
+  if (e != cudaSuccess) cuda_fail(0, e, "creating the context");
+  int l2 = 0;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, (int)device);
+  int persist_max = 0;
+  cudaDeviceGetAttribute(&persist_max, cudaDevAttrMaxPersistingL2CacheSize,
+                         (int)device);
+  if (persist_max > 0) cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+  cudaGetLastError();
+  s.flush_len = (size_t)(l2 > 0 ? l2 : 0) * 2;
+  if (s.flush_len < (64u << 20)) s.flush_len = 64u << 20;
+  if ((e = cudaMalloc((void **)&s.dev, s.map_len)) != cudaSuccess)
+    cuda_fail(0, e, "allocating the tensors");
+  if ((e = cudaMalloc(&s.flush, s.flush_len)) != cudaSuccess)
+    cuda_fail(0, e, "allocating the L2 flush buffer");
+  if ((e = cudaStreamCreate(&s.stream)) != cudaSuccess)
+    cuda_fail(0, e, "creating the stream");
+  if ((e = cudaEventCreate(&s.ev0)) != cudaSuccess ||
+      (e = cudaEventCreate(&s.ev1)) != cudaSuccess)
+    cuda_fail(0, e, "creating events");
+  if (pin && cudaHostRegister(s.base, s.map_len, cudaHostRegisterDefault) !=
+                 cudaSuccess)
+    cudaGetLastError(); /* pageable copies then; slower, same results */
+  /* nvcc's host code needs these; the jail has no library to load */
+  dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
+  dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+  dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);
+  int maxfd = highest_fd();
+
+  /* 4. jail */
+  if (chroot(jail) == 0) {
+    if (chdir("/") != 0) setup_fail("chdir / in jail", errno);
+    def |= KF_HARNESS_DEF_CHROOT;
+  } else if (chdir(jail) != 0) {
+    setup_fail("chdir jail", errno);
+  }
+
+  /* 5. limits */
+  int bad = 0;
+  bad |= set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1);
+  bad |= set_limit(RLIMIT_FSIZE, 0, 0);
+  bad |= set_limit(RLIMIT_NOFILE, (rlim_t)maxfd + 16, (rlim_t)maxfd + 16);
+  bad |= set_limit(RLIMIT_CORE, 0, 0);
+  if (bad) setup_fail("setrlimit", errno);
+  def |= KF_HARNESS_DEF_RLIMITS;
+
+  /* 6. unprivileged */
+  if (root) {
+    if (setgroups(0, NULL) != 0) setup_fail("setgroups", errno);
+    if (setgid(NOBODY) != 0) setup_fail("setgid", errno);
+    if (setuid(NOBODY) != 0) setup_fail("setuid", errno);
+    if (setuid(0) == 0) setup_fail("could regain root", 0);
+    def |= KF_HARNESS_DEF_SETUID;
+    if (set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
+  }
+
+  /* 7. no way back up */
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    setup_fail("PR_SET_NO_NEW_PRIVS", errno);
+  def |= KF_HARNESS_DEF_NO_NEW_PRIVS;
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  stack_t ss = {.ss_sp = g_altstack, .ss_size = sizeof g_altstack};
+  if (sigaltstack(&ss, NULL) != 0) setup_fail("sigaltstack", errno);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigsys;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigfillset(&sa.sa_mask);
+  if (sigaction(SIGSYS, &sa, NULL) != 0) setup_fail("sigaction SIGSYS", errno);
+  memset(&g_sys_reply, 0, sizeof g_sys_reply);
+  g_sys_reply.magic = KF_CUDA_MAGIC;
+  g_sys_reply.kind = KF_HARNESS_R_VIOLATION;
+  pid_t self = getpid();
+  if (seccomp_on) {
+    if (install_filter(true, self) != 0) setup_fail("seccomp (load)", errno);
+    def |= KF_HARNESS_DEF_SECCOMP_LOAD;
+  }
+
+  /* 8. load: the registration constructor runs here */
+  char path[256];
+  snprintf(path, sizeof path, "%s%s", (def & KF_HARNESS_DEF_CHROOT) ? "/" : "./",
+           so);
+  dlerror();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *m = dlerror();
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, 0, 0, 0, m ? m : "dlopen failed");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+  kf_launch_fn fn = (kf_launch_fn)dlsym(h, "kf_launch");
+  if (!fn) {
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, 0, 0, 0,
+               "the shared object defines no kf_launch");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+  if ((e = cudaDeviceSynchronize()) != cudaSuccess)
+    cuda_fail(0, e, "after loading");
+
+  /* 9. filter for running */
+  if (seccomp_on) {
+    if (install_filter(false, self) != 0) setup_fail("seccomp (run)", errno);
+    def |= KF_HARNESS_DEF_SECCOMP;
+  }
+  {
+    kf_cuda_reply r;
+    memset(&r, 0, sizeof r);
+    r.magic = KF_CUDA_MAGIC;
+    r.kind = KF_HARNESS_R_READY;
+    r.defenses = def;
+    r.l2_bytes = (uint64_t)(l2 > 0 ? l2 : 0);
+    r.flush_bytes = s.flush_len;
+    ssize_t w;
+    do {
+      w = write(1, &r, sizeof r);
+    } while (w < 0 && errno == EINTR);
+  }
+
+  static kf_cuda_cmd cmd;
+  for (;;) {
+    size_t got = 0;
+    while (got < sizeof cmd) {
+      ssize_t r = read(0, (char *)&cmd + got, sizeof cmd - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) _exit(got == 0 && r == 0 ? 0 : KF_HARNESS_RUNNER_EXIT_PROTO);
+      got += (size_t)r;
+    }
+    if (cmd.magic != KF_CUDA_MAGIC) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    switch (cmd.op) {
+    case KF_CUDA_OP_EXIT: _exit(KF_HARNESS_RUNNER_EXIT_OK);
+    case KF_CUDA_OP_UPLOAD: do_copy(&s, &cmd, true); break;
+    case KF_CUDA_OP_DOWNLOAD: do_copy(&s, &cmd, false); break;
+    case KF_CUDA_OP_RUN: do_run(&s, &cmd, fn); break;
+    default: _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    }
+  }
+}

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/elfcheck_cuda.c -- the link stage for CUDA candidates: what an
+ * nvcc-built shared object (-cudart shared) may import and run on load.
+ * Same bounds-checked ELF64 reading as harness/elfcheck.c, with a policy
+ * for nvcc's output:
+ *
+ *  - every undefined dynamic symbol on the allow-list below: the CUDA
+ *    runtime's launch path (<<<>>> and cudaLaunchKernel[ExC], cooperative
+ *    launch), fatbinary/function/variable registration, error queries,
+ *    function attributes, device attributes and occupancy queries; the C++
+ *    runtime pieces nvcc's host stub uses (static-local guards, atexit for
+ *    unregistering, the unwinder); mem*, abort, assert and libm math for
+ *    launch arithmetic.  Everything else is refused by name, notably
+ *    stream/event/graph creation, any allocation (cudaMalloc*, malloc,
+ *    operator new), copies (cudaMemcpy*), synchronization, context, limit,
+ *    stream-attribute and L2-persistence calls, driver entry points
+ *    (cudaGetDriverEntryPoint hands out the whole driver API), threads,
+ *    dlopen, files and sockets;
+ *  - DT_NEEDED only libcudart.so.N, libstdc++.so.6, libgcc_s.so.1, libc
+ *    and libm (the runner preloads them; the jail holds no library);
+ *  - no more .init_array/.fini_array entries than the reference built by
+ *    the same nvcc (frame_dummy and nvcc's registration constructor):
+ *    one more is a constructor of the candidate's (a global object, an
+ *    __attribute__((constructor))); .init/.fini of the reference's size;
+ *    no DT_PREINIT_ARRAY, IFUNC or TLS symbol.
+ */
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "outcome.h"
+
+static const char *const allowed[] = {
+    /* CUDA runtime: launch and registration (nvcc's host stubs) */
+    "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd",
+    "__cudaUnregisterFatBinary", "__cudaRegisterFunction", "__cudaRegisterVar",
+    "__cudaPushCallConfiguration", "__cudaPopCallConfiguration",
+    "__cudaInitModule", "__cudaGetKernel", "__cudaLaunchKernel",
+    "__cudaLaunchKernel_ptsz", "cudaLaunchKernel", "cudaLaunchKernel_ptsz",
+    "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz",
+    "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz",
+    /* errors */
+    "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString",
+    "cudaGetErrorName",
+    /* attributes and queries */
+    "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
+    "cudaGetDevice", "cudaDeviceGetAttribute", "cudaGetDeviceProperties",
+    "cudaGetDeviceProperties_v2", "cudaDriverGetVersion",
+    "cudaRuntimeGetVersion",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cudaOccupancyAvailableDynamicSMemPerBlock",
+    "cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxActiveClusters",
+    /* device-side scratch set on the given stream */
+    "cudaMemsetAsync", "cudaMemsetAsync_ptsz",
+    /* C++ runtime pieces of nvcc's host code */
+    "__cxa_atexit", "__cxa_finalize", "__cxa_guard_acquire",
+    "__cxa_guard_release", "__cxa_guard_abort", "__gxx_personality_v0",
+    "_Unwind_Resume", "__cxa_pure_virtual", "__gmon_start__",
+    "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable",
+    /* libc: memory and failure paths */
+    "memcpy", "memmove", "memset", "memcmp", "__memcpy_chk", "__memmove_chk",
+    "__memset_chk", "abort", "__assert_fail", "__stack_chk_fail", "abs",
+    "labs", "llabs",
+    /* libm for launch arithmetic */
+    "sqrt", "sqrtf", "cbrt", "cbrtf", "exp", "expf", "exp2", "exp2f", "log",
+    "logf", "log2", "log2f", "log10", "log10f", "pow", "powf", "ceil", "ceilf",
+    "floor", "floorf", "round", "roundf", "trunc", "truncf", "fmin", "fminf",
+    "fmax", "fmaxf", "fabs", "fabsf", "ldexp", "ldexpf", "frexp", "frexpf",
+    "lround", "lroundf", "llround", "llroundf",
+};
+
+static bool is_allowed(const char *name) {
+  for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+    if (!strcmp(name, allowed[i])) return true;
+  return false;
+}
+
+/* Why a refused symbol is refused, for the message. */
+static const char *refusal(const char *n) {
+  static const struct {
+    const char *prefix, *why;
+  } t[] = {
+      {"cudaStream", "streams belong to the harness (launch on a->stream)"},
+      {"cudaEvent", "events belong to the harness (it does the timing)"},
+      {"cudaGraph", "graphs are not allowed"},
+      {"cudaMalloc", "allocation is not allowed (declare workspace_bytes)"},
+      {"cudaFree", "allocation is not allowed (declare workspace_bytes)"},
+      {"cudaMemcpy", "copies are not allowed"},
+      {"cudaMemPrefetch", "managed memory is not allowed"},
+      {"cudaHost", "host memory is not allowed"},
+      {"cudaCtx", "the context belongs to the harness"},
+      {"cudaDeviceSet", "device settings belong to the harness"},
+      {"cudaDeviceReset", "the device belongs to the harness"},
+      {"cudaDeviceSynchronize", "the harness synchronizes"},
+      {"cudaSetDevice", "the device belongs to the harness"},
+      {"cudaGetDriverEntryPoint", "the driver API is not allowed"},
+      {"cudaIpc", "inter-process handles are not allowed"},
+      {"__cudaRegisterManagedVar", "managed memory is not allowed"},
+      {"pthread_", "threads are not allowed"},
+      {"dl", "loading code is not allowed"},
+      {"malloc", "host allocation is not allowed"},
+      {"calloc", "host allocation is not allowed"},
+      {"realloc", "host allocation is not allowed"},
+      {"_Znw", "host allocation is not allowed"},
+      {"_Zna", "host allocation is not allowed"},
+      {"fopen", "files are not allowed"},
+      {"open", "files are not allowed"},
+      {"socket", "the network is not allowed"},
+      {"fork", "processes are not allowed"},
+      {"exec", "processes are not allowed"},
+      {"system", "processes are not allowed"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strncmp(n, t[i].prefix, strlen(t[i].prefix))) return t[i].why;
+  if (n[0] == 'c' && n[1] == 'u' && n[2] >= 'A' && n[2] <= 'Z')
+    return "the driver API is not allowed";
+  return "not on the allow-list";
+}
+
+static const void *at(const unsigned char *buf, size_t len, uint64_t off,
+                      uint64_t size) {
+  if (off > len || size > len - off) return NULL;
+  return buf + off;
+}
+
+static const char *str_at(const unsigned char *buf, size_t len,
+                          const Elf64_Shdr *strtab, uint64_t idx) {
+  if (!strtab || idx >= strtab->sh_size) return NULL;
+  const char *s = at(buf, len, strtab->sh_offset, strtab->sh_size);
+  if (!s) return NULL;
+  if (!memchr(s + idx, '\0', strtab->sh_size - idx)) return NULL;
+  return s + idx;
+}
+
+static bool needed_ok(const char *lib) {
+  return !strncmp(lib, "libcudart.so.", 13) || !strcmp(lib, "libstdc++.so.6") ||
+         !strcmp(lib, "libgcc_s.so.1") || !strcmp(lib, "libc.so.6") ||
+         !strcmp(lib, "libm.so.6");
+}
+
+#define REJECT(...)                                                           \
+  do {                                                                        \
+    snprintf(why, whylen, __VA_ARGS__);                                       \
+    return KF_OUTCOME_LINK_REJECTED;                                          \
+  } while (0)
+
+int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
+                               const kf_harness_cuda_elf *baseline,
+                               kf_harness_cuda_elf *info, char *why,
+                               size_t whylen) {
+  memset(info, 0, sizeof *info);
+  const Elf64_Ehdr *eh = at(buf, len, 0, sizeof *eh);
+  if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
+    REJECT("not a 64-bit ELF shared object");
+  if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0)
+    REJECT("ELF: no section headers");
+  const Elf64_Shdr *sh =
+      at(buf, len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+  if (!sh || eh->e_shstrndx >= eh->e_shnum) REJECT("ELF: bad section table");
+  const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
+  const Elf64_Shdr *dynsym = NULL, *dynamic = NULL;
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    if (!nm) continue;
+    if (!strcmp(nm, ".init")) info->init_size = sh[i].sh_size;
+    if (!strcmp(nm, ".fini")) info->fini_size = sh[i].sh_size;
+    if ((!strcmp(nm, ".ctors") || !strcmp(nm, ".dtors")) && sh[i].sh_size > 16)
+      REJECT("section %s holds constructors", nm);
+    if (sh[i].sh_type == SHT_DYNSYM) dynsym = &sh[i];
+    if (sh[i].sh_type == SHT_DYNAMIC) dynamic = &sh[i];
+  }
+  if (!dynsym || !dynamic) REJECT("ELF: no dynamic symbol table");
+
+  const Elf64_Dyn *dyn = at(buf, len, dynamic->sh_offset, dynamic->sh_size);
+  if (!dyn) REJECT("ELF: bad .dynamic");
+  const Elf64_Shdr *dynstr =
+      dynamic->sh_link < eh->e_shnum ? &sh[dynamic->sh_link] : NULL;
+  size_t ndyn = dynamic->sh_size / sizeof(Elf64_Dyn);
+  bool preinit = false;
+  for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
+    switch (dyn[i].d_tag) {
+    case DT_INIT_ARRAYSZ: info->init_array = dyn[i].d_un.d_val / 8; break;
+    case DT_FINI_ARRAYSZ: info->fini_array = dyn[i].d_un.d_val / 8; break;
+    case DT_PREINIT_ARRAY: preinit = true; break;
+    case DT_NEEDED: {
+      const char *lib = str_at(buf, len, dynstr, dyn[i].d_un.d_val);
+      if (!lib) REJECT("ELF: bad DT_NEEDED");
+      if (!needed_ok(lib))
+        REJECT("needs library %.64s: only the CUDA runtime (-cudart shared), "
+               "libstdc++, libgcc_s, libc and libm are available", lib);
+      break;
+    }
+    default: break;
+    }
+  }
+  if (preinit) REJECT("has a .preinit_array");
+  if (baseline && info->init_array > baseline->init_array)
+    REJECT("defines %llu constructor(s) beyond nvcc's own (a global object, "
+           "__attribute__((constructor)) or .init_array): code may not run "
+           "on load",
+           (unsigned long long)(info->init_array - baseline->init_array));
+  if (baseline && info->fini_array > baseline->fini_array)
+    REJECT("defines %llu destructor(s) beyond nvcc's own: code may not run "
+           "on unload",
+           (unsigned long long)(info->fini_array - baseline->fini_array));
+  if (baseline && (info->init_size != baseline->init_size ||
+                   info->fini_size != baseline->fini_size))
+    REJECT("its .init/.fini sections differ from the toolchain's (%llu/%llu "
+           "bytes, expected %llu/%llu): code may not run on load",
+           (unsigned long long)info->init_size,
+           (unsigned long long)info->fini_size,
+           (unsigned long long)baseline->init_size,
+           (unsigned long long)baseline->fini_size);
+
+  if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
+    REJECT("ELF: bad .dynsym");
+  const Elf64_Sym *sym = at(buf, len, dynsym->sh_offset, dynsym->sh_size);
+  if (!sym) REJECT("ELF: bad .dynsym");
+  const Elf64_Shdr *symstr = &sh[dynsym->sh_link];
+  size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
+  bool has_launch = false;
+  char refused[512] = "";
+  const char *first_refused = NULL;
+  int n_refused = 0;
+  for (size_t i = 1; i < nsym; i++) {
+    const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+    if (!nm) REJECT("ELF: bad symbol name");
+    if (ELF64_ST_TYPE(sym[i].st_info) == STT_GNU_IFUNC)
+      REJECT("defines IFUNC symbol '%.64s': resolvers run on load", nm);
+    if (ELF64_ST_TYPE(sym[i].st_info) == STT_TLS)
+      REJECT("uses thread-local storage ('%.64s')", nm);
+    if (sym[i].st_shndx != SHN_UNDEF) {
+      if (!strcmp(nm, "kf_launch")) has_launch = true;
+      continue;
+    }
+    if (!*nm) continue;
+    if (!is_allowed(nm)) {
+      size_t l = strlen(refused);
+      if (!first_refused ||
+          (!strcmp(refusal(first_refused), "not on the allow-list") &&
+           strcmp(refusal(nm), "not on the allow-list")))
+        first_refused = nm;
+      if (l + 72 < sizeof refused)
+        snprintf(refused + l, sizeof refused - l, "%s'%.64s'", l ? ", " : "",
+                 nm);
+      n_refused++;
+    }
+  }
+  if (n_refused)
+    REJECT("calls %s, which CUDA candidates may not use: %s", refused,
+           refusal(first_refused));
+  if (!has_launch)
+    REJECT("defines no kf_launch (it must be extern \"C\" and not static)");
+  return 0;
+}
