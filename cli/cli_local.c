@@ -262,8 +262,10 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
     snprintf(wlog, sizeof wlog, "%s/%s.log", l->dir, name);
     snprintf(slots, sizeof slots, "%d", o->slots);
     snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
+    /* with CUDA_VISIBLE_DEVICES=i each worker sees its one GPU as 0 */
     char *wargv[] = {worker_bin, "--coordinator", l->target, "--token",
-                     l->token, "--name", name,
+                     l->token, "--name", name, "--device",
+                     o->cuda_per_device ? "cuda:0" : "cpu",
                      o->slots > 0 ? "--slots" : NULL, slots, NULL};
     pid_t pid = spawn(wargv, wlog, o->cuda_per_device ? env : NULL, cmd);
     if (pid < 0) {

@@ -3,6 +3,7 @@
  * worker/main.c -- kf-worker: flags and environment, then worker.c's loop.
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,11 @@ static void usage(FILE *f) {
 "  --coordinator HOST:PORT  coordinator address  [$KF_COORDINATOR, 127.0.0.1:7070]\n"
 "  --token TOKEN            bearer token         [$KF_TOKEN]\n"
 "  --name NAME              shown in status      [host-pid]\n"
-"  --slots N                tasks run at once    [1]\n"
+"  --device DEV             cpu, cuda:N (one GPU per worker) or auto\n"
+"                           (cuda:0 if a GPU works, else cpu)  [cpu]\n"
+"  --slots N                tasks run at once    [1; 4 for cuda]\n"
+"                           (CUDA: compiles of N tasks overlap while the\n"
+"                           GPU stages take turns under a per-GPU lock)\n"
 "  --lease-wait-ms N        long-poll wait       [10000]\n"
 "  --log-level LEVEL        debug|info|warn|error [$KF_LOG_LEVEL, info]\n"
 "  -h, --help               this text\n"
@@ -50,6 +55,7 @@ int main(int argc, char **argv) {
       {"token", required_argument, 0, 't'},
       {"name", required_argument, 0, 'n'},
       {"slots", required_argument, 0, 's'},
+      {"device", required_argument, 0, 'd'},
       {"lease-wait-ms", required_argument, 0, 'w'},
       {"log-level", required_argument, 0, 'v'},
       {"help", no_argument, 0, 'h'},
@@ -57,6 +63,7 @@ int main(int argc, char **argv) {
   };
   int c;
   uint64_t v;
+  bool slots_given = false;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'c': cfg.coordinator = optarg; break;
@@ -74,6 +81,16 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.slots = (uint32_t)v;
+      slots_given = true;
+      break;
+    case 'd':
+      if (strcmp(optarg, "cpu") && strcmp(optarg, "auto") &&
+          strncmp(optarg, "cuda:", 5)) {
+        fprintf(stderr, "kf-worker: --device '%s': expected cpu, cuda:N or "
+                "auto\n", optarg);
+        return 2;
+      }
+      cfg.device = optarg;
       break;
     case 'w':
       if (kf_parse_u64(optarg, &v) || v > 60000) {
@@ -102,6 +119,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kf-worker: no token: pass --token or set KF_TOKEN\n");
     return 2;
   }
+  /* A CUDA worker compiles ahead: its GPU stages are serialized by the
+   * harness's GPU lock, its compiles are not. */
+  if (!slots_given && (!strncmp(cfg.device, "cuda:", 5) ||
+                       (!strcmp(cfg.device, "auto") &&
+                        access("/dev/nvidia0", F_OK) == 0)))
+    cfg.slots = 4;
   /* One libuv work thread per slot, so slots really run at once. */
   char threads[16];
   snprintf(threads, sizeof threads, "%u", cfg.slots + 1);

@@ -47,6 +47,22 @@
 #define MAX_RESULT (16u << 20)
 
 static double g_copy_gbps, g_gflops; /* written once before tasks run */
+static char g_dev_args[8][PATH_MAX]; /* likewise: device arguments */
+static int g_n_dev_args;
+static const Kernelfleet__DeviceClass *g_dc; /* likewise: into results */
+static const Kernelfleet__DeviceInfo *g_info;
+
+void kf_task_eval_set_device_args(const char *const *args, int n) {
+  g_n_dev_args = 0;
+  for (int i = 0; i < n && i < 8; i++)
+    kf_strlcpy(g_dev_args[g_n_dev_args++], args[i], sizeof g_dev_args[0]);
+}
+
+void kf_task_eval_set_device(const Kernelfleet__DeviceClass *dc,
+                             const Kernelfleet__DeviceInfo *info) {
+  g_dc = dc;
+  g_info = info;
+}
 
 void kf_task_eval_set_ceilings(double copy_gbps, double gflops) {
   g_copy_gbps = copy_gbps;
@@ -309,7 +325,9 @@ void kf_task_eval(kf_task_exec *t) {
     return;
   }
   snprintf(workarg, sizeof workarg, "--workdir=%s", work);
-  char *argv[] = {exe, "eval", gbps, gflops, workarg, NULL};
+  char *argv[6 + 8] = {exe, "eval", gbps, gflops, workarg};
+  for (int i = 0; i < g_n_dev_args; i++) argv[5 + i] = g_dev_args[i];
+  argv[5 + g_n_dev_args] = NULL;
   uint32_t timeout = t->timeout_ms ? t->timeout_ms : DEFAULT_TIMEOUT_MS;
 
   size_t n = t->payload_len;
@@ -381,9 +399,26 @@ void kf_task_eval(kf_task_exec *t) {
     set(t, (int)r->outcome, last ? last->stage : "eval",
         last ? last->reason : "");
   }
+  /* output: the EvalResult bytes, with this worker's device in them */
+  unsigned char *packed = NULL;
+  if (g_dc && !r->device_class && !r->device) {
+    r->device_class = (Kernelfleet__DeviceClass *)g_dc;
+    r->device = (Kernelfleet__DeviceInfo *)g_info;
+    size_t pl = kernelfleet__eval_result__get_packed_size(r);
+    if ((packed = malloc(pl ? pl : 1))) {
+      kernelfleet__eval_result__pack(r, packed);
+      rl = pl;
+    }
+    r->device_class = NULL;
+    r->device = NULL;
+  }
   kernelfleet__eval_result__free_unpacked(r, NULL);
-  /* output: the EvalResult bytes without the length prefix */
-  memmove(res, res + 4, rl);
+  if (packed) {
+    free(res);
+    res = packed;
+  } else {
+    memmove(res, res + 4, rl);
+  }
   t->output = res;
   t->output_len = rl;
 }

@@ -59,4 +59,16 @@ int kf_task_eval_ceilings(double *copy_gbps, double *gflops);
  * any task runs. */
 void kf_task_eval_set_ceilings(double copy_gbps, double gflops);
 
+/* Extra kf-harness eval arguments for this worker's device (CUDA:
+ * --device, --cuda-arch, --gpu-lock); copied; at most 8; set once, before
+ * any task runs. */
+void kf_task_eval_set_device_args(const char *const *args, int n);
+
+struct Kernelfleet__DeviceClass;
+struct Kernelfleet__DeviceInfo;
+/* The device copied into every EvalResult the worker reports; the pointers
+ * must outlive the tasks.  Set once, before any task runs. */
+void kf_task_eval_set_device(const struct Kernelfleet__DeviceClass *dc,
+                             const struct Kernelfleet__DeviceInfo *info);
+
 #endif

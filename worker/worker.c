@@ -551,14 +551,12 @@ int kf_worker_run(const kf_worker_config *cfg) {
   kf_worker *w = &ws;
   memset(w, 0, sizeof *w);
   w->cfg = *cfg;
-  kf_device_cpu_detect(&w->dev);
-  /* Measured once; registered with the device and used by every eval's
-   * roofline check. */
-  double gbps, gflops;
-  if (kf_task_eval_ceilings(&gbps, &gflops) == 0) {
-    w->dev.info.copy_gbps = gbps;
-    w->dev.info.peak_gflops = gflops;
-    kf_task_eval_set_ceilings(gbps, gflops);
+  /* The device (worker/device_cuda.c): ceilings measured once, registered
+   * with the device and used by every eval's roofline check. */
+  char derr[512];
+  if (kf_device_setup(&w->dev, cfg->device, derr, sizeof derr)) {
+    kf_log(KF_LOG_FATAL, "device %s: %s", cfg->device, derr);
+    return KF_EINVAL;
   }
 
   uv_loop_t loop;

@@ -20,7 +20,7 @@ typedef struct {
   const char *name;        /* shown in status; default host-pid */
   uint32_t slots;          /* tasks run at once */
   uint32_t lease_wait_ms;  /* long-poll wait */
-  const char *device;      /* "cpu" (only kind so far) */
+  const char *device;      /* "cpu", "cuda:N" or "auto" (device.h) */
 } kf_worker_config;
 
 /* Runs until SIGINT/SIGTERM: then stops leasing, finishes running tasks,
