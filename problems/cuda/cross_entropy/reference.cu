@@ -5,7 +5,7 @@
  *   loss = (1/M) sum_i (log sum_j exp(x[i][j]) - x[i][t_i])
  * Deliberately naive and in double: one block of 256 threads per row (max,
  * then sum of exp(x - max), fixed-order shared-memory trees), each row's
- * loss into the workspace, then one thread adds them in row order.
+ * loss into the workspace, then one block adds them in a fixed order.
  * Deterministic.  A target outside [0, V) gives NaN rather than a read out
  * of bounds.
  */
@@ -52,10 +52,14 @@ __global__ void ref_rows(const __nv_bfloat16 *x, const int64_t *tgt, int64_t V,
   }
 }
 
+/* One block: thread t adds rows t, t + 256, ... in order, then the fixed-order
+ * tree. */
 __global__ void ref_mean(const double *loss, int64_t M, float *out) {
+  __shared__ double red[REF_THREADS];
   double s = 0.0;
-  for (int64_t i = 0; i < M; i++) s += loss[i];
-  out[0] = (float)(s / (double)M);
+  for (int64_t i = threadIdx.x; i < M; i += REF_THREADS) s += loss[i];
+  s = ref_reduce(red, s, false);
+  if (threadIdx.x == 0) out[0] = (float)(s / (double)M);
 }
 
 extern "C" int kf_launch(const kf_args *a) {
@@ -70,6 +74,6 @@ extern "C" int kf_launch(const kf_args *a) {
   ref_rows<<<(unsigned)M, REF_THREADS, 0, st>>>(
       (const __nv_bfloat16 *)a->inputs[0].data, (const int64_t *)a->inputs[1].data,
       V, loss);
-  ref_mean<<<1, 1, 0, st>>>(loss, M, (float *)a->outputs[0].data);
+  ref_mean<<<1, REF_THREADS, 0, st>>>(loss, M, (float *)a->outputs[0].data);
   return cudaGetLastError() != cudaSuccess ? 1 : 0;
 }
