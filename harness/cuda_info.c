@@ -53,15 +53,17 @@ static void driver_release(char *out, size_t len) {
   if (!f) return;
   char line[512];
   if (fgets(line, sizeof line, f)) {
-    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun ..." */
-    char *p = strstr(line, "Module");
-    if (p) {
-      p += 6;
-      while (*p == ' ') p++;
-      size_t n = strcspn(p, " \n");
-      if (n >= len) n = len - 1;
-      memcpy(out, p, n);
-      out[n] = '\0';
+    /* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04
+     * Release Build ...": the first token of the form N.N[.N] */
+    for (char *p = line; *p; p++) {
+      if (p > line && p[-1] != ' ') continue;
+      size_t n = strspn(p, "0123456789.");
+      if (n >= 3 && n < len && p[n] == ' ' && strchr(p, '.') &&
+          strchr(p, '.') < p + n && p[0] != '.') {
+        memcpy(out, p, n);
+        out[n] = '\0';
+        break;
+      }
     }
   }
   fclose(f);
