@@ -486,8 +486,13 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
   sb_printf(&b, " *   speedup     %.3fx over the reference", e->speedup);
   if (e->roofline_fraction > 0)
     sb_printf(&b, ", %.1f%% of roofline", e->roofline_fraction * 100);
-  sb_printf(&b, "\n *   verified    outcome %s, task %lld\n",
-            kf_cli__outcome(e->outcome), (long long)e->task_id);
+  if (e->reused_from)
+    sb_printf(&b, "\n *   verified    outcome %s, evaluation %lld of an"
+                  " earlier campaign (reused)\n",
+              kf_cli__outcome(e->outcome), (long long)e->reused_from);
+  else
+    sb_printf(&b, "\n *   verified    outcome %s, task %lld\n",
+              kf_cli__outcome(e->outcome), (long long)e->task_id);
   sb_printf(&b, " *   written     %s\n", stamp);
   sb_printf(&b, " *\n * The knobs it was measured with are defined below, so the"
                 " file builds\n * on its own (kf_candidate.h is in KernelFleet's"
@@ -596,6 +601,9 @@ cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e) {
   add_num(j, "ref_time_ns_median", e->ref_time_ns_median);
   add_num(j, "speedup", e->speedup);
   add_num(j, "roofline_fraction", e->roofline_fraction);
+  cJSON_AddBoolToObject(j, "reused", e->reused_from != 0);
+  if (e->reused_from)
+    cJSON_AddNumberToObject(j, "reused_from", (double)e->reused_from);
   cJSON_AddItemToObject(j, "device_class", json_device(e->device_class));
   return j;
 }

@@ -35,6 +35,11 @@ typedef struct {
   uint32_t max_attempts;     /* default for tasks that do not say */
   size_t max_msg_bytes;      /* gRPC message limit, bytes */
   uint32_t max_wait_ms;      /* longest long poll we hold */
+  /* campaign search (search.h kf_search_opts) */
+  uint32_t eval_per_slot;    /* eval tasks queued or running per worker
+                              * slot, count */
+  uint32_t eval_timeout_ms;  /* each eval task's wall-clock budget, ms */
+  uint32_t eval_attempts;    /* attempts per eval task, count */
 } kf_coord_config;
 
 typedef enum {

@@ -517,6 +517,7 @@ static void summary_fill(summary *v, const kf_cand_row *r) {
   v->e.task_id = r->task_id;
   v->e.proposer = (char *)r->proposer;
   v->e.roofline_fraction = r->roofline_fraction;
+  v->e.reused_from = r->reused_from;
   v->dc.kind = (Kernelfleet__DeviceKind)r->dc.kind;
   v->dc.model = (char *)r->dc.model;
   v->dc.cc_major = r->dc.cc_major;

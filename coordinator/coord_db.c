@@ -461,9 +461,9 @@ void kf_coord__flush(kf_coord *co) {
   b->campaigns = co->campaigns_active;
   b->search_opts = (kf_search_opts){
       .alive_ms = 3 * co->cfg.heartbeat_ms + 1000,
-      .per_slot = 2,
-      .timeout_ms = 120000,
-      .max_attempts = 2,
+      .per_slot = co->cfg.eval_per_slot,
+      .timeout_ms = co->cfg.eval_timeout_ms,
+      .max_attempts = co->cfg.eval_attempts,
   };
   /* Lease requests read the registry here, on the loop thread. */
   for (kf_coord_op *op = b->ops; op; op = op->next) {

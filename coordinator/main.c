@@ -28,6 +28,10 @@ static void usage(FILE *f) {
 "  --reap-ms N          how often expired leases requeue [1000]\n"
 "  --max-attempts N     default attempts per task        [3]\n"
 "  --max-msg-bytes N    largest gRPC message             [16777216]\n"
+"  --eval-per-slot N    campaign eval tasks kept queued or running per\n"
+"                       worker slot                      [2]\n"
+"  --eval-timeout-ms N  wall-clock limit of one eval task [120000]\n"
+"  --eval-attempts N    attempts per eval task           [2]\n"
 "  --log-level LEVEL    debug|info|warn|error            [$KF_LOG_LEVEL, info]\n"
 "  -h, --help           this text\n"
 "\n"
@@ -55,6 +59,9 @@ int main(int argc, char **argv) {
       .max_attempts = 3,
       .max_msg_bytes = 16u << 20,
       .max_wait_ms = 30000,
+      .eval_per_slot = 2,
+      .eval_timeout_ms = 120000,
+      .eval_attempts = 2,
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
   uint64_t v;
@@ -79,6 +86,9 @@ int main(int argc, char **argv) {
       {"max-attempts", required_argument, 0, 'A'},
       {"max-msg-bytes", required_argument, 0, 'M'},
       {"log-level", required_argument, 0, 'v'},
+      {"eval-per-slot", required_argument, 0, 'S'},
+      {"eval-timeout-ms", required_argument, 0, 'T'},
+      {"eval-attempts", required_argument, 0, 'E'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -108,6 +118,18 @@ int main(int argc, char **argv) {
     case 'M':
       if (num_opt("max-msg-bytes", optarg, 4096, 1u << 30, &v)) return 2;
       cfg.max_msg_bytes = (size_t)v;
+      break;
+    case 'S':
+      if (num_opt("eval-per-slot", optarg, 1, 64, &v)) return 2;
+      cfg.eval_per_slot = (uint32_t)v;
+      break;
+    case 'T':
+      if (num_opt("eval-timeout-ms", optarg, 1000, 3600000, &v)) return 2;
+      cfg.eval_timeout_ms = (uint32_t)v;
+      break;
+    case 'E':
+      if (num_opt("eval-attempts", optarg, 1, 100, &v)) return 2;
+      cfg.eval_attempts = (uint32_t)v;
       break;
     case 'v': level = optarg; break;
     case 'h': usage(stdout); return 0;

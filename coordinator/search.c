@@ -38,6 +38,7 @@
 #define WALK_LIMIT 65536   /* genomes walked per template when draws fail */
 #define FLAGS_LEN 1024
 #define KNOBS_LEN 1536
+#define REUSE_PER_STEP 64  /* reused evaluations planned per class and step */
 
 bool kf_search_beats(double ma, double sa, double mb, double sb) {
   double tol = 0.02;
@@ -230,9 +231,20 @@ static bool row_genome(const tmpl_t *ts, int nt, const kf_cand_row *r,
 
 /* ----------------------------------------------------------- key set -- */
 
+/* What a key means to the campaign being stepped. */
+typedef enum {
+  KEY_FREE = 0, /* never asked for on this class: evaluate it */
+  KEY_MINE,     /* this campaign holds it (task, reuse or duplicate) */
+  KEY_REUSE,    /* another campaign measured it: reuse that evaluation */
+  KEY_BUSY,     /* another campaign's task is queued or leased: not now */
+  KEY_DEAD,     /* another campaign's task failed unevaluated: never */
+} key_kind;
+
 typedef struct {
   uint64_t *h;
-  int64_t *owner;
+  int64_t *owner;  /* the key's candidate; 0: planned in this step */
+  int64_t *eval;   /* KEY_REUSE: the evaluation to copy */
+  uint8_t *kind;   /* key_kind */
   size_t cap, n;
 } keyset;
 
@@ -245,23 +257,37 @@ static uint64_t key_hash(const char *sha, const char *flags) {
   return h ? h : 1;
 }
 
-/* Owner of a key, or 0. */
-static int64_t keyset_get(const keyset *k, uint64_t h) {
-  if (!k->cap) return 0;
+/* Kind of a key (KEY_FREE when absent); *owner and *eval may be NULL. */
+static key_kind keyset_get(const keyset *k, uint64_t h, int64_t *owner,
+                           int64_t *eval) {
+  if (owner) *owner = 0;
+  if (eval) *eval = 0;
+  if (!k->cap) return KEY_FREE;
   for (size_t i = h & (k->cap - 1);; i = (i + 1) & (k->cap - 1)) {
-    if (!k->h[i]) return 0;
-    if (k->h[i] == h) return k->owner[i];
+    if (!k->h[i]) return KEY_FREE;
+    if (k->h[i] == h) {
+      if (owner) *owner = k->owner[i];
+      if (eval) *eval = k->eval[i];
+      return (key_kind)k->kind[i];
+    }
   }
 }
 
-static int keyset_put(keyset *k, uint64_t h, int64_t owner) {
+/* Adds or updates a key.  KEY_MINE wins over anything another campaign
+ * holds: this campaign's own row for a key says it is taken here. */
+static int keyset_put(keyset *k, uint64_t h, key_kind kind, int64_t owner,
+                      int64_t eval) {
   if ((k->n + 1) * 2 > k->cap) {
     size_t ncap = k->cap ? k->cap * 2 : 256;
     uint64_t *nh = calloc(ncap, sizeof *nh);
     int64_t *no = calloc(ncap, sizeof *no);
-    if (!nh || !no) {
+    int64_t *ne = calloc(ncap, sizeof *ne);
+    uint8_t *nk = calloc(ncap, sizeof *nk);
+    if (!nh || !no || !ne || !nk) {
       free(nh);
       free(no);
+      free(ne);
+      free(nk);
       return KF_ENOMEM;
     }
     for (size_t i = 0; i < k->cap; i++) {
@@ -270,25 +296,41 @@ static int keyset_put(keyset *k, uint64_t h, int64_t owner) {
       while (nh[j]) j = (j + 1) & (ncap - 1);
       nh[j] = k->h[i];
       no[j] = k->owner[i];
+      ne[j] = k->eval[i];
+      nk[j] = k->kind[i];
     }
     free(k->h);
     free(k->owner);
+    free(k->eval);
+    free(k->kind);
     k->h = nh;
     k->owner = no;
+    k->eval = ne;
+    k->kind = nk;
     k->cap = ncap;
   }
   size_t i = h & (k->cap - 1);
   while (k->h[i] && k->h[i] != h) i = (i + 1) & (k->cap - 1);
+  if (k->h[i] && k->kind[i] == KEY_MINE && kind != KEY_MINE) return 0;
   if (!k->h[i]) k->n++;
   k->h[i] = h;
-  k->owner[i] = owner ? owner : -1;
+  k->owner[i] = owner;
+  k->eval[i] = eval;
+  k->kind[i] = (uint8_t)kind;
   return 0;
 }
 
 static void keyset_free(keyset *k) {
   free(k->h);
   free(k->owner);
+  free(k->eval);
+  free(k->kind);
   *k = (keyset){0};
+}
+
+/* A drawn key the step may take: new, or another campaign's to reuse. */
+static bool key_usable(key_kind kind) {
+  return kind == KEY_FREE || kind == KEY_REUSE;
 }
 
 /* ------------------------------------------------------------ breeding -- */
@@ -428,10 +470,13 @@ out:
   return rc;
 }
 
-/* Finds an unseen genome by walking template t's space in order from a
- * random offset.  1 found, 0 walked it all, -1 gave up at WALK_LIMIT. */
+/* Finds a usable genome (new, or reusable) by walking template t's space
+ * in order from a random offset.  1 found; 0 walked it all; -1 gave up at
+ * WALK_LIMIT, or saw keys another campaign is still evaluating (they may
+ * become reusable: the space is not exhausted). */
 static int walk(const tmpl_t *t, int ti, const keyset *keys, genome *g,
                 uint64_t *rng) {
+  bool busy = false;
   double space = t->space;
   uint64_t n = space > WALK_LIMIT ? WALK_LIMIT : (uint64_t)space;
   uint64_t start = space > 1 ? rng_next(rng) % (uint64_t)fmin(space, 1e18) : 0;
@@ -446,15 +491,20 @@ static int walk(const tmpl_t *t, int ti, const keyset *keys, genome *g,
       idx /= (uint64_t)t->n_values[q];
     }
     genome_text(t, g, flags, knobs);
-    if (!keyset_get(keys, key_hash(t->sha, flags))) return 1;
+    key_kind kind = keyset_get(keys, key_hash(t->sha, flags), NULL, NULL);
+    if (key_usable(kind)) return 1;
+    if (kind == KEY_BUSY) busy = true;
   }
-  return space > WALK_LIMIT ? -1 : 0;
+  return space > WALK_LIMIT || busy ? -1 : 0;
 }
 
-/* Steps one device class of a campaign: plans up to `need` evaluations.
- * *exhausted: no genome is left on this class. */
+/* Steps one device class of a campaign: plans up to `need` eval tasks,
+ * and reuses of other campaigns' evaluations of the keys it draws, up to
+ * budget_left of both together.  *made: tasks created; *reused:
+ * evaluations reused.  *exhausted: no genome is left on this class. */
 static int step_class(const camp_ctx *x, const kf_eval_class *cls,
-                      uint32_t need, uint32_t issued_total, uint32_t *made,
+                      uint32_t need, uint32_t budget_left,
+                      uint32_t issued_total, uint32_t *made, uint32_t *reused,
                       bool *exhausted) {
   kf_store *s = x->s;
   const kf_campaign *c = x->c;
@@ -462,6 +512,7 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
   int nt = x->nt;
   int64_t dc = cls->device_class_id;
   *made = 0;
+  *reused = 0;
   *exhausted = false;
   kf_cand_list *keys = NULL, *pending = NULL;
   keyset ks = {0};
@@ -474,41 +525,58 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
 
   if ((rc = kf_store_eval_keys(s, c->id, dc, c->template_shas, &keys)))
     goto out;
-  for (size_t i = 0; i < keys->n; i++)
-    if ((rc = keyset_put(&ks, key_hash(keys->v[i].source_sha256,
-                                       keys->v[i].flags),
-                         keys->v[i].candidate_id)))
+  for (size_t i = 0; i < keys->n; i++) {
+    const kf_cand_row *r = &keys->v[i];
+    key_kind kind = r->campaign_id == c->id ? KEY_MINE
+                    : r->eval_id            ? KEY_REUSE
+                    : (!strcmp(r->stage, "queued") ||
+                       !strcmp(r->stage, "leased"))
+                        ? KEY_BUSY
+                        : KEY_DEAD;
+    if ((rc = keyset_put(&ks, key_hash(r->source_sha256, r->flags), kind,
+                         r->candidate_id, r->eval_id)))
       goto out;
+  }
   if ((rc = kf_store_pending_candidates(s, c->id, dc, &pending))) goto out;
 
   /* Plans: every pending proposal may become a duplicate row, plus at
-   * most `need` scheduled evaluations. */
-  size_t cap = pending->n + need + 1;
+   * most `need` scheduled evaluations and REUSE_PER_STEP reused ones. */
+  size_t cap = pending->n + need + REUSE_PER_STEP + 1;
   plans = calloc(cap, sizeof *plans);
   if (!plans) {
     rc = KF_ENOMEM;
     goto out;
   }
-  uint32_t left = need;
+  uint32_t left = need, budget = budget_left, reuses = 0;
   for (size_t i = 0; i < pending->n; i++) {
     const kf_cand_row *r = &pending->v[i];
     uint64_t h = key_hash(r->source_sha256, r->flags);
-    int64_t owner = keyset_get(&ks, h);
+    int64_t owner = 0, ev = 0;
+    key_kind kind = keyset_get(&ks, h, &owner, &ev);
     plan_t *p = &plans[np];
     p->plan = (kf_eval_plan){.candidate_id = r->candidate_id,
                              .device_class_id = dc};
-    if (owner) {
-      p->plan.duplicate_of = owner > 0 ? owner : r->candidate_id;
+    if (kind == KEY_BUSY) continue; /* stays pending; reused once measured */
+    if (kind == KEY_MINE || kind == KEY_DEAD) {
+      p->plan.duplicate_of = owner ? owner : r->candidate_id;
       np++;
       continue;
     }
-    if (!left) break;
-    p->plan.priority = 1; /* proposals are evaluated next */
-    p->source = r->source;
-    p->knobs_json = r->knobs_json;
-    if ((rc = keyset_put(&ks, h, r->candidate_id))) goto out;
+    if (!budget || (kind == KEY_FREE ? !left : reuses == REUSE_PER_STEP))
+      break;
+    if (kind == KEY_REUSE) {
+      p->plan.duplicate_of = owner;
+      p->plan.reuse_eval = ev;
+      reuses++;
+    } else {
+      p->plan.priority = 1; /* proposals are evaluated next */
+      p->source = r->source;
+      p->knobs_json = r->knobs_json;
+      left--;
+    }
+    if ((rc = keyset_put(&ks, h, KEY_MINE, r->candidate_id, 0))) goto out;
     np++;
-    left--;
+    budget--;
   }
 
   /* The class's population: its ok, breedable evaluations, best first. */
@@ -541,7 +609,8 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
   uint32_t tries_each = x->o->tries ? x->o->tries : 64;
   int next_default = 0;
   bool walked_all = false;
-  while (left > 0 && nt > 0 && !walked_all) {
+  while (left > 0 && budget > 0 && reuses < REUSE_PER_STEP && nt > 0 &&
+         !walked_all) {
     genome g;
     int32_t gen = 0;
     int64_t par[2] = {0, 0};
@@ -581,7 +650,8 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
           continue;
       }
       genome_text(&ts[g.t], &g, flags, knobs);
-      found = !keyset_get(&ks, key_hash(ts[g.t].sha, flags));
+      found = key_usable(keyset_get(&ks, key_hash(ts[g.t].sha, flags), NULL,
+                                    NULL));
     }
     if (!found) {
       /* Draws keep hitting known keys: walk the spaces in order. */
@@ -601,6 +671,9 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
       gen = 0;
       genome_text(&ts[g.t], &g, flags, knobs);
     }
+    uint64_t h = key_hash(ts[g.t].sha, flags);
+    int64_t owner = 0, ev = 0;
+    key_kind kind = keyset_get(&ks, h, &owner, &ev);
     plan_t *p = &plans[np++];
     memcpy(p->flags, flags, sizeof p->flags);
     memcpy(p->knobs, knobs, sizeof p->knobs);
@@ -619,8 +692,16 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
         .generation = gen,
         .flags = p->flags,
     };
-    if ((rc = keyset_put(&ks, key_hash(ts[g.t].sha, flags), -1))) goto out;
-    left--;
+    if (kind == KEY_REUSE) {
+      /* Measured by another campaign: record it here, no task. */
+      p->plan.duplicate_of = owner;
+      p->plan.reuse_eval = ev;
+      reuses++;
+    } else {
+      left--;
+    }
+    budget--;
+    if ((rc = keyset_put(&ks, h, KEY_MINE, 0, 0))) goto out;
   }
   *exhausted = walked_all || nt == 0;
   if (np == 0) goto out;
@@ -651,8 +732,11 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
   for (size_t i = 0; i < np; i++) flat[i] = plans[i].plan;
   rc = kf_store_schedule(s, c->id, flat, np, sched);
   free(flat);
-  if (!rc)
-    for (size_t i = 0; i < np; i++) *made += sched[i];
+  for (size_t i = 0; !rc && i < np; i++) {
+    if (!sched[i]) continue;
+    if (plans[i].plan.task_id) (*made)++;
+    else if (plans[i].plan.reuse_eval) (*reused)++;
+  }
 out:
   for (size_t i = 0; i < np; i++) free(plans[i].payload);
   free(plans);
@@ -765,13 +849,16 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
       all_exhausted = false;
       continue;
     }
-    uint32_t made = 0;
+    uint32_t made = 0, reused = 0;
     bool exh = false;
-    if ((rc = step_class(&x, &cls[i], need, issued, &made, &exh))) goto out;
-    issued += made;
-    made_all += made;
+    if ((rc = step_class(&x, &cls[i], need, c->budget_evals - issued, issued,
+                         &made, &reused, &exh)))
+      goto out;
+    issued += made + reused;
+    made_all += made + reused;
     st->scheduled += made;
-    if (!exh || made) all_exhausted = false;
+    st->reused += reused;
+    if (!exh || made || reused) all_exhausted = false;
   }
   if (all_exhausted && made_all == 0 && cnt.outstanding == 0) {
     st->running--;

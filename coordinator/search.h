@@ -20,8 +20,17 @@
  *     selection (k = 3) over the best `population` ok candidates of that
  *     class (elitism: the best is always among them), by crossover of two
  *     parents of one template and/or mutation of one or two knobs.
- *     A (sha256(source), flags, device class) already evaluated anywhere is
- *     skipped and another drawn; the database refuses it anyway.
+ *     A (sha256(source), flags, device class) is evaluated at most once,
+ *     whoever asks (the database refuses a second task).  A drawn key
+ *     this campaign already holds is skipped and another drawn.  A key
+ *     another campaign has evaluated is reused: the campaign gets its own
+ *     candidate and a copy of that evaluation (reused_from), no task; it
+ *     counts toward budget_evals and ranks like one of its own.  A key
+ *     another campaign is still evaluating (task queued or leased) is
+ *     skipped for now and can be reused by a later step once measured;
+ *     such keys keep the space from counting as exhausted.  A key whose
+ *     task failed without an evaluation (its campaign was stopped) is
+ *     never evaluated again, as before.
  *
  * The search RNG is seeded from the campaign's search_seed, the number of
  * eval tasks it has created and the device class, so a step is a function
@@ -50,6 +59,7 @@ typedef struct {
 typedef struct {
   uint32_t running;    /* campaigns still running after the step */
   uint32_t scheduled;  /* eval tasks created */
+  uint32_t reused;     /* other campaigns' evaluations reused, no task */
   uint32_t finished;   /* campaigns this step ended */
 } kf_search_stats;
 

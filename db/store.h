@@ -229,7 +229,11 @@ int kf_store_counts(kf_store *s, int64_t campaign_id, kf_task_counts *out);
  * (genomes: a template plus knob values, or a proposer's own source) and
  * their evaluations, one per (candidate, device class).  eval_keys makes
  * "the same sha256(source) + flags + device class is evaluated once" a
- * database constraint that holds across campaigns and restarts.
+ * database constraint that holds across campaigns and restarts.  A key
+ * another campaign already evaluated is not skipped but reused: this
+ * campaign gets its own candidate and an evaluation row copying the
+ * original's measurements (task_id NULL, reused_from = the original), and
+ * counts it like one of its own (migrations/0003_eval_reuse.sql).
  *
  * Rows come back as one allocation (structs first, strings after them):
  * free lists with kf_store_list_free, a campaign with kf_store_campaign_free.
@@ -289,9 +293,11 @@ void kf_store_campaign_free(kf_campaign *c);
 int kf_store_campaigns_running(kf_store *s, int64_t **ids, size_t *n);
 
 typedef struct {
-  uint32_t issued;        /* eval tasks created (eval_keys with a task) */
-  uint32_t outstanding;   /* of those, queued or leased */
-  uint32_t evals;         /* evaluations recorded */
+  uint32_t issued;        /* evaluations asked for: eval tasks created
+                           * (eval_keys with a task) + evals_reused */
+  uint32_t outstanding;   /* eval tasks queued or leased */
+  uint32_t evals;         /* evaluations recorded, reused ones included */
+  uint32_t evals_reused;  /* of those, copied from another campaign's */
   uint32_t evals_ok;
   uint32_t by_outcome[16];  /* indexed by kf_outcome */
   double best_speedup;      /* of best_candidate_id, else the max; 0 none */
@@ -319,7 +325,8 @@ typedef struct {
   uint32_t workers;       /* alive workers of the class running "eval" */
   uint32_t slots;         /* their slots, summed */
   uint32_t outstanding;   /* the campaign's queued/leased tasks for it */
-  uint32_t issued;        /* the campaign's eval tasks for it, ever */
+  uint32_t issued;        /* the campaign's eval tasks for it, ever, plus
+                           * its evaluations reused there */
   double copy_gbps;       /* best measured copy bandwidth, GB/s; 0 unknown */
 } kf_eval_class;
 
@@ -349,6 +356,10 @@ typedef struct {
   double time_ns_median, time_ns_spread;         /* 0: unknown */
   double ref_time_ns_median, ref_time_ns_spread;
   double speedup, achieved_gbps, roofline_fraction;
+  /* the evaluation this one copies (another campaign's); 0: measured for
+   * this campaign by task_id */
+  int64_t reused_from;
+  int64_t campaign_id;          /* the candidate's (or key's) campaign */
 } kf_cand_row;
 
 typedef struct {
@@ -382,9 +393,13 @@ int kf_store_best(kf_store *s, int64_t campaign_id, kf_cand_list **out);
 int kf_store_pending_candidates(kf_store *s, int64_t campaign_id, int64_t dc,
                                 kf_cand_list **out);
 
-/* Keys already evaluated (or being evaluated) on dc whose source is one of
- * the campaign's candidates' or one of shas (comma-separated hex, may be
- * ""): candidate_id, source_sha256 and flags are filled. */
+/* The keys on dc the search must know about: every eval_keys row of the
+ * campaign on dc (with a task or not), and every row with a task, of any
+ * campaign, whose source is one of the campaign's candidates' or one of
+ * shas (comma-separated hex, may be "").  Filled: candidate_id,
+ * source_sha256, flags, campaign_id, task_id (0: none), eval_id (the
+ * evaluation of that task; 0: none yet) and stage (the task's state:
+ * "queued", "leased", "done", "failed"; "" without a task). */
 int kf_store_eval_keys(kf_store *s, int64_t campaign_id, int64_t dc,
                        const char *shas, kf_cand_list **out);
 
@@ -411,6 +426,10 @@ typedef struct {
   /* 0: a duplicate of duplicate_of, recorded without a task */
   int64_t task_id;              /* reserved */
   int64_t duplicate_of;
+  /* with duplicate_of (another campaign's candidate): that candidate's
+   * measured evaluation on this class, copied into this campaign as a
+   * reused evaluation; 0: a plain duplicate, no evaluation */
+  int64_t reuse_eval;
   const void *payload;          /* packed EvalRequest */
   size_t payload_len;
   uint32_t max_attempts;         /* 0: 2 */
@@ -418,16 +437,22 @@ typedef struct {
   int32_t priority;              /* task priority; proposals go first */
 } kf_eval_plan;
 
-/* Inserts the plans' candidates, eval_keys rows and eval tasks in one
- * transaction.  A plan whose key was taken meanwhile (another coordinator)
- * gets no task: scheduled[i] says which got one (may be NULL). */
+/* Inserts the plans' candidates, eval_keys rows, eval tasks and reused
+ * evaluations in one transaction.  A plan whose key was taken meanwhile
+ * (another coordinator) gets no task: scheduled[i] says which got their
+ * task, or for a reuse plan their evaluation (may be NULL).  A reuse is
+ * refused (scheduled false) when reuse_eval is not a measured evaluation
+ * of another campaign on the plan's class, or this campaign reused it
+ * already. */
 int kf_store_schedule(kf_store *s, int64_t campaign_id,
                       const kf_eval_plan *plans, size_t n, bool *scheduled);
 
-/* ProposeCandidate: inserts a proposer's candidate.  When its key is
- * already evaluated on every class of the campaign's backend that has an
- * eval worker (and there is at least one), nothing is inserted, *duplicate
- * is true and *candidate_id names the owner on the first such class. */
+/* ProposeCandidate: inserts a proposer's candidate.  When this campaign
+ * already holds its key (evaluated, queued or reused) on every class of
+ * the campaign's backend that has an eval worker (and there is at least
+ * one), nothing is inserted, *duplicate is true and *candidate_id names
+ * the campaign's candidate on the first such class.  A key only another
+ * campaign evaluated is inserted: the search reuses that evaluation. */
 int kf_store_propose(kf_store *s, int64_t campaign_id,
                      const char *template_name, const char *knobs_json,
                      const char *flags, const char *source,

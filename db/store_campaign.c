@@ -9,8 +9,11 @@
  * unique index say no.  Hashes are computed by PostgreSQL (sha256()), so
  * the coordinator needs no crypto library and every writer agrees on them.
  *
- * Evaluations are written by kf_store_report (store_tasks.c), in the
- * transaction that accepts the report; nothing here writes one.
+ * Evaluations are measured by kf_store_report (store_tasks.c), in the
+ * transaction that accepts the report.  The one evaluation written here
+ * is a reuse (0003): kf_store_schedule copies another campaign's measured
+ * evaluation of the same key into this campaign, with task_id NULL and
+ * reused_from naming the original, instead of creating a task.
  *
  * Rows come back as one allocation: the struct array first, then every
  * string it points to.  Reads are single statements (no BEGIN); writes
@@ -75,7 +78,8 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
 /* --------------------------------------------------- candidate rows -- */
 
 /* Every candidate query returns these columns, in this order; queries
- * without an evaluation send NULLs for the last 18. */
+ * without an evaluation send NULLs for the 18 evaluation columns and
+ * reused_from.  The last column is the candidate's campaign. */
 #define KF_CAND_COLS(src)                                                    \
   " c.id, c.template_name, c.knobs::text, c.flags, c.source_sha256,"        \
   " c.proposer, " src ", c.generation"
@@ -83,10 +87,11 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
   " e.id, e.task_id, e.device_class_id, d.kind, d.model, d.cc_major,"       \
   " d.cc_minor, d.isa, e.outcome::text, e.stage, e.reason,"                 \
   " e.time_ns_median, e.time_ns_spread, e.ref_time_ns_median,"              \
-  " e.ref_time_ns_spread, e.speedup, e.achieved_gbps, e.roofline_fraction"
+  " e.ref_time_ns_spread, e.speedup, e.achieved_gbps, e.roofline_fraction,"\
+  " e.reused_from, c.campaign_id"
 #define KF_NO_EVAL_COLS                                                      \
   " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"      \
-  " NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+  " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.campaign_id"
 #define KF_EVAL_FROM                                                         \
   " FROM evaluations e JOIN candidates c ON c.id = e.candidate_id"          \
   " JOIN device_classes d ON d.id = e.device_class_id"
@@ -131,6 +136,8 @@ static int kf_store__cand_list(kf_store *s, PGresult *r, bool with_source,
     c->speedup = kf_store__f64(r, i, 23);
     c->achieved_gbps = kf_store__f64(r, i, 24);
     c->roofline_fraction = kf_store__f64(r, i, 25);
+    c->reused_from = kf_store__i64(r, i, 26);
+    c->campaign_id = kf_store__i64(r, i, 27);
   }
   *out = l;
   return 0;
@@ -310,6 +317,8 @@ static const kf_store__stmt ST_CAMP_COUNTS = {
     KF_STMT_CAMP_COUNTS,
     "SELECT (SELECT count(*) FROM eval_keys WHERE campaign_id = $1::bigint"
     "  AND task_id IS NOT NULL),"
+    " (SELECT count(*) FROM evaluations WHERE campaign_id = $1::bigint"
+    "  AND reused_from IS NOT NULL),"
     " (SELECT count(*) FROM eval_keys k JOIN tasks t ON t.id = k.task_id"
     "  WHERE k.campaign_id = $1::bigint AND t.state IN ('queued', 'leased')),"
     " b.speedup, b.time_ns_median, b.ref_time_ns_median, b.roofline_fraction"
@@ -334,12 +343,13 @@ int kf_store_campaign_counts(kf_store *s, int64_t id,
   const char *p[] = {ids};
   PGresult *r;
   if ((rc = kf_store__exec(s, &ST_CAMP_COUNTS, 1, p, false, &r))) return rc;
-  out->issued = (uint32_t)kf_store__i64(r, 0, 0);
-  out->outstanding = (uint32_t)kf_store__i64(r, 0, 1);
-  out->best_speedup = kf_store__f64(r, 0, 2);
-  out->best_time_ns = kf_store__f64(r, 0, 3);
-  out->ref_time_ns = kf_store__f64(r, 0, 4);
-  out->roofline_fraction = kf_store__f64(r, 0, 5);
+  out->evals_reused = (uint32_t)kf_store__i64(r, 0, 1);
+  out->issued = (uint32_t)kf_store__i64(r, 0, 0) + out->evals_reused;
+  out->outstanding = (uint32_t)kf_store__i64(r, 0, 2);
+  out->best_speedup = kf_store__f64(r, 0, 3);
+  out->best_time_ns = kf_store__f64(r, 0, 4);
+  out->ref_time_ns = kf_store__f64(r, 0, 5);
+  out->roofline_fraction = kf_store__f64(r, 0, 6);
   PQclear(r);
   if ((rc = kf_store__exec(s, &ST_CAMP_OUTCOMES, 1, p, false, &r))) return rc;
   for (int i = 0; i < PQntuples(r); i++) {
@@ -421,6 +431,9 @@ static const kf_store__stmt ST_CAMP_CLASSES = {
     "  AND t.state IN ('queued', 'leased')),"
     " (SELECT count(*) FROM eval_keys k WHERE k.campaign_id = $1::bigint"
     "  AND k.device_class_id = w.device_class_id AND k.task_id IS NOT NULL)"
+    " + (SELECT count(*) FROM evaluations e WHERE e.campaign_id = $1::bigint"
+    "  AND e.device_class_id = w.device_class_id"
+    "  AND e.reused_from IS NOT NULL)"
     " FROM workers w JOIN device_classes d ON d.id = w.device_class_id"
     " JOIN campaigns c ON c.id = $1::bigint"
     " WHERE d.kind = c.backend AND 'eval' = ANY(w.task_kinds)"
@@ -557,14 +570,22 @@ int kf_store_pending_candidates(kf_store *s, int64_t campaign_id, int64_t dc,
   return rc;
 }
 
+/* Columns as KF_CAND_COLS + KF_EVAL_COLS, most of them NULL: the key's
+ * candidate, its sha and flags, the evaluation of its task (e.id), its
+ * task and the task's state (in the stage column), and its campaign. */
 static const kf_store__stmt ST_CAMP_KEYS = {
     KF_STMT_CAMP_KEYS,
     "SELECT k.candidate_id, '', '{}', k.flags, k.source_sha256, '', NULL,"
-    " 0," KF_NO_EVAL_COLS " FROM eval_keys k"
-    " WHERE k.device_class_id = $2::bigint AND k.task_id IS NOT NULL"
+    " 0, e.id, k.task_id, k.device_class_id, NULL, NULL, NULL, NULL, NULL,"
+    " NULL, t.state::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    " NULL, k.campaign_id FROM eval_keys k"
+    " LEFT JOIN tasks t ON t.id = k.task_id"
+    " LEFT JOIN evaluations e ON e.task_id = k.task_id"
+    " WHERE k.device_class_id = $2::bigint"
+    " AND (k.campaign_id = $1::bigint OR (k.task_id IS NOT NULL"
     " AND (k.source_sha256 = ANY(string_to_array($3, ','))"
     "  OR k.source_sha256 IN (SELECT source_sha256 FROM candidates"
-    "  WHERE campaign_id = $1::bigint))"};
+    "  WHERE campaign_id = $1::bigint))))"};
 
 int kf_store_eval_keys(kf_store *s, int64_t campaign_id, int64_t dc,
                        const char *shas, kf_cand_list **out) {
@@ -612,18 +633,23 @@ int kf_store_reserve_ids(kf_store *s, size_t n, int64_t *candidate_ids,
 /* ------------------------------------------------------- scheduling -- */
 
 /* One statement: new candidates, then one eval_keys row per plan (with
- * its task, or as a duplicate), then the tasks of the keys that went in.
- * A key taken meanwhile makes ON CONFLICT skip that row and so its task.
- * The foreign key from eval_keys to tasks is checked at the end of the
- * statement, when the task exists. */
+ * its task, or as a duplicate), then the tasks of the keys that went in
+ * and the reused evaluations of the duplicate rows that went in.  A key
+ * taken meanwhile makes ON CONFLICT skip that row and so its task.  The
+ * foreign keys from eval_keys to tasks and from evaluations to candidates
+ * are checked at the end of the statement, when the rows exist.  The
+ * result is the ids of the tasks created, then (second column true) the
+ * candidate ids whose reused evaluation went in.  A reuse copies only an
+ * evaluation of another campaign that was itself measured (reused_from
+ * NULL), on the plan's class. */
 static const kf_store__stmt ST_CAMP_SCHEDULE = {
     KF_STMT_CAMP_SCHEDULE,
     "WITH p AS (SELECT * FROM unnest($2::boolean[], $3::bigint[],"
     " $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[],"
     " $9::text[], $10::int[], $11::text[], $12::bigint[], $13::bigint[],"
-    " $14::bytea[], $15::int[], $16::int[], $17::int[])"
+    " $14::bytea[], $15::int[], $16::int[], $17::int[], $18::bigint[])"
     " WITH ORDINALITY AS x(isnew, cand, dc, tmpl, knobs, source, proposer,"
-    " parents, gen, flags, task, dup, payload, ma, tmo, prio, o)),"
+    " parents, gen, flags, task, dup, payload, ma, tmo, prio, reuse, o)),"
     " c AS (INSERT INTO candidates (id, campaign_id, template_name, knobs,"
     " source, source_sha256, flags, proposer, parents, generation,"
     " device_class_id)"
@@ -638,18 +664,34 @@ static const kf_store__stmt ST_CAMP_SCHEDULE = {
     " COALESCE(c.flags, old.flags), NULLIF(p.task, 0), NULLIF(p.dup, 0)"
     " FROM p LEFT JOIN c ON c.id = p.cand"
     " LEFT JOIN candidates old ON old.id = p.cand ORDER BY p.o"
-    " ON CONFLICT DO NOTHING RETURNING task_id)"
-    " INSERT INTO tasks (id, kind, payload, device_class_id, max_attempts,"
-    " campaign_id, timeout_ms, priority)"
+    " ON CONFLICT DO NOTHING RETURNING candidate_id, device_class_id,"
+    " task_id),"
+    " t AS (INSERT INTO tasks (id, kind, payload, device_class_id,"
+    " max_attempts, campaign_id, timeout_ms, priority)"
     " SELECT p.task, 'eval', p.payload, p.dc, p.ma, $1::bigint, p.tmo,"
     " p.prio FROM p WHERE p.task IN (SELECT task_id FROM k"
-    " WHERE task_id IS NOT NULL) ORDER BY p.o RETURNING id"};
+    " WHERE task_id IS NOT NULL) ORDER BY p.o RETURNING id),"
+    " r AS (INSERT INTO evaluations (candidate_id, campaign_id,"
+    " device_class_id, task_id, worker_id, outcome, stage, reason,"
+    " time_ns_median, time_ns_spread, ref_time_ns_median,"
+    " ref_time_ns_spread, speedup, achieved_gbps, roofline_fraction, result,"
+    " reused_from)"
+    " SELECT p.cand, $1::bigint, p.dc, NULL, o.worker_id, o.outcome, o.stage,"
+    " o.reason, o.time_ns_median, o.time_ns_spread, o.ref_time_ns_median,"
+    " o.ref_time_ns_spread, o.speedup, o.achieved_gbps, o.roofline_fraction,"
+    " o.result, o.id"
+    " FROM p JOIN k ON k.candidate_id = p.cand AND k.device_class_id = p.dc"
+    " AND k.task_id IS NULL"
+    " JOIN evaluations o ON o.id = p.reuse AND o.device_class_id = p.dc"
+    " AND o.campaign_id <> $1::bigint AND o.reused_from IS NULL"
+    " ORDER BY p.o ON CONFLICT DO NOTHING RETURNING candidate_id)"
+    " SELECT id, false FROM t UNION ALL SELECT candidate_id, true FROM r"};
 
 int kf_store_schedule(kf_store *s, int64_t campaign_id,
                       const kf_eval_plan *plans, size_t n, bool *scheduled) {
   int rc = kf_store__ready(s);
   if (rc || n == 0) return rc;
-  enum { NCOL = 16 };
+  enum { NCOL = 17 };
   kf_store__buf a[NCOL] = {{0}};
   kf_store__buf par = {0};
   PGresult *r = NULL;
@@ -665,6 +707,11 @@ int kf_store_schedule(kf_store *s, int64_t campaign_id,
     if ((pl->task_id == 0) == (pl->duplicate_of == 0)) {
       rc = kf_store__fail(s, KF_EINVAL, "plan %zu: needs exactly one of"
                           " task_id and duplicate_of", i);
+      goto out;
+    }
+    if (pl->reuse_eval && !pl->duplicate_of) {
+      rc = kf_store__fail(s, KF_EINVAL, "plan %zu: reuse_eval without"
+                          " duplicate_of", i);
       goto out;
     }
     kf_store__arr_text(&a[0], nw ? "t" : "f");
@@ -694,6 +741,7 @@ int kf_store_schedule(kf_store *s, int64_t campaign_id,
     kf_store__arr_i64(&a[13], pl->max_attempts ? pl->max_attempts : 2);
     kf_store__arr_i64(&a[14], pl->timeout_ms ? pl->timeout_ms : 120000);
     kf_store__arr_i64(&a[15], pl->priority);
+    kf_store__arr_i64(&a[16], pl->reuse_eval);
   }
   bool oom = par.oom;
   const char *p[NCOL + 1];
@@ -714,9 +762,12 @@ int kf_store_schedule(kf_store *s, int64_t campaign_id,
   if (scheduled) {
     for (size_t i = 0; i < n; i++) scheduled[i] = false;
     for (int j = 0; j < PQntuples(r); j++) {
-      int64_t t = kf_store__i64(r, j, 0);
+      int64_t id = kf_store__i64(r, j, 0);
+      bool reused = PQgetvalue(r, j, 1)[0] == 't';
       for (size_t i = 0; i < n; i++)
-        if (plans[i].task_id == t) scheduled[i] = true;
+        if (reused ? plans[i].reuse_eval && plans[i].candidate_id == id
+                   : plans[i].task_id == id)
+          scheduled[i] = true;
     }
   }
 out:
@@ -728,14 +779,17 @@ out:
 
 /* -------------------------------------------------------- proposals -- */
 
-/* Per class that can evaluate the campaign: the candidate that already
- * owns the proposal's key there, or NULL. */
+/* Per class that can evaluate the campaign: this campaign's candidate
+ * that already holds the proposal's key there (evaluated, being evaluated
+ * or reused), or NULL.  Another campaign's evaluation of the key does not
+ * make a duplicate: the search reuses it for this campaign. */
 static const kf_store__stmt ST_CAMP_PROPOSE_CHECK = {
     KF_STMT_CAMP_PROPOSE_CHECK,
     "SELECT w.device_class_id, (SELECT k.candidate_id FROM eval_keys k"
-    "  WHERE k.device_class_id = w.device_class_id AND k.task_id IS NOT NULL"
+    "  WHERE k.device_class_id = w.device_class_id"
+    "  AND k.campaign_id = $1::bigint"
     "  AND k.source_sha256 = encode(sha256(convert_to($2, 'UTF8')), 'hex')"
-    "  AND k.flags = $3)"
+    "  AND k.flags = $3 ORDER BY k.candidate_id LIMIT 1)"
     " FROM workers w JOIN device_classes d ON d.id = w.device_class_id"
     " JOIN campaigns c ON c.id = $1::bigint"
     " WHERE d.kind = c.backend AND 'eval' = ANY(w.task_kinds)"

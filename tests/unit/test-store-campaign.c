@@ -3,9 +3,10 @@
  * tests/unit/test-store-campaign.c -- campaigns in the store and the search
  * that drives them (coordinator/search.c, stepped here without a server):
  * migration 0002, the once-per-(source, flags, class) rule across
- * campaigns, one evaluation per eval task whatever the reports, and the
- * search's knobs, dedupe, outstanding limit, stop rules and resumption
- * over a fresh connection.
+ * campaigns, reuse of another campaign's evaluations (0003), one
+ * evaluation per eval task whatever the reports, and the search's knobs,
+ * dedupe, outstanding limit, stop rules and resumption over a fresh
+ * connection.
  *
  * A "worker" here is the store API used by hand: lease the eval tasks,
  * decode their EvalRequest, answer with an EvalResult whose time is a
@@ -221,34 +222,191 @@ static void dedupe_across_campaigns(void **state) {
   assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE id = %lld",
                            (long long)task),
                    0);
-  /* a and b between them used up the space: b ended without repeating. */
-  run_round(w, dc, time_of, false);
-  step(a);
-  step(b);
+  /* a and b between them used up the space: each measured part of it and
+   * reused the rest from the other, and both ended without repeating. */
+  for (int i = 0; i < 6; i++) {
+    run_round(w, dc, time_of, false);
+    step(a);
+    step(b);
+  }
   assert_string_equal(tdb_text("SELECT string_agg(stop_reason, ',' ORDER BY"
                                " id) FROM campaigns"),
                       "search space exhausted,search space exhausted");
-  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"), 14);
-  /* A proposal of an evaluated key is a duplicate, across campaigns. */
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"
+                           " WHERE reused_from IS NULL"),
+                   14);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"
+                           " WHERE campaign_id = %lld", (long long)a), 14);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations"
+                           " WHERE campaign_id = %lld", (long long)b), 14);
+  assert_int_equal(no_repeats(), 0);
+  /* A proposal of a key only other campaigns evaluated is not a
+   * duplicate: the next step reuses their evaluation for it. */
   int64_t d = campaign(templates, 100, 0, 1);
-  int64_t id = 0;
-  bool dup = false;
+  int64_t id = 0, known = 0;
+  bool dup = true;
   assert_int_equal(kf_store_propose(tdb.s, d, "t", "{}", "-DA=1 -DB=x -DC=0",
-                                    "int t;", "user", &id, &dup),
+                                    "int t;", "user", &known, &dup),
                    0);
-  assert_true(dup);
-  assert_true(id > 0);
-  /* A new one is not, and the next step evaluates it first. */
+  assert_false(dup);
+  /* A new one is not either, and the next step evaluates it first. */
   assert_int_equal(kf_store_propose(tdb.s, d, "", "{}", "", "int mine;",
                                     "user", &id, &dup),
                    0);
   assert_false(dup);
-  assert_int_equal(step(d).scheduled, 1);
+  kf_search_stats st = step(d);
+  assert_int_equal(st.scheduled, 1);
+  assert_int_equal(st.reused, 14); /* the proposal and 13 drawn keys */
   assert_int_equal(tdb_int("SELECT count(*) FROM eval_keys k JOIN tasks t"
                            " ON t.id = k.task_id WHERE k.candidate_id = %lld"
                            " AND t.priority = 1",
                            (long long)id),
                    1);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " candidate_id = %lld AND task_id IS NULL AND"
+                           " reused_from IS NOT NULL", (long long)known),
+                   1);
+  /* Proposed again, it is a duplicate: d holds it now. */
+  assert_int_equal(kf_store_propose(tdb.s, d, "t", "{}", "-DA=1 -DB=x -DC=0",
+                                    "int t;", "user", &id, &dup),
+                   0);
+  assert_true(dup);
+  assert_int_equal(id, known);
+  assert_int_equal(no_repeats(), 0);
+}
+
+/* Every key at most once among a campaign's evaluations. */
+static int64_t counted_twice(int64_t cid) {
+  return tdb_int("SELECT count(*) FROM (SELECT 1 FROM evaluations e"
+                 " JOIN candidates c ON c.id = e.candidate_id"
+                 " WHERE e.campaign_id = %lld GROUP BY c.source_sha256,"
+                 " c.flags, e.device_class_id HAVING count(*) > 1) x",
+                 (long long)cid);
+}
+
+static const char *run_to_end(int64_t cid, int64_t w, int64_t dc, time_fn fn,
+                              int max_rounds);
+
+/* `kf run` twice on one data directory: the second campaign reuses what
+ * the first measured, creates no task for it, and still ends with a best
+ * it can hand out with its source. */
+static void reuse_second_campaign(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 2, &dc);
+  int64_t a = campaign(templates, 6, 0, 1);
+  assert_string_equal(run_to_end(a, w, dc, time_of, 20),
+                      "done: budget_evals reached");
+  int64_t tasks_a = tdb_int("SELECT count(*) FROM tasks");
+  assert_int_equal(tasks_a, 6);
+  int64_t b = campaign(templates, 10, 0, 1); /* same spec, same seed */
+  assert_string_equal(run_to_end(b, w, dc, time_of, 20),
+                      "done: budget_evals reached");
+  int64_t reused = tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " campaign_id = %lld AND reused_from IS NOT NULL",
+                           (long long)b);
+  /* The defaults come first in both: at least those two are reused. */
+  assert_true(reused >= 2);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " campaign_id = %lld", (long long)b),
+                   10);
+  /* No task for a key a measured; one task per evaluation b measured. */
+  assert_int_equal(no_repeats(), 0);
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE campaign_id ="
+                           " %lld", (long long)b),
+                   10 - reused);
+  /* A reused row: b's own candidate, no task, a's measurements. */
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations e"
+                           " JOIN evaluations o ON o.id = e.reused_from"
+                           " JOIN candidates c ON c.id = e.candidate_id"
+                           " JOIN candidates oc ON oc.id = o.candidate_id"
+                           " WHERE e.campaign_id = %lld AND e.task_id IS NULL"
+                           " AND c.campaign_id = e.campaign_id"
+                           " AND o.campaign_id = %lld AND o.task_id IS NOT NULL"
+                           " AND e.time_ns_median = o.time_ns_median"
+                           " AND e.speedup = o.speedup AND e.outcome = o.outcome"
+                           " AND c.source_sha256 = oc.source_sha256"
+                           " AND c.flags = oc.flags",
+                           (long long)b, (long long)a),
+                   reused);
+  assert_int_equal(counted_twice(a), 0);
+  assert_int_equal(counted_twice(b), 0);
+  /* Counts and the best work as if b had run them. */
+  kf_campaign_counts n;
+  assert_int_equal(kf_store_campaign_counts(tdb.s, b, &n), 0);
+  assert_int_equal(n.evals, 10);
+  assert_int_equal(n.evals_reused, reused);
+  assert_int_equal(n.issued, 10);
+  assert_int_equal(n.outstanding, 0);
+  kf_cand_list *best = NULL;
+  assert_int_equal(kf_store_best(tdb.s, b, &best), 0);
+  assert_int_equal(best->n, 1);
+  assert_non_null(best->v[0].source);
+  assert_string_equal(best->v[0].source, "int t;");
+  assert_true(best->v[0].speedup > 1);
+  assert_int_equal(best->v[0].campaign_id, b);
+  assert_true(n.best_speedup == best->v[0].speedup);
+  kf_store_list_free(best);
+  /* Listed with reused_from, as export shows them. */
+  kf_cand_list *l = NULL;
+  assert_int_equal(kf_store_evaluations(tdb.s, b, KF_EVALS_BY_ID, 0, &l), 0);
+  int64_t marked = 0;
+  for (size_t i = 0; i < l->n; i++)
+    if (l->v[i].reused_from) {
+      marked++;
+      assert_int_equal(l->v[i].task_id, 0);
+    }
+  assert_int_equal(marked, reused);
+  kf_store_list_free(l);
+  /* The store refuses to reuse one evaluation twice in a campaign, or a
+   * campaign's own evaluation. */
+  int64_t orig = tdb_int("SELECT reused_from FROM evaluations WHERE"
+                         " campaign_id = %lld AND reused_from IS NOT NULL"
+                         " ORDER BY id LIMIT 1", (long long)b);
+  int64_t owner = tdb_int("SELECT candidate_id FROM evaluations WHERE id ="
+                          " %lld", (long long)orig);
+  int64_t own = tdb_int("SELECT id FROM evaluations WHERE campaign_id = %lld"
+                        " AND task_id IS NOT NULL ORDER BY id LIMIT 1",
+                        (long long)b);
+  for (int k = 0; k < 2; k++) {
+    int64_t cand = 0;
+    assert_int_equal(kf_store_reserve_ids(tdb.s, 1, &cand, NULL), 0);
+    kf_eval_plan p = {.new_candidate = true, .candidate_id = cand,
+                      .device_class_id = dc, .template_name = "t",
+                      .knobs_json = "{}", .source = "int t;",
+                      .flags = "-DX=1", .duplicate_of = owner,
+                      .reuse_eval = k ? own : orig};
+    bool sched = true;
+    assert_int_equal(kf_store_schedule(tdb.s, b, &p, 1, &sched), 0);
+    assert_false(sched);
+  }
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " campaign_id = %lld", (long long)b),
+                   10);
+}
+
+/* A key another campaign is still evaluating is neither run again nor
+ * reused while in flight; a later step reuses it once it is measured. */
+static void reuse_waits_for_inflight(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 2, &dc);
+  int64_t a = campaign(templates, 100, 0, 1);
+  int64_t b = campaign(templates, 100, 0, 1);
+  /* b stays in its initial population, which starts with the defaults. */
+  tdb_sql("UPDATE campaigns SET population = 16");
+  assert_int_equal(step(a).scheduled, 4); /* queued, not run yet */
+  kf_search_stats st = step(b);
+  assert_int_equal(st.reused, 0);
+  assert_int_equal(st.scheduled, 4);
+  assert_int_equal(no_repeats(), 0); /* none of a's queued keys */
+  run_round(w, dc, time_of, false); /* all 8 measured */
+  st = step(b);
+  assert_true(st.reused >= 2); /* at least a's two defaults */
+  step(a);
+  assert_int_equal(counted_twice(a), 0);
+  assert_int_equal(counted_twice(b), 0);
+  assert_int_equal(no_repeats(), 0);
 }
 
 static void repeated_report_one_evaluation(void **state) {
@@ -469,6 +627,8 @@ int main(void) {
       cmocka_unit_test_setup(migration_applies, tdb_setup),
       cmocka_unit_test_setup(search_initial_population, tdb_setup),
       cmocka_unit_test_setup(dedupe_across_campaigns, tdb_setup),
+      cmocka_unit_test_setup(reuse_second_campaign, tdb_setup),
+      cmocka_unit_test_setup(reuse_waits_for_inflight, tdb_setup),
       cmocka_unit_test_setup(repeated_report_one_evaluation, tdb_setup),
       cmocka_unit_test_setup(stops_on_budget, tdb_setup),
       cmocka_unit_test_setup(stops_on_plateau, tdb_setup),
