@@ -18,7 +18,19 @@
  *    (__do_global_dtors_aux); more is the candidate's.  .init and .fini
  *    must have the size they have in the reference built by the same
  *    compiler (code put there with inline asm runs on load), and no
- *    DT_PREINIT_ARRAY or STT_GNU_IFUNC symbol (resolvers run on load).
+ *    DT_PREINIT_ARRAY or STT_GNU_IFUNC symbol (resolvers run on load);
+ *  - no writable static state: a kernel that keeps a counter or a cache
+ *    in a global or static variable can behave differently on later calls
+ *    (right while checked, fast while timed) or replay old outputs.  Every
+ *    symbol (.symtab, locals included) defined in a writable section other
+ *    than the toolchain's (.got, .dynamic, the init arrays, .data.rel.ro)
+ *    must also be defined by the baseline, an empty kernel built by the
+ *    same compiler (crtstuff's completed.0, __dso_handle, __TMC_END__),
+ *    and those sections may not be larger in total than the baseline's, so
+ *    unnamed data placed with inline asm is caught as well.  Read-only
+ *    tables (static const) are fine.  The runner also runs every call in a
+ *    fresh process, so state that slips past this rule cannot survive a
+ *    call anyway; this check is what gives the user a clear reason.
  * Whatever still slips through runs at dlopen under the runner's first
  * seccomp filter, in the jail, unprivileged: this check is the cheap,
  * well-explained first line, not the only one.
@@ -58,6 +70,34 @@ static const char *const allowed[] = {
     "__cxa_finalize", "__gmon_start__", "_ITM_deregisterTMCloneTable",
     "_ITM_registerTMCloneTable",
 };
+
+/* Writable sections the dynamic linker fills at load (and RELRO makes
+ * read-only after it) or that hold only toolchain bookkeeping. */
+static bool toolchain_writable(const char *nm) {
+  static const char *const t[] = {".init_array", ".fini_array", ".preinit_array",
+                                  ".dynamic", ".got", ".got.plt",
+                                  ".data.rel.ro", ".tm_clone_table", ".ctors",
+                                  ".dtors"};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strcmp(nm, t[i])) return true;
+  return false;
+}
+
+/* "calls" for "calls", "inner" for gcc's function-local "inner.0". */
+static void display_name(const char *nm, char *out, size_t outlen,
+                         bool *local_static) {
+  snprintf(out, outlen, "%.47s", nm);
+  char *dot = strrchr(out, '.');
+  *local_static = false;
+  if (dot && dot != out && dot[1]) {
+    bool digits = true;
+    for (const char *p = dot + 1; *p; p++) digits &= *p >= '0' && *p <= '9';
+    if (digits) {
+      *dot = '\0';
+      *local_static = true;
+    }
+  }
+}
 
 static bool is_allowed(const char *name) {
   for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
@@ -103,10 +143,21 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
   if (!sh || eh->e_shstrndx >= eh->e_shnum) REJECT("ELF: bad section table");
   const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
 
-  const Elf64_Shdr *dynsym = NULL, *dynamic = NULL;
+  const Elf64_Shdr *dynsym = NULL, *dynamic = NULL, *symtab = NULL;
+  bool state_sec[256] = {false}; /* by section index, when < 256 */
+  const char *big_state = NULL;  /* a non-toolchain writable section */
   for (unsigned i = 0; i < eh->e_shnum; i++) {
     const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
     if (!nm) continue;
+    if ((sh[i].sh_flags & SHF_ALLOC) && (sh[i].sh_flags & SHF_WRITE) &&
+        !toolchain_writable(nm)) {
+      if (i < 256) state_sec[i] = true;
+      info->state_bytes += sh[i].sh_size;
+      if (strcmp(nm, ".data") != 0 && strcmp(nm, ".bss") != 0 &&
+          sh[i].sh_size)
+        big_state = nm;
+    }
+    if (sh[i].sh_type == SHT_SYMTAB) symtab = &sh[i];
     if (!strcmp(nm, ".init")) info->init_size = sh[i].sh_size;
     if (!strcmp(nm, ".fini")) info->fini_size = sh[i].sh_size;
     if (!strcmp(nm, ".ctors") || !strcmp(nm, ".dtors"))
@@ -174,6 +225,58 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
     if (!is_allowed(nm))
       REJECT("calls '%.64s', which candidates may not use (allowed: libm "
              "math, memcpy/memmove/memset/memcmp, malloc/free, abort)", nm);
+  }
+
+  /* .symtab: writable static state and local IFUNCs */
+  if (symtab && symtab->sh_entsize == sizeof(Elf64_Sym) &&
+      symtab->sh_link < eh->e_shnum) {
+    const Elf64_Sym *ls = at(buf, len, symtab->sh_offset, symtab->sh_size);
+    if (!ls) REJECT("ELF: bad .symtab");
+    const Elf64_Shdr *lstr = &sh[symtab->sh_link];
+    size_t nls = symtab->sh_size / sizeof(Elf64_Sym);
+    for (size_t i = 1; i < nls; i++) {
+      const char *nm = str_at(buf, len, lstr, ls[i].st_name);
+      if (!nm) REJECT("ELF: bad symbol name");
+      int type = ELF64_ST_TYPE(ls[i].st_info);
+      if (type == STT_GNU_IFUNC)
+        REJECT("defines IFUNC symbol '%.64s': resolvers run on load", nm);
+      if (type != STT_OBJECT && type != STT_NOTYPE && type != STT_COMMON)
+        continue;
+      uint16_t shn = ls[i].st_shndx;
+      if (shn == SHN_UNDEF || shn >= eh->e_shnum || shn >= 256 ||
+          !state_sec[shn] || !*nm)
+        continue;
+      bool known = false;
+      const kf_harness_elf_info *b = baseline ? baseline : info;
+      for (int k = 0; k < b->n_state_syms && !known; k++)
+        known = !strcmp(b->state_syms[k], nm);
+      if (!baseline) {
+        /* building the baseline: remember the toolchain's names */
+        if (info->n_state_syms < KF_HARNESS_ELF_MAX_STATE && !known &&
+            strlen(nm) < sizeof info->state_syms[0])
+          strcpy(info->state_syms[info->n_state_syms++], nm);
+        continue;
+      }
+      if (known) continue;
+      char shown[48];
+      bool local_static;
+      display_name(nm, shown, sizeof shown, &local_static);
+      const char *secn = str_at(buf, len, shstr, sh[shn].sh_name);
+      REJECT("writable static state '%s' (%llu bytes in %s%s): a kernel may "
+             "not keep state between calls (counters, caches, flags); keep "
+             "scratch in locals or the workspace, constants in static const",
+             shown, (unsigned long long)ls[i].st_size, secn ? secn : "?",
+             local_static ? ", a static local" : "");
+    }
+  }
+  if (baseline && info->state_bytes > baseline->state_bytes) {
+    if (big_state)
+      REJECT("writable static state in section '%.64s': a kernel may not "
+             "keep state between calls", big_state);
+    REJECT("writable static state: %llu bytes of .data/.bss where an empty "
+           "kernel has %llu: a kernel may not keep state between calls",
+           (unsigned long long)info->state_bytes,
+           (unsigned long long)baseline->state_bytes);
   }
   return 0;
 }

@@ -10,7 +10,8 @@
  *   load         a runner each for reference and candidate
  *                (harness/runner.c), same code path; the reason lists the
  *                sandbox defenses that applied
- *   verify       every check size x every distribution: fresh inputs from
+ *   verify       every check size, and the bench size, x every
+ *                distribution: fresh inputs from
  *                the seed, outputs poisoned, guards checked, compared with
  *                the reference; cases whose expected outputs an all-zeros
  *                kernel would match are not evidence, and a problem with
@@ -61,6 +62,10 @@
 #define MAX_REPS 500
 #define MAX_REQUEST (256u << 20)
 #define MAX_SO (64u << 20)
+/* The link check's yardstick (see do_compile). */
+#define BASELINE_SRC                                                          \
+  "#include \"kf_candidate.h\"\n"                                            \
+  "int kf_launch(const kf_args *a) { return a == 0; }\n"
 /* Roofline factors: CPU ceilings measured by `kf-harness ceilings` are
  * rough (one memcpy, one FMA loop), so only clearly impossible times fail. */
 #define COPY_FACTOR 1.5
@@ -507,11 +512,32 @@ static void size_str(const ev *e, const kf_size *sz, char *buf, size_t len) {
                           e->spec->params[i], sz->v[i]);
 }
 
+/* Both runners armed: a fresh child loaded and waiting in each, so no
+ * fork or load of one competes with a timed call of the other. */
+static int quiet(ev *e, const char *ctx) {
+  char why[WHY];
+  int oc = kf_harness__runner_arm(&e->cand, e->o->call_timeout_ms, why,
+                                  sizeof why);
+  if (oc) {
+    snprintf(e->why, WHY, "%.300s: %.1700s", ctx, why);
+    return oc;
+  }
+  oc = kf_harness__runner_arm(&e->ref, e->o->call_timeout_ms * 3, why,
+                              sizeof why);
+  if (oc) {
+    snprintf(e->why, WHY, "%.300s: reference failed: %.1700s", ctx, why);
+    return oc == KF_OUTCOME_INFRA_ERROR ? oc : KF_OUTCOME_SPEC_ERROR;
+  }
+  return 0;
+}
+
 /* A reference failure is the problem's, not the candidate's. */
 static int ref_call(ev *e, kf_harness_cmd *c, uint64_t *ns, const char *ctx) {
   char why[WHY];
-  int oc = kf_harness__runner_call(&e->ref, c, e->o->call_timeout_ms * 3, ns,
-                                   why, sizeof why);
+  int oc = quiet(e, ctx);
+  if (oc) return oc;
+  oc = kf_harness__runner_call(&e->ref, c, e->o->call_timeout_ms * 3, ns,
+                               why, sizeof why);
   if (!oc) return 0;
   snprintf(e->why, WHY, "%.300s: reference failed: %.1700s", ctx, why);
   return oc == KF_OUTCOME_INFRA_ERROR ? oc : KF_OUTCOME_SPEC_ERROR;
@@ -519,8 +545,10 @@ static int ref_call(ev *e, kf_harness_cmd *c, uint64_t *ns, const char *ctx) {
 
 static int cand_call(ev *e, kf_harness_cmd *c, uint64_t *ns, const char *ctx) {
   char why[WHY];
-  int oc = kf_harness__runner_call(&e->cand, c, e->o->call_timeout_ms, ns,
-                                   why, sizeof why);
+  int oc = quiet(e, ctx);
+  if (oc) return oc;
+  oc = kf_harness__runner_call(&e->cand, c, e->o->call_timeout_ms, ns, why,
+                               sizeof why);
   if (oc) snprintf(e->why, WHY, "%.300s: %.1700s", ctx, why);
   return oc;
 }
@@ -553,16 +581,33 @@ static int do_compile(ev *e, kf_harness_elf_info *ref_info,
                            (int)e->req->n_knobs, e->o->compile_timeout_ms,
                            why, sizeof why);
   if (oc) return stage_end(e, oc, why);
+  /* The baseline for the link check: an empty kernel from the same
+   * compiler shows what the toolchain itself puts in .init/.fini and
+   * .data/.bss of every shared object. */
+  oc = kf_harness__compile(e->build, "baseline", BASELINE_SRC, NULL, 0,
+                           e->o->compile_timeout_ms, why, sizeof why);
+  if (oc) {
+    char w2[WHY];
+    snprintf(w2, sizeof w2, "empty baseline kernel: %.2000s", why);
+    return stage_end(e, KF_OUTCOME_INFRA_ERROR, w2);
+  }
   unsigned char *rbuf;
   size_t rlen;
   oc = take_so(e, "reference", e->jail_r, &rbuf, &rlen);
   if (oc) return stage_end(e, oc, e->why);
+  free(rbuf); /* the reference may import and keep what it likes */
+  char bpath[1200], err[256];
+  snprintf(bpath, sizeof bpath, "%s/baseline.so", e->build);
+  char *bbuf;
+  size_t blen;
+  if (kf_read_file(bpath, MAX_SO, &bbuf, &blen, err, sizeof err)) {
+    snprintf(e->why, WHY, "baseline.so: %s", err);
+    return stage_end(e, KF_OUTCOME_INFRA_ERROR, e->why);
+  }
   char w3[WHY];
-  kf_harness_elf_info scratch;
-  int roc = kf_harness__elf_check(rbuf, rlen, NULL, ref_info, w3, sizeof w3);
-  free(rbuf);
-  (void)roc; /* the reference may import what it likes; only its sizes */
-  (void)scratch;
+  kf_harness__elf_check((unsigned char *)bbuf, blen, NULL, ref_info, w3,
+                        sizeof w3);
+  free(bbuf);
   oc = take_so(e, "candidate", e->jail_c, cand_so, cand_len);
   if (oc) return stage_end(e, oc, e->why);
   return stage_end(e, 0, NULL);
@@ -644,8 +689,17 @@ static int do_verify(ev *e) {
   stage_begin(e, "verify");
   collect_dists(e);
   int cases = 0, evidence_cases = 0;
-  for (int si = 0; si < e->spec->n_check_sizes; si++) {
-    const kf_size *sz = &e->spec->check_sizes[si];
+  /* The check sizes, then the bench size under every distribution too:
+   * the timing loop draws only the first distribution, and a kernel that
+   * branches on the bench size must still be right on all of them. */
+  bool bench_checked = false;
+  for (int si = 0; si < e->spec->n_check_sizes; si++)
+    bench_checked |= !memcmp(&e->spec->check_sizes[si], &e->spec->bench_size,
+                             sizeof(kf_size));
+  int n_sizes = e->spec->n_check_sizes + !bench_checked;
+  for (int si = 0; si < n_sizes; si++) {
+    const kf_size *sz = si < e->spec->n_check_sizes ? &e->spec->check_sizes[si]
+                                                     : &e->spec->bench_size;
     layout L;
     int oc = make_layout(e, sz, 1, 2, &L);
     if (oc) return stage_end(e, oc, e->why);
@@ -685,9 +739,9 @@ static int do_verify(ev *e) {
     return stage_end(e, KF_OUTCOME_SPEC_ERROR, e->why);
   }
   char msg[256];
-  snprintf(msg, sizeof msg, "%d cases (%d sizes x %d distributions), %d far "
-           "from zero; max abs err %.3g, max rel err %.3g", cases,
-           e->spec->n_check_sizes, e->n_dists, evidence_cases, e->max_abs,
+  snprintf(msg, sizeof msg, "%d cases (%d sizes x %d distributions, the "
+           "bench size included), %d far from zero; max abs err %.3g, max rel "
+           "err %.3g", cases, n_sizes, e->n_dists, evidence_cases, e->max_abs,
            e->max_rel);
   return stage_end(e, 0, msg);
 }
@@ -829,6 +883,7 @@ static int do_time(ev *e) {
       bool cand_turn = (turn == 0) == (n % 2 == 0);
       fill_cmd(&L, k, k, &c);
       fill_params(e, sz, &c);
+      if ((oc = quiet(e, ctx))) goto out;
       flush_caches(e);
       oc = cand_turn ? cand_call(e, &c, &tc[n], ctx)
                      : ref_call(e, &c, &tr[n], ctx);

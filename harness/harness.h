@@ -8,6 +8,10 @@
  *       the protobuf bytes), writes one EvalResult to fd 3 (same framing;
  *       stdout when fd 3 is not open), logs to stderr (role 'h').  Exit 0
  *       whenever a result was written: a failing candidate is a result.
+ *   kf-harness eval-files --spec DIR --source FILE [--knob K=V]... [--seed N]
+ *       builds the EvalRequest from a problem directory and a source file,
+ *       runs eval on it as a child and prints the EvalResult as JSON
+ *       (harness/evalfiles.c); for people and test scripts.
  *   kf-harness ceilings
  *       prints {"copy_gbps": X, "gflops": Y} for this CPU, one core.
  *   kf-harness cuda-info [--device N] [--no-measure]
@@ -51,5 +55,8 @@ typedef struct {
  * when a result was written, KF_EIO / KF_EPROTO when none could be (the
  * caller exits non-zero: an infrastructure failure). */
 int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd);
+
+/* `kf-harness eval-files`: argv after the mode.  Returns the exit status. */
+int kf_harness_eval_files_main(int argc, char **argv);
 
 #endif

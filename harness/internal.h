@@ -90,16 +90,28 @@ extern const char kf_harness__candidate_h[]; /* embedded kf_candidate.h */
 
 /* --------------------------------------------------------- elfcheck.c -- */
 
+#define KF_HARNESS_ELF_MAX_STATE 16
+
 typedef struct {
   uint64_t init_size, fini_size;  /* .init / .fini section bytes */
   uint64_t init_array, fini_array; /* DT_INIT_ARRAYSZ / FINI (entries) */
   bool preinit;                   /* DT_PREINIT_ARRAY present */
+  uint64_t state_bytes;           /* bytes of writable sections that hold
+                                     program state (.data, .bss, ...; not
+                                     the GOT, .dynamic or init arrays) */
+  char state_syms[KF_HARNESS_ELF_MAX_STATE][48]; /* symbols defined there
+                                                    (the toolchain's, in a
+                                                    baseline) */
+  int n_state_syms;
 } kf_harness_elf_info;
 
 /* Checks a candidate shared object: undefined dynamic symbols on the
  * allow-list, DT_NEEDED libc/libm only, no constructors or destructors
  * beyond the toolchain's one each, .init/.fini the size of `baseline`'s
- * (the reference, built by the same compiler; NULL skips), no IFUNC.
+ * (an empty kernel built by the same compiler; NULL skips the comparisons),
+ * no IFUNC, and no writable static state: no symbol in .data/.bss (or any
+ * other writable section that is not the toolchain's) that the baseline
+ * does not define, and no more such bytes than the baseline has.
  * 0 or LINK_REJECTED naming the offending symbol or section. */
 int kf_harness__elf_check(const unsigned char *buf, size_t len,
                           const kf_harness_elf_info *baseline,
@@ -128,16 +140,20 @@ bool kf_harness__is_float(int dt);
 
 typedef struct {
   const char *who;      /* "candidate" / "reference" */
-  pid_t pid;            /* 0 when not running */
+  pid_t pid;            /* the zygote; 0 when not running */
   int cmd_fd, reply_fd; /* -1 when closed */
+  int status_fd;        /* the zygote's FORKED/EXITED; -1 when closed */
   int memfd;
   unsigned char *map;   /* the eval side's mapping of the memfd */
   size_t map_len;
   uint32_t seq;
-  uint32_t defenses;    /* KF_HARNESS_DEF_* reported by READY */
-  clockid_t cpuclock;   /* the runner's CPU-time clock */
+  uint32_t defenses;    /* KF_HARNESS_DEF_* of the zygote and a child */
+  pid_t child;          /* this call's child (FORKED); 0 when none */
+  bool armed;           /* the child said READY and has had no command */
+  bool replied;         /* the child said DONE; its EXITED is due */
+  clockid_t cpuclock;   /* the child's CPU-time clock */
   bool cpuclock_ok;
-  uint64_t cpu_at_reply;/* ns; CPU time when it last replied */
+  uint64_t cpu_at_reply;/* ns; the child's CPU time when it replied */
   bool dead;            /* exited or killed; status below */
   int status;
 } kf_harness_runner;
@@ -160,7 +176,15 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
                             int timeout_ms, uint64_t *ns, char *why,
                             size_t whylen);
 
-/* Checks the runner did not compute while it claimed to be idle. */
+/* Has the runner's next child ready (loaded, waiting for a command), so
+ * that nothing of this runner competes with a timed call of the other.
+ * 0, or the outcome of the last call's child or of the load (then the
+ * runner is dead).  Idempotent. */
+int kf_harness__runner_arm(kf_harness_runner *r, int timeout_ms, char *why,
+                           size_t whylen);
+
+/* Waits for the last call's child to end and checks it did not compute
+ * after its reply (work deferred past the end of timing). */
 int kf_harness__runner_idle_check(kf_harness_runner *r, char *why,
                                   size_t whylen);
 

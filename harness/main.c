@@ -21,6 +21,7 @@
 static void usage(FILE *f) {
   fprintf(f,
 "usage: kf-harness eval [OPTIONS] < request 3> result\n"
+"       kf-harness eval-files --spec DIR --source FILE [--knob K=V]... [--seed N]\n"
 "       kf-harness ceilings\n"
 "       kf-harness cuda-info [--device N] [--no-measure]\n"
 "\n"
@@ -137,6 +138,8 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "ceilings")) return ceilings_main();
   if (argc >= 2 && !strcmp(argv[1], "cuda-info"))
     return kf_harness__cuda_info_cmd(argc - 1, argv + 1);
+  if (argc >= 2 && !strcmp(argv[1], "eval-files"))
+    return kf_harness_eval_files_main(argc - 1, argv + 1);
   if (argc >= 2 && !strcmp(argv[1], "runner"))
     return kf_harness_runner_main(argc - 2, argv + 2);
   usage(argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))

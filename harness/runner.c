@@ -5,6 +5,12 @@
  * an empty environment and no secret in argv; it talks over the pipes and
  * the memfd of harness/runner_proto.h.
  *
+ * The process exec'd is a zygote: it sets up the sandbox (steps 1-6) and
+ * then forks one child per call (steps 7-9 and the call run in the child,
+ * which exits after its one kf_launch).  The zygote itself never loads or
+ * runs candidate code, so nothing a call leaves behind -- static or heap
+ * state, stack residue, registers, mappings -- reaches the next call.
+ *
  * Setup, in this order, before any candidate code runs:
  *   1. map the memfd (fd 3) and close it; close every other fd above 2;
  *   2. unshare net, mount, ipc and uts namespaces (as root; otherwise try a
@@ -12,24 +18,28 @@
  *   3. chroot into the jail (a directory holding only the .so), chdir /;
  *   4. rlimits: AS, CPU, FSIZE 0, NOFILE 8, CORE 0, MEMLOCK 0;
  *   5. as root: drop to uid/gid 65534 with no groups (this also drops every
- *      capability), then RLIMIT_NPROC 0;
+ *      capability); RLIMIT_NPROC 0 in each child;
  *   6. PR_SET_NO_NEW_PRIVS; SIGSYS handler on an alternate stack;
+ *   -- the zygote sends READY on the status pipe and forks a child per
+ *      call; in the child: PR_SET_PDEATHSIG, the status pipe closed, the
+ *      memfd and some stack faulted in, then --
  *   7. seccomp filter 1 ("load"): what dlopen needs (openat, mmap, ...)
  *      but nothing that reaches outside (no socket, clone, execve, kill);
  *   8. dlopen(RTLD_NOW|RTLD_LOCAL), dlsym("kf_launch") -- constructors and
  *      IFUNC resolvers, if any slipped past the link check, run here under
  *      filter 1, in the jail, unprivileged;
- *   9. seccomp filter 2 ("run"): read, write, exit, memory management,
- *      clocks, futex, getpid and tgkill to itself (abort); no open.
- * Then it sends READY with the bitmask of defenses applied and serves RUN
- * commands until EXIT or EOF.
+ *   9. seccomp filter 2 ("run"): read, write, exit, memory management
+ *      (mmap at most KF_HARNESS_MMAP_MAX at once), clocks, futex, getpid
+ *      and tgkill to itself (abort); no open, no sleep.
+ * Then the child sends READY with the bitmask of defenses applied, serves
+ * one RUN and exits; EXIT or EOF instead ends it, and the zygote with it.
  *
  * A denied syscall traps (SECCOMP_RET_TRAP): the SIGSYS handler reports the
  * syscall number as a VIOLATION reply and exits; filter 2 denies
  * rt_sigaction, so the candidate cannot replace that handler.  A syscall
  * from a foreign ABI (x32, int 0x80) kills the process outright.
  *
- * What this file deliberately does not do: log (stderr is /dev/null),
+ * What this file deliberately does not do: log (stderr is the status pipe),
  * allocate after setup, or link anything from kf_common -- it is built
  * into kf-harness-runner without sanitizers (ASan's shadow memory cannot
  * live under RLIMIT_AS), and into kf-harness as the fallback "runner" mode.
@@ -53,6 +63,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <grp.h>
 
@@ -71,10 +83,13 @@
 
 static kf_harness_reply g_sys_reply; /* prepared before filters; handler
                                         fills sysno and writes it */
+static int g_report_fd = 2;          /* setup failures: the status pipe in
+                                        the zygote, the reply pipe in a
+                                        child */
 static char g_altstack[64 * 1024];
 
-static void send_reply(int kind, uint32_t seq, int rc, uint32_t defenses,
-                       int err, const char *msg) {
+static void send_on(int fd, int kind, uint32_t seq, int rc,
+                    uint32_t defenses, int err, const char *msg) {
   kf_harness_reply r;
   memset(&r, 0, sizeof r);
   r.magic = KF_HARNESS_MAGIC;
@@ -90,19 +105,46 @@ static void send_reply(int kind, uint32_t seq, int rc, uint32_t defenses,
   }
   ssize_t w;
   do {
-    w = write(1, &r, sizeof r);
+    w = write(fd, &r, sizeof r);
+  } while (w < 0 && errno == EINTR);
+}
+
+static void send_reply(int kind, uint32_t seq, int rc, uint32_t defenses,
+                       int err, const char *msg) {
+  send_on(1, kind, seq, rc, defenses, err, msg);
+}
+
+/* zygote -> eval, on the status pipe */
+static void send_status(int kind, pid_t pid, int status, uint64_t cpu_ns,
+                        uint32_t defenses) {
+  kf_harness_reply r;
+  memset(&r, 0, sizeof r);
+  r.magic = KF_HARNESS_MAGIC;
+  r.kind = kind;
+  r.pid = pid;
+  r.status = status;
+  r.cpu_ns = cpu_ns;
+  r.defenses = defenses;
+  ssize_t w;
+  do {
+    w = write(2, &r, sizeof r);
   } while (w < 0 && errno == EINTR);
 }
 
 static _Noreturn void setup_fail(const char *what, int err) {
-  send_reply(KF_HARNESS_R_SETUP, 0, 0, 0, err, what);
+  send_on(g_report_fd, KF_HARNESS_R_SETUP, 0, 0, 0, err, what);
   _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
 }
 
-static void on_sigsys(int sig, siginfo_t *si, void *uc) {
+static void on_sigsys(int sig, siginfo_t *si, void *ucv) {
   (void)sig;
-  (void)uc;
   g_sys_reply.sysno = si->si_syscall;
+  ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+  g_sys_reply.arg1 = (uint64_t)uc->uc_mcontext.gregs[REG_RSI];
+#elif defined(__aarch64__)
+  g_sys_reply.arg1 = (uint64_t)uc->uc_mcontext.regs[1];
+#endif
   /* raw syscalls: libc wrappers may touch state the candidate broke */
   syscall(SYS_write, 1, &g_sys_reply, sizeof g_sys_reply);
   syscall(SYS_exit_group, KF_HARNESS_RUNNER_EXIT_SYS);
@@ -127,13 +169,15 @@ static void allow(bpf_prog *p, long nr) {
 }
 
 /* Syscalls both filters allow: the runner's loop and what a computing
- * kernel (and libc's malloc, memcpy, libm) may need. */
+ * kernel (and libc's malloc, memcpy, libm) may need.  mmap is allowed up
+ * to KF_HARNESS_MMAP_MAX per call (install_filter).  No sleeping: a kernel
+ * has nothing to wait for, and sleep only serves to steer the timer. */
 static const long base_allow[] = {
     SYS_read,          SYS_write,        SYS_exit,         SYS_exit_group,
-    SYS_futex,         SYS_brk,          SYS_mmap,         SYS_munmap,
+    SYS_futex,         SYS_brk,          SYS_munmap,
     SYS_mremap,        SYS_madvise,      SYS_mprotect,     SYS_rt_sigreturn,
     SYS_clock_gettime, SYS_gettimeofday, SYS_getpid,       SYS_gettid,
-    SYS_sched_yield,   SYS_rt_sigprocmask, SYS_nanosleep,  SYS_clock_nanosleep,
+    SYS_sched_yield,   SYS_rt_sigprocmask,
     SYS_getrandom,
 };
 
@@ -168,6 +212,20 @@ static int install_filter(bool loading, pid_t self) {
   if (loading)
     for (size_t i = 0; i < sizeof load_allow / sizeof load_allow[0]; i++)
       allow(&p, load_allow[i]);
+  /* mmap(any, len <= KF_HARNESS_MMAP_MAX, ...): a bigger one (a huge
+   * malloc) traps and is reported with its length. */
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        (uint32_t)SYS_mmap, 0, 6));
+  emit(&p, (struct sock_filter)BPF_STMT(
+               BPF_LD | BPF_W | BPF_ABS,
+               offsetof(struct seccomp_data, args[1]) + 4));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
+  emit(&p, (struct sock_filter)BPF_STMT(
+               BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
+  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
+                                        (uint32_t)KF_HARNESS_MMAP_MAX, 1, 0));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
   /* tgkill(self, any, sig): abort() raises SIGABRT this way.  Compare
    * arg0 (low and high halves) against our pid. */
   emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
@@ -250,6 +308,112 @@ static int parse_ull(const char *s, unsigned long long *out) {
   return 0;
 }
 
+/* One call in a fresh process: steps 7-9 of the header, READY, one RUN,
+ * DONE, exit.  Everything the candidate touches dies with this process. */
+static _Noreturn void run_child(uint32_t def, const char *path,
+                                unsigned char *base, size_t map_len,
+                                bool root, pid_t zygote) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != zygote) _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  close(2); /* the zygote's channel */
+  g_report_fd = 1;
+  if (root && set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
+  /* Fault in our view of the memfd and some stack now, so the timed call
+   * pays no page faults the reference does not (reads only: the eval side
+   * may be writing the next inputs). */
+  volatile unsigned char sink = 0;
+  for (size_t o = 0; o < map_len; o += 4096) sink ^= base[o];
+  volatile unsigned char stack_pages[64 * 1024];
+  for (size_t o = 0; o < sizeof stack_pages; o += 4096) stack_pages[o] = sink;
+
+  /* 7. filter for loading */
+  pid_t self = getpid();
+  if (install_filter(true, self) != 0) setup_fail("seccomp (load)", errno);
+  def |= KF_HARNESS_DEF_SECCOMP_LOAD;
+
+  /* 8. load */
+  dlerror();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, def, 0, e ? e : "dlopen failed");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+  kf_launch_fn fn = (kf_launch_fn)dlsym(h, "kf_launch");
+  if (!fn) {
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, def, 0,
+               "the shared object defines no kf_launch");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+
+  /* 9. filter for running */
+  if (install_filter(false, self) != 0) setup_fail("seccomp (run)", errno);
+  def |= KF_HARNESS_DEF_SECCOMP;
+  send_reply(KF_HARNESS_R_READY, 0, 0, def, 0, NULL);
+
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  static kf_harness_cmd cmd;
+  static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
+  do { /* a RELEASE the last child never read is skipped */
+    size_t got = 0;
+    while (got < sizeof cmd) {
+      ssize_t r = read(0, (char *)&cmd + got, sizeof cmd - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) _exit(got == 0 && r == 0 ? 0 : KF_HARNESS_RUNNER_EXIT_PROTO);
+      got += (size_t)r;
+    }
+  } while (cmd.magic == KF_HARNESS_MAGIC && cmd.op == KF_HARNESS_OP_RELEASE);
+  if (cmd.magic != KF_HARNESS_MAGIC) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  if (cmd.op == KF_HARNESS_OP_EXIT) _exit(KF_HARNESS_RUNNER_EXIT_OK);
+  if (cmd.op != KF_HARNESS_OP_RUN || cmd.n_inputs < 0 ||
+      cmd.n_inputs > KF_HARNESS_MAX_T || cmd.n_outputs < 0 ||
+      cmd.n_outputs > KF_HARNESS_MAX_T || cmd.n_params < 0 ||
+      cmd.n_params > KF_HARNESS_MAX_P)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  for (int side = 0; side < 2; side++) {
+    int n = side ? cmd.n_outputs : cmd.n_inputs;
+    for (int i = 0; i < n; i++) {
+      const kf_harness_tdesc *d = side ? &cmd.out[i] : &cmd.in[i];
+      kf_tensor *t = side ? &tout[i] : &tin[i];
+      if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 || d->ndim < 0 ||
+          d->ndim > KF_MAX_DIMS || d->off > map_len ||
+          (uint64_t)d->numel > (map_len - d->off) / dt_size[d->dtype])
+        _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+      t->data = base + d->off;
+      t->dtype = d->dtype;
+      t->ndim = d->ndim;
+      for (int k = 0; k < KF_MAX_DIMS; k++) t->dims[k] = d->dims[k];
+      t->numel = d->numel;
+    }
+  }
+  if (cmd.ws_off > map_len || cmd.ws_bytes > map_len - cmd.ws_off)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  kf_args a = {
+      .abi_version = KF_ABI_VERSION,
+      .n_inputs = cmd.n_inputs,
+      .n_outputs = cmd.n_outputs,
+      .n_params = cmd.n_params,
+      .inputs = tin,
+      .outputs = tout,
+      .params = cmd.params,
+      .workspace = cmd.ws_bytes ? base + cmd.ws_off : NULL,
+      .workspace_bytes = (size_t)cmd.ws_bytes,
+      .stream = NULL,
+  };
+  int rc = fn(&a);
+  send_reply(KF_HARNESS_R_DONE, cmd.seq, rc, 0, 0, NULL);
+  /* stay until the eval side has read our CPU clock (RELEASE or EOF) */
+  kf_harness_cmd rel;
+  size_t got = 0;
+  while (got < sizeof rel) {
+    ssize_t r = read(0, (char *)&rel + got, sizeof rel - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  _exit(KF_HARNESS_RUNNER_EXIT_CALLED);
+}
+
 int kf_harness_runner_main(int argc, char **argv) {
   const char *jail = NULL, *so = NULL;
   unsigned long long as_bytes = 0, cpu_s = 60;
@@ -316,7 +480,6 @@ int kf_harness_runner_main(int argc, char **argv) {
     if (setuid(NOBODY) != 0) setup_fail("setuid", errno);
     if (setuid(0) == 0) setup_fail("could regain root", 0);
     def |= KF_HARNESS_DEF_SETUID;
-    if (set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
   }
 
   /* 6. no way back up; a SIGSYS handler that works on a broken stack */
@@ -336,83 +499,30 @@ int kf_harness_runner_main(int argc, char **argv) {
   g_sys_reply.magic = KF_HARNESS_MAGIC;
   g_sys_reply.kind = KF_HARNESS_R_VIOLATION;
 
-  /* 7. filter for loading */
-  pid_t self = getpid();
-  if (install_filter(true, self) != 0) setup_fail("seccomp (load)", errno);
-  def |= KF_HARNESS_DEF_SECCOMP_LOAD;
-
-  /* 8. load */
+  /* 7-9 and the call happen in a fresh child per call (run_child) */
   char path[256];
   snprintf(path, sizeof path, "%s%s", (def & KF_HARNESS_DEF_CHROOT) ? "/" : "./",
            so);
-  dlerror();
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, def, 0, e ? e : "dlopen failed");
-    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
-  }
-  kf_launch_fn fn = (kf_launch_fn)dlsym(h, "kf_launch");
-  if (!fn) {
-    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, def, 0,
-               "the shared object defines no kf_launch");
-    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
-  }
-
-  /* 9. filter for running */
-  if (install_filter(false, self) != 0) setup_fail("seccomp (run)", errno);
-  def |= KF_HARNESS_DEF_SECCOMP;
-  send_reply(KF_HARNESS_R_READY, 0, 0, def, 0, NULL);
-
-  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
-  static kf_harness_cmd cmd;
-  static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
+  send_status(KF_HARNESS_R_READY, 0, 0, 0, def);
+  pid_t zygote = getpid();
   for (;;) {
-    size_t got = 0;
-    while (got < sizeof cmd) {
-      ssize_t r = read(0, (char *)&cmd + got, sizeof cmd - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) _exit(got == 0 && r == 0 ? 0 : KF_HARNESS_RUNNER_EXIT_PROTO);
-      got += (size_t)r;
+    pid_t c = fork();
+    if (c < 0) setup_fail("fork a call's child", errno);
+    if (c == 0) run_child(def, path, base, map_len, root, zygote);
+    send_status(KF_HARNESS_R_FORKED, c, 0, 0, 0);
+    int st = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(c, &st, 0, &ru) < 0) {
+      if (errno != EINTR) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
     }
-    if (cmd.magic != KF_HARNESS_MAGIC) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-    if (cmd.op == KF_HARNESS_OP_EXIT) _exit(KF_HARNESS_RUNNER_EXIT_OK);
-    if (cmd.op != KF_HARNESS_OP_RUN || cmd.n_inputs < 0 ||
-        cmd.n_inputs > KF_HARNESS_MAX_T || cmd.n_outputs < 0 ||
-        cmd.n_outputs > KF_HARNESS_MAX_T || cmd.n_params < 0 ||
-        cmd.n_params > KF_HARNESS_MAX_P)
-      _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-    for (int side = 0; side < 2; side++) {
-      int n = side ? cmd.n_outputs : cmd.n_inputs;
-      for (int i = 0; i < n; i++) {
-        const kf_harness_tdesc *d = side ? &cmd.out[i] : &cmd.in[i];
-        kf_tensor *t = side ? &tout[i] : &tin[i];
-        if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 || d->ndim < 0 ||
-            d->ndim > KF_MAX_DIMS || d->off > map_len ||
-            (uint64_t)d->numel > (map_len - d->off) / dt_size[d->dtype])
-          _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-        t->data = base + d->off;
-        t->dtype = d->dtype;
-        t->ndim = d->ndim;
-        for (int k = 0; k < KF_MAX_DIMS; k++) t->dims[k] = d->dims[k];
-        t->numel = d->numel;
-      }
-    }
-    if (cmd.ws_off > map_len || cmd.ws_bytes > map_len - cmd.ws_off)
-      _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-    kf_args a = {
-        .abi_version = KF_ABI_VERSION,
-        .n_inputs = cmd.n_inputs,
-        .n_outputs = cmd.n_outputs,
-        .n_params = cmd.n_params,
-        .inputs = tin,
-        .outputs = tout,
-        .params = cmd.params,
-        .workspace = cmd.ws_bytes ? base + cmd.ws_off : NULL,
-        .workspace_bytes = (size_t)cmd.ws_bytes,
-        .stream = NULL,
-    };
-    int rc = fn(&a);
-    send_reply(KF_HARNESS_R_DONE, cmd.seq, rc, 0, 0, NULL);
+    uint64_t cpu = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+                       1000000000ull +
+                   ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) *
+                       1000ull;
+    send_status(KF_HARNESS_R_EXITED, c, st, cpu, 0);
+    /* anything but "one call done" ends the runner: EXIT, EOF, a crash */
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != KF_HARNESS_RUNNER_EXIT_CALLED)
+      _exit(KF_HARNESS_RUNNER_EXIT_OK);
   }
 }

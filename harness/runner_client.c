@@ -5,15 +5,22 @@
  * environment, times each call, and turns every way a runner can end into
  * a kf_outcome with a reason.
  *
+ * A runner is a zygote that forks one child per call (harness/runner.c);
+ * the zygote's FORKED/EXITED messages arrive on their own pipe, which no
+ * child holds, so they are trusted; the child's READY/DONE are claims.
+ * Before each call a fresh child must have said READY ("armed"); the time
+ * spent forking and loading is outside the timed window.
+ *
  * Timing is taken here, never in the runner: CLOCK_MONOTONIC just before
  * the command is written and just after the reply is read.  Because the
- * candidate controls the whole runner once kf_launch has run, a reply is
- * only a claim that the work is done.  Three checks keep it honest:
+ * candidate controls the child once kf_launch has run, a reply is only a
+ * claim that the work is done.  Three checks keep it honest:
  *   - replies carry the command's sequence number; an extra or early
  *     reply shows up as out of sequence;
- *   - the runner's CPU-time clock is read when it replies and again before
- *     the next command: a runner that keeps computing after "done" (work
- *     deferred past the end of timing) is a SANDBOX_VIOLATION;
+ *   - the child's CPU-time clock is read when it replies, and the zygote
+ *     reports its total when it has exited: a child that keeps computing
+ *     after "done" (work deferred past the end of timing) is a
+ *     SANDBOX_VIOLATION, and so is one that does not end;
  *   - it has no threads or children to hide work in (seccomp).
  * Every runner lives in the eval process's process group, so a worker
  * that kills the harness's group kills the runners too.
@@ -87,15 +94,9 @@ static uint64_t cpu_ns(const kf_harness_runner *r) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The runner is gone (EOF or kill): reap it and say why it ended. */
-static int classify_exit(kf_harness_runner *r, bool killed_by_us,
-                         char *why, size_t whylen) {
-  if (!r->dead) {
-    r->status = kf_harness__reap(r->pid, 2000, false);
-    r->dead = true;
-  }
-  int st = r->status;
-  if (killed_by_us) return KF_OUTCOME_TIMEOUT; /* reason set by caller */
+/* What a wait status of the call's child means. */
+static int classify_status(const kf_harness_runner *r, int st, char *why,
+                           size_t whylen) {
   if (WIFSIGNALED(st)) {
     int sig = WTERMSIG(st);
     switch (sig) {
@@ -129,41 +130,80 @@ static int classify_exit(kf_harness_runner *r, bool killed_by_us,
 static void close_fds(kf_harness_runner *r) {
   if (r->cmd_fd >= 0) close(r->cmd_fd);
   if (r->reply_fd >= 0) close(r->reply_fd);
-  r->cmd_fd = r->reply_fd = -1;
+  if (r->status_fd >= 0) close(r->status_fd);
+  r->cmd_fd = r->reply_fd = r->status_fd = -1;
 }
 
+/* Kills the zygote; the call's child follows it (PR_SET_PDEATHSIG). */
 static void kill_runner(kf_harness_runner *r) {
   if (r->pid > 0 && !r->dead) {
+    if (r->child > 0) kill(r->child, SIGKILL); /* not yet reaped: the
+                                                  zygote is alive */
     kill(r->pid, SIGKILL);
     r->status = kf_harness__reap(r->pid, 1000, false);
     r->dead = true;
   }
+  r->child = 0;
+  r->armed = r->replied = false;
 }
 
-/* Reads one reply within timeout_ms.  Returns 1 when read, 0 on EOF,
- * -1 on timeout, -2 on error. */
-static int read_reply(kf_harness_runner *r, kf_harness_reply *rep,
-                      int timeout_ms) {
-  size_t got = 0;
+/* The zygote is gone without saying why. */
+static int zygote_gone(kf_harness_runner *r, char *why, size_t whylen) {
+  if (!r->dead) {
+    r->status = kf_harness__reap(r->pid, 2000, false);
+    r->dead = true;
+  }
+  close_fds(r);
+  char st[96];
+  if (WIFSIGNALED(r->status))
+    snprintf(st, sizeof st, "killed by %s",
+             kf_harness__signame(WTERMSIG(r->status)));
+  else
+    snprintf(st, sizeof st, "exit status %d", WEXITSTATUS(r->status));
+  snprintf(why, whylen, "%s runner ended unexpectedly (%s)", r->who, st);
+  return KF_OUTCOME_INFRA_ERROR;
+}
+
+/* Reads one message from fd 0..1 (reply, status) within timeout_ms,
+ * preferring the reply pipe.  Returns 1 when read (*from = the fd index),
+ * 0 on EOF of the status pipe (the zygote is gone), -1 on timeout, -2 on
+ * error or a torn or foreign message. */
+static int read_msg(kf_harness_runner *r, bool want_reply, bool want_status,
+                    kf_harness_reply *rep, int *from, int timeout_ms) {
   uint64_t deadline = kf_now_ms() + (uint64_t)timeout_ms;
-  while (got < sizeof *rep) {
+  for (;;) {
     uint64_t now = kf_now_ms();
     if (now >= deadline) return -1;
-    struct pollfd pf = {.fd = r->reply_fd, .events = POLLIN};
-    int pr = poll(&pf, 1, (int)(deadline - now));
+    struct pollfd pf[2] = {{.fd = want_reply ? r->reply_fd : -1, .events = POLLIN},
+                           {.fd = want_status ? r->status_fd : -1,
+                            .events = POLLIN}};
+    int pr = poll(pf, 2, (int)(deadline - now));
     if (pr < 0 && errno == EINTR) continue;
     if (pr < 0) return -2;
     if (pr == 0) return -1;
-    ssize_t n = read(r->reply_fd, (char *)rep + got, sizeof *rep - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -2;
-    if (n == 0) return got ? -2 : 0;
-    got += (size_t)n;
+    int k = (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) ? 0 : 1;
+    int fd = k == 0 ? r->reply_fd : r->status_fd;
+    size_t got = 0;
+    while (got < sizeof *rep) {
+      ssize_t n = read(fd, (char *)rep + got, sizeof *rep - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return -2;
+      if (n == 0) {
+        if (got) return -2;
+        if (k == 1) return 0;
+        /* reply pipe EOF: only the zygote holds it now; it is ending */
+        want_reply = false;
+        break;
+      }
+      got += (size_t)n;
+    }
+    if (got < sizeof *rep) continue;
+    *from = k;
+    return rep->magic == KF_HARNESS_MAGIC ? 1 : -2;
   }
-  return rep->magic == KF_HARNESS_MAGIC ? 1 : -2;
 }
 
-/* Outcome for a reply that is not the DONE we waited for. */
+/* Outcome for a reply that is not the one we waited for. */
 static int unexpected_reply(kf_harness_runner *r, const kf_harness_reply *rep,
                             char *why, size_t whylen) {
   kf_harness_reply x = *rep;
@@ -171,6 +211,14 @@ static int unexpected_reply(kf_harness_runner *r, const kf_harness_reply *rep,
   int oc;
   switch (x.kind) {
   case KF_HARNESS_R_VIOLATION:
+    if (x.sysno == SYS_mmap && x.arg1 > KF_HARNESS_MMAP_MAX) {
+      snprintf(why, whylen, "%s asked for %.3g GiB in one mmap (a huge "
+               "malloc?); a kernel gets at most %llu GiB beyond its buffers",
+               r->who, (double)x.arg1 / (double)(1ull << 30),
+               (unsigned long long)(KF_HARNESS_MMAP_MAX >> 30));
+      oc = KF_OUTCOME_RESOURCE_LIMIT;
+      break;
+    }
     snprintf(why, whylen, "%s: blocked system call %d (%s)", r->who, x.sysno,
              kf_harness__sysname(x.sysno));
     oc = KF_OUTCOME_SANDBOX_VIOLATION;
@@ -204,13 +252,112 @@ static int unexpected_reply(kf_harness_runner *r, const kf_harness_reply *rep,
   return oc;
 }
 
+/* The last call's child: wait for the zygote's EXITED and hold the child
+ * to its reply.  0 when it ended cleanly with no work after DONE. */
+static int finish_child(kf_harness_runner *r, int timeout_ms, char *why,
+                        size_t whylen) {
+  if (!r->replied) return 0;
+  kf_harness_reply rep;
+  int from = 0;
+  int k = read_msg(r, false, true, &rep, &from, timeout_ms);
+  if (k == -1) {
+    uint64_t used = cpu_ns(r);
+    kill_runner(r);
+    close_fds(r);
+    snprintf(why, whylen, "%s kept running %d ms after replying 'done' "
+             "(%.3f ms of CPU since; work deferred past the end of timing)",
+             r->who, timeout_ms,
+             used > r->cpu_at_reply ? (double)(used - r->cpu_at_reply) / 1e6
+                                    : 0.0);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  if (k == 0) return zygote_gone(r, why, whylen);
+  if (k != 1 || rep.kind != KF_HARNESS_R_EXITED || rep.pid != r->child) {
+    kill_runner(r);
+    close_fds(r);
+    snprintf(why, whylen, "%s runner: protocol error after a call", r->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  r->replied = false;
+  r->child = 0;
+  r->cpuclock_ok = false;
+  if (rep.cpu_ns > r->cpu_at_reply + IDLE_SLACK_NS) {
+    snprintf(why, whylen,
+             "%s used %.3f ms of CPU after replying 'done' (work deferred "
+             "past the end of timing)",
+             r->who, (double)(rep.cpu_ns - r->cpu_at_reply) / 1e6);
+    kill_runner(r);
+    close_fds(r);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  if (!WIFEXITED(rep.status) ||
+      WEXITSTATUS(rep.status) != KF_HARNESS_RUNNER_EXIT_CALLED) {
+    int oc = classify_status(r, rep.status, why, whylen);
+    size_t l = strlen(why);
+    snprintf(why + l, whylen - l, " after replying 'done'");
+    kill_runner(r);
+    close_fds(r);
+    return oc == KF_OUTCOME_CRASH ? KF_OUTCOME_SANDBOX_VIOLATION : oc;
+  }
+  return 0;
+}
+
+/* Makes sure a fresh child has loaded the candidate and waits for a
+ * command: FORKED from the zygote, then READY from the child. */
+static int arm(kf_harness_runner *r, int timeout_ms, char *why,
+               size_t whylen) {
+  if (r->armed) return 0;
+  int oc = finish_child(r, timeout_ms, why, whylen);
+  if (oc) return oc;
+  kf_harness_reply rep;
+  int from = 0;
+  int k = read_msg(r, false, true, &rep, &from, timeout_ms);
+  if (k == 0) return zygote_gone(r, why, whylen);
+  if (k == 1 && rep.kind == KF_HARNESS_R_SETUP)
+    return unexpected_reply(r, &rep, why, whylen);
+  if (k != 1 || rep.kind != KF_HARNESS_R_FORKED || rep.pid <= 0) {
+    kill_runner(r);
+    close_fds(r);
+    snprintf(why, whylen, "%s runner did not start a call's process",
+             r->who);
+    return k == -1 ? KF_OUTCOME_TIMEOUT : KF_OUTCOME_INFRA_ERROR;
+  }
+  r->child = rep.pid;
+  r->cpuclock_ok = clock_getcpuclockid(r->child, &r->cpuclock) == 0;
+  k = read_msg(r, true, true, &rep, &from, timeout_ms);
+  if (k == 1 && from == 0 && rep.kind == KF_HARNESS_R_READY) {
+    r->defenses |= rep.defenses;
+    r->armed = true;
+    return 0;
+  }
+  if (k == 1 && from == 0) return unexpected_reply(r, &rep, why, whylen);
+  if (k == 1 && rep.kind == KF_HARNESS_R_EXITED) {
+    oc = classify_status(r, rep.status, why, whylen);
+    size_t l = strlen(why);
+    snprintf(why + l, whylen - l, " (while loading)");
+    kill_runner(r);
+    close_fds(r);
+    return oc;
+  }
+  if (k == 0) return zygote_gone(r, why, whylen);
+  kill_runner(r);
+  close_fds(r);
+  if (k == -1) {
+    snprintf(why, whylen, "%s not loaded after %d ms (constructor "
+             "running?)", r->who, timeout_ms);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  snprintf(why, whylen, "%s runner: protocol error while loading", r->who);
+  return KF_OUTCOME_INFRA_ERROR;
+}
+
 int kf_harness__runner_start(kf_harness_runner *r, const char *who,
                              const char *exe, const char *jail_dir,
                              const char *so_name, size_t map_len, int cpu_s,
                              int timeout_ms, char *why, size_t whylen) {
   memset(r, 0, sizeof *r);
   r->who = who;
-  r->cmd_fd = r->reply_fd = r->memfd = -1;
+  r->cmd_fd = r->reply_fd = r->status_fd = r->memfd = -1;
   r->map = MAP_FAILED;
   r->memfd = memfd_create(who, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (r->memfd < 0) {
@@ -228,7 +375,7 @@ int kf_harness__runner_start(kf_harness_runner *r, const char *who,
     return KF_OUTCOME_INFRA_ERROR;
   }
   r->map_len = map_len;
-  int cp[2], rp[2];
+  int cp[2], rp[2], sp[2];
   if (pipe2(cp, O_CLOEXEC) != 0) {
     snprintf(why, whylen, "pipe: %s", strerror(errno));
     return KF_OUTCOME_INFRA_ERROR;
@@ -236,6 +383,14 @@ int kf_harness__runner_start(kf_harness_runner *r, const char *who,
   if (pipe2(rp, O_CLOEXEC) != 0) {
     close(cp[0]);
     close(cp[1]);
+    snprintf(why, whylen, "pipe: %s", strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (pipe2(sp, O_CLOEXEC) != 0) {
+    close(cp[0]);
+    close(cp[1]);
+    close(rp[0]);
+    close(rp[1]);
     snprintf(why, whylen, "pipe: %s", strerror(errno));
     return KF_OUTCOME_INFRA_ERROR;
   }
@@ -251,57 +406,51 @@ int kf_harness__runner_start(kf_harness_runner *r, const char *who,
       .path = exe,
       .argv = argv,
       .envp = NULL,
-      .fd = {cp[0], rp[1], -1, r->memfd},
+      .fd = {cp[0], rp[1], sp[1], r->memfd},
   };
   char err[512];
   int rc = kf_harness__spawn(&so, &r->pid, err, sizeof err);
   close(cp[0]);
   close(rp[1]);
+  close(sp[1]);
   r->cmd_fd = cp[1];
   r->reply_fd = rp[0];
+  r->status_fd = sp[0];
   if (rc) {
     close_fds(r);
     r->pid = 0;
     snprintf(why, whylen, "cannot start the %s runner: %s", who, err);
     return KF_OUTCOME_INFRA_ERROR;
   }
-  r->cpuclock_ok = clock_getcpuclockid(r->pid, &r->cpuclock) == 0;
   kf_harness_reply rep;
-  int k = read_reply(r, &rep, timeout_ms);
+  int from = 0;
+  int k = read_msg(r, false, true, &rep, &from, timeout_ms);
   if (k == 1 && rep.kind == KF_HARNESS_R_READY) {
     r->defenses = rep.defenses;
-    r->cpu_at_reply = cpu_ns(r);
-    return 0;
+    /* the first call's child loads the candidate now: load failures and
+     * constructors show up here, as before any call */
+    return arm(r, timeout_ms, why, whylen);
   }
   if (k == 1) return unexpected_reply(r, &rep, why, whylen);
   if (k == -1) {
     kill_runner(r);
     close_fds(r);
-    snprintf(why, whylen, "%s runner not ready after %d ms (constructor "
-             "running?)", who, timeout_ms);
+    snprintf(why, whylen, "%s runner not ready after %d ms", who, timeout_ms);
     return KF_OUTCOME_TIMEOUT;
   }
-  close_fds(r);
-  int oc = classify_exit(r, false, why, whylen);
-  size_t l = strlen(why);
-  snprintf(why + l, whylen - l, " (while loading)");
-  return oc;
+  return zygote_gone(r, why, whylen);
+}
+
+int kf_harness__runner_arm(kf_harness_runner *r, int timeout_ms, char *why,
+                           size_t whylen) {
+  if (r->dead || r->cmd_fd < 0) return 0; /* its own call reports that */
+  return arm(r, timeout_ms, why, whylen);
 }
 
 int kf_harness__runner_idle_check(kf_harness_runner *r, char *why,
                                   size_t whylen) {
-  if (!r->cpuclock_ok || r->dead) return 0;
-  uint64_t now = cpu_ns(r);
-  if (now > r->cpu_at_reply + IDLE_SLACK_NS) {
-    snprintf(why, whylen,
-             "%s used %.3f ms of CPU after replying 'done' (work deferred "
-             "past the end of timing)",
-             r->who, (double)(now - r->cpu_at_reply) / 1e6);
-    kill_runner(r);
-    close_fds(r);
-    return KF_OUTCOME_SANDBOX_VIOLATION;
-  }
-  return 0;
+  if (r->dead || r->status_fd < 0) return 0;
+  return finish_child(r, 2000, why, whylen);
 }
 
 int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
@@ -311,24 +460,28 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
     snprintf(why, whylen, "%s runner is not running", r->who);
     return KF_OUTCOME_INFRA_ERROR;
   }
-  int oc = kf_harness__runner_idle_check(r, why, whylen);
+  int oc = arm(r, timeout_ms, why, whylen);
   if (oc) return oc;
   c->magic = KF_HARNESS_MAGIC;
   c->op = KF_HARNESS_OP_RUN;
   c->seq = ++r->seq;
+  r->armed = false;
   uint64_t t0 = kf_now_ns();
   ssize_t w;
   do {
     w = write(r->cmd_fd, c, sizeof *c);
   } while (w < 0 && errno == EINTR);
   if (w != (ssize_t)sizeof *c) {
+    kill_runner(r);
     close_fds(r);
-    return classify_exit(r, false, why, whylen);
+    snprintf(why, whylen, "%s runner stopped reading commands", r->who);
+    return KF_OUTCOME_INFRA_ERROR;
   }
   kf_harness_reply rep;
-  int k = read_reply(r, &rep, timeout_ms);
+  int from = 0;
+  int k = read_msg(r, true, true, &rep, &from, timeout_ms);
   uint64_t t1 = kf_now_ns();
-  if (k == 1) r->cpu_at_reply = cpu_ns(r);
+  if (k == 1 && from == 0) r->cpu_at_reply = cpu_ns(r);
   *ns = t1 - t0;
   if (k == -1) {
     kill_runner(r);
@@ -337,12 +490,38 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
              r->who, timeout_ms);
     return KF_OUTCOME_TIMEOUT;
   }
+  if (k == 0) return zygote_gone(r, why, whylen);
   if (k != 1) {
+    kill_runner(r);
     close_fds(r);
-    return classify_exit(r, false, why, whylen);
+    snprintf(why, whylen, "%s sent a torn or foreign reply", r->who);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  if (from == 1) { /* the zygote: the child ended without replying */
+    if (rep.kind != KF_HARNESS_R_EXITED) {
+      kill_runner(r);
+      close_fds(r);
+      snprintf(why, whylen, "%s runner: protocol error during a call", r->who);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    oc = classify_status(r, rep.status, why, whylen);
+    kill_runner(r);
+    close_fds(r);
+    return oc;
   }
   if (rep.kind != KF_HARNESS_R_DONE || rep.seq != r->seq)
     return unexpected_reply(r, &rep, why, whylen);
+  r->replied = true;
+  /* The child waits for RELEASE after DONE, so its CPU clock could be
+   * read above while it still exists. */
+  kf_harness_cmd rel;
+  memset(&rel, 0, sizeof rel);
+  rel.magic = KF_HARNESS_MAGIC;
+  rel.op = KF_HARNESS_OP_RELEASE;
+  rel.seq = r->seq;
+  do {
+    w = write(r->cmd_fd, &rel, sizeof rel);
+  } while (w < 0 && errno == EINTR);
   if (rep.rc != 0) {
     snprintf(why, whylen, "%s: kf_launch returned %d", r->who, rep.rc);
     kill_runner(r);
@@ -355,17 +534,13 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
 void kf_harness__runner_stop(kf_harness_runner *r) {
   if (!r || !r->who) return; /* never started */
   if (r->pid > 0 && !r->dead) {
-    if (r->cmd_fd >= 0) {
-      kf_harness_cmd c;
-      memset(&c, 0, sizeof c);
-      c.magic = KF_HARNESS_MAGIC;
-      c.op = KF_HARNESS_OP_EXIT;
-      ssize_t w = write(r->cmd_fd, &c, sizeof c);
-      (void)w;
-    }
-    close_fds(r);
+    /* EOF on the command pipe ends an armed child, and the zygote after
+     * it; a child still busy is killed with the zygote */
+    if (r->cmd_fd >= 0) close(r->cmd_fd);
+    r->cmd_fd = -1;
     r->status = kf_harness__reap(r->pid, 500, false);
     r->dead = true;
+    r->child = 0;
   }
   close_fds(r);
   if (r->map && r->map != MAP_FAILED) munmap(r->map, r->map_len);

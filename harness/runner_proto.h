@@ -5,13 +5,26 @@
  * the runner side links nothing else from KernelFleet (it is built without
  * sanitizers, see CMakeLists.txt), so this header holds plain structs only.
  *
+ * Processes: the runner is a "zygote" that sets up the sandbox and then,
+ * for every call, forks a child that loads the candidate, runs kf_launch
+ * once and exits.  The zygote never runs candidate code, so no call can
+ * leave anything (a counter in .bss, heap or stack residue, a register, a
+ * page mapped at a fixed address) for a later one.
+ *
  * Channels (fds in the runner):
- *   0  command pipe, eval -> runner: kf_harness_cmd, one write each
- *   1  reply pipe, runner -> eval:   kf_harness_reply, one write each
- *   2  /dev/null
+ *   0  command pipe, eval -> child: kf_harness_cmd, one write each
+ *   1  reply pipe, child -> eval:   kf_harness_reply, one write each
+ *   2  status pipe, zygote -> eval: READY (setup), FORKED, EXITED; the
+ *      child closes it before loading the candidate, so what arrives here
+ *      is the zygote's word
  *   3  the shared memfd (inputs, outputs, workspace, guard regions); the
- *      runner maps it and closes the fd before loading the candidate
+ *      zygote maps it (children inherit the mapping) and closes the fd
  * Both structs are smaller than PIPE_BUF, so each write is atomic.
+ *
+ * One call: the zygote says FORKED (pid); the child loads the candidate
+ * and says READY (its defenses); the eval side writes RUN and times until
+ * DONE; the child exits; the zygote says EXITED (status, CPU time), which
+ * shows whether the child kept working after DONE.
  *
  * Nothing secret crosses: the seed and the expected outputs stay in the
  * eval process.  A command says where in the memfd each tensor lies; the
@@ -34,6 +47,8 @@
 enum {
   KF_HARNESS_OP_RUN = 1,  /* call kf_launch once */
   KF_HARNESS_OP_EXIT = 2, /* _exit(0) */
+  KF_HARNESS_OP_RELEASE = 3, /* after DONE: the child may exit (a child
+                                reading one before RUN skips it) */
 };
 
 /* Reply kinds. */
@@ -43,6 +58,9 @@ enum {
   KF_HARNESS_R_SETUP = 3,     /* setup failed: .msg, .err (errno) */
   KF_HARNESS_R_VIOLATION = 4, /* seccomp trapped syscall .sysno */
   KF_HARNESS_R_LOADFAIL = 5,  /* dlopen/dlsym failed: .msg, .err */
+  KF_HARNESS_R_FORKED = 6,    /* zygote: child .pid started */
+  KF_HARNESS_R_EXITED = 7,    /* zygote: child .pid ended with wait status
+                                 .status after .cpu_ns of CPU */
 };
 
 /* Defenses the runner applied (bit set = active). */
@@ -94,6 +112,11 @@ typedef struct {
   int32_t sysno;       /* VIOLATION: the syscall number */
   int32_t err;         /* SETUP/LOADFAIL: errno, 0 when none */
   char msg[220];       /* NUL-terminated detail */
+  int32_t pid;         /* FORKED/EXITED: the child */
+  int32_t status;      /* EXITED: wait status */
+  uint64_t cpu_ns;     /* EXITED: the child's user+system CPU time, ns */
+  uint64_t arg1;       /* VIOLATION: the call's second argument (mmap:
+                          the length asked for) */
 } kf_harness_reply;
 
 _Static_assert(sizeof(kf_harness_cmd) <= 4096, "cmd fits PIPE_BUF");
@@ -104,6 +127,11 @@ _Static_assert(sizeof(kf_harness_reply) <= 512, "reply is small");
 #define KF_HARNESS_RUNNER_EXIT_PROTO 70   /* bad command or lost pipe */
 #define KF_HARNESS_RUNNER_EXIT_SETUP 71   /* setup failed (reply sent) */
 #define KF_HARNESS_RUNNER_EXIT_SYS 72     /* seccomp violation (reply sent) */
+#define KF_HARNESS_RUNNER_EXIT_CALLED 73  /* child: one call done, DONE sent */
+
+/* The most a candidate may map in one mmap (its allocation budget); more
+ * traps as a RESOURCE_LIMIT with the length asked for. */
+#define KF_HARNESS_MMAP_MAX (1ull << 30)
 
 /* Entry of the runner mode: argv after "runner".  Never returns. */
 int kf_harness_runner_main(int argc, char **argv);
