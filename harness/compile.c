@@ -14,6 +14,16 @@
  * unshare), under rlimits (CPU 60 s, AS 2 GiB, FSIZE 64 MiB, NPROC 64) and
  * a wall-clock watchdog that kills the group.  Its messages name files
  * relative to the build directory, so no host path reaches the user.
+ *
+ * Before that, check_includes() refuses sources that would make the
+ * compiler read files outside the build directory and the system headers:
+ * an #include (or include_next/import/embed) of an absolute path or one
+ * with "..", a computed #include (a macro operand), and the assembler's
+ * .incbin/.include.  The compiler echoes what it read in its errors, so
+ * without this a candidate could read world-readable host files
+ * (#include "/etc/hostname") or hang the preprocessor on a device
+ * (#include "/dev/zero").  It is a text check, not a jail: string pasting
+ * in inline asm can still spell .incbin (docs/integrity.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,6 +120,89 @@ static void tail_reason(const char *out, char *why, size_t whylen,
   while (l && (why[l - 1] == '\n' || why[l - 1] == ' ')) why[--l] = '\0';
 }
 
+/* Skips spaces, tabs and block comments; returns the next character. */
+static const char *skip_blank(const char *p) {
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\f' || *p == '\v') p++;
+    if (p[0] == '/' && p[1] == '*') {
+      const char *e = strstr(p + 2, "*/");
+      if (!e) return p + strlen(p);
+      p = e + 2;
+      continue;
+    }
+    return p;
+  }
+}
+
+/* 0, or COMPILE_ERROR with the offending directive in why (see the top
+ * comment).  Works on a copy with line splices and the trigraph spelling
+ * of '#' undone (the digraph %: is matched directly). */
+static int check_includes(const char *src, char *why, size_t whylen) {
+  size_t n = strlen(src);
+  char *t = malloc(n + 1);
+  if (!t) {
+    snprintf(why, whylen, "out of memory");
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (src[i] == '\\' && (src[i + 1] == '\n' ||
+                            (src[i + 1] == '\r' && src[i + 2] == '\n'))) {
+      i += src[i + 1] == '\r' ? 2 : 1; /* splice */
+      continue;
+    }
+    if (src[i] == '?' && src[i + 1] == '?' && src[i + 2] == '=') {
+      t[k++] = '#';
+      i += 2;
+      continue;
+    }
+    t[k++] = src[i];
+  }
+  t[k] = '\0';
+  int oc = 0;
+  if (strstr(t, "incbin") || strstr(t, ".include")) {
+    snprintf(why, whylen, "the assembler's .incbin/.include directives are "
+             "not allowed: a kernel may not read files at build time");
+    oc = KF_OUTCOME_COMPILE_ERROR;
+  }
+  int line = 1;
+  for (char *p = t; !oc && *p; line++) {
+    char *eol = strchr(p, '\n');
+    if (eol) *eol = '\0';
+    const char *q = skip_blank(p);
+    if (*q == '#' || (q[0] == '%' && q[1] == ':')) {
+      q = skip_blank(q + (*q == '#' ? 1 : 2));
+      static const char *const kw[] = {"include_next", "include", "import",
+                                       "embed"};
+      for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) {
+        size_t l = strlen(kw[i]);
+        if (strncmp(q, kw[i], l) != 0) continue;
+        const char *op = skip_blank(q + l);
+        if (*op != '"' && *op != '<') {
+          snprintf(why, whylen, "candidate.c:%d: computed #%s (a macro "
+                   "operand) is not allowed: name the header", line, kw[i]);
+          oc = KF_OUTCOME_COMPILE_ERROR;
+        } else {
+          const char *end = strchr(op + 1, *op == '"' ? '"' : '>');
+          size_t len = end ? (size_t)(end - op - 1) : strlen(op + 1);
+          if (op[1] == '/' || memmem(op + 1, len, "..", 2)) {
+            snprintf(why, whylen, "candidate.c:%d: #%s %.*s: only headers "
+                     "by a relative name are allowed (no absolute path, no "
+                     "'..'): a kernel may not read files at build time",
+                     line, kw[i], (int)(len + 2 > 200 ? 200 : len + 2), op);
+            oc = KF_OUTCOME_COMPILE_ERROR;
+          }
+        }
+        break;
+      }
+    }
+    if (!eol) break;
+    p = eol + 1;
+  }
+  free(t);
+  return oc;
+}
+
 int kf_harness__compile(const char *dir, const char *base, const char *src,
                         const kf_harness_knob *knobs, int n_knobs,
                         int timeout_ms, char *why, size_t whylen) {
@@ -122,8 +215,10 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
     int oc = kf_harness__check_knob(knobs[i].name, knobs[i].value, why, whylen);
     if (oc) return oc;
   }
+  int oc = check_includes(src, why, whylen);
+  if (oc) return oc;
   snprintf(path, sizeof path, "%s/kf_candidate.h", dir);
-  int oc = write_all(path, kf_harness__candidate_h,
+  oc = write_all(path, kf_harness__candidate_h,
                      strlen(kf_harness__candidate_h), why, whylen);
   if (oc) return oc;
   snprintf(path, sizeof path, "%s/%s.c", dir, base);

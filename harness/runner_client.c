@@ -65,6 +65,7 @@ const char *kf_harness__sysname(long nr) {
       S(sysinfo) S(getrusage) S(times) S(timer_create) S(setitimer)
       S(rt_sigqueueinfo) S(sigaltstack) S(mincore) S(personality)
       S(io_uring_setup) S(userfaultfd) S(readlinkat) S(faccessat)
+      S(getppid) S(nanosleep) S(clock_nanosleep) S(munmap) S(mremap)
 #if defined(__x86_64__)
       S(open) S(fork) S(vfork) S(stat) S(lstat) S(access) S(pipe) S(dup2)
       S(arch_prctl) S(time) S(alarm) S(pause) S(readlink) S(getdents)
@@ -239,6 +240,15 @@ static int unexpected_reply(kf_harness_runner *r, const kf_harness_reply *rep,
       oc = KF_OUTCOME_LINK_REJECTED;
     }
     break;
+  case KF_HARNESS_R_DONE:
+    if (x.seq == r->seq && r->seq) {
+      snprintf(why, whylen, "%s sent a second 'done' for call %u: the first "
+               "was forged and the work went on after replying 'done' "
+               "(timing escaped)", r->who, x.seq);
+      oc = KF_OUTCOME_SANDBOX_VIOLATION;
+      break;
+    }
+    /* fall through */
   default:
     snprintf(why, whylen,
              "%s sent a reply out of sequence (kind %d, seq %u, expected seq "
