@@ -37,7 +37,7 @@
 #include "util.h"
 
 #define MAX_KNOBS 32
-#define MAX_PASS 16
+#define MAX_PASS 24
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -47,7 +47,8 @@ static void usage(FILE *f) {
 "Evaluates FILE against the problem in DIR (spec.json and its reference)\n"
 "exactly as a worker would, and prints the result as JSON.  Eval options\n"
 "(--copy-gbps, --gflops, --cpu, --workdir, --call-timeout-ms,\n"
-"--compile-timeout-ms, --time-budget-ms) are passed to `kf-harness eval`.\n"
+"--compile-timeout-ms, --time-budget-ms; for CUDA --device, --cuda-arch,\n"
+"--gpu-lock, --stop-after) are passed to `kf-harness eval`.\n"
 "The seed is random unless --seed is given.\n");
 }
 
@@ -197,6 +198,10 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"call-timeout-ms", required_argument, 0, 'p'},
       {"compile-timeout-ms", required_argument, 0, 'p'},
       {"time-budget-ms", required_argument, 0, 'p'},
+      {"device", required_argument, 0, 'p'},
+      {"cuda-arch", required_argument, 0, 'p'},
+      {"gpu-lock", required_argument, 0, 'p'},
+      {"stop-after", required_argument, 0, 'p'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
