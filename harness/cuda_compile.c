@@ -159,7 +159,9 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
   snprintf(envpath[slot], sizeof envpath[slot],
            "PATH=%.*s:/usr/local/bin:/usr/bin:/bin",
            slash ? (int)(slash - nvcc) : 1, slash ? nvcc : ".");
-  snprintf(tmpenv[slot], sizeof tmpenv[slot], "TMPDIR=%s", j->dir);
+  /* relative: nvcc runs in dir as nobody, and dir's parents may be closed
+   * to nobody (the worker's per-task directory is 0700) */
+  snprintf(tmpenv[slot], sizeof tmpenv[slot], "TMPDIR=.");
   static char *envp[2][6];
   envp[slot][0] = envpath[slot];
   envp[slot][1] = "LC_ALL=C";
