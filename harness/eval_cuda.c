@@ -862,17 +862,19 @@ static int compare(ev *e, const layout *L, int slot, const char *ctx,
         uint16_t x, y;
         memcpy(&x, pc + 2 * i0, 2);
         memcpy(&y, pr + 2 * i0, 2);
+        /* NaN/Inf (the poison 0xFFFF included): the general path */
+        if ((y & 0x7F80) == 0x7F80 || (x & 0x7F80) == 0x7F80) break;
+        if (x == y && evd) continue; /* same bits: nothing to learn */
         uint32_t ux = (uint32_t)x << 16, uy = (uint32_t)y << 16;
         float g, w;
         memcpy(&g, &ux, 4);
         memcpy(&w, &uy, 4);
-        if (x == 0xFFFF || y == 0xFFFF || !isfinite(g) || !isfinite(w))
-          break;
         double d = fabs((double)g - (double)w), aw = fabs((double)w);
-        if (!(d <= at + rt * aw)) break;
+        double lim = at + rt * aw;
+        if (!(d <= lim)) break;
         if (d > fmabs) fmabs = d;
-        if (aw > at && d / aw > fmrel) fmrel = d / aw;
-        evd |= !(aw <= at + rt * aw);
+        if (aw > at && d > fmrel * aw) fmrel = d / aw;
+        evd |= aw > lim;
       }
       mabs = fmabs;
       mrel = fmrel;
