@@ -52,6 +52,11 @@ static void usage(FILE *f) {
 "                               knobs and device class, id in reused_from;\n"
 "                               task_id is then 0)\n"
 "  stop ID                      stop it now; finished evaluations are kept\n"
+"  propose ID SOURCE_FILE       add a candidate of your own (a person, an\n"
+"                               LLM, another program): it is verified and\n"
+"                               timed like any other and joins the search;\n"
+"                               [--knob NAME=VALUE]... [--template NAME]\n"
+"                               [--proposer NAME]; prints the candidate id\n"
 "\n"
 "Budget (submit):\n"
 KF_CLI__BUDGET_HELP
@@ -77,6 +82,10 @@ typedef struct {
   uint64_t top;
   int nargs;
   char *args[2];
+  const char *proposer;          /* propose */
+  const char *template_name;     /* propose */
+  char *knobs[KF_SPEC_MAX_KNOBS]; /* propose: NAME=VALUE */
+  int n_knobs;
 } camp_opts;
 
 /* Parses options and up to two positional arguments.  Returns 0, -1 after
@@ -89,6 +98,9 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
       {"out", required_argument, 0, 'o'},
       {"top", required_argument, 0, 'n'},
       {"json", no_argument, 0, 'j'},
+      {"knob", required_argument, 0, 'k'},
+      {"proposer", required_argument, 0, 'P'},
+      {"template", required_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -102,6 +114,19 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
     case 't': o->remote.token = optarg; break;
     case 'o': o->out = optarg; break;
     case 'j': o->remote.json = true; break;
+    case 'P': o->proposer = optarg; break;
+    case 'T': o->template_name = optarg; break;
+    case 'k': {
+      char *eq = strchr(optarg, '=');
+      if (!eq || o->n_knobs == KF_SPEC_MAX_KNOBS) {
+        fprintf(stderr, "%s: --knob '%s': expected NAME=VALUE (at most %d)\n",
+                name, optarg, KF_SPEC_MAX_KNOBS);
+        rc = KF_EXIT_USAGE;
+        break;
+      }
+      o->knobs[o->n_knobs++] = optarg;
+      break;
+    }
     case 'n':
       if (kf_parse_u64(optarg, &o->top) || o->top > 1000) {
         fprintf(stderr, "%s: --top '%s': expected 0..1000\n", name, optarg);
@@ -305,14 +330,74 @@ static int do_stop(kf_rpc_client *cli, const char *cmd, camp_opts *o,
   return KF_EXIT_OK;
 }
 
+/* A proposer's own candidate.  Knob names and values are checked here
+ * with the spec module's rules, so a typo is refused before it travels;
+ * the coordinator checks them again against the campaign. */
+static int do_propose(kf_rpc_client *cli, const char *cmd, camp_opts *o,
+                      int64_t id, const char *path) {
+  char err[512], *src = NULL;
+  if (kf_read_file(path, 1u << 20, &src, NULL, err, sizeof err)) {
+    fprintf(stderr, "%s: %s\n", cmd, err);
+    return KF_EXIT_USAGE;
+  }
+  Kernelfleet__Knob knobs[KF_SPEC_MAX_KNOBS], *kp[KF_SPEC_MAX_KNOBS];
+  char names[KF_SPEC_MAX_KNOBS][64];
+  for (int i = 0; i < o->n_knobs; i++) {
+    const char *eq = strchr(o->knobs[i], '=');
+    size_t n = (size_t)(eq - o->knobs[i]);
+    if (n >= sizeof names[i]) n = sizeof names[i] - 1;
+    memcpy(names[i], o->knobs[i], n);
+    names[i][n] = '\0';
+    if (!kf_spec_knob_name_ok(names[i]) || !kf_spec_knob_value_ok(eq + 1)) {
+      fprintf(stderr, "%s: --knob '%s': names are C identifiers, values "
+              "letters, digits, '.', '_', '+' or '-'\n", cmd, o->knobs[i]);
+      free(src);
+      return KF_EXIT_USAGE;
+    }
+    kernelfleet__knob__init(&knobs[i]);
+    knobs[i].name = names[i];
+    knobs[i].value = (char *)eq + 1;
+    kp[i] = &knobs[i];
+  }
+  Kernelfleet__ProposeCandidateRequest req =
+      KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
+  req.campaign_id = id;
+  req.source = src;
+  req.knobs = kp;
+  req.n_knobs = (size_t)o->n_knobs;
+  req.proposer = (char *)(o->proposer ? o->proposer : "user");
+  req.template_name = (char *)(o->template_name ? o->template_name : "");
+  ProtobufCMessage *resp = NULL;
+  int rc = kf_cli__call(cli, cmd, "ProposeCandidate", &req.base,
+                        &kernelfleet__propose_candidate_response__descriptor,
+                        30000, &resp);
+  free(src);
+  if (rc) return rc;
+  const Kernelfleet__ProposeCandidateResponse *r = (const void *)resp;
+  if (o->remote.json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "campaign_id", (double)id);
+    cJSON_AddNumberToObject(j, "candidate_id", (double)r->candidate_id);
+    cJSON_AddBoolToObject(j, "duplicate", r->duplicate);
+    kf_cli__json_print(stdout, j);
+  } else if (r->duplicate) {
+    printf("candidate %lld: already evaluated in campaign %lld\n",
+           (long long)r->candidate_id, (long long)id);
+  } else {
+    printf("%lld\n", (long long)r->candidate_id);
+  }
+  kf_rpc_free(resp);
+  return KF_EXIT_OK;
+}
+
 int kf_cli_campaign(int argc, char **argv) {
   if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") ||
       !strcmp(argv[0], "help")) {
     usage(argc < 1 ? stderr : stdout);
     return argc < 1 ? KF_EXIT_USAGE : KF_EXIT_OK;
   }
-  static const char *const actions[] = {"submit", "status", "watch",
-                                        "best",   "export", "stop"};
+  static const char *const actions[] = {"submit", "status", "watch", "best",
+                                        "export", "stop",   "propose"};
   int act = -1;
   for (int i = 0; i < (int)(sizeof actions / sizeof *actions); i++)
     if (!strcmp(argv[0], actions[i])) act = i;
@@ -336,7 +421,16 @@ int kf_cli_campaign(int argc, char **argv) {
     fprintf(stderr, "%s: --out belongs to best and export\n", cmd);
     return KF_EXIT_USAGE;
   }
-  if (o.nargs > 1) {
+  if ((o.n_knobs || o.proposer || o.template_name) && act != 6) {
+    fprintf(stderr, "%s: --knob, --proposer and --template belong to "
+            "`kf campaign propose`\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (act == 6 && o.nargs < 2) {
+    fprintf(stderr, "%s: usage: kf campaign propose ID SOURCE_FILE\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (o.nargs > 1 && act != 6) {
     fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, o.args[1]);
     return KF_EXIT_USAGE;
   }
@@ -360,7 +454,8 @@ int kf_cli_campaign(int argc, char **argv) {
   case 2: rc = do_watch(cli, cmd, &o, id); break;
   case 3: rc = do_best(cli, cmd, &o, id); break;
   case 4: rc = do_export(cli, cmd, &o, id); break;
-  default: rc = do_stop(cli, cmd, &o, id); break;
+  case 5: rc = do_stop(cli, cmd, &o, id); break;
+  default: rc = do_propose(cli, cmd, &o, id, o.args[1]); break;
   }
   kf_rpc_client_close(cli);
   return rc;

@@ -403,7 +403,8 @@ void kf_coord__on_propose_candidate(kf_rpc_call *call, const ProtobufCMessage *m
   if (!c) return;
   /* Canonical flags: knobs by name. */
   Kernelfleet__Knob *sorted[KF_SPEC_MAX_KNOBS];
-  memcpy(sorted, r->knobs, r->n_knobs * sizeof *sorted);
+  if (r->n_knobs) /* protobuf-c leaves knobs NULL when there are none */
+    memcpy(sorted, r->knobs, r->n_knobs * sizeof *sorted);
   qsort(sorted, r->n_knobs, sizeof *sorted, cmp_knob);
   size_t o = 0;
   for (size_t i = 0; i < r->n_knobs; i++)

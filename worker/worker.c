@@ -501,7 +501,9 @@ static void maybe_finish(kf_worker *w) {
   bool deadline = kf_now_ms() >= w->stop_deadline_ms;
   if (w->n_running) return; /* tasks finish on their own; bounded by timeouts */
   if ((w->outbox || w->report_inflight) && !deadline) {
-    do_report(w);
+    /* A failed report waits out its backoff here too: retrying at once
+     * would spin while the coordinator is down. */
+    if (!uv_is_active((uv_handle_t *)&w->report_timer)) do_report(w);
     return;
   }
   if (w->registering || w->hb_inflight || w->report_inflight ||

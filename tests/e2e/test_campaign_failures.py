@@ -15,17 +15,10 @@ never changed; and an ok evaluation of an honest candidate (the search's
 own templates) finished after the last hostile one.  `kf campaign
 export` reports the same failures.
 
-How the hostile candidates get in: the ProposeCandidate RPC has no `kf`
-command and python has no gRPC here.  Server side, the RPC (after
-validating the request and checking that the campaign is running) is
-kf_store_propose: one INSERT INTO candidates (campaign_id, template_name,
-knobs, source, source_sha256, flags, proposer), plus a duplicate check
-that cannot fire for these distinct, never-seen sources.  The search
-(coordinator/search.c) picks proposals up from that table on its next
-step (every 500 ms while a campaign runs; the RPC only makes it sooner).
-So the test runs that very INSERT through psql, for a running campaign
-only.  If the table or the RPC changes shape, replace this with a
-`kf campaign propose` command.
+How the hostile candidates get in: `kf campaign propose ID FILE
+--proposer NAME`, the ProposeCandidate RPC a person, an LLM or another
+program uses; the coordinator validates it and the search evaluates
+proposals first.
 
 Cost: the infinite loop takes the harness's per-call watchdog (10 s by
 default for a worker); everything else is a compile plus a short check
@@ -115,28 +108,18 @@ def check_manifest(src_dir):
                                         outcome))
 
 
-def dollar_quote(text):
-    tag = "kfsrc"
-    while ("$%s$" % tag) in text:
-        tag += "x"
-    return "$%s$%s$%s$" % (tag, text, tag)
-
-
 def propose(c, cid, proposer, source):
-    """What ProposeCandidate does server side (kf_store_propose's INSERT),
-    for a running campaign only.  Returns the candidate id."""
-    rows = c.psql(
-        "WITH ins AS (INSERT INTO candidates (campaign_id, template_name, knobs, source,"
-        " source_sha256, flags, proposer)"
-        " SELECT id, '', '{}'::jsonb, %s,"
-        " encode(sha256(convert_to(%s, 'UTF8')), 'hex'), '', '%s'"
-        " FROM campaigns WHERE id = %d AND state = 'running' RETURNING id)"
-        " SELECT id FROM ins"
-        % (dollar_quote(source), dollar_quote(source), proposer, cid))
-    check(len(rows) == 1, "proposing %s to campaign %d inserted %r (is it "
-          "still running? %s)" % (proposer, cid, rows,
-                                  kfcampaign.state(c, cid)))
-    return int(rows[0][0])
+    """`kf campaign propose`: the ProposeCandidate RPC.  Returns the
+    candidate id."""
+    path = os.path.join(c.dir, "proposal-%s.c" % proposer)
+    with open(path, "w") as f:
+        f.write(source)
+    out = c.kf("campaign", "propose", str(cid), path, "--proposer", proposer,
+               "--coordinator", c.target, "--token", kfe2e.TOKEN, "--json")
+    r = json.loads(out)
+    check(r["campaign_id"] == cid and not r["duplicate"],
+          "proposing %s to campaign %d: %r" % (proposer, cid, r))
+    return int(r["candidate_id"])
 
 
 def body(c):
