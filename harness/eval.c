@@ -34,14 +34,12 @@
  * memfd) are INFRA_ERROR, which the worker retries.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuda_internal.h"
@@ -55,9 +53,8 @@
 #include "util.h"
 
 #define GUARD 4096
-#define MAX_STAGES 8
-#define WHY 2048
-#define TIME_SETS 3
+#define WHY KF_HARNESS_WHY
+#define TIME_SETS KF_HARNESS_TIME_SETS
 #define MIN_REPS 10
 #define MAX_REPS 500
 #define MAX_REQUEST (256u << 20)
@@ -71,36 +68,17 @@
 #define COPY_FACTOR 1.5
 #define FLOPS_FACTOR 2.0
 
-typedef struct {
-  kf_size size;
-  int sets, slots;
-  int n_in, n_out;
-  int in_dt[KF_HARNESS_MAX_T], out_dt[KF_HARNESS_MAX_T];
-  int in_ndim[KF_HARNESS_MAX_T], out_ndim[KF_HARNESS_MAX_T];
-  int64_t in_dims[KF_HARNESS_MAX_T][4], out_dims[KF_HARNESS_MAX_T][4];
-  int64_t in_n[KF_HARNESS_MAX_T], out_n[KF_HARNESS_MAX_T];
-  size_t in_b[KF_HARNESS_MAX_T], out_b[KF_HARNESS_MAX_T];
-  uint64_t in_off[TIME_SETS][KF_HARNESS_MAX_T];
-  uint64_t out_off[TIME_SETS][KF_HARNESS_MAX_T];
-  uint64_t ws_off;
-  size_t ws_b;
-  size_t total;
-} layout;
+typedef kf_harness_layout layout;
 
 typedef struct {
   const kf_harness_eval_opts *o;
   Kernelfleet__EvalRequest *req;
   kf_spec *spec;
-  char work[1024], build[1100], jail_c[1100], jail_r[1100];
-  bool have_work;
+  kf_harness_workdir wd;
   kf_harness_runner cand, ref;
   bool cand_up, ref_up;
   Kernelfleet__EvalResult res;
-  Kernelfleet__StageResult stages[MAX_STAGES];
-  Kernelfleet__StageResult *stage_ptrs[MAX_STAGES];
-  char reasons[MAX_STAGES][WHY];
-  char stage_names[MAX_STAGES][16];
-  uint64_t stage_t0;
+  kf_harness_stages st;
   char why[WHY];
   double max_abs, max_rel;
   unsigned char *flush;
@@ -117,186 +95,27 @@ typedef struct {
 /* ------------------------------------------------------------ stages */
 
 static int stage_begin(ev *e, const char *name) {
-  size_t i = e->res.n_stages;
-  if (i >= MAX_STAGES) abort(); /* fixed list of stages */
-  kernelfleet__stage_result__init(&e->stages[i]);
-  kf_strlcpy(e->stage_names[i], name, sizeof e->stage_names[i]);
-  e->stages[i].stage = e->stage_names[i];
-  e->reasons[i][0] = '\0';
-  e->stages[i].reason = e->reasons[i];
-  e->stage_ptrs[i] = &e->stages[i];
-  e->res.n_stages = i + 1;
-  e->stage_t0 = kf_now_us();
-  e->why[0] = '\0';
-  return (int)i;
+  return kf_harness__stage_begin(&e->st, &e->res, e->why, name);
 }
 
 /* Ends the current stage.  Returns outcome (0 = passed). */
 static int stage_end(ev *e, int outcome, const char *reason) {
-  size_t i = e->res.n_stages - 1;
-  e->stages[i].outcome = (Kernelfleet__Outcome)(outcome ? outcome
-                                                        : KF_OUTCOME_OK);
-  kf_strlcpy(e->reasons[i], reason ? reason : "", WHY);
-  e->stages[i].elapsed_us = kf_now_us() - e->stage_t0;
-  if (outcome) {
-    e->res.outcome = (Kernelfleet__Outcome)outcome;
-    kf_log(KF_LOG_INFO, "stage %s: %s: %s", e->stage_names[i],
-           kf_outcome_name(outcome), e->reasons[i]);
-  } else {
-    kf_log(KF_LOG_INFO, "stage %s: ok (%" PRIu64 " us)%s%s", e->stage_names[i],
-           (uint64_t)e->stages[i].elapsed_us, *e->reasons[i] ? ": " : "",
-           e->reasons[i]);
-  }
-  return outcome;
-}
-
-/* ----------------------------------------------------------- workdir */
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (flag == FTW_DP) rmdir(path);
-  else unlink(path);
-  return 0;
-}
-
-static int make_workdir(ev *e) {
-  const char *base = e->o->workdir;
-  if (!base || !*base) base = kf_getenv_or("TMPDIR", "/tmp");
-  snprintf(e->work, sizeof e->work, "%s/kf-harness-XXXXXX", base);
-  if (!mkdtemp(e->work)) {
-    snprintf(e->why, WHY, "mkdtemp %s: %s", e->work, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  e->have_work = true;
-  snprintf(e->build, sizeof e->build, "%s/build", e->work);
-  snprintf(e->jail_c, sizeof e->jail_c, "%s/jail-c", e->work);
-  snprintf(e->jail_r, sizeof e->jail_r, "%s/jail-r", e->work);
-  bool root = geteuid() == 0;
-  if (chmod(e->work, 0711) != 0 || mkdir(e->build, 0700) != 0 ||
-      (root && chown(e->build, 65534, 65534) != 0) ||
-      mkdir(e->jail_c, 0755) != 0 || mkdir(e->jail_r, 0755) != 0) {
-    snprintf(e->why, WHY, "workdir %s: %s", e->work, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  return 0;
-}
-
-/* Reads build/<base>.so into memory and writes it into the jail, owned by
- * us and read-only, so the compiling uid cannot change what is loaded. */
-static int take_so(ev *e, const char *base, const char *jail,
-                   unsigned char **buf, size_t *len) {
-  char path[1200], err[512];
-  snprintf(path, sizeof path, "%s/%s.so", e->build, base);
-  char *data;
-  int rc = kf_read_file(path, MAX_SO, &data, len, err, sizeof err);
-  if (rc) {
-    snprintf(e->why, WHY, "%s.so: %s", base,
-             rc == KF_ETOOBIG ? "larger than 64 MiB" : err);
-    return rc == KF_ETOOBIG ? KF_OUTCOME_LINK_REJECTED : KF_OUTCOME_INFRA_ERROR;
-  }
-  *buf = (unsigned char *)data;
-  snprintf(path, sizeof path, "%s/%s.so", jail, base);
-  FILE *f = fopen(path, "wbx");
-  if (!f || fwrite(data, 1, *len, f) != *len || fclose(f) != 0 ||
-      chmod(path, 0444) != 0) {
-    snprintf(e->why, WHY, "write %s: %s", path, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  return 0;
+  return kf_harness__stage_end(&e->st, &e->res, outcome, reason);
 }
 
 /* ------------------------------------------------------------ layout */
 
-static void canary(unsigned char *map, size_t from, size_t to) {
-  for (size_t o = from; o < to; o++)
-    map[o] = (unsigned char)(((uint32_t)o * 0x9E3779B1u) >> 24) ^ 0x5C;
-}
-
-/* First byte in [from, to) that is not canary, or `to`. */
-static size_t canary_bad(const unsigned char *map, size_t from, size_t to) {
-  for (size_t o = from; o < to; o++)
-    if (map[o] != ((unsigned char)(((uint32_t)o * 0x9E3779B1u) >> 24) ^ 0x5C))
-      return o;
-  return to;
-}
-
-static uint64_t place(size_t *cur, size_t bytes) {
-  uint64_t data = *cur + GUARD;
-  *cur = (data + bytes + GUARD + 4095) & ~(size_t)4095;
-  return data;
-}
-
 static int make_layout(ev *e, const kf_size *size, int sets, int slots,
                        layout *L) {
-  const kf_spec *s = e->spec;
-  memset(L, 0, sizeof *L);
-  L->size = *size;
-  L->sets = sets;
-  L->slots = slots;
-  L->n_in = s->n_inputs;
-  L->n_out = s->n_outputs;
-  char err[256];
-  for (int side = 0; side < 2; side++) {
-    int n = side ? s->n_outputs : s->n_inputs;
-    for (int i = 0; i < n; i++) {
-      const kf_spec_tensor *t = side ? &s->outputs[i] : &s->inputs[i];
-      int64_t dims[KF_SPEC_MAX_DIMS], numel;
-      if (kf_spec_shape(s, t, size, dims, &numel, err, sizeof err)) {
-        snprintf(e->why, WHY, "shape of %s: %s", t->name, err);
-        return KF_OUTCOME_SPEC_ERROR;
-      }
-      if (numel < 0 || numel > (1ll << 34)) {
-        snprintf(e->why, WHY, "%s has %" PRId64 " elements", t->name, numel);
-        return KF_OUTCOME_SPEC_ERROR;
-      }
-      size_t b = (size_t)numel * kf_dtype_size(t->dtype);
-      if (side) {
-        L->out_dt[i] = t->dtype;
-        L->out_ndim[i] = t->ndim;
-        memcpy(L->out_dims[i], dims, sizeof L->out_dims[i]);
-        L->out_n[i] = numel;
-        L->out_b[i] = b;
-      } else {
-        L->in_dt[i] = t->dtype;
-        L->in_ndim[i] = t->ndim;
-        memcpy(L->in_dims[i], dims, sizeof L->in_dims[i]);
-        L->in_n[i] = numel;
-        L->in_b[i] = b;
-      }
-    }
-  }
-  size_t cur = 0;
-  for (int k = 0; k < sets; k++)
-    for (int i = 0; i < L->n_in; i++) L->in_off[k][i] = place(&cur, L->in_b[i]);
-  for (int k = 0; k < slots; k++)
-    for (int i = 0; i < L->n_out; i++)
-      L->out_off[k][i] = place(&cur, L->out_b[i]);
-  L->ws_b = s->workspace_bytes;
-  L->ws_off = place(&cur, L->ws_b);
-  L->total = cur;
-  return 0;
+  return kf_harness__make_layout(e->spec, size, sets, slots, GUARD, L, e->why,
+                                 WHY);
 }
 
 static void fill_cmd(const layout *L, int set, int slot, kf_harness_cmd *c) {
   memset(c, 0, sizeof *c);
   c->n_inputs = L->n_in;
   c->n_outputs = L->n_out;
-  for (int i = 0; i < L->n_in; i++) {
-    c->in[i].off = L->in_off[set][i];
-    c->in[i].dtype = L->in_dt[i];
-    c->in[i].ndim = L->in_ndim[i];
-    memcpy(c->in[i].dims, L->in_dims[i], sizeof c->in[i].dims);
-    c->in[i].numel = L->in_n[i];
-  }
-  for (int i = 0; i < L->n_out; i++) {
-    c->out[i].off = L->out_off[slot][i];
-    c->out[i].dtype = L->out_dt[i];
-    c->out[i].ndim = L->out_ndim[i];
-    memcpy(c->out[i].dims, L->out_dims[i], sizeof c->out[i].dims);
-    c->out[i].numel = L->out_n[i];
-  }
+  kf_harness__fill_tdescs(L, set, slot, c->in, c->out);
   c->ws_off = L->ws_off;
   c->ws_bytes = L->ws_b;
 }
@@ -309,8 +128,8 @@ static void fill_params(const ev *e, const kf_size *size, kf_harness_cmd *c) {
 
 /* Canary over the whole layout in both maps. */
 static void prepare_maps(ev *e, const layout *L) {
-  canary(e->cand.map, 0, L->total);
-  canary(e->ref.map, 0, L->total);
+  kf_harness__canary(e->cand.map, 0, L->total);
+  kf_harness__canary(e->ref.map, 0, L->total);
 }
 
 static unsigned char poison_byte(int dt) {
@@ -330,28 +149,15 @@ static void poison_slot(ev *e, const layout *L, int slot) {
   }
 }
 
-/* The distribution input i uses in case `dist`. */
-static int input_dist(const kf_spec_tensor *t, int dist) {
-  for (int k = 0; k < t->n_dists; k++)
-    if ((int)t->dists[k] == dist) return dist;
-  return t->n_dists ? (int)t->dists[0] : KF_DIST_NORMAL;
-}
-
 static int draw_inputs(ev *e, const layout *L, int set, uint64_t case_id,
                        int dist) {
   for (int i = 0; i < L->n_in; i++) {
     const kf_spec_tensor *t = &e->spec->inputs[i];
-    int d = input_dist(t, dist);
-    int64_t range = 0;
-    if (d == KF_DIST_INDEX) {
-      char err[256];
-      if (!t->range[0] ||
-          kf_spec_eval(e->spec, t->range, &L->size, &range, err, sizeof err)) {
-        snprintf(e->why, WHY, "input %s: index range: %s", t->name,
-                 t->range[0] ? err : "missing");
-        return KF_OUTCOME_SPEC_ERROR;
-      }
-    }
+    int d = kf_harness__input_dist(t, dist);
+    int64_t range;
+    int oc = kf_harness__input_range(e->spec, t, d, &L->size, &range, e->why,
+                                     WHY);
+    if (oc) return oc;
     kf_harness_rng r;
     kf_harness__rng_seed(&r, e->req->seed, case_id, (uint64_t)d, (uint64_t)i);
     unsigned char *dst = e->cand.map + L->in_off[set][i];
@@ -387,7 +193,7 @@ static int check_guards(ev *e, const layout *L, const char *ctx) {
         name = "workspace";
         kind = "buffer";
       }
-      size_t bad = canary_bad(m, off - GUARD, off);
+      size_t bad = kf_harness__canary_bad(m, off - GUARD, off);
       if (bad != off) {
         snprintf(e->why, WHY, "%s: wrote %zu bytes before the start of %s "
                  "'%s' (byte offset -%zu)", ctx, off - bad, kind, name,
@@ -395,7 +201,7 @@ static int check_guards(ev *e, const layout *L, const char *ctx) {
         return KF_OUTCOME_OUT_OF_BOUNDS;
       }
       size_t end = off + b;
-      bad = canary_bad(m, end, end + GUARD);
+      bad = kf_harness__canary_bad(m, end, end + GUARD);
       if (bad != end + GUARD) {
         snprintf(e->why, WHY, "%s: wrote past the end of %s '%s' (%zu bytes "
                  "long; first bad byte at offset %zu)", ctx, kind, name, b,
@@ -493,15 +299,8 @@ static int compare(ev *e, const layout *L, int slot, const char *ctx,
 
 /* The candidate may not change its inputs. */
 static int check_inputs(ev *e, const layout *L, int set, const char *ctx) {
-  for (int i = 0; i < L->n_in; i++) {
-    uint64_t off = L->in_off[set][i];
-    if (memcmp(e->cand.map + off, e->ref.map + off, L->in_b[i]) != 0) {
-      snprintf(e->why, WHY, "%s: wrote into input '%s'", ctx,
-               e->spec->inputs[i].name);
-      return KF_OUTCOME_OUT_OF_BOUNDS;
-    }
-  }
-  return 0;
+  return kf_harness__check_inputs(e->spec, L, e->cand.map, e->ref.map, set,
+                                  ctx, e->why, WHY);
 }
 
 static void size_str(const ev *e, const kf_size *sz, char *buf, size_t len) {
@@ -558,7 +357,7 @@ static int cand_call(ev *e, kf_harness_cmd *c, uint64_t *ns, const char *ctx) {
 static int do_compile(ev *e, kf_harness_elf_info *ref_info,
                       unsigned char **cand_so, size_t *cand_len) {
   stage_begin(e, "compile");
-  int oc = make_workdir(e);
+  int oc = kf_harness__workdir_make(&e->wd, e->o->workdir, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
   kf_harness_knob knobs[32];
   if (e->req->n_knobs > 32)
@@ -568,7 +367,7 @@ static int do_compile(ev *e, kf_harness_elf_info *ref_info,
     knobs[i].value = e->req->knobs[i]->value;
   }
   char why[WHY];
-  oc = kf_harness__compile(e->build, "reference", e->req->reference_source,
+  oc = kf_harness__compile(e->wd.build, "reference", e->req->reference_source,
                            NULL, 0, e->o->compile_timeout_ms, why, sizeof why);
   if (oc) {
     char w2[WHY];
@@ -577,14 +376,14 @@ static int do_compile(ev *e, kf_harness_elf_info *ref_info,
                                                      : KF_OUTCOME_SPEC_ERROR,
                      w2);
   }
-  oc = kf_harness__compile(e->build, "candidate", e->req->source, knobs,
+  oc = kf_harness__compile(e->wd.build, "candidate", e->req->source, knobs,
                            (int)e->req->n_knobs, e->o->compile_timeout_ms,
                            why, sizeof why);
   if (oc) return stage_end(e, oc, why);
   /* The baseline for the link check: an empty kernel from the same
    * compiler shows what the toolchain itself puts in .init/.fini and
    * .data/.bss of every shared object. */
-  oc = kf_harness__compile(e->build, "baseline", BASELINE_SRC, NULL, 0,
+  oc = kf_harness__compile(e->wd.build, "baseline", BASELINE_SRC, NULL, 0,
                            e->o->compile_timeout_ms, why, sizeof why);
   if (oc) {
     char w2[WHY];
@@ -593,11 +392,12 @@ static int do_compile(ev *e, kf_harness_elf_info *ref_info,
   }
   unsigned char *rbuf;
   size_t rlen;
-  oc = take_so(e, "reference", e->jail_r, &rbuf, &rlen);
+  oc = kf_harness__take_so(e->wd.build, "reference", e->wd.jail_r, MAX_SO,
+                           &rbuf, &rlen, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
   free(rbuf); /* the reference may import and keep what it likes */
   char bpath[1200], err[256];
-  snprintf(bpath, sizeof bpath, "%s/baseline.so", e->build);
+  snprintf(bpath, sizeof bpath, "%s/baseline.so", e->wd.build);
   char *bbuf;
   size_t blen;
   if (kf_read_file(bpath, MAX_SO, &bbuf, &blen, err, sizeof err)) {
@@ -608,7 +408,8 @@ static int do_compile(ev *e, kf_harness_elf_info *ref_info,
   kf_harness__elf_check((unsigned char *)bbuf, blen, NULL, ref_info, w3,
                         sizeof w3);
   free(bbuf);
-  oc = take_so(e, "candidate", e->jail_c, cand_so, cand_len);
+  oc = kf_harness__take_so(e->wd.build, "candidate", e->wd.jail_c, MAX_SO,
+                           cand_so, cand_len, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
   return stage_end(e, 0, NULL);
 }
@@ -650,7 +451,7 @@ static int do_load(ev *e) {
   char exe[1024], why[WHY];
   kf_harness__runner_exe(exe, sizeof exe);
   int cpu_s = e->o->call_timeout_ms / 1000 * 4 + 30;
-  oc = kf_harness__runner_start(&e->ref, "reference", exe, e->jail_r,
+  oc = kf_harness__runner_start(&e->ref, "reference", exe, e->wd.jail_r,
                                 "reference.so", need, cpu_s,
                                 e->o->call_timeout_ms, why, sizeof why);
   e->ref_up = true;
@@ -658,7 +459,7 @@ static int do_load(ev *e) {
     return stage_end(e, oc == KF_OUTCOME_INFRA_ERROR ? oc
                                                      : KF_OUTCOME_SPEC_ERROR,
                      why);
-  oc = kf_harness__runner_start(&e->cand, "candidate", exe, e->jail_c,
+  oc = kf_harness__runner_start(&e->cand, "candidate", exe, e->wd.jail_c,
                                 "candidate.so", need, cpu_s,
                                 e->o->call_timeout_ms, why, sizeof why);
   e->cand_up = true;
@@ -673,21 +474,9 @@ static int do_load(ev *e) {
   return stage_end(e, 0, msg);
 }
 
-static void collect_dists(ev *e) {
-  e->n_dists = 0;
-  for (int i = 0; i < e->spec->n_inputs; i++)
-    for (int k = 0; k < e->spec->inputs[i].n_dists; k++) {
-      int d = (int)e->spec->inputs[i].dists[k];
-      bool seen = false;
-      for (int j = 0; j < e->n_dists; j++) seen |= e->dists[j] == d;
-      if (!seen && e->n_dists < KF_DIST_COUNT) e->dists[e->n_dists++] = d;
-    }
-  if (!e->n_dists) e->dists[e->n_dists++] = KF_DIST_NORMAL;
-}
-
 static int do_verify(ev *e) {
   stage_begin(e, "verify");
-  collect_dists(e);
+  kf_harness__collect_dists(e->spec, e->dists, &e->n_dists);
   int cases = 0, evidence_cases = 0;
   /* The check sizes, then the bench size under every distribution too:
    * the timing loop draws only the first distribution, and a kernel that
@@ -781,20 +570,9 @@ static int do_determinism(ev *e) {
     if ((oc = cand_call(e, &c, &ns, ctx))) return stage_end(e, oc, e->why);
   }
   if ((oc = check_guards(e, &L, ctx))) return stage_end(e, oc, e->why);
-  for (int j = 0; j < L.n_out; j++) {
-    const unsigned char *a = e->cand.map + L.out_off[0][j];
-    const unsigned char *b = e->cand.map + L.out_off[1][j];
-    size_t es = kf_dtype_size(L.out_dt[j]);
-    for (int64_t i = 0; i < L.out_n[j]; i++)
-      if (memcmp(a + (size_t)i * es, b + (size_t)i * es, es) != 0) {
-        snprintf(e->why, WHY, "%s: two runs on the same inputs differ at "
-                 "output '%s' index %" PRId64 ": %.9g vs %.9g (the spec asks "
-                 "for bitwise determinism)", ctx, e->spec->outputs[j].name, i,
-                 kf_harness__load(a, L.out_dt[j], i),
-                 kf_harness__load(b, L.out_dt[j], i));
-        return stage_end(e, KF_OUTCOME_NONDETERMINISTIC, e->why);
-      }
-  }
+  if ((oc = kf_harness__check_same_outputs(e->spec, &L, e->cand.map, ctx,
+                                           e->why, WHY)))
+    return stage_end(e, oc, e->why);
   return stage_end(e, 0, ctx);
 }
 
@@ -807,26 +585,6 @@ static void flush_caches(ev *e) {
   uint64_t s = 0;
   for (size_t i = 0; i < e->flush_len; i += 64) s += e->flush[i];
   e->flush_sink += s + 1;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median_of(const uint64_t *v, int from, int n, uint64_t *tmp) {
-  memcpy(tmp, v + from, (size_t)n * sizeof *tmp);
-  qsort(tmp, (size_t)n, sizeof *tmp, cmp_u64);
-  return n % 2 ? (double)tmp[n / 2]
-               : ((double)tmp[n / 2 - 1] + (double)tmp[n / 2]) / 2;
-}
-
-static void stats(const uint64_t *v, int n, uint64_t *tmp, double *med,
-                  double *spread) {
-  *med = median_of(v, 0, n, tmp); /* leaves tmp sorted */
-  double p10 = (double)tmp[(int)(0.1 * (n - 1))];
-  double p90 = (double)tmp[(int)(0.9 * (n - 1) + 0.5)];
-  *spread = *med > 0 ? (p90 - p10) / *med : 0;
 }
 
 static int do_time(ev *e) {
@@ -894,16 +652,8 @@ static int do_time(ev *e) {
         (oc = compare(e, &L, k, ctx, &unused)))
       goto out;
     int m = n + 1;
-    uint64_t el = kf_now_ms() - t_start;
-    if (m >= MIN_REPS) {
-      double mc = median_of(tc, 0, m, tmp), mch = median_of(tc, m / 2, m - m / 2, tmp);
-      double mr = median_of(tr, 0, m, tmp), mrh = median_of(tr, m / 2, m - m / 2, tmp);
-      bool stable = fabs(mc - mch) <= 0.01 * mc && fabs(mr - mrh) <= 0.01 * mr;
-      if (stable || el > budget) {
-        n = m;
-        break;
-      }
-    } else if (m >= 3 && el > 20 * budget) { /* very slow calls */
+    if (kf_harness__reps_enough(tc, tr, m, MIN_REPS, kf_now_ms() - t_start,
+                                budget, tmp)) {
       n = m;
       break;
     }
@@ -911,24 +661,11 @@ static int do_time(ev *e) {
   if (n > MAX_REPS) n = MAX_REPS;
   /* the last reply: nothing may run after it either */
   if ((oc = kf_harness__runner_idle_check(&e->cand, e->why, WHY))) goto out;
-  double cm, cs, rm, rs;
-  stats(tc, n, tmp, &cm, &cs);
-  stats(tr, n, tmp, &rm, &rs);
-  e->res.time_ns_median = cm;
-  e->res.time_ns_spread = cs;
-  e->res.ref_time_ns_median = rm;
-  e->res.ref_time_ns_spread = rs;
-  e->res.repetitions = (uint32_t)n;
-  char err[256];
-  int64_t bytes = 0, flops = 0;
-  if (e->spec->bytes[0] &&
-      kf_spec_eval(e->spec, e->spec->bytes, sz, &bytes, err, sizeof err) == 0 &&
-      cm > 0)
-    e->res.achieved_gbps = (double)bytes / cm;
-  if (e->spec->flops[0] &&
-      kf_spec_eval(e->spec, e->spec->flops, sz, &flops, err, sizeof err) == 0 &&
-      cm > 0)
-    e->res.achieved_gflops = (double)flops / cm;
+  int64_t bytes, flops;
+  kf_harness__time_results(e->spec, sz, tc, tr, n, tmp, &e->res, &bytes,
+                           &flops);
+  double cm = e->res.time_ns_median, cs = e->res.time_ns_spread;
+  double rm = e->res.ref_time_ns_median, rs = e->res.ref_time_ns_spread;
   char msg[WHY];
   snprintf(msg, sizeof msg, "size %s: candidate %.0f ns (spread %.1f%%), "
            "reference %.0f ns (spread %.1f%%), %d repetitions; %.2f GB/s, "
@@ -978,35 +715,6 @@ static int read_full(int fd, void *buf, size_t n) {
   return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t n) {
-  size_t off = 0;
-  while (off < n) {
-    ssize_t w = write(fd, (const char *)buf + off, n - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    off += (size_t)w;
-  }
-  return 0;
-}
-
-static int write_result(const Kernelfleet__EvalResult *r, int fd) {
-  size_t n = kernelfleet__eval_result__get_packed_size(r);
-  unsigned char *buf = malloc(n + 4);
-  if (!buf) return KF_ENOMEM;
-  buf[0] = (unsigned char)n;
-  buf[1] = (unsigned char)(n >> 8);
-  buf[2] = (unsigned char)(n >> 16);
-  buf[3] = (unsigned char)(n >> 24);
-  kernelfleet__eval_result__pack(r, buf + 4);
-  int rc = write_full(fd, buf, n + 4);
-  free(buf);
-  if (rc) {
-    kf_log(KF_LOG_ERROR, "cannot write the result: %s", strerror(errno));
-    return KF_EIO;
-  }
-  return 0;
-}
-
 static int run_stages(ev *e) {
   kf_harness_elf_info ref_info;
   unsigned char *so = NULL;
@@ -1028,7 +736,7 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
   e->o = o;
   e->cand.memfd = e->ref.memfd = -1;
   kernelfleet__eval_result__init(&e->res);
-  e->res.stages = e->stage_ptrs;
+  e->res.stages = e->st.ptrs;
   uint64_t t0 = kf_now_ms();
 
   unsigned char hdr[4];
@@ -1083,12 +791,12 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
   }
   kf_harness__runner_stop(&e->cand);
   kf_harness__runner_stop(&e->ref);
-  if (e->have_work) nftw(e->work, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  kf_harness__workdir_remove(&e->wd);
   e->res.max_abs_err = e->max_abs;
   e->res.max_rel_err = e->max_rel;
   kf_log(KF_LOG_INFO, "eval done: %s in %" PRIu64 " ms",
          kf_outcome_name(e->res.outcome), kf_now_ms() - t0);
-  int rc = write_result(&e->res, out_fd);
+  int rc = kf_harness__write_result(&e->res, out_fd);
   free(e->flush);
   kf_spec_free(e->spec);
   if (e->req) kernelfleet__eval_request__free_unpacked(e->req, NULL);

@@ -54,7 +54,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -81,9 +80,8 @@
 #include "util.h"
 
 #define GUARD (64u << 10)
-#define MAX_STAGES 8
-#define WHY 2048
-#define TIME_SETS 3
+#define WHY KF_HARNESS_WHY
+#define TIME_SETS KF_HARNESS_TIME_SETS
 #define MIN_REPS 10
 #define MAX_REPS 500
 #define MAX_SO (256u << 20)
@@ -95,19 +93,7 @@
 #define COPY_FACTOR 1.2
 #define FLOPS_FACTOR 1.3
 
-typedef struct {
-  kf_size size;
-  int sets, slots, n_in, n_out;
-  int in_dt[KF_HARNESS_MAX_T], out_dt[KF_HARNESS_MAX_T];
-  int in_ndim[KF_HARNESS_MAX_T], out_ndim[KF_HARNESS_MAX_T];
-  int64_t in_dims[KF_HARNESS_MAX_T][4], out_dims[KF_HARNESS_MAX_T][4];
-  int64_t in_n[KF_HARNESS_MAX_T], out_n[KF_HARNESS_MAX_T];
-  size_t in_b[KF_HARNESS_MAX_T], out_b[KF_HARNESS_MAX_T];
-  uint64_t in_off[TIME_SETS][KF_HARNESS_MAX_T];
-  uint64_t out_off[TIME_SETS][KF_HARNESS_MAX_T];
-  uint64_t ws_off;
-  size_t ws_b, total;
-} layout;
+typedef kf_harness_layout layout;
 
 typedef struct {
   const char *who;
@@ -125,15 +111,10 @@ typedef struct {
   const kf_harness_eval_opts *o;
   Kernelfleet__EvalRequest *req;
   kf_spec *spec;
-  char work[1024], build[1100], jail_c[1100], jail_r[1100];
-  bool have_work;
+  kf_harness_workdir wd;
   crunner cand, ref;
   Kernelfleet__EvalResult res;
-  Kernelfleet__StageResult stages[MAX_STAGES];
-  Kernelfleet__StageResult *stage_ptrs[MAX_STAGES];
-  char reasons[MAX_STAGES][WHY];
-  char stage_names[MAX_STAGES][16];
-  uint64_t stage_t0;
+  kf_harness_stages st;
   char why[WHY];
   double max_abs, max_rel;
   int dists[KF_DIST_COUNT], n_dists;
@@ -149,160 +130,19 @@ typedef struct {
 /* ------------------------------------------------------------ stages */
 
 static int stage_begin(ev *e, const char *name) {
-  size_t i = e->res.n_stages;
-  if (i >= MAX_STAGES) abort();
-  kernelfleet__stage_result__init(&e->stages[i]);
-  kf_strlcpy(e->stage_names[i], name, sizeof e->stage_names[i]);
-  e->stages[i].stage = e->stage_names[i];
-  e->reasons[i][0] = '\0';
-  e->stages[i].reason = e->reasons[i];
-  e->stage_ptrs[i] = &e->stages[i];
-  e->res.n_stages = i + 1;
-  e->stage_t0 = kf_now_us();
-  e->why[0] = '\0';
-  return (int)i;
+  return kf_harness__stage_begin(&e->st, &e->res, e->why, name);
 }
 
 static int stage_end(ev *e, int outcome, const char *reason) {
-  size_t i = e->res.n_stages - 1;
-  e->stages[i].outcome =
-      (Kernelfleet__Outcome)(outcome ? outcome : KF_OUTCOME_OK);
-  kf_strlcpy(e->reasons[i], reason ? reason : "", WHY);
-  e->stages[i].elapsed_us = kf_now_us() - e->stage_t0;
-  if (outcome) {
-    e->res.outcome = (Kernelfleet__Outcome)outcome;
-    kf_log(KF_LOG_INFO, "stage %s: %s: %s", e->stage_names[i],
-           kf_outcome_name(outcome), e->reasons[i]);
-  } else {
-    kf_log(KF_LOG_INFO, "stage %s: ok (%" PRIu64 " us)%s%s", e->stage_names[i],
-           (uint64_t)e->stages[i].elapsed_us, *e->reasons[i] ? ": " : "",
-           e->reasons[i]);
-  }
-  return outcome;
-}
-
-/* ----------------------------------------------------------- workdir */
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (flag == FTW_DP) rmdir(path);
-  else unlink(path);
-  return 0;
-}
-
-static int make_workdir(ev *e) {
-  const char *base = e->o->workdir;
-  if (!base || !*base) base = kf_getenv_or("TMPDIR", "/tmp");
-  snprintf(e->work, sizeof e->work, "%s/kf-harness-XXXXXX", base);
-  if (!mkdtemp(e->work)) {
-    snprintf(e->why, WHY, "mkdtemp %s: %s", e->work, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  e->have_work = true;
-  snprintf(e->build, sizeof e->build, "%s/build", e->work);
-  snprintf(e->jail_c, sizeof e->jail_c, "%s/jail-c", e->work);
-  snprintf(e->jail_r, sizeof e->jail_r, "%s/jail-r", e->work);
-  bool root = geteuid() == 0;
-  if (chmod(e->work, 0711) != 0 || mkdir(e->build, 0700) != 0 ||
-      (root && chown(e->build, 65534, 65534) != 0) ||
-      mkdir(e->jail_c, 0755) != 0 || mkdir(e->jail_r, 0755) != 0) {
-    snprintf(e->why, WHY, "workdir %s: %s", e->work, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  return 0;
-}
-
-/* build/<base>.so into memory and, read-only and ours, into the jail. */
-static int take_so(ev *e, const char *base, const char *jail,
-                   unsigned char **buf, size_t *len) {
-  char path[1200], err[512];
-  snprintf(path, sizeof path, "%s/%s.so", e->build, base);
-  char *data;
-  int rc = kf_read_file(path, MAX_SO, &data, len, err, sizeof err);
-  if (rc) {
-    snprintf(e->why, WHY, "%s.so: %s", base,
-             rc == KF_ETOOBIG ? "larger than 256 MiB" : err);
-    return rc == KF_ETOOBIG ? KF_OUTCOME_LINK_REJECTED : KF_OUTCOME_INFRA_ERROR;
-  }
-  *buf = (unsigned char *)data;
-  snprintf(path, sizeof path, "%s/%s.so", jail, base);
-  FILE *f = fopen(path, "wbx");
-  if (!f || fwrite(data, 1, *len, f) != *len || fclose(f) != 0 ||
-      chmod(path, 0444) != 0) {
-    snprintf(e->why, WHY, "write %s: %s", path, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  return 0;
+  return kf_harness__stage_end(&e->st, &e->res, outcome, reason);
 }
 
 /* ------------------------------------------------------------ layout */
 
-static void canary(unsigned char *map, size_t from, size_t to) {
-  for (size_t o = from; o < to; o++)
-    map[o] = (unsigned char)(((uint32_t)o * 0x9E3779B1u) >> 24) ^ 0x5C;
-}
-
-static size_t canary_bad(const unsigned char *map, size_t from, size_t to) {
-  for (size_t o = from; o < to; o++)
-    if (map[o] != ((unsigned char)(((uint32_t)o * 0x9E3779B1u) >> 24) ^ 0x5C))
-      return o;
-  return to;
-}
-
-static uint64_t place(size_t *cur, size_t bytes) {
-  uint64_t data = *cur + GUARD;
-  *cur = (data + bytes + GUARD + 4095) & ~(size_t)4095;
-  return data;
-}
-
 static int make_layout(ev *e, const kf_size *size, int sets, int slots,
                        layout *L) {
-  const kf_spec *s = e->spec;
-  memset(L, 0, sizeof *L);
-  L->size = *size;
-  L->sets = sets;
-  L->slots = slots;
-  L->n_in = s->n_inputs;
-  L->n_out = s->n_outputs;
-  char err[256];
-  for (int side = 0; side < 2; side++) {
-    int n = side ? s->n_outputs : s->n_inputs;
-    for (int i = 0; i < n; i++) {
-      const kf_spec_tensor *t = side ? &s->outputs[i] : &s->inputs[i];
-      int64_t dims[KF_SPEC_MAX_DIMS], numel;
-      if (kf_spec_shape(s, t, size, dims, &numel, err, sizeof err)) {
-        snprintf(e->why, WHY, "shape of %s: %s", t->name, err);
-        return KF_OUTCOME_SPEC_ERROR;
-      }
-      if (numel < 0 || numel > (1ll << 34)) {
-        snprintf(e->why, WHY, "%s has %" PRId64 " elements", t->name, numel);
-        return KF_OUTCOME_SPEC_ERROR;
-      }
-      size_t b = (size_t)numel * kf_dtype_size(t->dtype);
-      int *dt = side ? L->out_dt : L->in_dt;
-      int *nd = side ? L->out_ndim : L->in_ndim;
-      int64_t(*dm)[4] = side ? L->out_dims : L->in_dims;
-      int64_t *nn = side ? L->out_n : L->in_n;
-      size_t *bb = side ? L->out_b : L->in_b;
-      dt[i] = t->dtype;
-      nd[i] = t->ndim;
-      memcpy(dm[i], dims, sizeof dm[i]);
-      nn[i] = numel;
-      bb[i] = b;
-    }
-  }
-  size_t cur = 0;
-  for (int k = 0; k < sets; k++)
-    for (int i = 0; i < L->n_in; i++) L->in_off[k][i] = place(&cur, L->in_b[i]);
-  for (int k = 0; k < slots; k++)
-    for (int i = 0; i < L->n_out; i++)
-      L->out_off[k][i] = place(&cur, L->out_b[i]);
-  L->ws_b = s->workspace_bytes;
-  L->ws_off = place(&cur, L->ws_b);
-  L->total = cur;
-  return 0;
+  return kf_harness__make_layout(e->spec, size, sets, slots, GUARD, L, e->why,
+                                 WHY);
 }
 
 /* Buffer b of the layout in placement order: inputs by set, outputs by
@@ -331,21 +171,9 @@ static void fill_cmd(ev *e, const layout *L, int set, int slot,
   c->op = KF_CUDA_OP_RUN;
   c->n_inputs = L->n_in;
   c->n_outputs = L->n_out;
-  for (int i = 0; i < L->n_in; i++) {
-    c->in[i].off = L->in_off[set][i];
-    c->in[i].dtype = L->in_dt[i];
-    c->in[i].ndim = L->in_ndim[i];
-    memcpy(c->in[i].dims, L->in_dims[i], sizeof c->in[i].dims);
-    c->in[i].numel = L->in_n[i];
-  }
-  for (int i = 0; i < L->n_out; i++) {
-    c->out[i].off = L->out_off[slot][i];
-    c->out[i].dtype = L->out_dt[i];
-    c->out[i].ndim = L->out_ndim[i];
-    memcpy(c->out[i].dims, L->out_dims[i], sizeof c->out[i].dims);
-    c->out[i].numel = L->out_n[i];
+  kf_harness__fill_tdescs(L, set, slot, c->in, c->out);
+  for (int i = 0; i < L->n_out; i++)
     c->out_poison[i] = kf_harness__is_float(L->out_dt[i]) ? 0xFF : 0xA5;
-  }
   c->ws_off = L->ws_off;
   c->ws_bytes = L->ws_b;
   c->ws_poison = (uint8_t)(0x5A ^ slot);
@@ -688,7 +516,7 @@ static int prepare(ev *e, const layout *L, const char *ctx) {
   }
   gaps[ng++] = (kf_cuda_region){prev, L->total - prev};
   for (int i = 0; i < ng; i++) {
-    canary(e->cand.map, gaps[i].off, gaps[i].off + gaps[i].len);
+    kf_harness__canary(e->cand.map, gaps[i].off, gaps[i].off + gaps[i].len);
     memcpy(e->ref.map + gaps[i].off, e->cand.map + gaps[i].off, gaps[i].len);
   }
   int oc = xfer(e, &e->cand, KF_CUDA_OP_UPLOAD, gaps, ng, ctx);
@@ -728,12 +556,6 @@ static int download_outputs(ev *e, crunner *r, const layout *L, int slot,
 
 /* ------------------------------------------------------------ checks */
 
-static int input_dist(const kf_spec_tensor *t, int dist) {
-  for (int k = 0; k < t->n_dists; k++)
-    if ((int)t->dists[k] == dist) return dist;
-  return t->n_dists ? (int)t->dists[0] : KF_DIST_NORMAL;
-}
-
 /* Draws set `set`'s inputs into the candidate's map (dst NULL) or into
  * dst[i] (host buffers of in_b[i] bytes).  With dst, at most DRAW_CAP
  * elements per input are drawn and the rest is filled with copies of
@@ -754,17 +576,11 @@ static int draw_inputs(ev *e, const layout *L, int set, uint64_t case_id,
                        int dist, unsigned char **dst) {
   for (int i = 0; i < L->n_in; i++) {
     const kf_spec_tensor *t = &e->spec->inputs[i];
-    int d = input_dist(t, dist);
-    int64_t range = 0;
-    if (d == KF_DIST_INDEX) {
-      char err[256];
-      if (!t->range[0] ||
-          kf_spec_eval(e->spec, t->range, &L->size, &range, err, sizeof err)) {
-        snprintf(e->why, WHY, "input %s: index range: %s", t->name,
-                 t->range[0] ? err : "missing");
-        return KF_OUTCOME_SPEC_ERROR;
-      }
-    }
+    int d = kf_harness__input_dist(t, dist);
+    int64_t range;
+    int oc = kf_harness__input_range(e->spec, t, d, &L->size, &range, e->why,
+                                     WHY);
+    if (oc) return oc;
     kf_harness_rng r;
     kf_harness__rng_seed(&r, e->req->seed, case_id, (uint64_t)d, (uint64_t)i);
     unsigned char *p = dst ? dst[i] : e->cand.map + L->in_off[set][i];
@@ -788,7 +604,7 @@ static int check_guards(ev *e, const layout *L, const char *ctx) {
                        : k < nin + nout
                            ? e->spec->outputs[(k - nin) % L->n_out].name
                            : "workspace";
-    size_t bad = canary_bad(m, off - GUARD, off);
+    size_t bad = kf_harness__canary_bad(m, off - GUARD, off);
     if (bad != off) {
       snprintf(e->why, WHY, "%s: wrote %zu bytes before the start of %s '%s' "
                "(device byte offset -%zu)", ctx, (size_t)(off - bad), kind,
@@ -796,7 +612,7 @@ static int check_guards(ev *e, const layout *L, const char *ctx) {
       return KF_OUTCOME_OUT_OF_BOUNDS;
     }
     size_t end = off + b;
-    bad = canary_bad(m, end, end + GUARD);
+    bad = kf_harness__canary_bad(m, end, end + GUARD);
     if (bad != end + GUARD) {
       snprintf(e->why, WHY, "%s: wrote past the end of %s '%s' (%zu bytes "
                "long; first bad byte at offset %zu)", ctx, kind, name, b,
@@ -810,15 +626,8 @@ static int check_guards(ev *e, const layout *L, const char *ctx) {
 /* The candidate's map holds what its device holds after a download; the
  * reference's map holds the inputs as drawn. */
 static int check_inputs(ev *e, const layout *L, int set, const char *ctx) {
-  for (int i = 0; i < L->n_in; i++) {
-    uint64_t off = L->in_off[set][i];
-    if (memcmp(e->cand.map + off, e->ref.map + off, L->in_b[i]) != 0) {
-      snprintf(e->why, WHY, "%s: wrote into input '%s'", ctx,
-               e->spec->inputs[i].name);
-      return KF_OUTCOME_OUT_OF_BOUNDS;
-    }
-  }
-  return 0;
+  return kf_harness__check_inputs(e->spec, L, e->cand.map, e->ref.map, set,
+                                  ctx, e->why, WHY);
 }
 
 static inline double load(const unsigned char *p, int dt, int64_t i) {
@@ -956,7 +765,7 @@ static void size_str(const ev *e, const kf_size *sz, char *buf, size_t len) {
 
 static int do_compile(ev *e) {
   stage_begin(e, "compile");
-  int oc = make_workdir(e);
+  int oc = kf_harness__workdir_make(&e->wd, e->o->workdir, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
   if (e->req->n_knobs > 32)
     return stage_end(e, KF_OUTCOME_SPEC_ERROR, "more than 32 knobs");
@@ -966,10 +775,10 @@ static int do_compile(ev *e) {
     kv[i] = e->req->knobs[i]->value;
   }
   int timeout = e->o->compile_timeout_ms * 4; /* nvcc runs five tools */
-  kf_harness_nvcc_job jr = {.dir = e->build, .base = "reference",
+  kf_harness_nvcc_job jr = {.dir = e->wd.build, .base = "reference",
                             .src = e->req->reference_source, .arch = e->arch,
                             .timeout_ms = timeout};
-  kf_harness_nvcc_job jc = {.dir = e->build, .base = "candidate",
+  kf_harness_nvcc_job jc = {.dir = e->wd.build, .base = "candidate",
                             .src = e->req->source, .knob_names = kn,
                             .knob_values = kv, .n_knobs = (int)e->req->n_knobs,
                             .arch = e->arch, .timeout_ms = timeout};
@@ -1017,14 +826,16 @@ static int do_link(ev *e) {
   stage_begin(e, "link");
   unsigned char *rb = NULL, *cb = NULL;
   size_t rl = 0, cl = 0;
-  int oc = take_so(e, "reference", e->jail_r, &rb, &rl);
+  int oc = kf_harness__take_so(e->wd.build, "reference", e->wd.jail_r,
+                               MAX_SO, &rb, &rl, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
   kf_harness_cuda_elf ri, ci;
   char why[WHY];
   if (kf_harness__elf_check_cuda(rb, rl, NULL, &ri, why, sizeof why))
     kf_log(KF_LOG_WARN, "the reference would not pass the link check: %s", why);
   free(rb);
-  oc = take_so(e, "candidate", e->jail_c, &cb, &cl);
+  oc = kf_harness__take_so(e->wd.build, "candidate", e->wd.jail_c, MAX_SO,
+                           &cb, &cl, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
   oc = kf_harness__elf_check_cuda(cb, cl, &ri, &ci, why, sizeof why);
   free(cb);
@@ -1100,13 +911,13 @@ static int do_load(ev *e) {
              "kf-harness-cuda beside it): it cannot run CUDA candidates");
     return stage_end(e, KF_OUTCOME_INFRA_ERROR, why);
   }
-  oc = runner_start(e, &e->ref, "reference", exe, e->jail_r, "reference.so",
+  oc = runner_start(e, &e->ref, "reference", exe, e->wd.jail_r, "reference.so",
                     need, why, sizeof why);
   if (oc)
     return stage_end(e, oc == KF_OUTCOME_INFRA_ERROR ? oc
                                                      : KF_OUTCOME_SPEC_ERROR,
                      why);
-  oc = runner_start(e, &e->cand, "candidate", exe, e->jail_c, "candidate.so",
+  oc = runner_start(e, &e->cand, "candidate", exe, e->wd.jail_c, "candidate.so",
                     need, why, sizeof why);
   if (oc) return stage_end(e, oc, why);
   char defs[256], msg[2048];
@@ -1119,18 +930,6 @@ static int do_load(ev *e) {
       !(e->cand.defenses & KF_HARNESS_DEF_CHROOT))
     kf_log(KF_LOG_WARN, "CUDA sandbox incomplete: %s", defs);
   return stage_end(e, 0, msg);
-}
-
-static void collect_dists(ev *e) {
-  e->n_dists = 0;
-  for (int i = 0; i < e->spec->n_inputs; i++)
-    for (int k = 0; k < e->spec->inputs[i].n_dists; k++) {
-      int d = (int)e->spec->inputs[i].dists[k];
-      bool seen = false;
-      for (int j = 0; j < e->n_dists; j++) seen |= e->dists[j] == d;
-      if (!seen && e->n_dists < KF_DIST_COUNT) e->dists[e->n_dists++] = d;
-    }
-  if (!e->n_dists) e->dists[e->n_dists++] = KF_DIST_NORMAL;
 }
 
 /* One untimed call of each on set 0 / slot `slot`, everything fetched. */
@@ -1150,7 +949,7 @@ static int run_case(ev *e, const layout *L, int slot, bool with_ref,
 
 static int do_verify(ev *e) {
   stage_begin(e, "verify");
-  collect_dists(e);
+  kf_harness__collect_dists(e->spec, e->dists, &e->n_dists);
   int cases = 0, evidence_cases = 0;
   for (int si = 0; si < e->spec->n_check_sizes; si++) {
     const kf_size *sz = &e->spec->check_sizes[si];
@@ -1221,41 +1020,10 @@ static int do_determinism(ev *e) {
   if (!oc) oc = xfer1(e, &e->cand, KF_CUDA_OP_DOWNLOAD, 0, L.total, ctx);
   if (!oc) oc = check_guards(e, &L, ctx);
   if (oc) return stage_end(e, oc, e->why);
-  for (int j = 0; j < L.n_out; j++) {
-    const unsigned char *a = e->cand.map + L.out_off[0][j];
-    const unsigned char *b = e->cand.map + L.out_off[1][j];
-    size_t es = kf_dtype_size(L.out_dt[j]);
-    for (int64_t i = 0; i < L.out_n[j]; i++)
-      if (memcmp(a + (size_t)i * es, b + (size_t)i * es, es) != 0) {
-        snprintf(e->why, WHY, "%s: two runs on the same inputs differ at "
-                 "output '%s' index %" PRId64 ": %.9g vs %.9g (the spec asks "
-                 "for bitwise determinism)", ctx, e->spec->outputs[j].name, i,
-                 kf_harness__load(a, L.out_dt[j], i),
-                 kf_harness__load(b, L.out_dt[j], i));
-        return stage_end(e, KF_OUTCOME_NONDETERMINISTIC, e->why);
-      }
-  }
+  if ((oc = kf_harness__check_same_outputs(e->spec, &L, e->cand.map, ctx,
+                                           e->why, WHY)))
+    return stage_end(e, oc, e->why);
   return stage_end(e, 0, ctx);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median_of(const uint64_t *v, int from, int n, uint64_t *tmp) {
-  memcpy(tmp, v + from, (size_t)n * sizeof *tmp);
-  qsort(tmp, (size_t)n, sizeof *tmp, cmp_u64);
-  return n % 2 ? (double)tmp[n / 2]
-               : ((double)tmp[n / 2 - 1] + (double)tmp[n / 2]) / 2;
-}
-
-static void stats(const uint64_t *v, int n, uint64_t *tmp, double *med,
-                  double *spread) {
-  *med = median_of(v, 0, n, tmp);
-  double p10 = (double)tmp[(int)(0.1 * (n - 1))];
-  double p90 = (double)tmp[(int)(0.9 * (n - 1) + 0.5)];
-  *spread = *med > 0 ? (p90 - p10) / *med : 0;
 }
 
 /* Set `set` := the master inputs, each cyclically shifted by a secret
@@ -1352,16 +1120,8 @@ static int do_time(ev *e) {
     e->ph_ns[0] += kf_now_ns() - tf;
     if ((oc = one_rep(e, &L, k, n % 2 == 0, &tc[n], &tr[n], ctx))) goto out;
     int m = n + 1;
-    uint64_t el = kf_now_ms() - t_start;
-    if (m >= MIN_REPS) {
-      double mc = median_of(tc, 0, m, tmp), mch = median_of(tc, m / 2, m - m / 2, tmp);
-      double mr = median_of(tr, 0, m, tmp), mrh = median_of(tr, m / 2, m - m / 2, tmp);
-      bool stable = fabs(mc - mch) <= 0.01 * mc && fabs(mr - mrh) <= 0.01 * mr;
-      if (stable || el > budget) {
-        n = m;
-        break;
-      }
-    } else if (m >= 3 && el > 20 * budget) {
+    if (kf_harness__reps_enough(tc, tr, m, MIN_REPS, kf_now_ms() - t_start,
+                                budget, tmp)) {
       n = m;
       break;
     }
@@ -1378,24 +1138,11 @@ static int do_time(ev *e) {
       goto out;
   }
   {
-    double cm, cs, rm, rs;
-    stats(tc, n, tmp, &cm, &cs);
-    stats(tr, n, tmp, &rm, &rs);
-    e->res.time_ns_median = cm;
-    e->res.time_ns_spread = cs;
-    e->res.ref_time_ns_median = rm;
-    e->res.ref_time_ns_spread = rs;
-    e->res.repetitions = (uint32_t)n;
-    char err[256];
-    int64_t bytes = 0, flops = 0;
-    if (e->spec->bytes[0] &&
-        kf_spec_eval(e->spec, e->spec->bytes, sz, &bytes, err, sizeof err) == 0 &&
-        cm > 0)
-      e->res.achieved_gbps = (double)bytes / cm;
-    if (e->spec->flops[0] &&
-        kf_spec_eval(e->spec, e->spec->flops, sz, &flops, err, sizeof err) == 0 &&
-        cm > 0)
-      e->res.achieved_gflops = (double)flops / cm;
+    int64_t bytes, flops;
+    kf_harness__time_results(e->spec, sz, tc, tr, n, tmp, &e->res, &bytes,
+                             &flops);
+    double cm = e->res.time_ns_median, cs = e->res.time_ns_spread;
+    double rm = e->res.ref_time_ns_median, rs = e->res.ref_time_ns_spread;
     char msg[WHY];
     int l = snprintf(msg, sizeof msg, "size %s: candidate %.0f ns (spread "
                      "%.1f%%), reference %.0f ns (spread %.1f%%), %d "
@@ -1448,35 +1195,6 @@ out:
 
 /* --------------------------------------------------------------- I/O */
 
-static int write_full(int fd, const void *buf, size_t n) {
-  size_t off = 0;
-  while (off < n) {
-    ssize_t w = write(fd, (const char *)buf + off, n - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    off += (size_t)w;
-  }
-  return 0;
-}
-
-static int write_result(const Kernelfleet__EvalResult *r, int fd) {
-  size_t n = kernelfleet__eval_result__get_packed_size(r);
-  unsigned char *buf = malloc(n + 4);
-  if (!buf) return KF_ENOMEM;
-  buf[0] = (unsigned char)n;
-  buf[1] = (unsigned char)(n >> 8);
-  buf[2] = (unsigned char)(n >> 16);
-  buf[3] = (unsigned char)(n >> 24);
-  kernelfleet__eval_result__pack(r, buf + 4);
-  int rc = write_full(fd, buf, n + 4);
-  free(buf);
-  if (rc) {
-    kf_log(KF_LOG_ERROR, "cannot write the result: %s", strerror(errno));
-    return KF_EIO;
-  }
-  return 0;
-}
-
 static bool stop_here(const ev *e, const char *stage) {
   return e->o->stop_after && !strcmp(e->o->stop_after, stage);
 }
@@ -1522,7 +1240,7 @@ int kf_harness__eval_cuda(const kf_harness_eval_opts *o,
   e->cand.memfd = e->ref.memfd = -1;
   e->arch = o->cuda_arch && *o->cuda_arch ? o->cuda_arch : "sm_90a";
   kernelfleet__eval_result__init(&e->res);
-  e->res.stages = e->stage_ptrs;
+  e->res.stages = e->st.ptrs;
   uint64_t t0 = kf_now_ms();
   stage_begin(e, "request");
   char err[512];
@@ -1553,12 +1271,12 @@ int kf_harness__eval_cuda(const kf_harness_eval_opts *o,
   runner_stop(&e->cand);
   runner_stop(&e->ref);
   if (e->lock_fd >= 0) close(e->lock_fd); /* releases the GPU lock */
-  if (e->have_work) nftw(e->work, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  kf_harness__workdir_remove(&e->wd);
   e->res.max_abs_err = e->max_abs;
   e->res.max_rel_err = e->max_rel;
   kf_log(KF_LOG_INFO, "eval done: %s in %" PRIu64 " ms",
          kf_outcome_name(e->res.outcome), kf_now_ms() - t0);
-  int rc = write_result(&e->res, out_fd);
+  int rc = kf_harness__write_result(&e->res, out_fd);
   kf_spec_free(e->spec);
   free(e);
   return rc;

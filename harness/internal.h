@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "kernelfleet.pb-c.h"
 #include "runner_proto.h"
 #include "spec.h"
 
@@ -197,6 +198,141 @@ void kf_harness__defenses_str(uint32_t def, char *out, size_t outlen);
 
 /* "socket", "openat"... or "?" */
 const char *kf_harness__sysname(long nr);
+
+/* ----------------------------------------------------- eval_common.c -- */
+/* What eval.c (CPU) and eval_cuda.c (CUDA) share.  Reasons go into the
+ * caller's why buffer (whylen bytes, KF_HARNESS_WHY in both callers). */
+
+#define KF_HARNESS_MAX_STAGES 8
+#define KF_HARNESS_WHY 2048    /* bytes of a reason */
+#define KF_HARNESS_TIME_SETS 3 /* input sets (output slots) of the time stage */
+
+/* The StageResults of one evaluation; EvalResult.stages points at ptrs. */
+typedef struct {
+  Kernelfleet__StageResult stages[KF_HARNESS_MAX_STAGES];
+  Kernelfleet__StageResult *ptrs[KF_HARNESS_MAX_STAGES];
+  char reasons[KF_HARNESS_MAX_STAGES][KF_HARNESS_WHY];
+  char names[KF_HARNESS_MAX_STAGES][16];
+  uint64_t t0; /* us; when the current stage began */
+} kf_harness_stages;
+
+/* Appends a stage named name to res (aborts past KF_HARNESS_MAX_STAGES:
+ * the list of stages is fixed), starts its clock, empties why.  Returns
+ * its index. */
+int kf_harness__stage_begin(kf_harness_stages *st,
+                            Kernelfleet__EvalResult *res, char *why,
+                            const char *name);
+
+/* Ends the current stage with outcome (0 = passed; otherwise also res's
+ * outcome) and reason (NULL: none), logs it.  Returns outcome. */
+int kf_harness__stage_end(kf_harness_stages *st, Kernelfleet__EvalResult *res,
+                          int outcome, const char *reason);
+
+/* An evaluation's private directory: work/build (the compiler's, owned by
+ * uid nobody as root), work/jail-c and work/jail-r (the runners'). */
+typedef struct {
+  char work[1024], build[1100], jail_c[1100], jail_r[1100];
+  bool have_work; /* work exists and must be removed */
+} kf_harness_workdir;
+
+/* Creates it below base (NULL or "": $TMPDIR, else /tmp).  0 or
+ * INFRA_ERROR with why. */
+int kf_harness__workdir_make(kf_harness_workdir *w, const char *base,
+                             char *why, size_t whylen);
+/* Removes it and everything in it, when it was made. */
+void kf_harness__workdir_remove(kf_harness_workdir *w);
+
+/* Reads build/<base>.so (at most max bytes) into *buf (the caller frees
+ * it) and writes it into jail, owned by us and read-only, so the
+ * compiling uid cannot change what is loaded.  0, LINK_REJECTED (too
+ * large) or INFRA_ERROR with why. */
+int kf_harness__take_so(const char *build, const char *base, const char *jail,
+                        size_t max, unsigned char **buf, size_t *len,
+                        char *why, size_t whylen);
+
+/* Where each tensor of one size lies in a runner's memfd: every buffer
+ * between guard bytes of canary, page-aligned. */
+typedef struct {
+  kf_size size;
+  int sets, slots; /* input sets, output slots (<= KF_HARNESS_TIME_SETS) */
+  int n_in, n_out;
+  int in_dt[KF_HARNESS_MAX_T], out_dt[KF_HARNESS_MAX_T];
+  int in_ndim[KF_HARNESS_MAX_T], out_ndim[KF_HARNESS_MAX_T];
+  int64_t in_dims[KF_HARNESS_MAX_T][4], out_dims[KF_HARNESS_MAX_T][4];
+  int64_t in_n[KF_HARNESS_MAX_T], out_n[KF_HARNESS_MAX_T]; /* elements */
+  size_t in_b[KF_HARNESS_MAX_T], out_b[KF_HARNESS_MAX_T];  /* bytes */
+  uint64_t in_off[KF_HARNESS_TIME_SETS][KF_HARNESS_MAX_T]; /* bytes */
+  uint64_t out_off[KF_HARNESS_TIME_SETS][KF_HARNESS_MAX_T];
+  uint64_t ws_off;
+  size_t ws_b;
+  size_t total; /* bytes of the whole layout */
+} kf_harness_layout;
+
+/* The position-dependent canary over map[from, to). */
+void kf_harness__canary(unsigned char *map, size_t from, size_t to);
+/* First byte in [from, to) that is not canary, or `to`. */
+size_t kf_harness__canary_bad(const unsigned char *map, size_t from,
+                              size_t to);
+
+/* Lays out s's tensors at size: `sets` input sets, `slots` output slots,
+ * then the workspace, each with guard bytes before and after.  0 or
+ * SPEC_ERROR with why. */
+int kf_harness__make_layout(const kf_spec *s, const kf_size *size, int sets,
+                            int slots, size_t guard, kf_harness_layout *L,
+                            char *why, size_t whylen);
+
+/* The tensor descriptors of a call on input set `set` and output slot
+ * `slot` (L->n_in and L->n_out entries). */
+void kf_harness__fill_tdescs(const kf_harness_layout *L, int set, int slot,
+                             kf_harness_tdesc *in, kf_harness_tdesc *out);
+
+/* The distribution input t uses in case `dist`. */
+int kf_harness__input_dist(const kf_spec_tensor *t, int dist);
+/* The bound of distribution d (INDEX: t's range at size; else 0).  0 or
+ * SPEC_ERROR with why. */
+int kf_harness__input_range(const kf_spec *s, const kf_spec_tensor *t, int d,
+                            const kf_size *size, int64_t *range, char *why,
+                            size_t whylen);
+/* The distribution cases: every distribution some input lists, in order
+ * (at least NORMAL).  dists holds KF_DIST_COUNT. */
+void kf_harness__collect_dists(const kf_spec *s, int *dists, int *n_dists);
+
+/* The candidate may not change its inputs: set's inputs in cand_map
+ * equal ref_map's.  0 or OUT_OF_BOUNDS with why. */
+int kf_harness__check_inputs(const kf_spec *s, const kf_harness_layout *L,
+                             const unsigned char *cand_map,
+                             const unsigned char *ref_map, int set,
+                             const char *ctx, char *why, size_t whylen);
+/* Output slots 0 and 1 of map, bit for bit.  0 or NONDETERMINISTIC with
+ * why. */
+int kf_harness__check_same_outputs(const kf_spec *s,
+                                   const kf_harness_layout *L,
+                                   const unsigned char *map, const char *ctx,
+                                   char *why, size_t whylen);
+
+/* Median of v[from, from + n); tmp (n entries) is left sorted. */
+double kf_harness__median(const uint64_t *v, int from, int n, uint64_t *tmp);
+/* Median and (p90 - p10) / median of v[0, n). */
+void kf_harness__stats(const uint64_t *v, int n, uint64_t *tmp, double *med,
+                       double *spread);
+/* After m timed repetitions in elapsed_ms: true when both medians (tc
+ * candidate, tr reference) are within 1% of their second half's and
+ * m >= min_reps, or the budget is spent; before min_reps, when 3 calls
+ * took 20 budgets. */
+bool kf_harness__reps_enough(const uint64_t *tc, const uint64_t *tr, int m,
+                             int min_reps, uint64_t elapsed_ms,
+                             uint64_t budget_ms, uint64_t *tmp);
+/* res's medians, spreads and repetitions from n timings each, and its
+ * achieved rates from the spec's bytes and flops at sz (*bytes, *flops;
+ * 0 when the spec has none). */
+void kf_harness__time_results(const kf_spec *s, const kf_size *sz,
+                              const uint64_t *tc, const uint64_t *tr, int n,
+                              uint64_t *tmp, Kernelfleet__EvalResult *res,
+                              int64_t *bytes, int64_t *flops);
+
+/* Writes r, length-prefixed (4 bytes little-endian), to fd.  0, KF_ENOMEM
+ * or KF_EIO (logged). */
+int kf_harness__write_result(const Kernelfleet__EvalResult *r, int fd);
 
 /* -------------------------------------------------------- ceilings.c -- */
 
