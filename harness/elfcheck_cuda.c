@@ -23,7 +23,23 @@
  *    the same nvcc (frame_dummy and nvcc's registration constructor):
  *    one more is a constructor of the candidate's (a global object, an
  *    __attribute__((constructor))); .init/.fini of the reference's size;
- *    no DT_PREINIT_ARRAY, IFUNC or TLS symbol.
+ *    no DT_PREINIT_ARRAY, IFUNC or TLS symbol;
+ *  - no writable global data in the device code.  The runner keeps one
+ *    CUDA context for all calls, so a `__device__` variable (a call
+ *    counter, a cache) would survive from call to call.  The cubins are
+ *    read out of the fat binaries nvcc put in .nv_fatbin (magic
+ *    0xBA55ED50, entries of kind 2 = ELF, uncompressed since we build SASS
+ *    only and fatbinary compresses only PTX by default); every symbol in a
+ *    .nv.global* section (.nv.global: zero-initialized; .nv.global.init:
+ *    initialized) is refused, except the math library's argument-reduction
+ *    tables (sinf, cosf, sin, ...), by name and size.  The cubin does not
+ *    say what was `const` in the source (a `__device__ const` table lands
+ *    in .nv.global.init as well, and stays writable through a cast), so
+ *    read-only tables belong in `__constant__` memory, which kernels cannot
+ *    write; `__shared__` (.nv.shared.*) is per block.  A fat binary header
+ *    anywhere else in the file (one the candidate could register itself
+ *    through __cudaRegisterFatBinary) is refused as well, and so is a
+ *    fat binary entry we cannot read (PTX, compressed, malformed).
  */
 #include <elf.h>
 #include <stdio.h>
@@ -147,6 +163,195 @@ static bool needed_ok(const char *lib) {
     return KF_OUTCOME_LINK_REJECTED;                                          \
   } while (0)
 
+/* The CUDA math library's read-only tables, which libdevice puts in
+ * .nv.global.init when sinf/cosf/sincosf/tanf (i2opi_f) or their double
+ * versions (i2opi_d, sin_cos_coeffs) are used (nvcc 13.0). */
+static const struct {
+  const char *name;
+  uint64_t size;
+} math_tables[] = {
+    {"__cudart_i2opi_f", 24},
+    {"__cudart_i2opi_d", 144},
+    {"__cudart_sin_cos_coeffs", 128},
+};
+
+#define FATBIN_MAGIC 0xBA55ED50u
+
+typedef struct {
+  uint32_t magic;
+  uint16_t version, header_size;
+  uint64_t fat_size;
+} fatbin_header;
+
+typedef struct {
+  uint16_t kind, version;
+  uint32_t header_size;
+  uint64_t size;
+  uint32_t compressed_size, unknown;
+  uint16_t minor, major;
+  uint32_t arch;
+  uint32_t name_off, name_len;
+  uint64_t flags;
+} fatbin_entry;
+
+/* One cubin (a device ELF): every symbol in a writable global section. */
+static int check_cubin(const unsigned char *buf, size_t len, char *why,
+                       size_t whylen) {
+  const Elf64_Ehdr *eh = at(buf, len, 0, sizeof *eh);
+  if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_CUDA)
+    REJECT("device code: a fat binary entry is not a 64-bit CUDA ELF");
+  if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0 ||
+      eh->e_shstrndx >= eh->e_shnum)
+    REJECT("device code: bad section table");
+  const Elf64_Shdr *sh =
+      at(buf, len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+  if (!sh) REJECT("device code: bad section table");
+  const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
+  const Elf64_Shdr *symtab = NULL;
+  for (unsigned i = 0; i < eh->e_shnum; i++)
+    if (sh[i].sh_type == SHT_SYMTAB) symtab = &sh[i];
+  const Elf64_Sym *sym = NULL;
+  const Elf64_Shdr *symstr = NULL;
+  size_t nsym = 0;
+  if (symtab) {
+    if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
+        symtab->sh_link >= eh->e_shnum)
+      REJECT("device code: bad symbol table");
+    sym = at(buf, len, symtab->sh_offset, symtab->sh_size);
+    if (!sym) REJECT("device code: bad symbol table");
+    symstr = &sh[symtab->sh_link];
+    nsym = symtab->sh_size / sizeof(Elf64_Sym);
+  }
+  for (unsigned s = 1; s < eh->e_shnum; s++) {
+    const char *sec = str_at(buf, len, shstr, sh[s].sh_name);
+    if (!sec) REJECT("device code: bad section name");
+    /* .nv.global, .nv.global.init, and any other writable data that is
+     * not per block (.nv.shared.*) or per thread (.nv.local.*) */
+    bool global = !strncmp(sec, ".nv.global", 10);
+    bool writable = (sh[s].sh_flags & SHF_WRITE) &&
+                    strncmp(sec, ".nv.shared.", 11) != 0 &&
+                    strncmp(sec, ".nv.local.", 10) != 0;
+    if ((!global && !writable) || sh[s].sh_size == 0) continue;
+    uint64_t allowed_bytes = 0;
+    unsigned n_allowed = 0;
+    for (size_t i = 1; i < nsym; i++) {
+      if (sym[i].st_shndx != s || ELF64_ST_TYPE(sym[i].st_info) == STT_SECTION)
+        continue;
+      const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+      if (!nm) REJECT("device code: bad symbol name");
+      bool ok = false;
+      for (size_t t = 0; t < sizeof math_tables / sizeof math_tables[0]; t++)
+        if (!strcmp(nm, math_tables[t].name) &&
+            sym[i].st_size == math_tables[t].size)
+          ok = true;
+      if (ok) {
+        allowed_bytes += sym[i].st_size;
+        n_allowed++;
+        continue;
+      }
+      if (!strncmp(nm, "$str", 4) || !strncmp(nm, "__unnamed_", 10))
+        REJECT("defines writable device state '%.64s' (%s, %llu bytes: "
+                   "a string literal of device printf/assert, which lives in "
+                   "writable global memory): candidates may not keep state "
+                   "between calls; remove printf/assert from device code",
+                   nm, sec, (unsigned long long)sym[i].st_size);
+      REJECT("defines writable device state '%.64s' (%s, %llu bytes): "
+                 "candidates may not keep state between calls (a "
+                 "__device__ variable, also a const one, is writable global "
+                 "memory that outlives the call; put read-only tables in "
+                 "__constant__ memory)",
+                 nm, sec, (unsigned long long)sym[i].st_size);
+    }
+    /* bytes no allowed symbol accounts for (beyond alignment padding) */
+    if (sh[s].sh_size > allowed_bytes + 16ull * (n_allowed + 1))
+      REJECT("defines writable device state (%llu bytes in %s without "
+                 "a symbol): candidates may not keep state between calls",
+                 (unsigned long long)(sh[s].sh_size - allowed_bytes), sec);
+  }
+  return 0;
+}
+
+/* The fat binaries in [off, off + size) of the host object: a sequence of
+ * headers and their entries, zero padding between them. */
+static int check_fatbins(const unsigned char *buf, size_t len, uint64_t off,
+                         uint64_t size, char *why, size_t whylen) {
+  const unsigned char *p = at(buf, len, off, size);
+  if (!p) REJECT("device code: .nv_fatbin lies outside the file");
+  uint64_t q = 0;
+  while (q < size) {
+    if (size - q < sizeof(fatbin_header)) {
+      for (; q < size; q++)
+        if (p[q]) REJECT("device code: malformed fat binary");
+      break;
+    }
+    fatbin_header h;
+    memcpy(&h, p + q, sizeof h);
+    if (h.magic == 0 && h.version == 0 && h.header_size == 0 &&
+        h.fat_size == 0) { /* padding */
+      q += 8;
+      continue;
+    }
+    if (h.magic != FATBIN_MAGIC || h.header_size < sizeof h ||
+        h.header_size > size - q || h.fat_size > size - q - h.header_size)
+      REJECT("device code: malformed fat binary at .nv_fatbin+%llu",
+                 (unsigned long long)q);
+    uint64_t e = q + h.header_size, end = e + h.fat_size;
+    while (e < end) {
+      fatbin_entry fe;
+      if (end - e < sizeof fe)
+        REJECT("device code: malformed fat binary entry");
+      memcpy(&fe, p + e, sizeof fe);
+      if (fe.header_size < sizeof fe || fe.header_size > end - e ||
+          fe.size > end - e - fe.header_size)
+        REJECT("device code: malformed fat binary entry");
+      if (fe.kind != 2)
+        REJECT("device code: the fat binary holds an image of kind %u "
+                   "(PTX?): only SASS for the target is expected",
+                   (unsigned)fe.kind);
+      if (fe.compressed_size != 0 || (fe.flags & 0x2000))
+        REJECT("device code: a compressed cubin, which the link check "
+                   "cannot inspect");
+      int oc = check_cubin(p + e + fe.header_size, fe.size, why, whylen);
+      if (oc) return oc;
+      e += fe.header_size + fe.size;
+    }
+    q = end;
+  }
+  return 0;
+}
+
+/* Device code: every fat binary in .nv_fatbin, and none elsewhere. */
+static int check_device_code(const unsigned char *buf, size_t len,
+                             const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+                             const Elf64_Shdr *shstr, char *why,
+                             size_t whylen) {
+  uint64_t fb_off = 0, fb_size = 0;
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    if (!nm || strcmp(nm, ".nv_fatbin") != 0) continue;
+    if (fb_size) REJECT("device code: two .nv_fatbin sections");
+    if (sh[i].sh_type == SHT_NOBITS) continue;
+    fb_off = sh[i].sh_offset;
+    fb_size = sh[i].sh_size;
+    int oc = check_fatbins(buf, len, fb_off, fb_size, why, whylen);
+    if (oc) return oc;
+  }
+  /* a fat binary header (magic, version 1, header size 16) outside it */
+  static const unsigned char hdr[8] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0};
+  for (size_t o = 0; o + sizeof hdr <= len;) {
+    const unsigned char *m = memmem(buf + o, len - o, hdr, sizeof hdr);
+    if (!m) break;
+    size_t mo = (size_t)(m - buf);
+    if (mo < fb_off || mo >= fb_off + fb_size)
+      REJECT("holds a fat binary outside .nv_fatbin (at file offset "
+                 "%zu): device code may come only from nvcc's own",
+                 mo);
+    o = mo + 1;
+  }
+  return 0;
+}
+
 int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
                                const kf_harness_cuda_elf *baseline,
                                kf_harness_cuda_elf *info, char *why,
@@ -253,6 +458,8 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
   if (n_refused)
     REJECT("calls %s, which CUDA candidates may not use: %s", refused,
            refusal(first_refused));
+  int oc = check_device_code(buf, len, eh, sh, shstr, why, whylen);
+  if (oc) return oc;
   if (!has_launch)
     REJECT("defines no kf_launch (it must be extern \"C\" and not static)");
   return 0;

@@ -6,7 +6,9 @@
  * through the harness's compile and link stages (`--stop-after link`),
  * the resource report is parsed into EvalResult.resources, the link
  * stage's allow-list refuses cudaMalloc, cudaStreamCreate, cudaEvent*,
- * fopen and a constructor, a compile error is a COMPILE_ERROR, and the
+ * fopen, a constructor and writable __device__ state (while __constant__,
+ * __shared__, the math library's tables and a shipped template pass),
+ * a compile error is a COMPILE_ERROR, and the
  * report parser is checked on a captured ptxas text.  Without nvcc the
  * nvcc tests print "SKIPPED: no nvcc" and pass.
  *
@@ -336,6 +338,61 @@ static void test_rejects_no_extern_c(void **state) {
   expect(&c, KF_OUTCOME_LINK_REJECTED, "link", "kf_launch");
 }
 
+/* A writable __device__ counter (tests/exploits/cuda/device_static_counter.cu
+ * in small): ptxas puts it in the cubin's .nv.global, which outlives the
+ * call in the runner's context. */
+static void test_rejects_device_state(void **state) {
+  (void)state;
+  NEED_NVCC();
+  cuda_case c = {TWICE_SPEC, TWICE_REF,
+                 "__device__ unsigned calls;\n"
+                 CU_KERNEL("  if (i < n) y[i] = calls > 9 ? x[i] : 2 * x[i];\n"
+                           "  if (i == 0) atomicAdd(&calls, 1u);")
+                     CU_LAUNCH(""),
+                 {{0}}, {"--stop-after", "link"}};
+  expect(&c, KF_OUTCOME_LINK_REJECTED, "link",
+         "writable device state 'calls' (.nv.global, 4 bytes): candidates "
+         "may not keep state between calls");
+  /* initialized, and const (still writable memory): .nv.global.init */
+  cuda_case d = {TWICE_SPEC, TWICE_REF,
+                 "__device__ const float two = 2.0f;\n"
+                 CU_KERNEL("  if (i < n) y[i] = two * x[i];") CU_LAUNCH(""),
+                 {{0}}, {"--stop-after", "link"}};
+  expect(&d, KF_OUTCOME_LINK_REJECTED, "link",
+         "writable device state 'two' (.nv.global.init, 4 bytes)");
+}
+
+/* What stays allowed: __constant__, __shared__, and the math library's
+ * tables that sinf/cos put in .nv.global.init; and a shipped template
+ * (softmax block_regs, no globals) still links. */
+static void test_device_state_allowed(void **state) {
+  (void)state;
+  NEED_NVCC();
+  cuda_case c = {TWICE_SPEC, TWICE_REF,
+                 "__constant__ float two = 2.0f;\n"
+                 CU_KERNEL("  __shared__ float s[256];\n"
+                           "  s[threadIdx.x] = i < n ? x[i] : 0.0f;\n"
+                           "  __syncthreads();\n"
+                           "  if (i < n) y[i] = two * s[threadIdx.x] + "
+                           "0.0f * (sinf(s[threadIdx.x]) + "
+                           "(float)cos((double)i));")
+                     CU_LAUNCH(""),
+                 {{0}}, {"--stop-after", "link"}};
+  expect(&c, KF_OUTCOME_OK, "link", NULL);
+  char *spec = slurp("problems/cuda/softmax/spec.json");
+  char *ref = slurp("problems/cuda/softmax/reference.cu");
+  char *src = slurp("problems/cuda/softmax/block_regs.cu");
+  assert_non_null(spec);
+  assert_non_null(ref);
+  assert_non_null(src);
+  cuda_case t = {spec, ref, src, {{0}},
+                 {"--stop-after", "link", "--cuda-arch", "sm_90a"}};
+  expect(&t, KF_OUTCOME_OK, "link", NULL);
+  free(spec);
+  free(ref);
+  free(src);
+}
+
 /* ptxas's report, captured from nvcc 13.0 --resource-usage. */
 static const char REPORT[] =
     "ptxas info    : 4 bytes gmem\n"
@@ -461,6 +518,8 @@ int main(void) {
       cmocka_unit_test(test_rejects_fopen),
       cmocka_unit_test(test_rejects_constructor),
       cmocka_unit_test(test_rejects_no_extern_c),
+      cmocka_unit_test(test_rejects_device_state),
+      cmocka_unit_test(test_device_state_allowed),
       cmocka_unit_test(test_gpu_template),
       cmocka_unit_test(test_gpu_illegal_address),
       cmocka_unit_test(test_gpu_unwritten),
