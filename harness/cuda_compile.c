@@ -124,12 +124,14 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
   snprintf(path, sizeof path, "%s/%s.cu", j->dir, j->base);
   if ((oc = write_file(path, j->src, why, whylen))) return oc;
 
-  static char cufile[2][80], sofile[2][80], defs[2][MAX_KNOBS][140];
-  static char *argv[2][24 + MAX_KNOBS];
-  int slot = strcmp(j->base, "reference") == 0; /* two jobs may be live */
+  /* three jobs may be live: candidate, reference, the link baseline */
+  static char cufile[3][80], sofile[3][80], defs[3][MAX_KNOBS][140];
+  static char *argv[3][24 + MAX_KNOBS];
+  int slot = !strcmp(j->base, "reference") ? 1
+             : !strcmp(j->base, "baseline") ? 2 : 0;
   snprintf(cufile[slot], sizeof cufile[slot], "%s.cu", j->base);
   snprintf(sofile[slot], sizeof sofile[slot], "%s.so", j->base);
-  static char gen[2][96];
+  static char gen[3][96];
   memcpy(gen[slot], gencode, sizeof gencode);
   char **av = argv[slot];
   int a = 0;
@@ -154,7 +156,7 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
   av[a] = NULL;
 
   /* nvcc finds its tools relative to itself; the host compiler on PATH */
-  static char envpath[2][1200], tmpenv[2][4200];
+  static char envpath[3][1200], tmpenv[3][4200];
   const char *slash = strrchr(nvcc, '/');
   snprintf(envpath[slot], sizeof envpath[slot],
            "PATH=%.*s:/usr/local/bin:/usr/bin:/bin",
@@ -162,7 +164,7 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
   /* relative: nvcc runs in dir as nobody, and dir's parents may be closed
    * to nobody (the worker's per-task directory is 0700) */
   snprintf(tmpenv[slot], sizeof tmpenv[slot], "TMPDIR=.");
-  static char *envp[2][6];
+  static char *envp[3][6];
   envp[slot][0] = envpath[slot];
   envp[slot][1] = "LC_ALL=C";
   envp[slot][2] = "LANG=C";

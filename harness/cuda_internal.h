@@ -84,16 +84,31 @@ int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,
                             char *out, size_t outcap, char *why, size_t whylen);
 
 /* Link-stage facts of an nvcc shared object. */
+#define KF_HARNESS_CUDA_MAX_STATE 32
 typedef struct {
   uint64_t init_array, fini_array; /* entries */
   uint64_t init_size, fini_size;   /* .init / .fini bytes */
+  /* symbols defined in host-side writable data (.data, .bss,
+   * .nvFatBinSegment, ...): in a baseline, the toolchain's own */
+  char state_syms[KF_HARNESS_CUDA_MAX_STATE][64];
+  int n_state_syms;
 } kf_harness_cuda_elf;
+
+/* The source of the link check's baseline: an empty candidate, built by
+ * the same nvcc command line (eval_cuda.c builds it beside the others). */
+#define KF_HARNESS_CUDA_BASELINE_SRC                                          \
+  "#include \"kf_candidate.h\"\n"                                            \
+  "extern \"C\" int kf_launch(const kf_args *a) { return a == 0; }\n"
 
 /* The CUDA link check: every undefined dynamic symbol on the CUDA
  * allow-list, DT_NEEDED only libcudart.so.13 and the C/C++ runtime, no
- * more constructors/destructors than `baseline` (the reference, built by
- * the same nvcc: frame_dummy + nvcc's registration), no IFUNC, TLS or
- * preinit.  0 or LINK_REJECTED naming the symbol. */
+ * more constructors/destructors than `baseline` (an empty candidate built
+ * by the same nvcc: frame_dummy + nvcc's registration), no IFUNC, TLS or
+ * preinit, no writable device data, and no writable host data beyond the
+ * baseline's own symbols, nvcc's per-kernel launch-stub statics and the
+ * host shadows of __constant__ variables (NULL baseline: only collects
+ * `info`, skipping the comparisons).  0 or LINK_REJECTED naming the
+ * symbol. */
 int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
                                const kf_harness_cuda_elf *baseline,
                                kf_harness_cuda_elf *info, char *why,

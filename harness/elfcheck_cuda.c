@@ -19,10 +19,11 @@
  *    dlopen, files and sockets;
  *  - DT_NEEDED only libcudart.so.N, libstdc++.so.6, libgcc_s.so.1, libc
  *    and libm (the runner preloads them; the jail holds no library);
- *  - no more .init_array/.fini_array entries than the reference built by
- *    the same nvcc (frame_dummy and nvcc's registration constructor):
- *    one more is a constructor of the candidate's (a global object, an
- *    __attribute__((constructor))); .init/.fini of the reference's size;
+ *  - no more .init_array/.fini_array entries than the baseline, an empty
+ *    kf_launch built by the same nvcc command line (frame_dummy and nvcc's
+ *    registration constructor): one more is a constructor of the
+ *    candidate's (a global object, an __attribute__((constructor)));
+ *    .init/.fini of the baseline's size;
  *    no DT_PREINIT_ARRAY, IFUNC or TLS symbol;
  *  - no writable global data in the device code.  The runner keeps one
  *    CUDA context for all calls, so a `__device__` variable (a call
@@ -39,10 +40,32 @@
  *    write; `__shared__` (.nv.shared.*) is per block.  A fat binary header
  *    anywhere else in the file (one the candidate could register itself
  *    through __cudaRegisterFatBinary) is refused as well, and so is a
- *    fat binary entry we cannot read (PTX, compressed, malformed).
+ *    fat binary entry we cannot read (PTX, compressed, malformed);
+ *  - no writable static state in the host code either: the runner is one
+ *    process for all calls, so a `static unsigned calls;` in kf_launch, a
+ *    host-side cache keyed by pointer or a static local would survive from
+ *    call to call.  As for CPU candidates (harness/elfcheck.c), every
+ *    .symtab symbol defined in a writable section other than the
+ *    toolchain's (.got, .dynamic, the init arrays, .data.rel.ro) must be
+ *    explained: defined by the baseline too (an empty kf_launch built by
+ *    the same nvcc command line: crtstuff's completed.0, __dso_handle,
+ *    __TMC_END__, nvcc's __cudaFatCubinHandle and __fatDeviceText), one of
+ *    the three statics of nvcc's launch stub of a kernel that is in the
+ *    cubin (`__handle`, `__tmp` and its guard, in a function named
+ *    __device_stub__<kernel>), the host shadow nvcc makes of a
+ *    __constant__ variable (same name and size as the cubin's symbol), or
+ *    DW.ref.__gxx_personality_v0.  Bytes of those sections no symbol
+ *    covers (data placed with inline asm) are refused too, beyond the
+ *    alignment padding before a symbol (less than both the alignment of
+ *    its address and the section's alignment, 16 bytes unless the source
+ *    asks for more).  What this cannot see: a write through a pointer
+ *    to a __constant__ variable's host shadow (nvcc warns only on direct
+ *    access), and inline asm naming the stubs' statics or hiding bytes in
+ *    that padding.
  */
 #include <elf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -194,9 +217,22 @@ typedef struct {
   uint64_t flags;
 } fatbin_entry;
 
+/* What the cubins define that host symbols may refer to: kernels (for
+ * nvcc's launch stubs) and __constant__ variables (for their host
+ * shadows).  Names point into the file being checked. */
+#define MAX_DEVSYMS 2048
+typedef struct {
+  struct {
+    const char *name;
+    uint64_t size;
+    bool func;
+  } s[MAX_DEVSYMS];
+  int n;
+} devsyms;
+
 /* One cubin (a device ELF): every symbol in a writable global section. */
-static int check_cubin(const unsigned char *buf, size_t len, char *why,
-                       size_t whylen) {
+static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
+                       char *why, size_t whylen) {
   const Elf64_Ehdr *eh = at(buf, len, 0, sizeof *eh);
   if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_CUDA)
@@ -269,13 +305,32 @@ static int check_cubin(const unsigned char *buf, size_t len, char *why,
                  "a symbol): candidates may not keep state between calls",
                  (unsigned long long)(sh[s].sh_size - allowed_bytes), sec);
   }
+  /* kernels and __constant__ variables */
+  for (size_t i = 1; i < nsym && ds->n < MAX_DEVSYMS; i++) {
+    int type = ELF64_ST_TYPE(sym[i].st_info);
+    uint16_t shn = sym[i].st_shndx;
+    if ((type != STT_FUNC && type != STT_OBJECT) || shn == SHN_UNDEF ||
+        shn >= eh->e_shnum)
+      continue;
+    const char *sec = str_at(buf, len, shstr, sh[shn].sh_name);
+    const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+    if (!sec || !nm || !*nm) continue;
+    if (type == STT_OBJECT && (strncmp(sec, ".nv.constant", 12) != 0 ||
+                               !strncmp(sec, ".nv.constant0", 13)))
+      continue;
+    ds->s[ds->n].name = nm;
+    ds->s[ds->n].size = sym[i].st_size;
+    ds->s[ds->n].func = type == STT_FUNC;
+    ds->n++;
+  }
   return 0;
 }
 
 /* The fat binaries in [off, off + size) of the host object: a sequence of
  * headers and their entries, zero padding between them. */
 static int check_fatbins(const unsigned char *buf, size_t len, uint64_t off,
-                         uint64_t size, char *why, size_t whylen) {
+                         uint64_t size, devsyms *ds, char *why,
+                         size_t whylen) {
   const unsigned char *p = at(buf, len, off, size);
   if (!p) REJECT("device code: .nv_fatbin lies outside the file");
   uint64_t q = 0;
@@ -312,7 +367,7 @@ static int check_fatbins(const unsigned char *buf, size_t len, uint64_t off,
       if (fe.compressed_size != 0 || (fe.flags & 0x2000))
         REJECT("device code: a compressed cubin, which the link check "
                    "cannot inspect");
-      int oc = check_cubin(p + e + fe.header_size, fe.size, why, whylen);
+      int oc = check_cubin(p + e + fe.header_size, fe.size, ds, why, whylen);
       if (oc) return oc;
       e += fe.header_size + fe.size;
     }
@@ -324,7 +379,7 @@ static int check_fatbins(const unsigned char *buf, size_t len, uint64_t off,
 /* Device code: every fat binary in .nv_fatbin, and none elsewhere. */
 static int check_device_code(const unsigned char *buf, size_t len,
                              const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
-                             const Elf64_Shdr *shstr, char *why,
+                             const Elf64_Shdr *shstr, devsyms *ds, char *why,
                              size_t whylen) {
   uint64_t fb_off = 0, fb_size = 0;
   for (unsigned i = 0; i < eh->e_shnum; i++) {
@@ -334,7 +389,7 @@ static int check_device_code(const unsigned char *buf, size_t len,
     if (sh[i].sh_type == SHT_NOBITS) continue;
     fb_off = sh[i].sh_offset;
     fb_size = sh[i].sh_size;
-    int oc = check_fatbins(buf, len, fb_off, fb_size, why, whylen);
+    int oc = check_fatbins(buf, len, fb_off, fb_size, ds, why, whylen);
     if (oc) return oc;
   }
   /* a fat binary header (magic, version 1, header size 16) outside it */
@@ -350,6 +405,266 @@ static int check_device_code(const unsigned char *buf, size_t len,
     o = mo + 1;
   }
   return 0;
+}
+
+/* ---------------------------------------------- host-side static state */
+
+/* Writable sections the dynamic linker fills at load (and RELRO makes
+ * read-only after it) or that hold only toolchain bookkeeping. */
+static bool toolchain_writable(const char *nm) {
+  static const char *const t[] = {".init_array", ".fini_array", ".preinit_array",
+                                  ".dynamic", ".got", ".got.plt",
+                                  ".data.rel.ro", ".tm_clone_table", ".ctors",
+                                  ".dtors"};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strcmp(nm, t[i])) return true;
+  return false;
+}
+
+/* A decimal length of an Itanium-mangled name, or -1. */
+static long mangled_len(const char **p) {
+  long n = 0;
+  if (**p < '0' || **p > '9') return -1;
+  while (**p >= '0' && **p <= '9' && n < 100000) n = n * 10 + (*(*p)++ - '0');
+  return n;
+}
+
+static bool has_suffix(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* One of the statics nvcc's launch stub of a kernel in the cubin keeps:
+ * _ZZ[L]<n>__device_stub__<kernel...>E8__handle (8 bytes),
+ * _ZZ[L]<n>__device_stub__<kernel...>E5__tmp (1) and its guard
+ * _ZGVZ[L]<n>...E5__tmp (8).  The stub's name is the kernel's mangled name
+ * without its leading '_' (for an extern "C" kernel: Z<len><name>...). */
+static bool stub_static(const char *nm, uint64_t size, const devsyms *ds) {
+  const char *p;
+  if (!strncmp(nm, "_ZGVZ", 5)) {
+    if (size != 8 || !has_suffix(nm, "E5__tmp")) return false;
+    p = nm + 5;
+  } else if (!strncmp(nm, "_ZZ", 3)) {
+    if (!((size == 8 && has_suffix(nm, "E8__handle")) ||
+          (size == 1 && has_suffix(nm, "E5__tmp"))))
+      return false;
+    p = nm + 3;
+  } else {
+    return false;
+  }
+  if (*p == 'L') p++;
+  long n = mangled_len(&p);
+  if (n <= 15 || (size_t)n > strlen(p) || strncmp(p, "__device_stub__", 15))
+    return false;
+  const char *m = p + 15; /* the kernel's name without its '_' */
+  size_t ml = (size_t)n - 15;
+  for (int i = 0; i < ds->n; i++) {
+    if (!ds->s[i].func) continue;
+    const char *k = ds->s[i].name;
+    size_t kl = strlen(k);
+    if (k[0] == '_' && kl == ml + 1 && !strncmp(k + 1, m, ml)) return true;
+    /* extern "C": the cubin says "name", the stub Z<len>name<params> */
+    if (m[0] == 'Z') {
+      const char *q = m + 1;
+      long d = mangled_len(&q);
+      if (d > 0 && (size_t)d == kl && (size_t)(q - m) + kl <= ml &&
+          !strncmp(q, k, kl))
+        return true;
+    }
+  }
+  return false;
+}
+
+/* The host shadow nvcc defines for a __constant__ variable: the cubin's
+ * name with internal linkage (c -> _ZL1c, _ZN2ns1cE -> _ZN2nsL1cE), same
+ * size. */
+static bool constant_shadow(const char *nm, uint64_t size, const devsyms *ds) {
+  char alt[256];
+  size_t l = strlen(nm);
+  if (l >= sizeof alt) return false;
+  for (int i = 0; i < ds->n; i++) {
+    if (ds->s[i].func || ds->s[i].size != size) continue;
+    const char *d = ds->s[i].name;
+    if (!strcmp(nm, d)) return true;
+    if (!strncmp(nm, "_ZL", 3)) {
+      const char *p = nm + 3;
+      long n = mangled_len(&p);
+      if (n > 0 && (size_t)n == strlen(p) && !strcmp(p, d)) return true;
+    }
+    for (size_t k = 3; k + 1 < l; k++) {
+      if (nm[k] != 'L' || nm[k + 1] < '0' || nm[k + 1] > '9') continue;
+      memcpy(alt, nm, k);
+      memcpy(alt + k, nm + k + 1, l - k);
+      if (!strcmp(alt, d)) return true;
+    }
+  }
+  return false;
+}
+
+/* A readable name: "calls" for _ZL5calls, "inner" (a static local) for
+ * _ZZ9kf_launchE5inner, "c" for _ZN2ns1cE; anything else as it is. */
+static void display_name(const char *nm, char *out, size_t outlen,
+                         bool *local_static) {
+  *local_static = false;
+  const char *p = NULL;
+  if (!strncmp(nm, "_ZZ", 3)) {
+    const char *e = NULL;
+    for (const char *q = nm + 3; *q; q++)
+      if (*q == 'E' && q[1] >= '0' && q[1] <= '9') e = q;
+    if (e) {
+      p = e + 1;
+      *local_static = true;
+    }
+  } else if (!strncmp(nm, "_ZL", 3)) {
+    p = nm + 3;
+  } else if (!strncmp(nm, "_ZN", 3)) {
+    const char *q = nm + 3, *last = NULL;
+    long n = 0;
+    while (*q && *q != 'E') {
+      if (*q == 'L') q++;
+      const char *c = q;
+      n = mangled_len(&c);
+      if (n <= 0 || (size_t)n > strlen(c)) break;
+      last = q;
+      q = c + n;
+    }
+    p = last;
+  }
+  if (p) {
+    const char *c = p;
+    long n = mangled_len(&c);
+    if (n > 0 && (size_t)n <= strlen(c)) {
+      snprintf(out, outlen, "%.*s", (int)(n < 47 ? n : 47), c);
+      return;
+    }
+  }
+  snprintf(out, outlen, "%.47s", nm);
+}
+
+/* The padding the linker may leave before addr (a symbol's, or the end
+ * of the section): less than the largest power of two that divides it,
+ * and than the section's alignment. */
+static uint64_t max_pad(uint64_t addr, uint64_t sec_align) {
+  uint64_t p = addr ? addr & (~addr + 1) : UINT64_MAX;
+  if (sec_align < 1) sec_align = 1;
+  return p < sec_align ? p : sec_align;
+}
+
+typedef struct {
+  uint64_t addr, size;
+} span;
+
+static int span_cmp(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Writable static data in the host code: every symbol in a writable
+ * section that is not the toolchain's is explained (baseline, nvcc's stub
+ * statics, __constant__ shadows), and no bytes lie there without a
+ * symbol beyond alignment padding.  Without a baseline, only records the
+ * names (into info). */
+static int check_host_state(const unsigned char *buf, size_t len,
+                            const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+                            const Elf64_Shdr *shstr,
+                            const kf_harness_cuda_elf *baseline,
+                            kf_harness_cuda_elf *info, const devsyms *ds,
+                            char *why, size_t whylen) {
+  const Elf64_Shdr *symtab = NULL;
+  bool any_state = false;
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    if (sh[i].sh_type == SHT_SYMTAB) symtab = &sh[i];
+    if (nm && (sh[i].sh_flags & SHF_ALLOC) && (sh[i].sh_flags & SHF_WRITE) &&
+        !toolchain_writable(nm) && sh[i].sh_size)
+      any_state = true;
+  }
+  if (!any_state) return 0;
+  if (!symtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
+      symtab->sh_link >= eh->e_shnum) {
+    if (!baseline) return 0;
+    REJECT("ELF: writable data but no usable .symtab");
+  }
+  const Elf64_Sym *ls = at(buf, len, symtab->sh_offset, symtab->sh_size);
+  if (!ls) REJECT("ELF: bad .symtab");
+  const Elf64_Shdr *lstr = &sh[symtab->sh_link];
+  size_t nls = symtab->sh_size / sizeof(Elf64_Sym);
+  span *sp = baseline ? malloc((nls + 1) * sizeof *sp) : NULL;
+  if (baseline && !sp) REJECT("out of memory checking .symtab");
+  int oc = 0;
+  for (unsigned s = 1; s < eh->e_shnum && !oc; s++) {
+    const char *secn = str_at(buf, len, shstr, sh[s].sh_name);
+    if (!secn || !(sh[s].sh_flags & SHF_ALLOC) ||
+        !(sh[s].sh_flags & SHF_WRITE) || toolchain_writable(secn) ||
+        !sh[s].sh_size)
+      continue;
+    size_t nsp = 0;
+    for (size_t i = 1; i < nls; i++) {
+      if (ls[i].st_shndx != s) continue;
+      int type = ELF64_ST_TYPE(ls[i].st_info);
+      if (type == STT_SECTION || type == STT_FILE) continue;
+      const char *nm = str_at(buf, len, lstr, ls[i].st_name);
+      if (!nm) {
+        snprintf(why, whylen, "ELF: bad symbol name");
+        oc = KF_OUTCOME_LINK_REJECTED;
+        break;
+      }
+      uint64_t size = ls[i].st_size;
+      /* crtstuff's __dso_handle is a pointer defined without a size */
+      if (!strcmp(nm, "__dso_handle") && size == 0) size = 8;
+      bool known = false;
+      const kf_harness_cuda_elf *b = baseline ? baseline : info;
+      for (int k = 0; k < b->n_state_syms && !known; k++)
+        known = !strcmp(b->state_syms[k], nm);
+      if (!baseline) {
+        /* building the baseline: remember the toolchain's names */
+        if (info->n_state_syms < KF_HARNESS_CUDA_MAX_STATE && !known && *nm &&
+            strlen(nm) < sizeof info->state_syms[0])
+          strcpy(info->state_syms[info->n_state_syms++], nm);
+        continue;
+      }
+      if (size) sp[nsp++] = (span){ls[i].st_value, size};
+      if (known || stub_static(nm, size, ds) ||
+          constant_shadow(nm, size, ds) ||
+          (!strcmp(nm, "DW.ref.__gxx_personality_v0") && size == 8))
+        continue;
+      char shown[48];
+      bool local_static;
+      display_name(*nm ? nm : "(unnamed)", shown, sizeof shown,
+                   &local_static);
+      snprintf(why, whylen,
+               "writable static state '%s' in host code (%llu bytes in "
+               "%s%s): candidates may not keep state between calls (the "
+               "runner is one process for all calls; no counters, caches or "
+               "flags); keep scratch in locals or the workspace, read-only "
+               "tables in static const or __constant__ memory",
+               shown, (unsigned long long)ls[i].st_size, secn,
+               local_static ? ", a static local" : "");
+      oc = KF_OUTCOME_LINK_REJECTED;
+      break;
+    }
+    if (oc || !baseline) continue;
+    /* bytes no symbol covers, beyond the padding before an aligned one */
+    qsort(sp, nsp, sizeof *sp, span_cmp);
+    uint64_t cur = sh[s].sh_addr, end = sh[s].sh_addr + sh[s].sh_size;
+    for (size_t i = 0; i <= nsp && !oc; i++) {
+      uint64_t next = i < nsp ? sp[i].addr : end;
+      uint64_t pad = max_pad(next, sh[s].sh_addralign);
+      if (next > cur && next - cur >= pad) {
+        snprintf(why, whylen,
+                 "writable static state in host code: %llu bytes at "
+                 "%s+%llu that no symbol accounts for (data placed with "
+                 "inline asm?): candidates may not keep state between calls",
+                 (unsigned long long)(next - cur), secn,
+                 (unsigned long long)(cur - sh[s].sh_addr));
+        oc = KF_OUTCOME_LINK_REJECTED;
+      }
+      if (i < nsp && sp[i].addr + sp[i].size > cur)
+        cur = sp[i].addr + sp[i].size;
+    }
+  }
+  free(sp);
+  return oc;
 }
 
 int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
@@ -458,7 +773,13 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
   if (n_refused)
     REJECT("calls %s, which CUDA candidates may not use: %s", refused,
            refusal(first_refused));
-  int oc = check_device_code(buf, len, eh, sh, shstr, why, whylen);
+  devsyms *ds = calloc(1, sizeof *ds);
+  if (!ds) REJECT("out of memory");
+  int oc = check_device_code(buf, len, eh, sh, shstr, ds, why, whylen);
+  if (!oc)
+    oc = check_host_state(buf, len, eh, sh, shstr, baseline, info, ds, why,
+                          whylen);
+  free(ds);
   if (oc) return oc;
   if (!has_launch)
     REJECT("defines no kf_launch (it must be extern \"C\" and not static)");

@@ -12,7 +12,10 @@
  *                (harness/cuda_compile.c); the candidate's registers,
  *                shared memory and spills per kernel go into
  *                EvalResult.resources
- *   link         imports on the CUDA allow-list, no extra constructors
+ *   link         imports on the CUDA allow-list, no extra constructors,
+ *                no writable device data, no writable host static state
+ *                beyond that of an empty kf_launch built by the same nvcc
+ *                command line (compiled beside the others)
  *                (harness/elfcheck_cuda.c)
  *   --- the GPU lock is taken here and held to the end ---
  *   load         both runners; the reason lists the defenses that applied
@@ -782,16 +785,24 @@ static int do_compile(ev *e) {
                             .src = e->req->source, .knob_names = kn,
                             .knob_values = kv, .n_knobs = (int)e->req->n_knobs,
                             .arch = e->arch, .timeout_ms = timeout};
-  char why[WHY], w2[WHY];
-  static char out_r[65536], out_c[65536];
-  int pr = 0, pc = 0, fr = -1, fc = -1;
+  /* the link check's baseline: an empty candidate, same command line
+   * but for the knobs (toolchain state only) */
+  kf_harness_nvcc_job jb = {.dir = e->wd.build, .base = "baseline",
+                            .src = KF_HARNESS_CUDA_BASELINE_SRC,
+                            .arch = e->arch, .timeout_ms = timeout};
+  char why[WHY], w2[WHY], wb[WHY];
+  static char out_r[65536], out_c[65536], out_b[4096];
+  int pr = 0, pc = 0, pb = 0, fr = -1, fc = -1, fb = -1;
   oc = kf_harness__nvcc_start(&jc, &pc, &fc, why, sizeof why);
   if (oc) return stage_end(e, oc, why);
   int roc = kf_harness__nvcc_start(&jr, &pr, &fr, w2, sizeof w2);
+  int boc = kf_harness__nvcc_start(&jb, &pb, &fb, wb, sizeof wb);
   oc = kf_harness__nvcc_finish(&jc, pc, fc, out_c, sizeof out_c, why,
                                sizeof why);
   if (!roc) roc = kf_harness__nvcc_finish(&jr, pr, fr, out_r, sizeof out_r, w2,
                                           sizeof w2);
+  if (!boc) boc = kf_harness__nvcc_finish(&jb, pb, fb, out_b, sizeof out_b, wb,
+                                          sizeof wb);
   if (roc) {
     char w3[WHY];
     snprintf(w3, sizeof w3, "reference: %.2000s", w2);
@@ -800,6 +811,11 @@ static int do_compile(ev *e) {
                      w3);
   }
   if (oc) return stage_end(e, oc, why);
+  if (boc) {
+    char w3[WHY];
+    snprintf(w3, sizeof w3, "empty baseline kernel: %.2000s", wb);
+    return stage_end(e, KF_OUTCOME_INFRA_ERROR, w3);
+  }
   e->n_kres = kf_harness__parse_resource_usage(out_c, e->kres, MAX_KERNELS);
   uint32_t max_regs = 0, spills = 0, max_smem = 0;
   for (int i = 0; i < e->n_kres; i++) {
@@ -829,15 +845,29 @@ static int do_link(ev *e) {
   int oc = kf_harness__take_so(e->wd.build, "reference", e->wd.jail_r,
                                MAX_SO, &rb, &rl, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
-  kf_harness_cuda_elf ri, ci;
+  static kf_harness_cuda_elf bi, ri, ci;
   char why[WHY];
-  if (kf_harness__elf_check_cuda(rb, rl, NULL, &ri, why, sizeof why))
+  char bpath[1200], err[256];
+  snprintf(bpath, sizeof bpath, "%s/baseline.so", e->wd.build);
+  char *bbuf;
+  size_t blen;
+  if (kf_read_file(bpath, MAX_SO, &bbuf, &blen, err, sizeof err)) {
+    free(rb);
+    snprintf(e->why, WHY, "baseline.so: %s", err);
+    return stage_end(e, KF_OUTCOME_INFRA_ERROR, e->why);
+  }
+  if (kf_harness__elf_check_cuda((unsigned char *)bbuf, blen, NULL, &bi, why,
+                                 sizeof why))
+    kf_log(KF_LOG_WARN, "the empty baseline would not pass the link check: "
+           "%s", why);
+  free(bbuf);
+  if (kf_harness__elf_check_cuda(rb, rl, &bi, &ri, why, sizeof why))
     kf_log(KF_LOG_WARN, "the reference would not pass the link check: %s", why);
   free(rb);
   oc = kf_harness__take_so(e->wd.build, "candidate", e->wd.jail_c, MAX_SO,
                            &cb, &cl, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
-  oc = kf_harness__elf_check_cuda(cb, cl, &ri, &ci, why, sizeof why);
+  oc = kf_harness__elf_check_cuda(cb, cl, &bi, &ci, why, sizeof why);
   free(cb);
   return stage_end(e, oc, oc ? why : NULL);
 }

@@ -362,6 +362,34 @@ static void test_rejects_device_state(void **state) {
          "writable device state 'two' (.nv.global.init, 4 bytes)");
 }
 
+/* Host-side writable static state (tests/exploits/cuda/
+ * host_static_counter.cu in small): the CUDA runner is one process for
+ * all calls, so a static in the host code outlives the call; nvcc's own
+ * statics (those of an empty kf_launch built by the same command line,
+ * the launch stubs') are not the candidate's. */
+static void test_rejects_host_state(void **state) {
+  (void)state;
+  NEED_NVCC();
+  cuda_case c = {TWICE_SPEC, TWICE_REF,
+                 "static unsigned calls;\n"
+                 CU_KERNEL("  if (i < n) y[i] = 2.0f * x[i];")
+                     CU_LAUNCH("  if (++calls > 9) n /= 2;\n"),
+                 {{0}}, {"--stop-after", "link"}};
+  expect(&c, KF_OUTCOME_LINK_REJECTED, "link",
+         "writable static state 'calls' in host code (4 bytes in .bss): "
+         "candidates may not keep state between calls");
+  /* a static local caching the last input pointer, initialized: .data */
+  cuda_case d = {TWICE_SPEC, TWICE_REF,
+                 CU_KERNEL("  if (i < n) y[i] = 2.0f * x[i];")
+                     CU_LAUNCH("  static const void *last = (void *)1;\n"
+                               "  if (last == a->inputs[0].data) return 0;\n"
+                               "  last = a->inputs[0].data;\n"),
+                 {{0}}, {"--stop-after", "link"}};
+  expect(&d, KF_OUTCOME_LINK_REJECTED, "link",
+         "writable static state 'last' in host code (8 bytes in .data, a "
+         "static local)");
+}
+
 /* What stays allowed: __constant__, __shared__, and the math library's
  * tables that sinf/cos put in .nv.global.init; and a shipped template
  * (softmax block_regs, no globals) still links. */
@@ -520,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_rejects_no_extern_c),
       cmocka_unit_test(test_rejects_device_state),
       cmocka_unit_test(test_device_state_allowed),
+      cmocka_unit_test(test_rejects_host_state),
       cmocka_unit_test(test_gpu_template),
       cmocka_unit_test(test_gpu_illegal_address),
       cmocka_unit_test(test_gpu_unwritten),
