@@ -92,6 +92,13 @@ typedef struct {
    * .nvFatBinSegment, ...): in a baseline, the toolchain's own */
   char state_syms[KF_HARNESS_CUDA_MAX_STATE][64];
   int n_state_syms;
+  /* checked against a baseline: where the toolchain's own writable
+   * symbols lie (the baseline's, nvcc's launch-stub statics), which may
+   * change while kf_launch runs; virtual addresses, sorted, merged.  The
+   * runner restores all writable data before each call but compares only
+   * the rest after it (cuda_runner.c --mutable). */
+  uint64_t mut_off[KF_HARNESS_CUDA_MAX_STATE], mut_len[KF_HARNESS_CUDA_MAX_STATE];
+  int n_mut;
 } kf_harness_cuda_elf;
 
 /* The source of the link check's baseline: an empty candidate, built by

@@ -49,6 +49,8 @@ enum {
 /* Reply kinds beyond KF_HARNESS_R_*. */
 enum {
   KF_CUDA_R_CUDAERR = 16, /* .cuda_err, .msg "cudaErrorX: text (where)" */
+  KF_CUDA_R_STATE = 17,   /* RUN: the call wrote the candidate's static
+                             memory outside the --mutable ranges */
 };
 
 typedef struct {

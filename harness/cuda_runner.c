@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <link.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -82,6 +83,7 @@
 #endif
 
 #define NOBODY 65534
+#define MAX_MUT 64 /* --mutable ranges */
 
 static kf_cuda_reply g_sys_reply;
 static char g_altstack[64 * 1024];
@@ -244,6 +246,25 @@ static int highest_fd(void) {
   return hi;
 }
 
+/* "none" or "OFF:LEN,OFF:LEN,..." in hex. */
+static int parse_ranges(const char *s, uint64_t *off, uint64_t *len, int *n) {
+  *n = 0;
+  if (!strcmp(s, "none")) return 0;
+  while (*s) {
+    char *end;
+    if (*n == MAX_MUT) return -1;
+    errno = 0;
+    off[*n] = strtoull(s, &end, 16);
+    if (errno || end == s || *end != ':') return -1;
+    s = end + 1;
+    len[*n] = strtoull(s, &end, 16);
+    if (errno || end == s || (*end && *end != ',')) return -1;
+    (*n)++;
+    s = *end ? end + 1 : end;
+  }
+  return 0;
+}
+
 static int parse_ull(const char *s, unsigned long long *out) {
   if (!s || !*s) return -1;
   char *end;
@@ -256,6 +277,27 @@ static int parse_ull(const char *s, unsigned long long *out) {
 
 /* ---------------------------------------------------------------- main */
 
+/* The candidate's writable pages (its .data/.bss beyond RELRO, and the
+ * tails of those pages), as they were right after dlopen.  Restored before
+ * every call, so static memory carries nothing from one call to the next;
+ * compared after every call, but for the ranges the eval process names
+ * with --mutable (the toolchain's own symbols: nvcc's launch stubs set
+ * their statics on each call), so a candidate that writes to static
+ * memory -- through a pointer into a __constant__ variable's host shadow,
+ * alignment padding, a page tail -- is caught, not just defeated. */
+#define MAX_WREG 4
+typedef struct {
+  unsigned char *addr;
+  size_t len, so_off;      /* so_off: offset from the .so's load address */
+  unsigned char *init;     /* contents after dlopen */
+  unsigned char *watch;    /* 1: must still equal init after a call */
+} wregion;
+
+/* Host stack below the launcher's caller that is zeroed before each call:
+ * a candidate could leave data in uninitialized stack and read it in the
+ * next call (this process lives for all calls). */
+#define STACK_SCRUB (1u << 20)
+
 typedef struct {
   unsigned char *base; /* memfd mapping */
   size_t map_len;
@@ -264,7 +306,108 @@ typedef struct {
   size_t flush_len;
   cudaStream_t stream;
   cudaEvent_t ev0, ev1;
+  wregion w[MAX_WREG];
+  int n_w;
+  bool check;                 /* --state-check (default on) */
+  uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
+  int n_mut;
 } rstate;
+
+typedef struct {
+  uintptr_t fn; /* kf_launch: the object that holds it is the candidate */
+  rstate *s;
+  int err;
+} wfind;
+
+static int find_writable(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  wfind *f = arg;
+  bool mine = false;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && f->fn >= a && f->fn - a < ph->p_memsz)
+      mine = true;
+  }
+  if (!mine) return 0;
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  uintptr_t relro_end = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    /* glibc makes [start, end rounded DOWN) read-only */
+    if (ph->p_type == PT_GNU_RELRO)
+      relro_end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(pg - 1);
+  }
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
+    uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(pg - 1);
+    uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + pg - 1) &
+                   ~(pg - 1);
+    if (relro_end > lo && relro_end <= hi) lo = relro_end;
+    if (lo >= hi) continue;
+    if (f->s->n_w == MAX_WREG) {
+      f->err = E2BIG;
+      return 1;
+    }
+    wregion *w = &f->s->w[f->s->n_w];
+    w->addr = (unsigned char *)lo;
+    w->len = hi - lo;
+    w->so_off = lo - info->dlpi_addr;
+    w->init = malloc(w->len);
+    w->watch = malloc(w->len);
+    if (!w->init || !w->watch) {
+      f->err = ENOMEM;
+      return 1;
+    }
+    memcpy(w->init, w->addr, w->len);
+    memset(w->watch, 1, w->len);
+    for (int m = 0; m < f->s->n_mut; m++) {
+      uint64_t a = f->s->mut_off[m], b = a + f->s->mut_len[m];
+      if (a < w->so_off) a = w->so_off;
+      if (b > w->so_off + w->len) b = w->so_off + w->len;
+      if (a < b) memset(w->watch + (a - w->so_off), 0, b - a);
+    }
+    f->s->n_w++;
+  }
+  return 1;
+}
+
+/* Before a call: static memory as it was after loading, stack zeroed. */
+static __attribute__((noinline)) void scrub_stack(void) {
+  unsigned char pad[STACK_SCRUB];
+  explicit_bzero(pad, sizeof pad);
+  __asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+static void restore_state(const rstate *s) {
+  for (int i = 0; i < s->n_w; i++)
+    memcpy(s->w[i].addr, s->w[i].init, s->w[i].len);
+  scrub_stack();
+}
+
+/* After a call: every watched byte as it was after loading?  An honest
+ * candidate writes only its launch stubs' statics (unwatched). */
+static void check_state(const rstate *s, uint32_t seq) {
+  if (!s->check) return;
+  for (int i = 0; i < s->n_w; i++) {
+    const wregion *w = &s->w[i];
+    size_t first = 0, n = 0;
+    for (size_t k = w->len; k-- > 0;)
+      if (w->watch[k] && w->addr[k] != w->init[k]) {
+        first = k;
+        n++;
+      }
+    if (n) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "wrote %zu byte(s) of static memory (first "
+               "at .so offset 0x%zx) outside the toolchain's launch-stub "
+               "variables", n, w->so_off + first);
+      send_reply(KF_CUDA_R_STATE, seq, 0, 0, 0, 0, msg);
+      _exit(KF_HARNESS_RUNNER_EXIT_OK);
+    }
+  }
+}
 
 static void do_copy(const rstate *s, const kf_cuda_cmd *c, bool up) {
   if (c->n_regions < 0 || c->n_regions > KF_CUDA_MAX_REGIONS)
@@ -291,6 +434,7 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
       c->n_outputs > KF_HARNESS_MAX_T || c->n_params < 0 ||
       c->n_params > KF_HARNESS_MAX_P)
     _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  restore_state(s);
   for (int side = 0; side < 2; side++) {
     int n = side ? c->n_outputs : c->n_inputs;
     for (int i = 0; i < n; i++) {
@@ -328,8 +472,10 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
     e = cudaCtxResetPersistingL2Cache();
     if (e != cudaSuccess) cuda_fail(c->seq, e, "resetting persisting L2");
   }
-  cudaError_t e = cudaStreamSynchronize(s->stream);
-  if (e != cudaSuccess) cuda_fail(c->seq, e, "before kf_launch");
+  /* No synchronize here: the start event queues behind the flush, and
+   * kf_launch's kernels are queued while the flush still runs, so the
+   * time starts when the GPU turns to them, not a host launch latency
+   * earlier (~5-10 us, 5-10% of a 100 us kernel, with an idle GPU). */
   kf_args a = {
       .abi_version = KF_ABI_VERSION,
       .n_inputs = c->n_inputs,
@@ -345,7 +491,7 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
   /* Both events on the legacy default stream: the end event waits for all
    * work on every blocking stream (ours, the per-thread default stream);
    * a candidate cannot create a non-blocking one (link check). */
-  e = cudaEventRecord(s->ev0, 0);
+  cudaError_t e = cudaEventRecord(s->ev0, 0);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "recording the start event");
   int rc = fn(&a);
   cudaError_t le = cudaGetLastError();
@@ -357,6 +503,7 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
   float ms = 0;
   e = cudaEventElapsedTime(&ms, s->ev0, s->ev1);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "reading the events");
+  check_state(s, c->seq);
   send_reply(KF_HARNESS_R_DONE, c->seq, rc, 0, 0,
              (uint64_t)((double)ms * 1e6 + 0.5), NULL);
 }
@@ -364,7 +511,9 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
 int kf_harness_cuda_runner_main(int argc, char **argv) {
   const char *jail = NULL, *so = NULL;
   unsigned long long cpu_s = 120, device = 0;
-  bool seccomp_on = true, pin = true;
+  bool seccomp_on = true, pin = true, check = true;
+  uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
+  int n_mut = 0;
   for (int i = 0; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--jail")) jail = argv[i + 1];
     else if (!strcmp(argv[i], "--so")) so = argv[i + 1];
@@ -375,6 +524,11 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         setup_fail("bad --device", 0);
     } else if (!strcmp(argv[i], "--seccomp")) {
       seccomp_on = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--state-check")) {
+      check = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--mutable")) {
+      if (parse_ranges(argv[i + 1], mut_off, mut_len, &n_mut))
+        setup_fail("bad --mutable (HEX:HEX,...)", 0);
     } else if (!strcmp(argv[i], "--pin")) {
       pin = strcmp(argv[i + 1], "off") != 0;
     } else {
@@ -387,7 +541,9 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   /* 1. the shared memory; nothing else stays open */
   struct stat st;
   if (fstat(3, &st) != 0) setup_fail("fstat memfd", errno);
-  rstate s = {.map_len = (size_t)st.st_size};
+  rstate s = {.map_len = (size_t)st.st_size, .check = check, .n_mut = n_mut};
+  memcpy(s.mut_off, mut_off, sizeof mut_off);
+  memcpy(s.mut_len, mut_len, sizeof mut_len);
   if (!s.map_len) setup_fail("empty memfd", 0);
   s.base = mmap(NULL, s.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
   if (s.base == MAP_FAILED) setup_fail("mmap memfd", errno);
@@ -508,6 +664,10 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   }
   if ((e = cudaDeviceSynchronize()) != cudaSuccess)
     cuda_fail(0, e, "after loading");
+  wfind wf = {.fn = (uintptr_t)fn, .s = &s, .err = 0};
+  if (!dl_iterate_phdr(find_writable, &wf))
+    setup_fail("kf_launch is in no loaded object", 0);
+  if (wf.err) setup_fail("the candidate's writable segments", wf.err);
 
   /* 9. filter for running */
   if (seccomp_on) {

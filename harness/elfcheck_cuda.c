@@ -559,6 +559,37 @@ static int span_cmp(const void *a, const void *b) {
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* info's mutable ranges := spans, sorted and merged (across gaps of
+ * alignment padding), coarsened to fit by closing the smallest gaps. */
+static void set_mutable(kf_harness_cuda_elf *info, span *m, size_t n) {
+  qsort(m, n, sizeof *m, span_cmp);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (k && m[i].addr <= m[k - 1].addr + m[k - 1].size + 16) {
+      uint64_t end = m[i].addr + m[i].size;
+      if (end > m[k - 1].addr + m[k - 1].size)
+        m[k - 1].size = end - m[k - 1].addr;
+    } else {
+      m[k++] = m[i];
+    }
+  }
+  while (k > KF_HARNESS_CUDA_MAX_STATE) {
+    size_t best = 1;
+    for (size_t i = 2; i < k; i++)
+      if (m[i].addr - (m[i - 1].addr + m[i - 1].size) <
+          m[best].addr - (m[best - 1].addr + m[best - 1].size))
+        best = i;
+    m[best - 1].size = m[best].addr + m[best].size - m[best - 1].addr;
+    memmove(&m[best], &m[best + 1], (k - best - 1) * sizeof *m);
+    k--;
+  }
+  for (size_t i = 0; i < k; i++) {
+    info->mut_off[i] = m[i].addr;
+    info->mut_len[i] = m[i].size;
+  }
+  info->n_mut = (int)k;
+}
+
 /* Writable static data in the host code: every symbol in a writable
  * section that is not the toolchain's is explained (baseline, nvcc's stub
  * statics, __constant__ shadows), and no bytes lie there without a
@@ -590,7 +621,13 @@ static int check_host_state(const unsigned char *buf, size_t len,
   const Elf64_Shdr *lstr = &sh[symtab->sh_link];
   size_t nls = symtab->sh_size / sizeof(Elf64_Sym);
   span *sp = baseline ? malloc((nls + 1) * sizeof *sp) : NULL;
-  if (baseline && !sp) REJECT("out of memory checking .symtab");
+  span *mut = baseline ? malloc((nls + 1) * sizeof *mut) : NULL;
+  size_t nmut = 0;
+  if (baseline && (!sp || !mut)) {
+    free(sp);
+    free(mut);
+    REJECT("out of memory checking .symtab");
+  }
   int oc = 0;
   for (unsigned s = 1; s < eh->e_shnum && !oc; s++) {
     const char *secn = str_at(buf, len, shstr, sh[s].sh_name);
@@ -625,9 +662,11 @@ static int check_host_state(const unsigned char *buf, size_t len,
       }
       if (size) sp[nsp++] = (span){ls[i].st_value, size};
       if (known || stub_static(nm, size, ds) ||
-          constant_shadow(nm, size, ds) ||
-          (!strcmp(nm, "DW.ref.__gxx_personality_v0") && size == 8))
+          (!strcmp(nm, "DW.ref.__gxx_personality_v0") && size == 8)) {
+        if (size) mut[nmut++] = (span){ls[i].st_value, size};
         continue;
+      }
+      if (constant_shadow(nm, size, ds)) continue;
       char shown[48];
       bool local_static;
       display_name(*nm ? nm : "(unnamed)", shown, sizeof shown,
@@ -663,7 +702,9 @@ static int check_host_state(const unsigned char *buf, size_t len,
         cur = sp[i].addr + sp[i].size;
     }
   }
+  if (!oc && baseline) set_mutable(info, mut, nmut);
   free(sp);
+  free(mut);
   return oc;
 }
 

@@ -127,6 +127,7 @@ typedef struct {
   Kernelfleet__KernelResources *kr_ptrs[MAX_KERNELS];
   int lock_fd;
   const char *arch;
+  kf_harness_cuda_elf ci; /* the candidate's link-stage facts */
   uint64_t ph_ns[4]; /* time stage, host side: refresh, calls, fetch, compare */
 } ev;
 
@@ -281,6 +282,12 @@ static int unexpected(crunner *r, const kf_cuda_reply *x, char *why,
     snprintf(why, whylen, "%s cannot be loaded: %s", r->who, x->msg);
     oc = KF_OUTCOME_LINK_REJECTED;
     break;
+  case KF_CUDA_R_STATE:
+    snprintf(why, whylen, "%s kept state across calls: %s (static memory "
+             "is restored before each call and checked after it)", r->who,
+             x->msg);
+    oc = KF_OUTCOME_SANDBOX_VIOLATION;
+    break;
   case KF_CUDA_R_CUDAERR:
     snprintf(why, whylen, "%s: CUDA error %s", r->who, x->msg);
     /* 2 = cudaErrorMemoryAllocation */
@@ -349,9 +356,24 @@ static int runner_start(ev *e, crunner *r, const char *who, const char *exe,
   char dev[16], cpu[32];
   snprintf(dev, sizeof dev, "%d", e->o->device);
   snprintf(cpu, sizeof cpu, "%d", e->o->call_timeout_ms / 1000 * 4 + 60);
+  /* the candidate's static memory may change only where the toolchain's
+   * own symbols lie; the reference is trusted */
+  char mut[KF_HARNESS_CUDA_MAX_STATE * 40 + 8] = "";
+  const char *state_opt = "--mutable";
+  if (r == &e->ref) {
+    state_opt = "--state-check";
+    strcpy(mut, "off");
+  } else {
+    size_t ml = 0;
+    for (int i = 0; i < e->ci.n_mut && ml + 40 < sizeof mut; i++)
+      ml += (size_t)snprintf(mut + ml, sizeof mut - ml, "%s%" PRIx64 ":%" PRIx64,
+                             i ? "," : "", e->ci.mut_off[i], e->ci.mut_len[i]);
+    if (!ml) strcpy(mut, "none");
+  }
   char *argv[] = {"kf-harness-cuda", "runner", "--jail", (char *)jail,
                   "--so", (char *)so, "--device", dev, "--cpu-s", cpu,
-                  "--seccomp", e->o->cuda_no_seccomp ? "off" : "on", NULL};
+                  "--seccomp", e->o->cuda_no_seccomp ? "off" : "on",
+                  (char *)state_opt, mut, NULL};
   char store[4][512];
   char *envp[4];
   child_env(envp, store, 4);
@@ -650,6 +672,52 @@ static inline double load(const unsigned char *p, int dt, int64_t i) {
   }
 }
 
+/* The common case of compare(), bf16 outputs without NaN allowed, split
+ * over threads: no per-byte poison tests or switch per element.  A part
+ * stops at the first element that needs the general path (NaN/Inf, the
+ * poison 0xFFFF included, or outside the tolerance); compare() takes it
+ * from the lowest such index on. */
+typedef struct {
+  const unsigned char *pc, *pr;
+  int64_t n;
+  double atol, rtol;
+  struct {
+    double mabs, mrel;
+    bool evd;
+    int64_t stop; /* first index for the general path; INT64_MAX: none */
+  } r[16];
+} bf16_job;
+
+static void bf16_part(void *arg, int part, int parts) {
+  bf16_job *j = arg;
+  int64_t lo, hi, i;
+  kf_harness__par_range(j->n, part, parts, 64, &lo, &hi);
+  const double at = j->atol, rt = j->rtol;
+  double fmabs = 0, fmrel = 0;
+  bool evd = false;
+  for (i = lo; i < hi; i++) {
+    uint16_t x, y;
+    memcpy(&x, j->pc + 2 * i, 2);
+    memcpy(&y, j->pr + 2 * i, 2);
+    if ((y & 0x7F80) == 0x7F80 || (x & 0x7F80) == 0x7F80) break;
+    if (x == y && evd) continue; /* same bits: nothing to learn */
+    uint32_t ux = (uint32_t)x << 16, uy = (uint32_t)y << 16;
+    float g, w;
+    memcpy(&g, &ux, 4);
+    memcpy(&w, &uy, 4);
+    double d = fabs((double)g - (double)w), aw = fabs((double)w);
+    double lim = at + rt * aw;
+    if (!(d <= lim)) break;
+    if (d > fmabs) fmabs = d;
+    if (aw > at && d > fmrel * aw) fmrel = d / aw;
+    evd |= aw > lim;
+  }
+  j->r[part].mabs = fmabs;
+  j->r[part].mrel = fmrel;
+  j->r[part].evd = evd;
+  j->r[part].stop = i < hi ? i : INT64_MAX;
+}
+
 static int compare(ev *e, const layout *L, int slot, const char *ctx,
                    bool *evidence) {
   const kf_spec *s = e->spec;
@@ -665,32 +733,17 @@ static int compare(ev *e, const layout *L, int slot, const char *ctx,
     double fg = 0, fw = 0, mabs = 0, mrel = 0;
     int64_t i0 = 0;
     if (dt == KF_DT_BF16 && !s->allow_nan) {
-      /* the common case, without per-byte poison tests or a switch per
-       * element; stops at the first element that needs the general path */
-      const double at = tol->atol, rt = tol->rtol;
-      double fmabs = 0, fmrel = 0;
-      bool evd = false;
-      for (; i0 < n; i0++) {
-        uint16_t x, y;
-        memcpy(&x, pc + 2 * i0, 2);
-        memcpy(&y, pr + 2 * i0, 2);
-        /* NaN/Inf (the poison 0xFFFF included): the general path */
-        if ((y & 0x7F80) == 0x7F80 || (x & 0x7F80) == 0x7F80) break;
-        if (x == y && evd) continue; /* same bits: nothing to learn */
-        uint32_t ux = (uint32_t)x << 16, uy = (uint32_t)y << 16;
-        float g, w;
-        memcpy(&g, &ux, 4);
-        memcpy(&w, &uy, 4);
-        double d = fabs((double)g - (double)w), aw = fabs((double)w);
-        double lim = at + rt * aw;
-        if (!(d <= lim)) break;
-        if (d > fmabs) fmabs = d;
-        if (aw > at && d > fmrel * aw) fmrel = d / aw;
-        evd |= aw > lim;
+      bf16_job bj = {.pc = pc, .pr = pr, .n = n, .atol = tol->atol,
+                    .rtol = tol->rtol};
+      int parts = n >= (1 << 20) ? kf_harness__par_parts() : 1;
+      kf_harness__par_run(parts, bf16_part, &bj);
+      i0 = n;
+      for (int p = 0; p < parts; p++) {
+        if (bj.r[p].mabs > mabs) mabs = bj.r[p].mabs;
+        if (bj.r[p].mrel > mrel) mrel = bj.r[p].mrel;
+        if (bj.r[p].evd) *evidence = true;
+        if (bj.r[p].stop < i0) i0 = bj.r[p].stop;
       }
-      mabs = fmabs;
-      mrel = fmrel;
-      if (evd) *evidence = true;
     }
     for (int64_t i = i0; i < n; i++) {
       const unsigned char *a = pc + (size_t)i * es, *b = pr + (size_t)i * es;
@@ -845,7 +898,7 @@ static int do_link(ev *e) {
   int oc = kf_harness__take_so(e->wd.build, "reference", e->wd.jail_r,
                                MAX_SO, &rb, &rl, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
-  static kf_harness_cuda_elf bi, ri, ci;
+  static kf_harness_cuda_elf bi, ri;
   char why[WHY];
   char bpath[1200], err[256];
   snprintf(bpath, sizeof bpath, "%s/baseline.so", e->wd.build);
@@ -867,9 +920,17 @@ static int do_link(ev *e) {
   oc = kf_harness__take_so(e->wd.build, "candidate", e->wd.jail_c, MAX_SO,
                            &cb, &cl, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
-  oc = kf_harness__elf_check_cuda(cb, cl, &bi, &ci, why, sizeof why);
+  oc = kf_harness__elf_check_cuda(cb, cl, &bi, &e->ci, why, sizeof why);
   free(cb);
-  return stage_end(e, oc, oc ? why : NULL);
+  if (!oc) {
+    uint64_t b = 0;
+    for (int i = 0; i < e->ci.n_mut; i++) b += e->ci.mut_len[i];
+    snprintf(why, sizeof why, "imports on the allow-list; host static data: "
+             "%d range(s), %" PRIu64 " bytes, of the toolchain's own "
+             "variables (launch stubs), left out of the runner's check for "
+             "writes", e->ci.n_mut, b);
+  }
+  return stage_end(e, oc, why);
 }
 
 static void lock_path(const ev *e, char *out, size_t len) {
@@ -1065,9 +1126,9 @@ static int refresh_set(ev *e, const layout *L, int set, unsigned char **master,
     size_t n = (size_t)L->in_n[i];
     size_t r = n ? (size_t)(kf_harness__rng_next(rng) % n) : 0;
     unsigned char *dst = e->cand.map + L->in_off[set][i];
-    memcpy(dst, master[i] + r * es, (n - r) * es);
-    memcpy(dst + (n - r) * es, master[i], r * es);
-    memcpy(e->ref.map + L->in_off[set][i], dst, n * es);
+    kf_harness__par_memcpy(dst, master[i] + r * es, (n - r) * es);
+    kf_harness__par_memcpy(dst + (n - r) * es, master[i], r * es);
+    kf_harness__par_memcpy(e->ref.map + L->in_off[set][i], dst, n * es);
   }
   return upload_inputs(e, L, set, ctx);
 }

@@ -6,7 +6,8 @@
  * Conventions: a function that judges the candidate returns 0 (passed) or
  * a kf_outcome with a specific reason in `why`; a failure of the machine
  * itself is KF_OUTCOME_INFRA_ERROR, also with a reason.  Everything here
- * runs in the eval process, single-threaded.
+ * runs in the eval process, single-threaded but for the short-lived
+ * threads of parallel.c.
  */
 #ifndef KF_HARNESS_INTERNAL_H
 #define KF_HARNESS_INTERNAL_H
@@ -340,5 +341,22 @@ double kf_harness__measure_copy_gbps(void);
 double kf_harness__measure_gflops(void);
 /* Largest CPU cache of `cpu` from sysfs, 0 when unknown. */
 size_t kf_harness__llc_bytes(int cpu);
+
+/* -------------------------------------------------------- parallel.c -- */
+
+/* One part of a data-parallel loop: part in [0, parts). */
+typedef void (*kf_harness_part_fn)(void *arg, int part, int parts);
+/* How many parts the host work of one evaluation uses: half the cores
+ * (compiles of the next candidates get the rest), 1..16. */
+int kf_harness__par_parts(void);
+/* Runs fn for every part, on threads that are joined before it returns
+ * (parts without a thread run on the caller's); the number of threads
+ * used, the caller's included. */
+int kf_harness__par_run(int parts, kf_harness_part_fn fn, void *arg);
+/* [lo, hi) of part out of n elements, boundaries multiples of align. */
+void kf_harness__par_range(int64_t n, int part, int parts, int64_t align,
+                           int64_t *lo, int64_t *hi);
+/* memcpy, split over threads when n is large. */
+void kf_harness__par_memcpy(void *dst, const void *src, size_t n);
 
 #endif
