@@ -9,21 +9,25 @@
  * the source, so the harness works from the build tree and from an
  * installed bundle alike, with no include path to find.
  *
- * The compiler runs in its own process group, as uid 65534 when we are
- * root, with an almost empty environment, without network (when it may
+ * The compiler runs in its own process group, in a mount jail when we are
+ * root (harness/compile_jail.c: it sees the toolchain, /dev/null, a
+ * private /tmp and the build directory, nothing else of the host), as uid
+ * 65534, with an almost empty environment, without network (when it may
  * unshare), under rlimits (CPU 60 s, AS 2 GiB, FSIZE 64 MiB, NPROC 64) and
  * a wall-clock watchdog that kills the group.  Its messages name files
- * relative to the build directory, so no host path reaches the user.
+ * relative to the build directory, so no host path reaches the user.  On
+ * success `why` says which of these defenses applied ("defenses: ...").
  *
- * Before that, check_includes() refuses sources that would make the
- * compiler read files outside the build directory and the system headers:
- * an #include (or include_next/import/embed) of an absolute path or one
- * with "..", a computed #include (a macro operand), and the assembler's
- * .incbin/.include.  The compiler echoes what it read in its errors, so
- * without this a candidate could read world-readable host files
- * (#include "/etc/hostname") or hang the preprocessor on a device
- * (#include "/dev/zero").  It is a text check, not a jail: string pasting
- * in inline asm can still spell .incbin (docs/integrity.md).
+ * Before that, kf_harness__check_source() refuses sources that would make
+ * the compiler read files outside the build directory and the system
+ * headers: an #include (or include_next/import/embed) of an absolute path
+ * or one with "..", a computed #include (a macro operand), and the
+ * assembler's .incbin/.include.  The compiler echoes what it read in its
+ * errors, so without this a candidate could read world-readable host
+ * files (#include "/etc/hostname") or hang the preprocessor on a device
+ * (#include "/dev/zero").  It is a text check, the first and friendliest
+ * line: string pasting in inline asm still spells .incbin past it, and
+ * the jail is what stops that (the path does not exist there).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -134,10 +138,11 @@ static const char *skip_blank(const char *p) {
   }
 }
 
-/* 0, or COMPILE_ERROR with the offending directive in why (see the top
- * comment).  Works on a copy with line splices and the trigraph spelling
- * of '#' undone (the digraph %: is matched directly). */
-static int check_includes(const char *src, char *why, size_t whylen) {
+/* See internal.h and the top comment.  Works on a copy with line splices
+ * and the trigraph spelling of '#' undone (the digraph %: is matched
+ * directly). */
+int kf_harness__check_source(const char *src, const char *file, char *why,
+                             size_t whylen) {
   size_t n = strlen(src);
   char *t = malloc(n + 1);
   if (!t) {
@@ -179,17 +184,19 @@ static int check_includes(const char *src, char *why, size_t whylen) {
         if (strncmp(q, kw[i], l) != 0) continue;
         const char *op = skip_blank(q + l);
         if (*op != '"' && *op != '<') {
-          snprintf(why, whylen, "candidate.c:%d: computed #%s (a macro "
-                   "operand) is not allowed: name the header", line, kw[i]);
+          snprintf(why, whylen, "%s:%d: computed #%s (a macro "
+                   "operand) is not allowed: name the header", file, line,
+                   kw[i]);
           oc = KF_OUTCOME_COMPILE_ERROR;
         } else {
           const char *end = strchr(op + 1, *op == '"' ? '"' : '>');
           size_t len = end ? (size_t)(end - op - 1) : strlen(op + 1);
           if (op[1] == '/' || memmem(op + 1, len, "..", 2)) {
-            snprintf(why, whylen, "candidate.c:%d: #%s %.*s: only headers "
+            snprintf(why, whylen, "%s:%d: #%s %.*s: only headers "
                      "by a relative name are allowed (no absolute path, no "
                      "'..'): a kernel may not read files at build time",
-                     line, kw[i], (int)(len + 2 > 200 ? 200 : len + 2), op);
+                     file, line, kw[i], (int)(len + 2 > 200 ? 200 : len + 2),
+                     op);
             oc = KF_OUTCOME_COMPILE_ERROR;
           }
         }
@@ -215,7 +222,10 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
     int oc = kf_harness__check_knob(knobs[i].name, knobs[i].value, why, whylen);
     if (oc) return oc;
   }
-  int oc = check_includes(src, why, whylen);
+  char cfile[80], sofile[80];
+  snprintf(cfile, sizeof cfile, "%s.c", base);
+  snprintf(sofile, sizeof sofile, "%s.so", base);
+  int oc = kf_harness__check_source(src, cfile, why, whylen);
   if (oc) return oc;
   snprintf(path, sizeof path, "%s/kf_candidate.h", dir);
   oc = write_all(path, kf_harness__candidate_h,
@@ -225,9 +235,6 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
   oc = write_all(path, src, strlen(src), why, whylen);
   if (oc) return oc;
 
-  char cfile[80], sofile[80];
-  snprintf(cfile, sizeof cfile, "%s.c", base);
-  snprintf(sofile, sizeof sofile, "%s.so", base);
   char defs[MAX_KNOBS][140];
   char *argv[16 + MAX_KNOBS];
   int a = 0;
@@ -249,10 +256,11 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
   argv[a++] = "-lm";
   argv[a] = NULL;
 
-  char tmpenv[4200];
-  snprintf(tmpenv, sizeof tmpenv, "TMPDIR=%s", dir);
+  /* TMPDIR relative (the compiler runs in dir): the assembler's messages
+   * name ./ccXXXX.s, not a host path, and the path holds in the jail even
+   * where dir was reached through a symlink (the jail has the real one) */
   char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "LANG=C",
-                  tmpenv, NULL};
+                  "TMPDIR=.", NULL};
   const char *ccpath = NULL;
   static const char *const cands[] = {"/usr/local/bin/cc", "/usr/bin/cc",
                                       "/bin/cc"};
@@ -265,6 +273,10 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
     snprintf(why, whylen, "no C compiler (cc) in /usr/local/bin, /usr/bin, /bin");
     return KF_OUTCOME_INFRA_ERROR;
   }
+  kf_harness_jail jail;
+  kf_harness__jail_init(&jail);
+  oc = kf_harness__jail_add_tool(&jail, ccpath, why, whylen);
+  if (oc) return oc;
   kf_harness_spawn_opts so = {
       .path = ccpath,
       .argv = argv,
@@ -279,6 +291,7 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
                  {RLIMIT_FSIZE, 64ull << 20},
                  {RLIMIT_CORE, 0}},
       .n_limits = 4,
+      .jail = &jail,
   };
   if (geteuid() == 0) so.limits[so.n_limits++] = (kf_harness_limit){RLIMIT_NPROC, 64};
   static char out[16384];
@@ -290,6 +303,13 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
   if (rc) {
     snprintf(why, whylen, "cannot run the compiler: %s", err);
     return KF_OUTCOME_INFRA_ERROR;
+  }
+  char defs_text[512];
+  kf_harness__jail_defenses(&jail, defs_text, sizeof defs_text);
+  static bool warned; /* once per evaluation: it is the machine's state */
+  if (jail.state != KF_HARNESS_JAIL_ON && !warned) {
+    warned = true;
+    kf_log(KF_LOG_WARN, "compile %s: %s", cfile, defs_text);
   }
   if (timed_out) {
     snprintf(why, whylen, "%s: compiler still running after %d ms; killed",
@@ -318,5 +338,6 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
     snprintf(why, whylen, "compiler succeeded but wrote no %s", sofile);
     return KF_OUTCOME_COMPILE_ERROR;
   }
+  kf_strlcpy(why, defs_text, whylen);
   return 0;
 }

@@ -9,9 +9,15 @@
  *
  * (SASS for exactly that target and no PTX, so the driver never JIT-
  * compiles at load time.)  As with cc (harness/compile.c): argv only, no
- * shell, knobs checked against fixed character sets, kf_candidate.h
- * written beside the source, uid nobody when root, its own process group
- * killed at the deadline, an almost empty environment, no network.
+ * shell, knobs checked against fixed character sets, the same text check
+ * of the source (no absolute or ".." includes, no .incbin/.include),
+ * kf_candidate.h written beside the source, the mount jail of
+ * harness/compile_jail.c when root (the toolchain -- /usr, which holds
+ * /usr/local/cuda, or the toolkit's own prefix -- /dev/null, a private
+ * /tmp and the build directory: host code's inline asm can spell .incbin
+ * by string pasting, and the host assembler would read any host file),
+ * uid nobody, its own process group killed at the deadline, an almost
+ * empty environment, no network.
  * Limits are wider than cc's: nvcc runs cudafe++, cicc, ptxas, fatbinary
  * and the host gcc in turn (RLIMIT_AS 8 GiB for cicc on large templates,
  * CPU 300 s, NPROC 256 for the uid, FSIZE 256 MiB).
@@ -29,6 +35,7 @@
 
 #include "cuda_internal.h"
 #include "internal.h"
+#include "log.h"
 #include "outcome.h"
 #include "util.h"
 
@@ -66,6 +73,15 @@ int kf_harness__gencode(const char *arch, char *out, size_t outlen) {
   snprintf(out, outlen, "-gencode=arch=compute_%s,code=sm_%s", p, p);
   return 0;
 }
+
+/* Each of the (at most three) live jobs has its slot of static state. */
+static int job_slot(const kf_harness_nvcc_job *j) {
+  return !strcmp(j->base, "reference") ? 1
+         : !strcmp(j->base, "baseline") ? 2 : 0;
+}
+
+/* The jail of each slot's nvcc: its state is known once it started. */
+static kf_harness_jail g_jail[3];
 
 static int write_file(const char *path, const char *text, char *why,
                       size_t whylen) {
@@ -117,19 +133,23 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
              "this machine cannot build CUDA candidates");
     return KF_OUTCOME_INFRA_ERROR;
   }
+  /* three jobs may be live: candidate, reference, the link baseline */
+  static char cufile[3][80], sofile[3][80], defs[3][MAX_KNOBS][140];
+  static char *argv[3][24 + MAX_KNOBS];
+  int slot = job_slot(j);
+  snprintf(cufile[slot], sizeof cufile[slot], "%s.cu", j->base);
+  int oc = kf_harness__check_source(j->src, cufile[slot], why, whylen);
+  if (oc) return oc;
+  kf_harness_jail *jail = &g_jail[slot];
+  kf_harness__jail_init(jail);
+  if ((oc = kf_harness__jail_add_tool(jail, nvcc, why, whylen))) return oc;
   char path[4096];
   snprintf(path, sizeof path, "%s/kf_candidate.h", j->dir);
-  int oc = write_file(path, kf_harness__candidate_h, why, whylen);
+  oc = write_file(path, kf_harness__candidate_h, why, whylen);
   if (oc) return oc;
   snprintf(path, sizeof path, "%s/%s.cu", j->dir, j->base);
   if ((oc = write_file(path, j->src, why, whylen))) return oc;
 
-  /* three jobs may be live: candidate, reference, the link baseline */
-  static char cufile[3][80], sofile[3][80], defs[3][MAX_KNOBS][140];
-  static char *argv[3][24 + MAX_KNOBS];
-  int slot = !strcmp(j->base, "reference") ? 1
-             : !strcmp(j->base, "baseline") ? 2 : 0;
-  snprintf(cufile[slot], sizeof cufile[slot], "%s.cu", j->base);
   snprintf(sofile[slot], sizeof sofile[slot], "%s.so", j->base);
   static char gen[3][96];
   memcpy(gen[slot], gencode, sizeof gencode);
@@ -191,6 +211,7 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
                  {RLIMIT_FSIZE, 256ull << 20},
                  {RLIMIT_CORE, 0}},
       .n_limits = 4,
+      .jail = jail,
   };
   if (geteuid() == 0)
     so.limits[so.n_limits++] = (kf_harness_limit){RLIMIT_NPROC, 256};
@@ -202,6 +223,13 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
     close(op[0]);
     snprintf(why, whylen, "cannot run nvcc: %s", err);
     return KF_OUTCOME_INFRA_ERROR;
+  }
+  static bool warned; /* once per evaluation: it is the machine's state */
+  if (jail->state != KF_HARNESS_JAIL_ON && !warned) {
+    warned = true;
+    char d[512];
+    kf_harness__jail_defenses(jail, d, sizeof d);
+    kf_log(KF_LOG_WARN, "nvcc %s: %s", cufile[slot], d);
   }
   *pid = (int)p;
   *out_fd = op[0];
@@ -310,6 +338,6 @@ int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,
     snprintf(why, whylen, "nvcc succeeded but wrote no %s.so", j->base);
     return KF_OUTCOME_COMPILE_ERROR;
   }
-  why[0] = '\0';
+  kf_harness__jail_defenses(&g_jail[job_slot(j)], why, whylen);
   return 0;
 }

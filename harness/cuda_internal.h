@@ -71,7 +71,9 @@ typedef struct {
 /* Writes dir/base.cu and dir/kf_candidate.h, starts nvcc (as nobody when
  * root, own process group, limits) and returns at once with *pid set;
  * *out_fd is the read end of its merged stdout/stderr.  0, or an outcome
- * (SPEC_ERROR for a bad knob, INFRA_ERROR) with why. */
+ * (SPEC_ERROR for a bad knob, COMPILE_ERROR for a source the text check
+ * refuses, INFRA_ERROR) with why.  nvcc runs in the mount jail of
+ * compile_jail.c when root. */
 int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
                            int *out_fd, char *why, size_t whylen);
 
@@ -79,7 +81,8 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
  * kills its group).  Both jobs run at once: reference and candidate
  * compile in parallel.  Returns 0 or COMPILE_ERROR / COMPILE_TIMEOUT /
  * INFRA_ERROR with why; out receives the compiler's output (for the
- * resource report), NUL-terminated. */
+ * resource report), NUL-terminated.  On success why says which defenses
+ * applied ("defenses: mount-jail uid-nobody ..."). */
 int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,
                             char *out, size_t outcap, char *why, size_t whylen);
 

@@ -25,6 +25,8 @@
 
 /* ------------------------------------------------------------ proc.c -- */
 
+struct kf_harness_jail;
+
 typedef struct {
   int res;     /* RLIMIT_* */
   rlim_t soft; /* hard is the same */
@@ -42,6 +44,9 @@ typedef struct {
   bool isolate;           /* unshare net/ipc/uts when permitted */
   kf_harness_limit limits[8];
   int n_limits;
+  struct kf_harness_jail *jail; /* non-NULL: the compiler's mount jail
+                                   (compile_jail.c), entered in cwd; its
+                                   state and note are set at spawn */
 } kf_harness_spawn_opts;
 
 /* fork + exec.  Exec (and setup) failure comes back over a close-on-exec
@@ -84,11 +89,19 @@ int kf_harness__check_knob(const char *name, const char *value, char *why,
  * compiles it to dir/<base>.so as uid nobody (when root) in its own
  * process group.  0, COMPILE_ERROR (with the compiler output's tail),
  * COMPILE_TIMEOUT or INFRA_ERROR. */
+/* On success `why` says which defenses applied (kf_harness__jail_defenses). */
 int kf_harness__compile(const char *dir, const char *base, const char *src,
                         const kf_harness_knob *knobs, int n_knobs,
                         int timeout_ms, char *why, size_t whylen);
 
 extern const char kf_harness__candidate_h[]; /* embedded kf_candidate.h */
+
+/* The compile stage's text check of a source (compile.c's top comment):
+ * no #include of an absolute path, of one with "..", or of a macro; no
+ * .incbin/.include.  `file` names the source in the reason.  0,
+ * COMPILE_ERROR or INFRA_ERROR (out of memory) with why. */
+int kf_harness__check_source(const char *src, const char *file, char *why,
+                             size_t whylen);
 
 /* --------------------------------------------------------- elfcheck.c -- */
 
@@ -358,5 +371,52 @@ void kf_harness__par_range(int64_t n, int part, int parts, int64_t align,
                            int64_t *lo, int64_t *hi);
 /* memcpy, split over threads when n is large. */
 void kf_harness__par_memcpy(void *dst, const void *src, size_t n);
+
+/* ---------------------------------------------------- compile_jail.c -- */
+
+#define KF_HARNESS_JAIL_MAX_BINDS 4
+
+enum {
+  KF_HARNESS_JAIL_UNTRIED = 0, /* not spawned (yet) */
+  KF_HARNESS_JAIL_ON,          /* the compiler saw only the jail */
+  KF_HARNESS_JAIL_OFF,         /* not root, or no mount namespace: note */
+};
+
+/* The compiler's mount jail: the toolchain (read-only), /dev/null, a
+ * private /tmp and the build directory (the spawn's cwd), nothing else. */
+typedef struct kf_harness_jail {
+  char binds[KF_HARNESS_JAIL_MAX_BINDS][1024]; /* toolchain directories
+                                                  outside /usr, bound
+                                                  read-only at their path */
+  int n_binds;
+  int state;      /* KF_HARNESS_JAIL_*, set by kf_harness__spawn */
+  char note[160]; /* OFF: why ("unshare(CLONE_NEWNS): Operation not
+                     permitted") */
+  bool no_netns;  /* the spawn's isolate unshare failed */
+} kf_harness_jail;
+
+void kf_harness__jail_init(kf_harness_jail *j);
+
+/* Adds what the jail needs to run exe (an absolute path): its install
+ * prefix (PREFIX of PREFIX/bin/exe), and that of its real path, unless
+ * /usr (always there) holds them.  0 or INFRA_ERROR with why. */
+int kf_harness__jail_add_tool(kf_harness_jail *j, const char *exe, char *why,
+                              size_t whylen);
+
+/* In the spawned child only (between fork and exec, as root, cwd the
+ * build directory): enters the jail.  0 when in it; 1 when it could not
+ * begin (not root, no mount namespace: nothing changed, errno and *step
+ * say why); -1 when it failed half-built (the child must not exec). */
+int kf_harness__jail_enter(const kf_harness_jail *j, int *step);
+
+/* "bind /usr: Permission denied", "not root"... for a step of jail_enter
+ * that failed with errno err. */
+void kf_harness__jail_why(const kf_harness_jail *j, int step, int err,
+                          char *out, size_t outlen);
+
+/* "defenses: mount-jail uid-nobody netns rlimits watchdog", or the same
+ * without mount-jail and with "; no mount jail (why)...". */
+void kf_harness__jail_defenses(const kf_harness_jail *j, char *out,
+                               size_t outlen);
 
 #endif

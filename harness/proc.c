@@ -4,7 +4,10 @@
  * its reaper.  fork + exec only: between the two the child calls nothing
  * but syscalls, and any failure there is written to a close-on-exec pipe
  * as (step, errno), so the parent learns at spawn time that the exec did
- * not happen.  Deadlines end in SIGKILL to the child's process group.
+ * not happen.  The same pipe carries notes that do not stop the exec: a
+ * compiler jail (compile_jail.c) that could not begin, a network
+ * namespace refused.  Deadlines end in SIGKILL to the child's process
+ * group.
  * The eval process is single-threaded, so fork is safe here.
  */
 #include <errno.h>
@@ -26,7 +29,10 @@
 #include "internal.h"
 #include "util.h"
 
-enum { STEP_DUP = 1, STEP_CWD, STEP_LIMIT, STEP_UID, STEP_EXEC, STEP_PGRP };
+enum { STEP_DUP = 1, STEP_CWD, STEP_LIMIT, STEP_UID, STEP_EXEC, STEP_PGRP,
+       STEP_JAIL };
+/* notes: the child goes on */
+enum { NOTE_JAIL_OFF = 100, NOTE_NO_NETNS };
 
 static const char *step_name(int s) {
   switch (s) {
@@ -36,14 +42,20 @@ static const char *step_name(int s) {
   case STEP_UID: return "setuid";
   case STEP_EXEC: return "execve";
   case STEP_PGRP: return "setpgid";
+  case STEP_JAIL: return "compiler jail";
   }
   return "setup";
 }
 
-static _Noreturn void child_fail(int efd, int step) {
-  int msg[2] = {step, errno};
+/* (step, errno, detail): one pipe write, atomic */
+static void child_msg(int efd, int step, int detail) {
+  int msg[3] = {step, errno, detail};
   ssize_t w = write(efd, msg, sizeof msg);
   (void)w;
+}
+
+static _Noreturn void child_fail(int efd, int step) {
+  child_msg(efd, step, 0);
   _exit(127);
 }
 
@@ -89,8 +101,17 @@ int kf_harness__spawn(const kf_harness_spawn_opts *o, pid_t *pid, char *err,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (o->cwd && chdir(o->cwd) != 0) child_fail(ep[1], STEP_CWD);
-    if (o->isolate && geteuid() == 0)
-      (void)unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS);
+    if (o->jail) {
+      int jstep = 0, jrc = kf_harness__jail_enter(o->jail, &jstep);
+      if (jrc < 0) {
+        child_msg(ep[1], STEP_JAIL, jstep);
+        _exit(127);
+      }
+      if (jrc > 0) child_msg(ep[1], NOTE_JAIL_OFF, jstep);
+    }
+    if (o->isolate && geteuid() == 0 &&
+        unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0)
+      child_msg(ep[1], NOTE_NO_NETNS, 0);
     for (int i = 0; i < o->n_limits; i++) {
       struct rlimit rl = {o->limits[i].soft, o->limits[i].soft};
       if (setrlimit(o->limits[i].res, &rl) != 0) child_fail(ep[1], STEP_LIMIT);
@@ -105,15 +126,32 @@ int kf_harness__spawn(const kf_harness_spawn_opts *o, pid_t *pid, char *err,
   }
   close(ep[1]);
   close(devnull);
-  int msg[2];
+  if (o->jail) o->jail->state = KF_HARNESS_JAIL_ON; /* unless a note says */
+  int msg[3];
   ssize_t r;
-  do {
+  for (;;) {
     r = read(ep[0], msg, sizeof msg);
-  } while (r < 0 && errno == EINTR);
+    if (r < 0 && errno == EINTR) continue;
+    if (r != (ssize_t)sizeof msg || msg[0] < NOTE_JAIL_OFF) break;
+    if (!o->jail) continue;
+    if (msg[0] == NOTE_NO_NETNS) {
+      o->jail->no_netns = true;
+      continue;
+    }
+    o->jail->state = KF_HARNESS_JAIL_OFF;
+    kf_harness__jail_why(o->jail, msg[2], msg[1], o->jail->note,
+                         sizeof o->jail->note);
+  }
   close(ep[0]);
   if (r == (ssize_t)sizeof msg) {
     int st;
     waitpid(p, &st, 0);
+    if (msg[0] == STEP_JAIL) {
+      char what[256];
+      kf_harness__jail_why(o->jail, msg[2], msg[1], what, sizeof what);
+      return kf_seterr(KF_ESPAWN, err, errlen, "%s: compiler jail: %s",
+                       o->path, what);
+    }
     return kf_seterr(KF_ESPAWN, err, errlen, "%s: %s: %s", o->path,
                      step_name(msg[0]), strerror(msg[1]));
   }
