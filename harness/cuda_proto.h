@@ -16,13 +16,17 @@
  * Ops:
  *   UPLOAD    regions memfd -> device (inputs, canaries), synchronous
  *   DOWNLOAD  regions device -> memfd (outputs, guards, inputs to check)
- *   RUN       poison each output (out_poison[i] bytes) and the workspace
- *             on the device; when KF_CUDA_RUN_TIMED, flush L2 (a memset
- *             of a buffer >= 2 x L2) and reset persisting L2 lines; then
- *             event on the legacy stream, kf_launch(stream), event on the
- *             legacy stream (which waits for every blocking stream, the
- *             per-thread default stream included), device-wide
- *             synchronize; the reply carries the event time
+ *   RUN       restore the candidate's static memory, scrub the stack
+ *             below; poison each output (out_poison[i] bytes) and the
+ *             workspace on the device; when KF_CUDA_RUN_TIMED, keep the
+ *             GPU busy for --warm-us (memsets), flush L2 (a memset of a
+ *             buffer >= 2 x L2) and reset persisting L2 lines; then,
+ *             without waiting for those, event on the legacy stream,
+ *             kf_launch(stream), event on the legacy stream (which waits
+ *             for every blocking stream, the per-thread default stream
+ *             included), device-wide synchronize; check that the call
+ *             wrote no static memory outside --mutable; the reply carries
+ *             the event time
  *   EXIT      _exit(0)
  * A CUDA error ends the runner: it replies KF_CUDA_R_CUDAERR with the
  * error's name and exits (the context is unusable after most of them).

@@ -36,6 +36,17 @@
  *      --seccomp off skips 7-9's filters, for diagnosing a driver that
  *      needs more (the READY defenses then say so).
  *
+ * Each call (RUN) then: the candidate's writable pages back to what they
+ * held after dlopen and 1 MiB of stack below zeroed (this process serves
+ * every call, unlike the CPU runner's fresh process per call); after the
+ * call, any byte of those pages changed outside the toolchain's own
+ * variables (--mutable, from the eval's link check) ends the runner with
+ * KF_CUDA_R_STATE.  Timed calls queue, behind the outputs' poison, --warm-us
+ * of memsets (clocks up after the eval's host work) and the L2 flush,
+ * then record the start event without a host synchronize, so kf_launch's
+ * kernels are queued before the GPU reaches them and no host launch
+ * latency lands in the time.
+ *
  * What the CUDA sandbox does NOT give, compared with the CPU runner: no
  * address-space limit; ioctl is open (on the nvidia fds the driver
  * holds, a candidate's raw ioctls reach the driver); the driver's own
@@ -309,6 +320,7 @@ typedef struct {
   wregion w[MAX_WREG];
   int n_w;
   bool check;                 /* --state-check (default on) */
+  int warm_n;                 /* flush-buffer memsets for --warm-us */
   uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
   int n_mut;
 } rstate;
@@ -465,6 +477,14 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
     if (e != cudaSuccess) cuda_fail(c->seq, e, "filling the workspace");
   }
   if (c->flags & KF_CUDA_RUN_TIMED) {
+    /* Between calls the GPU idles for the eval's host work (tens of ms)
+     * and its clocks drop; a program that runs the kernel keeps it busy.
+     * So it is kept busy for --warm-us first. */
+    for (int i = 0; i < s->warm_n; i++) {
+      cudaError_t e = cudaMemsetAsync(s->flush, i & 0xff, s->flush_len,
+                                      s->stream);
+      if (e != cudaSuccess) cuda_fail(c->seq, e, "warming up");
+    }
     cudaError_t e = cudaMemsetAsync(s->flush, (int)(c->seq & 0xff),
                                     s->flush_len, s->stream);
     if (e != cudaSuccess) cuda_fail(c->seq, e, "L2 flush");
@@ -510,7 +530,7 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
 
 int kf_harness_cuda_runner_main(int argc, char **argv) {
   const char *jail = NULL, *so = NULL;
-  unsigned long long cpu_s = 120, device = 0;
+  unsigned long long cpu_s = 120, device = 0, warm_us = 0;
   bool seccomp_on = true, pin = true, check = true;
   uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
   int n_mut = 0;
@@ -524,6 +544,9 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         setup_fail("bad --device", 0);
     } else if (!strcmp(argv[i], "--seccomp")) {
       seccomp_on = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--warm-us")) {
+      if (parse_ull(argv[i + 1], &warm_us) || warm_us > 1000000)
+        setup_fail("bad --warm-us", 0);
     } else if (!strcmp(argv[i], "--state-check")) {
       check = strcmp(argv[i + 1], "off") != 0;
     } else if (!strcmp(argv[i], "--mutable")) {
@@ -587,6 +610,22 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   if ((e = cudaEventCreate(&s.ev0)) != cudaSuccess ||
       (e = cudaEventCreate(&s.ev1)) != cudaSuccess)
     cuda_fail(0, e, "creating events");
+  if (warm_us) {
+    /* how many flush memsets make --warm-us of GPU time: one timed after
+     * a few to wake the GPU */
+    float ms = 0;
+    for (int i = 0; i < 8; i++)
+      cudaMemsetAsync(s.flush, i, s.flush_len, s.stream);
+    if ((e = cudaEventRecord(s.ev0, s.stream)) != cudaSuccess ||
+        (e = cudaMemsetAsync(s.flush, 0, s.flush_len, s.stream)) !=
+            cudaSuccess ||
+        (e = cudaEventRecord(s.ev1, s.stream)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(s.stream)) != cudaSuccess ||
+        (e = cudaEventElapsedTime(&ms, s.ev0, s.ev1)) != cudaSuccess)
+      cuda_fail(0, e, "timing a memset for --warm-us");
+    double n = ms > 0 ? (double)warm_us / (ms * 1e3) : 1;
+    s.warm_n = n < 1 ? 1 : n > 1000 ? 1000 : (int)(n + 0.5);
+  }
   if (pin && cudaHostRegister(s.base, s.map_len, cudaHostRegisterDefault) !=
                  cudaSuccess)
     cudaGetLastError(); /* pageable copies then; slower, same results */

@@ -35,15 +35,18 @@
  *                i.i.d. inputs stay i.i.d. under a shift, and no two
  *                repetitions see the same data), so every repetition is on fresh
  *                inputs at memcpy cost instead of a fresh draw.  Each
- *                call: outputs poisoned, L2 flushed (a memset of >= 2 x
- *                L2), persisting L2 reset, then events on the legacy
- *                stream around kf_launch and a device-wide synchronize
+ *                call: outputs poisoned, the GPU kept busy for
+ *                --cuda-warm-us, L2 flushed (a memset of >= 2 x L2),
+ *                persisting L2 reset, then events on the legacy stream
+ *                around kf_launch and a device-wide synchronize
  *                (cuda_runner.c).  Candidate and reference alternate who
  *                goes first.  Every timed output is downloaded and checked
  *                against the reference's output on the same inputs, and
  *                the guards after every call; inputs at the end.  The
  *                medians are then held against the roofline of the
- *                worker's measured ceilings (TOO_FAST).
+ *                worker's measured ceilings (TOO_FAST).  The host work
+ *                on big tensors (compare, refresh) is split over threads
+ *                (parallel.c).
  *
  * The GPU lock (flock on --gpu-lock, default $TMPDIR/kf-gpu-<device>.lock)
  * serializes the GPU stages of every evaluation on one GPU, while compiles
@@ -353,8 +356,9 @@ static int runner_start(ev *e, crunner *r, const char *who, const char *exe,
     snprintf(why, whylen, "pipe: %s", strerror(errno));
     return KF_OUTCOME_INFRA_ERROR;
   }
-  char dev[16], cpu[32];
+  char dev[16], cpu[32], warm[16];
   snprintf(dev, sizeof dev, "%d", e->o->device);
+  snprintf(warm, sizeof warm, "%d", e->o->cuda_warm_us);
   snprintf(cpu, sizeof cpu, "%d", e->o->call_timeout_ms / 1000 * 4 + 60);
   /* the candidate's static memory may change only where the toolchain's
    * own symbols lie; the reference is trusted */
@@ -373,7 +377,7 @@ static int runner_start(ev *e, crunner *r, const char *who, const char *exe,
   char *argv[] = {"kf-harness-cuda", "runner", "--jail", (char *)jail,
                   "--so", (char *)so, "--device", dev, "--cpu-s", cpu,
                   "--seccomp", e->o->cuda_no_seccomp ? "off" : "on",
-                  (char *)state_opt, mut, NULL};
+                  (char *)state_opt, mut, "--warm-us", warm, NULL};
   char store[4][512];
   char *envp[4];
   child_env(envp, store, 4);

@@ -49,6 +49,9 @@ typedef struct {
   const char *stop_after;  /* "compile", "link", "load", "verify": end
                               there (compile/link need no GPU) */
   bool cuda_no_seccomp;    /* diagnosis: CUDA runner without seccomp */
+  int cuda_warm_us;        /* GPU time spent busy right before each timed
+                              call (steady clocks, as in a busy program);
+                              default 2000, 0: none */
 } kf_harness_eval_opts;
 
 /* Runs one evaluation: request from in_fd, result to out_fd.  Returns 0

@@ -42,6 +42,9 @@ static void usage(FILE *f) {
 "                         other evals overlap them   [$TMPDIR/kf-gpu-N.lock]\n"
 "  --stop-after STAGE     compile|link|load|verify: end there (compile and\n"
 "                         link need no GPU)\n"
+"  --cuda-warm-us N       GPU kept busy (memsets) this long before each\n"
+"                         timed call, so clocks are up as in a busy\n"
+"                         program, not ramping up from idle   [2000]\n"
 "  --cuda-no-seccomp      diagnosis: CUDA runner without its seccomp filters\n"
 "\n"
 "ceilings prints {\"copy_gbps\": X, \"gflops\": Y} for one core.\n");
@@ -68,6 +71,7 @@ static int eval_main(int argc, char **argv) {
       .call_timeout_ms = 10000,
       .compile_timeout_ms = 30000,
       .time_budget_ms = 3000,
+      .cuda_warm_us = 2000,
   };
   static const struct option opts[] = {
       {"copy-gbps", required_argument, 0, 'b'},
@@ -82,6 +86,7 @@ static int eval_main(int argc, char **argv) {
       {"gpu-lock", required_argument, 0, 'L'},
       {"stop-after", required_argument, 0, 'S'},
       {"cuda-no-seccomp", no_argument, 0, 'N'},
+      {"cuda-warm-us", required_argument, 0, 'W'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -106,6 +111,7 @@ static int eval_main(int argc, char **argv) {
             strcmp(optarg, "load") && strcmp(optarg, "verify");
       break;
     case 'N': o.cuda_no_seccomp = true; break;
+    case 'W': bad = parse_int(optarg, 0, 1000000, &o.cuda_warm_us); break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
