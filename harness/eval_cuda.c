@@ -377,7 +377,8 @@ static int runner_start(ev *e, crunner *r, const char *who, const char *exe,
   char *argv[] = {"kf-harness-cuda", "runner", "--jail", (char *)jail,
                   "--so", (char *)so, "--device", dev, "--cpu-s", cpu,
                   "--seccomp", e->o->cuda_no_seccomp ? "off" : "on",
-                  (char *)state_opt, mut, "--warm-us", warm, NULL};
+                  (char *)state_opt, mut, "--warm-us", warm, "--stream",
+                  e->o->cuda_own_stream ? "own" : "legacy", NULL};
   char store[4][512];
   char *envp[4];
   child_env(envp, store, 4);

@@ -48,7 +48,8 @@ static void usage(FILE *f) {
 "exactly as a worker would, and prints the result as JSON.  Eval options\n"
 "(--copy-gbps, --gflops, --cpu, --workdir, --call-timeout-ms,\n"
 "--compile-timeout-ms, --time-budget-ms; for CUDA --device, --cuda-arch,\n"
-"--gpu-lock, --stop-after, --cuda-warm-us) are passed to `kf-harness eval`.\n"
+"--gpu-lock, --stop-after, --cuda-warm-us, --cuda-stream) are passed to\n"
+"`kf-harness eval`.\n"
 "The seed is random unless --seed is given.\n");
 }
 
@@ -203,6 +204,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"gpu-lock", required_argument, 0, 'p'},
       {"stop-after", required_argument, 0, 'p'},
       {"cuda-warm-us", required_argument, 0, 'p'},
+      {"cuda-stream", required_argument, 0, 'p'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };

@@ -49,6 +49,8 @@ typedef struct {
   const char *stop_after;  /* "compile", "link", "load", "verify": end
                               there (compile/link need no GPU) */
   bool cuda_no_seccomp;    /* diagnosis: CUDA runner without seccomp */
+  bool cuda_own_stream;    /* diagnosis: launch on a created stream, not on
+                              the legacy default stream the events use */
   int cuda_warm_us;        /* GPU time spent busy right before each timed
                               call (steady clocks, as in a busy program);
                               default 2000, 0: none */

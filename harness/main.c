@@ -46,6 +46,9 @@ static void usage(FILE *f) {
 "                         timed call, so clocks are up as in a busy\n"
 "                         program, not ramping up from idle   [2000]\n"
 "  --cuda-no-seccomp      diagnosis: CUDA runner without its seccomp filters\n"
+"  --cuda-stream legacy|own  the stream kf_launch gets: the legacy default\n"
+"                         stream, which the timing events use, or one the\n"
+"                         runner creates (diagnosis)        [legacy]\n"
 "\n"
 "ceilings prints {\"copy_gbps\": X, \"gflops\": Y} for one core.\n");
 }
@@ -87,6 +90,7 @@ static int eval_main(int argc, char **argv) {
       {"stop-after", required_argument, 0, 'S'},
       {"cuda-no-seccomp", no_argument, 0, 'N'},
       {"cuda-warm-us", required_argument, 0, 'W'},
+      {"cuda-stream", required_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -111,6 +115,10 @@ static int eval_main(int argc, char **argv) {
             strcmp(optarg, "load") && strcmp(optarg, "verify");
       break;
     case 'N': o.cuda_no_seccomp = true; break;
+    case 'T':
+      bad = strcmp(optarg, "legacy") && strcmp(optarg, "own");
+      o.cuda_own_stream = !strcmp(optarg, "own");
+      break;
     case 'W': bad = parse_int(optarg, 0, 1000000, &o.cuda_warm_us); break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
