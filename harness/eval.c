@@ -380,6 +380,8 @@ static int do_compile(ev *e, kf_harness_elf_info *ref_info,
                            (int)e->req->n_knobs, e->o->compile_timeout_ms,
                            why, sizeof why);
   if (oc) return stage_end(e, oc, why);
+  char defs[WHY]; /* which compile defenses applied (the jail or not) */
+  kf_strlcpy(defs, why, sizeof defs);
   /* The baseline for the link check: an empty kernel from the same
    * compiler shows what the toolchain itself puts in .init/.fini and
    * .data/.bss of every shared object. */
@@ -411,7 +413,7 @@ static int do_compile(ev *e, kf_harness_elf_info *ref_info,
   oc = kf_harness__take_so(e->wd.build, "candidate", e->wd.jail_c, MAX_SO,
                            cand_so, cand_len, e->why, WHY);
   if (oc) return stage_end(e, oc, e->why);
-  return stage_end(e, 0, NULL);
+  return stage_end(e, 0, defs);
 }
 
 static int do_link(ev *e, const kf_harness_elf_info *ref_info,

@@ -889,10 +889,10 @@ static int do_compile(ev *e) {
   }
   e->res.resources = e->kr_ptrs;
   e->res.n_resources = (size_t)e->n_kres;
-  char msg[512];
+  char msg[WHY];
   snprintf(msg, sizeof msg, "nvcc for %s: %d kernel(s), max %u registers, "
-           "max %u bytes static shared memory, %u bytes of spill stores",
-           e->arch, e->n_kres, max_regs, max_smem, spills);
+           "max %u bytes static shared memory, %u bytes of spill stores; %.1000s",
+           e->arch, e->n_kres, max_regs, max_smem, spills, why);
   return stage_end(e, 0, msg);
 }
 

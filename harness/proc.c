@@ -8,7 +8,8 @@
  * compiler jail (compile_jail.c) that could not begin, a network
  * namespace refused.  Deadlines end in SIGKILL to the child's process
  * group.
- * The eval process is single-threaded, so fork is safe here.
+ * The eval process is single-threaded whenever it forks (parallel.c's
+ * threads are joined before their call returns), so fork is safe here.
  */
 #include <errno.h>
 #include <fcntl.h>
