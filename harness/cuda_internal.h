@@ -88,6 +88,7 @@ int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,
 
 /* Link-stage facts of an nvcc shared object. */
 #define KF_HARNESS_CUDA_MAX_STATE 32
+#define KF_HARNESS_CUDA_MAX_MUT 64 /* = the runner's MAX_MUT */
 typedef struct {
   uint64_t init_array, fini_array; /* entries */
   uint64_t init_size, fini_size;   /* .init / .fini bytes */
@@ -100,7 +101,7 @@ typedef struct {
    * change while kf_launch runs; virtual addresses, sorted, merged.  The
    * runner restores all writable data before each call but compares only
    * the rest after it (cuda_runner.c --mutable). */
-  uint64_t mut_off[KF_HARNESS_CUDA_MAX_STATE], mut_len[KF_HARNESS_CUDA_MAX_STATE];
+  uint64_t mut_off[KF_HARNESS_CUDA_MAX_MUT], mut_len[KF_HARNESS_CUDA_MAX_MUT];
   int n_mut;
 } kf_harness_cuda_elf;
 

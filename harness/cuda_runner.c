@@ -296,7 +296,8 @@ static int parse_ull(const char *s, unsigned long long *out) {
  * with --mutable (the toolchain's own symbols: nvcc's launch stubs set
  * their statics on each call), so a candidate that writes to static
  * memory -- through a pointer into a __constant__ variable's host shadow,
- * alignment padding, a page tail -- is caught, not just defeated. */
+ * padding outside the toolchain's block, a page tail -- is caught, not
+ * just defeated. */
 #define MAX_WREG 4
 typedef struct {
   unsigned char *addr;

@@ -362,14 +362,14 @@ static int runner_start(ev *e, crunner *r, const char *who, const char *exe,
   snprintf(cpu, sizeof cpu, "%d", e->o->call_timeout_ms / 1000 * 4 + 60);
   /* the candidate's static memory may change only where the toolchain's
    * own symbols lie; the reference is trusted */
-  char mut[KF_HARNESS_CUDA_MAX_STATE * 40 + 8] = "";
+  char mut[KF_HARNESS_CUDA_MAX_MUT * 36 + 8] = "";
   const char *state_opt = "--mutable";
   if (r == &e->ref) {
     state_opt = "--state-check";
     strcpy(mut, "off");
   } else {
     size_t ml = 0;
-    for (int i = 0; i < e->ci.n_mut && ml + 40 < sizeof mut; i++)
+    for (int i = 0; i < e->ci.n_mut && ml + 36 < sizeof mut; i++)
       ml += (size_t)snprintf(mut + ml, sizeof mut - ml, "%s%" PRIx64 ":%" PRIx64,
                              i ? "," : "", e->ci.mut_off[i], e->ci.mut_len[i]);
     if (!ml) strcpy(mut, "none");
