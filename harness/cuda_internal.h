@@ -95,6 +95,9 @@ typedef struct {
   /* symbols defined in host-side writable data (.data, .bss,
    * .nvFatBinSegment, ...): in a baseline, the toolchain's own */
   char state_syms[KF_HARNESS_CUDA_MAX_STATE][64];
+  uint64_t state_size[KF_HARNESS_CUDA_MAX_STATE]; /* a candidate's symbol
+                                                    of that name must have
+                                                    the same size */
   int n_state_syms;
   /* checked against a baseline: where the toolchain's own writable
    * symbols lie (the baseline's, nvcc's launch-stub statics), which may

@@ -559,29 +559,44 @@ static int span_cmp(const void *a, const void *b) {
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* info's mutable ranges := spans, sorted and merged across gaps of up to
- * 16 bytes (the alignment padding between the launch stubs' statics;
- * what the H100 runs were checked with: padding inside the toolchain's
- * block is restored before each call but not checked after it),
- * coarsened to fit by closing the smallest gaps. */
-static void set_mutable(kf_harness_cuda_elf *info, span *m, size_t n) {
+/* Does any of the candidate's own symbols (fix) lie in [lo, hi)? */
+static bool gap_holds(const span *fix, size_t nfix, uint64_t lo, uint64_t hi) {
+  for (size_t i = 0; i < nfix; i++)
+    if (fix[i].addr < hi && lo < fix[i].addr + fix[i].size) return true;
+  return false;
+}
+
+/* info's mutable ranges := spans m, sorted and merged across gaps of up
+ * to 16 bytes of alignment padding (what the H100 runs were checked with:
+ * padding inside the toolchain's block is restored before each call but
+ * not checked after it) unless one of the candidate's own symbols (fix:
+ * __constant__ shadows) lies there; when more than fit, coarsened by
+ * closing the smallest gaps that hold none.  0, or -1 when they cannot
+ * be made to fit. */
+static int set_mutable(kf_harness_cuda_elf *info, span *m, size_t n,
+                       const span *fix, size_t nfix) {
   qsort(m, n, sizeof *m, span_cmp);
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    if (k && m[i].addr <= m[k - 1].addr + m[k - 1].size + 16) {
+    uint64_t pend = k ? m[k - 1].addr + m[k - 1].size : 0;
+    if (k && m[i].addr <= pend + 16 &&
+        (m[i].addr <= pend || !gap_holds(fix, nfix, pend, m[i].addr))) {
       uint64_t end = m[i].addr + m[i].size;
-      if (end > m[k - 1].addr + m[k - 1].size)
-        m[k - 1].size = end - m[k - 1].addr;
+      if (end > pend) m[k - 1].size = end - m[k - 1].addr;
     } else {
       m[k++] = m[i];
     }
   }
   while (k > KF_HARNESS_CUDA_MAX_MUT) {
-    size_t best = 1;
-    for (size_t i = 2; i < k; i++)
-      if (m[i].addr - (m[i - 1].addr + m[i - 1].size) <
-          m[best].addr - (m[best - 1].addr + m[best - 1].size))
+    size_t best = 0;
+    for (size_t i = 1; i < k; i++) {
+      uint64_t lo = m[i - 1].addr + m[i - 1].size;
+      if (gap_holds(fix, nfix, lo, m[i].addr)) continue;
+      if (!best || m[i].addr - lo < m[best].addr -
+                                        (m[best - 1].addr + m[best - 1].size))
         best = i;
+    }
+    if (!best) return -1;
     m[best - 1].size = m[best].addr + m[best].size - m[best - 1].addr;
     memmove(&m[best], &m[best + 1], (k - best - 1) * sizeof *m);
     k--;
@@ -591,6 +606,7 @@ static void set_mutable(kf_harness_cuda_elf *info, span *m, size_t n) {
     info->mut_len[i] = m[i].size;
   }
   info->n_mut = (int)k;
+  return 0;
 }
 
 /* Writable static data in the host code: every symbol in a writable
@@ -625,10 +641,12 @@ static int check_host_state(const unsigned char *buf, size_t len,
   size_t nls = symtab->sh_size / sizeof(Elf64_Sym);
   span *sp = baseline ? malloc((nls + 1) * sizeof *sp) : NULL;
   span *mut = baseline ? malloc((nls + 1) * sizeof *mut) : NULL;
-  size_t nmut = 0;
-  if (baseline && (!sp || !mut)) {
+  span *fix = baseline ? malloc((nls + 1) * sizeof *fix) : NULL;
+  size_t nmut = 0, nfix = 0;
+  if (baseline && (!sp || !mut || !fix)) {
     free(sp);
     free(mut);
+    free(fix);
     REJECT("out of memory checking .symtab");
   }
   int oc = 0;
@@ -654,13 +672,18 @@ static int check_host_state(const unsigned char *buf, size_t len,
       if (!strcmp(nm, "__dso_handle") && size == 0) size = 8;
       bool known = false;
       const kf_harness_cuda_elf *b = baseline ? baseline : info;
+      /* by name and size: a candidate's own `static char buf[N]
+       * __asm__("completed.0")` is not crtstuff's one byte */
       for (int k = 0; k < b->n_state_syms && !known; k++)
-        known = !strcmp(b->state_syms[k], nm);
+        known = !strcmp(b->state_syms[k], nm) &&
+                (!baseline || b->state_size[k] == size);
       if (!baseline) {
         /* building the baseline: remember the toolchain's names */
         if (info->n_state_syms < KF_HARNESS_CUDA_MAX_STATE && !known && *nm &&
-            strlen(nm) < sizeof info->state_syms[0])
+            strlen(nm) < sizeof info->state_syms[0]) {
+          info->state_size[info->n_state_syms] = size;
           strcpy(info->state_syms[info->n_state_syms++], nm);
+        }
         continue;
       }
       if (size) sp[nsp++] = (span){ls[i].st_value, size};
@@ -669,7 +692,10 @@ static int check_host_state(const unsigned char *buf, size_t len,
         if (size) mut[nmut++] = (span){ls[i].st_value, size};
         continue;
       }
-      if (constant_shadow(nm, size, ds)) continue;
+      if (constant_shadow(nm, size, ds)) {
+        if (size) fix[nfix++] = (span){ls[i].st_value, size};
+        continue;
+      }
       char shown[48];
       bool local_static;
       display_name(*nm ? nm : "(unnamed)", shown, sizeof shown,
@@ -705,9 +731,15 @@ static int check_host_state(const unsigned char *buf, size_t len,
         cur = sp[i].addr + sp[i].size;
     }
   }
-  if (!oc && baseline) set_mutable(info, mut, nmut);
+  if (!oc && baseline && set_mutable(info, mut, nmut, fix, nfix)) {
+    snprintf(why, whylen, "more than %d separate blocks of the toolchain's "
+             "host variables between the candidate's own: too many to "
+             "watch", KF_HARNESS_CUDA_MAX_MUT);
+    oc = KF_OUTCOME_LINK_REJECTED;
+  }
   free(sp);
   free(mut);
+  free(fix);
   return oc;
 }
 

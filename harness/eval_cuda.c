@@ -328,6 +328,27 @@ static int runner_start(ev *e, crunner *r, const char *who, const char *exe,
   r->who = who;
   r->cmd_fd = r->reply_fd = -1;
   r->map = MAP_FAILED;
+  /* the candidate's static memory may change only where the toolchain's
+   * own symbols lie; the reference is trusted */
+  char mut[KF_HARNESS_CUDA_MAX_MUT * 36 + 8] = "";
+  const char *state_opt = "--mutable";
+  if (r == &e->ref) {
+    state_opt = "--state-check";
+    strcpy(mut, "off");
+  } else {
+    size_t ml = 0;
+    int i = 0;
+    for (; i < e->ci.n_mut && ml + 36 < sizeof mut; i++)
+      ml += (size_t)snprintf(mut + ml, sizeof mut - ml, "%s%" PRIx64 ":%" PRIx64,
+                             i ? "," : "", e->ci.mut_off[i], e->ci.mut_len[i]);
+    if (i < e->ci.n_mut) {
+      snprintf(why, whylen, "the candidate's %d mutable ranges do not fit "
+               "the runner's command line", e->ci.n_mut);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    if (!ml) strcpy(mut, "none");
+  }
+
   r->memfd = memfd_create(who, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (r->memfd < 0) {
     snprintf(why, whylen, "memfd_create: %s", strerror(errno));
@@ -360,20 +381,6 @@ static int runner_start(ev *e, crunner *r, const char *who, const char *exe,
   snprintf(dev, sizeof dev, "%d", e->o->device);
   snprintf(warm, sizeof warm, "%d", e->o->cuda_warm_us);
   snprintf(cpu, sizeof cpu, "%d", e->o->call_timeout_ms / 1000 * 4 + 60);
-  /* the candidate's static memory may change only where the toolchain's
-   * own symbols lie; the reference is trusted */
-  char mut[KF_HARNESS_CUDA_MAX_MUT * 36 + 8] = "";
-  const char *state_opt = "--mutable";
-  if (r == &e->ref) {
-    state_opt = "--state-check";
-    strcpy(mut, "off");
-  } else {
-    size_t ml = 0;
-    for (int i = 0; i < e->ci.n_mut && ml + 36 < sizeof mut; i++)
-      ml += (size_t)snprintf(mut + ml, sizeof mut - ml, "%s%" PRIx64 ":%" PRIx64,
-                             i ? "," : "", e->ci.mut_off[i], e->ci.mut_len[i]);
-    if (!ml) strcpy(mut, "none");
-  }
   char *argv[] = {"kf-harness-cuda", "runner", "--jail", (char *)jail,
                   "--so", (char *)so, "--device", dev, "--cpu-s", cpu,
                   "--seccomp", e->o->cuda_no_seccomp ? "off" : "on",
@@ -690,7 +697,7 @@ typedef struct {
     double mabs, mrel;
     bool evd;
     int64_t stop; /* first index for the general path; INT64_MAX: none */
-  } r[16];
+  } r[KF_HARNESS_PAR_MAX];
 } bf16_job;
 
 static void bf16_part(void *arg, int part, int parts) {

@@ -357,6 +357,7 @@ size_t kf_harness__llc_bytes(int cpu);
 
 /* -------------------------------------------------------- parallel.c -- */
 
+#define KF_HARNESS_PAR_MAX 16 /* parts at most */
 /* One part of a data-parallel loop: part in [0, parts). */
 typedef void (*kf_harness_part_fn)(void *arg, int part, int parts);
 /* How many parts the host work of one evaluation uses: half the cores

@@ -13,12 +13,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define MAX_PARTS 16
+#define MAX_PARTS KF_HARNESS_PAR_MAX
 
 typedef struct {
   kf_harness_part_fn fn;
@@ -33,7 +34,12 @@ static void *run_part(void *p) {
 }
 
 int kf_harness__par_parts(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  /* the cores this process may run on (affinity, cpusets), not the
+   * machine's */
+  cpu_set_t set;
+  long n = sched_getaffinity(0, sizeof set, &set) == 0
+               ? CPU_COUNT(&set)
+               : sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1) n = 1;
   /* leave cores to the compiles of the next candidates */
   n = n > 2 ? n / 2 : 1;

@@ -39,6 +39,7 @@
 #include <cmocka.h>
 
 #include "cuda_internal.h"
+#include "outcome.h"
 
 #ifndef KF_TEST_SOURCE_DIR
 #define KF_TEST_SOURCE_DIR "."
@@ -46,7 +47,7 @@
 
 /* ------------------------------------------------------------ builds -- */
 
-enum { SO_BASELINE, SO_SOFTMAX, SO_SHADOW, N_SO };
+enum { SO_BASELINE, SO_SOFTMAX, SO_SHADOW, SO_ALIAS, N_SO };
 
 static const struct {
   const char *base; /* base.cu -> base.so */
@@ -56,6 +57,8 @@ static const struct {
     [SO_SOFTMAX] = {"block_regs", "problems/cuda/softmax/block_regs.cu"},
     [SO_SHADOW] = {"constant_shadow_cache",
                    "tests/exploits/cuda/constant_shadow_cache.cu"},
+    [SO_ALIAS] = {"alias_baseline_symbol",
+                  "tests/exploits/cuda/alias_baseline_symbol.cu"},
 };
 
 typedef struct {
@@ -202,7 +205,7 @@ static int setup(void **state) {
     snprintf(from, sizeof from, "%s/%s", source_dir(), sources[i].src);
     if (!copy_file(from, to)) return -1;
   }
-  /* the three builds at once */
+  /* the builds at once */
   pid_t pid[N_SO];
   for (int i = 0; i < N_SO; i++) {
     pid[i] = start_nvcc(nvcc, f->dir, sources[i].base);
@@ -382,7 +385,7 @@ static kf_harness_cuda_elf check_ranges(fixture *f, int which) {
   dump(sources[which].base, &info, s, n);
 
   /* at least the baseline's own; sorted, disjoint, non-empty */
-  assert_in_range(info.n_mut, 1, KF_HARNESS_CUDA_MAX_STATE);
+  assert_in_range(info.n_mut, 1, KF_HARNESS_CUDA_MAX_MUT);
   for (int i = 0; i < info.n_mut; i++) {
     assert_true(info.mut_len[i] > 0);
     assert_true(info.mut_off[i] + info.mut_len[i] > info.mut_off[i]);
@@ -549,12 +552,27 @@ static void test_constant_shadow_not_mutable(void **state) {
   free(s);
 }
 
+/* A baseline symbol's name on a bigger object of the candidate's own is
+ * not the toolchain's: refused at link, not left unchecked. */
+static void test_baseline_name_needs_its_size(void **state) {
+  fixture *f = *state;
+  NEED_NVCC(f);
+  kf_harness_cuda_elf info;
+  char why[1024] = "";
+  int oc = kf_harness__elf_check_cuda(f->so[SO_ALIAS], f->so_len[SO_ALIAS],
+                                      &f->bi, &info, why, sizeof why);
+  assert_int_equal(oc, KF_OUTCOME_LINK_REJECTED);
+  if (!strstr(why, "'completed.0'") || !strstr(why, "32 bytes"))
+    fail_msg("unexpected reason: %s", why);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_baseline_collects_state),
       cmocka_unit_test(test_baseline_against_itself),
       cmocka_unit_test(test_template_stub_statics_mutable),
       cmocka_unit_test(test_constant_shadow_not_mutable),
+      cmocka_unit_test(test_baseline_name_needs_its_size),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
