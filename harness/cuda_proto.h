@@ -3,7 +3,8 @@
  * harness/cuda_proto.h -- the wire between the eval process
  * (harness/eval_cuda.c) and a CUDA runner (harness/cuda_runner.c, the
  * program kf-harness-cuda, which holds the process's only CUDA context).
- * Plain structs only: the runner links nothing of KernelFleet.
+ * Plain structs only: the runner links nothing of KernelFleet but
+ * harness/sandbox.c.
  *
  * Channels (fds in the runner), as for the CPU runner (runner_proto.h):
  *   0  command pipe, eval -> runner: kf_cuda_cmd, one write each

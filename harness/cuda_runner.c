@@ -57,7 +57,8 @@
  * around the call; roofline TOO_FAST).
  *
  * This file logs nothing (stderr is /dev/null) and links nothing of
- * KernelFleet; it is built without sanitizers.
+ * KernelFleet but the seccomp/rlimit helpers it shares with the CPU
+ * runner (harness/sandbox.c); it is built without sanitizers.
  */
 #include <cuda_runtime_api.h>
 #include <dirent.h>
@@ -66,7 +67,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <link.h>
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -86,14 +86,7 @@
 
 #include "cuda_proto.h"
 #include "kf_candidate.h"
-
-#if defined(__x86_64__)
-#define KF_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define KF_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "cuda runner: seccomp filter written for x86_64 and aarch64 only"
-#endif
+#include "sandbox.h"
 
 #define NOBODY 65534
 #define MAX_MUT 64 /* --mutable ranges */
@@ -147,22 +140,6 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc) {
 
 /* --------------------------------------------------------------- seccomp */
 
-typedef struct {
-  struct sock_filter ins[320];
-  unsigned n;
-} bpf_prog;
-
-static void emit(bpf_prog *p, struct sock_filter f) {
-  if (p->n < sizeof p->ins / sizeof p->ins[0]) p->ins[p->n] = f;
-  p->n++;
-}
-
-static void ret_if(bpf_prog *p, long nr, uint32_t action) {
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                       (uint32_t)nr, 0, 1));
-  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action));
-}
-
 /* Both filters: computing, memory management, clocks, and what the CUDA
  * driver uses on fds it already holds to launch work and wait for it. */
 static const long base_allow[] = {
@@ -191,60 +168,25 @@ static const long base_allow[] = {
 static const long load_allow[] = {SYS_openat, SYS_seccomp};
 
 static int install_filter(bool loading, pid_t self) {
-  bpf_prog p = {.n = 0};
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                        offsetof(struct seccomp_data, arch)));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                        KF_AUDIT_ARCH, 1, 0));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-                                        SECCOMP_RET_KILL_PROCESS));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                        offsetof(struct seccomp_data, nr)));
-#if defined(__x86_64__)
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
-                                        0x40000000u, 0, 1));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-                                        SECCOMP_RET_KILL_PROCESS));
-#endif
+  kf_sandbox_bpf p = {.n = 0};
+  kf_sandbox_begin(&p);
   for (size_t i = 0; i < sizeof base_allow / sizeof base_allow[0]; i++)
-    ret_if(&p, base_allow[i], SECCOMP_RET_ALLOW);
+    kf_sandbox_ret_if(&p, base_allow[i], SECCOMP_RET_ALLOW);
   if (loading) {
     for (size_t i = 0; i < sizeof load_allow / sizeof load_allow[0]; i++)
-      ret_if(&p, load_allow[i], SECCOMP_RET_ALLOW);
+      kf_sandbox_ret_if(&p, load_allow[i], SECCOMP_RET_ALLOW);
   } else {
     /* a file probe from the driver fails quietly; the jail is empty */
-    ret_if(&p, SYS_openat, SECCOMP_RET_ERRNO | EPERM);
+    kf_sandbox_ret_if(&p, SYS_openat, SECCOMP_RET_ERRNO | EPERM);
 #if defined(__x86_64__)
-    ret_if(&p, SYS_open, SECCOMP_RET_ERRNO | EPERM);
+    kf_sandbox_ret_if(&p, SYS_open, SECCOMP_RET_ERRNO | EPERM);
 #endif
   }
-  /* tgkill(self, any, sig): abort() */
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                        (uint32_t)SYS_tgkill, 0, 5));
-  emit(&p, (struct sock_filter)BPF_STMT(
-               BPF_LD | BPF_W | BPF_ABS,
-               offsetof(struct seccomp_data, args[0]) + 4));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
-  emit(&p, (struct sock_filter)BPF_STMT(
-               BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                        (uint32_t)self, 0, 1));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
-  if (p.n > sizeof p.ins / sizeof p.ins[0]) {
-    errno = E2BIG;
-    return -1;
-  }
-  struct sock_fprog prog = {.len = (unsigned short)p.n, .filter = p.ins};
-  return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+  kf_sandbox_end(&p, self);
+  return kf_sandbox_install(&p);
 }
 
 /* ------------------------------------------------------------- sandbox */
-
-static int set_limit(int res, rlim_t soft, rlim_t hard) {
-  struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
-  return setrlimit(res, &rl);
-}
 
 static int highest_fd(void) {
   int hi = 2;
@@ -275,16 +217,6 @@ static int parse_ranges(const char *s, uint64_t *off, uint64_t *len, int *n) {
     (*n)++;
     s = *end ? end + 1 : end;
   }
-  return 0;
-}
-
-static int parse_ull(const char *s, unsigned long long *out) {
-  if (!s || !*s) return -1;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end) return -1;
-  *out = v;
   return 0;
 }
 
@@ -550,9 +482,9 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     if (!strcmp(argv[i], "--jail")) jail = argv[i + 1];
     else if (!strcmp(argv[i], "--so")) so = argv[i + 1];
     else if (!strcmp(argv[i], "--cpu-s")) {
-      if (parse_ull(argv[i + 1], &cpu_s)) setup_fail("bad --cpu-s", 0);
+      if (kf_sandbox_parse_ull(argv[i + 1], &cpu_s)) setup_fail("bad --cpu-s", 0);
     } else if (!strcmp(argv[i], "--device")) {
-      if (parse_ull(argv[i + 1], &device) || device > 255)
+      if (kf_sandbox_parse_ull(argv[i + 1], &device) || device > 255)
         setup_fail("bad --device", 0);
     } else if (!strcmp(argv[i], "--seccomp")) {
       seccomp_on = strcmp(argv[i + 1], "off") != 0;
@@ -561,7 +493,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
       if (!own_stream && strcmp(argv[i + 1], "legacy"))
         setup_fail("bad --stream (legacy|own)", 0);
     } else if (!strcmp(argv[i], "--warm-us")) {
-      if (parse_ull(argv[i + 1], &warm_us) || warm_us > 1000000)
+      if (kf_sandbox_parse_ull(argv[i + 1], &warm_us) || warm_us > 1000000)
         setup_fail("bad --warm-us", 0);
     } else if (!strcmp(argv[i], "--state-check")) {
       check = strcmp(argv[i + 1], "off") != 0;
@@ -669,10 +601,10 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
 
   /* 5. limits */
   int bad = 0;
-  bad |= set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1);
-  bad |= set_limit(RLIMIT_FSIZE, 0, 0);
-  bad |= set_limit(RLIMIT_NOFILE, (rlim_t)maxfd + 16, (rlim_t)maxfd + 16);
-  bad |= set_limit(RLIMIT_CORE, 0, 0);
+  bad |= kf_sandbox_set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1);
+  bad |= kf_sandbox_set_limit(RLIMIT_FSIZE, 0, 0);
+  bad |= kf_sandbox_set_limit(RLIMIT_NOFILE, (rlim_t)maxfd + 16, (rlim_t)maxfd + 16);
+  bad |= kf_sandbox_set_limit(RLIMIT_CORE, 0, 0);
   if (bad) setup_fail("setrlimit", errno);
   def |= KF_HARNESS_DEF_RLIMITS;
 
@@ -683,7 +615,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     if (setuid(NOBODY) != 0) setup_fail("setuid", errno);
     if (setuid(0) == 0) setup_fail("could regain root", 0);
     def |= KF_HARNESS_DEF_SETUID;
-    if (set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
+    if (kf_sandbox_set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
   }
 
   /* 7. no way back up */

@@ -47,7 +47,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <math.h>
@@ -70,14 +69,7 @@
 
 #include "kf_candidate.h"
 #include "runner_proto.h"
-
-#if defined(__x86_64__)
-#define KF_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define KF_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "runner: seccomp filter written for x86_64 and aarch64 only"
-#endif
+#include "sandbox.h"
 
 #define NOBODY 65534
 
@@ -152,22 +144,6 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv) {
 
 /* --------------------------------------------------------------- seccomp */
 
-typedef struct {
-  struct sock_filter ins[256];
-  unsigned n;
-} bpf_prog;
-
-static void emit(bpf_prog *p, struct sock_filter f) {
-  if (p->n < sizeof p->ins / sizeof p->ins[0]) p->ins[p->n] = f;
-  p->n++;
-}
-
-static void allow(bpf_prog *p, long nr) {
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                       (uint32_t)nr, 0, 1));
-  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-}
-
 /* Syscalls both filters allow: the runner's loop and what a computing
  * kernel (and libc's malloc, memcpy, libm) may need.  mmap is allowed up
  * to KF_HARNESS_MMAP_MAX per call (install_filter).  No sleeping: a kernel
@@ -191,69 +167,37 @@ static const long load_allow[] = {
 };
 
 static int install_filter(bool loading, pid_t self) {
-  bpf_prog p = {.n = 0};
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                        offsetof(struct seccomp_data, arch)));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                        KF_AUDIT_ARCH, 1, 0));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-                                        SECCOMP_RET_KILL_PROCESS));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                        offsetof(struct seccomp_data, nr)));
-#if defined(__x86_64__)
-  /* x32 syscalls carry bit 30 */
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
-                                        0x40000000u, 0, 1));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-                                        SECCOMP_RET_KILL_PROCESS));
-#endif
+  kf_sandbox_bpf p = {.n = 0};
+  kf_sandbox_begin(&p);
   for (size_t i = 0; i < sizeof base_allow / sizeof base_allow[0]; i++)
-    allow(&p, base_allow[i]);
+    kf_sandbox_ret_if(&p, base_allow[i], SECCOMP_RET_ALLOW);
   if (loading)
     for (size_t i = 0; i < sizeof load_allow / sizeof load_allow[0]; i++)
-      allow(&p, load_allow[i]);
+      kf_sandbox_ret_if(&p, load_allow[i], SECCOMP_RET_ALLOW);
   /* mmap(any, len <= KF_HARNESS_MMAP_MAX, ...): a bigger one (a huge
    * malloc) traps and is reported with its length. */
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                        (uint32_t)SYS_mmap, 0, 6));
-  emit(&p, (struct sock_filter)BPF_STMT(
-               BPF_LD | BPF_W | BPF_ABS,
-               offsetof(struct seccomp_data, args[1]) + 4));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
-  emit(&p, (struct sock_filter)BPF_STMT(
-               BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
-                                        (uint32_t)KF_HARNESS_MMAP_MAX, 1, 0));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
-  /* tgkill(self, any, sig): abort() raises SIGABRT this way.  Compare
-   * arg0 (low and high halves) against our pid. */
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                        (uint32_t)SYS_tgkill, 0, 5));
-  emit(&p, (struct sock_filter)BPF_STMT(
-               BPF_LD | BPF_W | BPF_ABS,
-               offsetof(struct seccomp_data, args[0]) + 4));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
-  emit(&p, (struct sock_filter)BPF_STMT(
-               BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
-  emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                        (uint32_t)self, 0, 1));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
-  if (p.n > sizeof p.ins / sizeof p.ins[0]) {
-    errno = E2BIG;
-    return -1;
-  }
-  struct sock_fprog prog = {.len = (unsigned short)p.n, .filter = p.ins};
-  return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+  kf_sandbox_emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                                   (uint32_t)SYS_mmap, 0, 6));
+  kf_sandbox_emit(&p, (struct sock_filter)BPF_STMT(
+                          BPF_LD | BPF_W | BPF_ABS,
+                          offsetof(struct seccomp_data, args[1]) + 4));
+  kf_sandbox_emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                                   0, 0, 3));
+  kf_sandbox_emit(&p, (struct sock_filter)BPF_STMT(
+                          BPF_LD | BPF_W | BPF_ABS,
+                          offsetof(struct seccomp_data, args[1])));
+  kf_sandbox_emit(&p, (struct sock_filter)BPF_JUMP(
+                          BPF_JMP | BPF_JGT | BPF_K,
+                          (uint32_t)KF_HARNESS_MMAP_MAX, 1, 0));
+  kf_sandbox_emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                                   SECCOMP_RET_ALLOW));
+  kf_sandbox_emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                                   SECCOMP_RET_TRAP));
+  kf_sandbox_end(&p, self);
+  return kf_sandbox_install(&p);
 }
 
 /* ------------------------------------------------------------- sandbox */
-
-static int set_limit(int res, rlim_t soft, rlim_t hard) {
-  struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
-  return setrlimit(res, &rl);
-}
 
 static int write_file(const char *path, const char *text) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -298,16 +242,6 @@ static uint32_t enter_namespaces(bool root) {
   return def;
 }
 
-static int parse_ull(const char *s, unsigned long long *out) {
-  if (!s || !*s) return -1;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end) return -1;
-  *out = v;
-  return 0;
-}
-
 /* One call in a fresh process: steps 7-9 of the header, READY, one RUN,
  * DONE, exit.  Everything the candidate touches dies with this process. */
 static _Noreturn void run_child(uint32_t def, const char *path,
@@ -317,7 +251,7 @@ static _Noreturn void run_child(uint32_t def, const char *path,
   if (getppid() != zygote) _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
   close(2); /* the zygote's channel */
   g_report_fd = 1;
-  if (root && set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
+  if (root && kf_sandbox_set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
   /* Fault in our view of the memfd and some stack now, so the timed call
    * pays no page faults the reference does not (reads only: the eval side
    * may be writing the next inputs). */
@@ -421,9 +355,9 @@ int kf_harness_runner_main(int argc, char **argv) {
     if (!strcmp(argv[i], "--jail")) jail = argv[i + 1];
     else if (!strcmp(argv[i], "--so")) so = argv[i + 1];
     else if (!strcmp(argv[i], "--as-bytes")) {
-      if (parse_ull(argv[i + 1], &as_bytes)) setup_fail("bad --as-bytes", 0);
+      if (kf_sandbox_parse_ull(argv[i + 1], &as_bytes)) setup_fail("bad --as-bytes", 0);
     } else if (!strcmp(argv[i], "--cpu-s")) {
-      if (parse_ull(argv[i + 1], &cpu_s)) setup_fail("bad --cpu-s", 0);
+      if (kf_sandbox_parse_ull(argv[i + 1], &cpu_s)) setup_fail("bad --cpu-s", 0);
     } else {
       setup_fail("unknown runner option", 0);
     }
@@ -464,12 +398,12 @@ int kf_harness_runner_main(int argc, char **argv) {
 
   /* 4. limits */
   int bad = 0;
-  if (as_bytes) bad |= set_limit(RLIMIT_AS, as_bytes, as_bytes);
-  bad |= set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1);
-  bad |= set_limit(RLIMIT_FSIZE, 0, 0);
-  bad |= set_limit(RLIMIT_NOFILE, 8, 8);
-  bad |= set_limit(RLIMIT_CORE, 0, 0);
-  bad |= set_limit(RLIMIT_MEMLOCK, 0, 0);
+  if (as_bytes) bad |= kf_sandbox_set_limit(RLIMIT_AS, as_bytes, as_bytes);
+  bad |= kf_sandbox_set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1);
+  bad |= kf_sandbox_set_limit(RLIMIT_FSIZE, 0, 0);
+  bad |= kf_sandbox_set_limit(RLIMIT_NOFILE, 8, 8);
+  bad |= kf_sandbox_set_limit(RLIMIT_CORE, 0, 0);
+  bad |= kf_sandbox_set_limit(RLIMIT_MEMLOCK, 0, 0);
   if (bad) setup_fail("setrlimit", errno);
   def |= KF_HARNESS_DEF_RLIMITS;
 

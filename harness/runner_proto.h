@@ -2,7 +2,8 @@
 /*
  * harness/runner_proto.h -- the wire between the eval process and a runner
  * process (harness/runner.c).  Both ends are built from this one header;
- * the runner side links nothing else from KernelFleet (it is built without
+ * the runner side links nothing else from KernelFleet but harness/sandbox.c
+ * (it is built without
  * sanitizers, see CMakeLists.txt), so this header holds plain structs only.
  *
  * Processes: the runner is a "zygote" that sets up the sandbox and then,
