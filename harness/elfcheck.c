@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "elf_util.h"
 #include "outcome.h"
 
 static const char *const allowed[] = {
@@ -71,18 +72,6 @@ static const char *const allowed[] = {
     "_ITM_registerTMCloneTable",
 };
 
-/* Writable sections the dynamic linker fills at load (and RELRO makes
- * read-only after it) or that hold only toolchain bookkeeping. */
-static bool toolchain_writable(const char *nm) {
-  static const char *const t[] = {".init_array", ".fini_array", ".preinit_array",
-                                  ".dynamic", ".got", ".got.plt",
-                                  ".data.rel.ro", ".tm_clone_table", ".ctors",
-                                  ".dtors"};
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    if (!strcmp(nm, t[i])) return true;
-  return false;
-}
-
 /* "calls" for "calls", "inner" for gcc's function-local "inner.0". */
 static void display_name(const char *nm, char *out, size_t outlen,
                          bool *local_static) {
@@ -105,22 +94,6 @@ static bool is_allowed(const char *name) {
   return false;
 }
 
-/* Bounds-checked view of a range of the file. */
-static const void *at(const unsigned char *buf, size_t len, uint64_t off,
-                      uint64_t size) {
-  if (off > len || size > len - off) return NULL;
-  return buf + off;
-}
-
-static const char *str_at(const unsigned char *buf, size_t len,
-                          const Elf64_Shdr *strtab, uint64_t idx) {
-  if (!strtab || idx >= strtab->sh_size) return NULL;
-  const char *s = at(buf, len, strtab->sh_offset, strtab->sh_size);
-  if (!s) return NULL;
-  if (!memchr(s + idx, '\0', strtab->sh_size - idx)) return NULL;
-  return s + idx;
-}
-
 #define REJECT(...)                                                           \
   do {                                                                        \
     snprintf(why, whylen, __VA_ARGS__);                                       \
@@ -132,14 +105,15 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
                           kf_harness_elf_info *info, char *why,
                           size_t whylen) {
   memset(info, 0, sizeof *info);
-  const Elf64_Ehdr *eh = at(buf, len, 0, sizeof *eh);
+  const Elf64_Ehdr *eh = kf_harness__elf_at(buf, len, 0, sizeof *eh);
   if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
     REJECT("not a 64-bit ELF shared object");
   if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0)
     REJECT("ELF: no section headers");
   const Elf64_Shdr *sh =
-      at(buf, len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+      kf_harness__elf_at(buf, len, eh->e_shoff,
+                         (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
   if (!sh || eh->e_shstrndx >= eh->e_shnum) REJECT("ELF: bad section table");
   const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
 
@@ -147,10 +121,10 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
   bool state_sec[256] = {false}; /* by section index, when < 256 */
   const char *big_state = NULL;  /* a non-toolchain writable section */
   for (unsigned i = 0; i < eh->e_shnum; i++) {
-    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    const char *nm = kf_harness__elf_str(buf, len, shstr, sh[i].sh_name);
     if (!nm) continue;
     if ((sh[i].sh_flags & SHF_ALLOC) && (sh[i].sh_flags & SHF_WRITE) &&
-        !toolchain_writable(nm)) {
+        !kf_harness__elf_toolchain_writable(nm)) {
       if (i < 256) state_sec[i] = true;
       info->state_bytes += sh[i].sh_size;
       if (strcmp(nm, ".data") != 0 && strcmp(nm, ".bss") != 0 &&
@@ -169,7 +143,7 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
 
   /* .dynamic: constructors, destructors, needed libraries */
   const Elf64_Dyn *dyn =
-      at(buf, len, dynamic->sh_offset, dynamic->sh_size);
+      kf_harness__elf_at(buf, len, dynamic->sh_offset, dynamic->sh_size);
   if (!dyn) REJECT("ELF: bad .dynamic");
   const Elf64_Shdr *dynstr =
       dynamic->sh_link < eh->e_shnum ? &sh[dynamic->sh_link] : NULL;
@@ -180,7 +154,8 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
     case DT_FINI_ARRAYSZ: info->fini_array = dyn[i].d_un.d_val / 8; break;
     case DT_PREINIT_ARRAY: info->preinit = true; break;
     case DT_NEEDED: {
-      const char *lib = str_at(buf, len, dynstr, dyn[i].d_un.d_val);
+      const char *lib =
+          kf_harness__elf_str(buf, len, dynstr, dyn[i].d_un.d_val);
       if (!lib) REJECT("ELF: bad DT_NEEDED");
       if (strcmp(lib, "libc.so.6") != 0 && strcmp(lib, "libm.so.6") != 0)
         REJECT("needs library %.64s: only libc and libm are available", lib);
@@ -210,12 +185,13 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
   /* .dynsym: imports and IFUNCs */
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
     REJECT("ELF: bad .dynsym");
-  const Elf64_Sym *sym = at(buf, len, dynsym->sh_offset, dynsym->sh_size);
+  const Elf64_Sym *sym =
+      kf_harness__elf_at(buf, len, dynsym->sh_offset, dynsym->sh_size);
   if (!sym) REJECT("ELF: bad .dynsym");
   const Elf64_Shdr *symstr = &sh[dynsym->sh_link];
   size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
   for (size_t i = 1; i < nsym; i++) {
-    const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+    const char *nm = kf_harness__elf_str(buf, len, symstr, sym[i].st_name);
     if (!nm) REJECT("ELF: bad symbol name");
     if (ELF64_ST_TYPE(sym[i].st_info) == STT_GNU_IFUNC)
       REJECT("defines IFUNC symbol '%.64s': resolvers run on load", nm);
@@ -230,12 +206,13 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
   /* .symtab: writable static state and local IFUNCs */
   if (symtab && symtab->sh_entsize == sizeof(Elf64_Sym) &&
       symtab->sh_link < eh->e_shnum) {
-    const Elf64_Sym *ls = at(buf, len, symtab->sh_offset, symtab->sh_size);
+    const Elf64_Sym *ls =
+        kf_harness__elf_at(buf, len, symtab->sh_offset, symtab->sh_size);
     if (!ls) REJECT("ELF: bad .symtab");
     const Elf64_Shdr *lstr = &sh[symtab->sh_link];
     size_t nls = symtab->sh_size / sizeof(Elf64_Sym);
     for (size_t i = 1; i < nls; i++) {
-      const char *nm = str_at(buf, len, lstr, ls[i].st_name);
+      const char *nm = kf_harness__elf_str(buf, len, lstr, ls[i].st_name);
       if (!nm) REJECT("ELF: bad symbol name");
       int type = ELF64_ST_TYPE(ls[i].st_info);
       if (type == STT_GNU_IFUNC)
@@ -261,7 +238,7 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
       char shown[48];
       bool local_static;
       display_name(nm, shown, sizeof shown, &local_static);
-      const char *secn = str_at(buf, len, shstr, sh[shn].sh_name);
+      const char *secn = kf_harness__elf_str(buf, len, shstr, sh[shn].sh_name);
       REJECT("writable static state '%s' (%llu bytes in %s%s): a kernel may "
              "not keep state between calls (counters, caches, flags); keep "
              "scratch in locals or the workspace, constants in static const",

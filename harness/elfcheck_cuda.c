@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "elf_util.h"
 #include "outcome.h"
 
 static const char *const allowed[] = {
@@ -159,21 +160,6 @@ static const char *refusal(const char *n) {
   return "not on the allow-list";
 }
 
-static const void *at(const unsigned char *buf, size_t len, uint64_t off,
-                      uint64_t size) {
-  if (off > len || size > len - off) return NULL;
-  return buf + off;
-}
-
-static const char *str_at(const unsigned char *buf, size_t len,
-                          const Elf64_Shdr *strtab, uint64_t idx) {
-  if (!strtab || idx >= strtab->sh_size) return NULL;
-  const char *s = at(buf, len, strtab->sh_offset, strtab->sh_size);
-  if (!s) return NULL;
-  if (!memchr(s + idx, '\0', strtab->sh_size - idx)) return NULL;
-  return s + idx;
-}
-
 static bool needed_ok(const char *lib) {
   return !strncmp(lib, "libcudart.so.", 13) || !strcmp(lib, "libstdc++.so.6") ||
          !strcmp(lib, "libgcc_s.so.1") || !strcmp(lib, "libc.so.6") ||
@@ -233,7 +219,7 @@ typedef struct {
 /* One cubin (a device ELF): every symbol in a writable global section. */
 static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
                        char *why, size_t whylen) {
-  const Elf64_Ehdr *eh = at(buf, len, 0, sizeof *eh);
+  const Elf64_Ehdr *eh = kf_harness__elf_at(buf, len, 0, sizeof *eh);
   if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_CUDA)
     REJECT("device code: a fat binary entry is not a 64-bit CUDA ELF");
@@ -241,7 +227,8 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
       eh->e_shstrndx >= eh->e_shnum)
     REJECT("device code: bad section table");
   const Elf64_Shdr *sh =
-      at(buf, len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+      kf_harness__elf_at(buf, len, eh->e_shoff,
+                         (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
   if (!sh) REJECT("device code: bad section table");
   const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
   const Elf64_Shdr *symtab = NULL;
@@ -254,13 +241,13 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
     if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
         symtab->sh_link >= eh->e_shnum)
       REJECT("device code: bad symbol table");
-    sym = at(buf, len, symtab->sh_offset, symtab->sh_size);
+    sym = kf_harness__elf_at(buf, len, symtab->sh_offset, symtab->sh_size);
     if (!sym) REJECT("device code: bad symbol table");
     symstr = &sh[symtab->sh_link];
     nsym = symtab->sh_size / sizeof(Elf64_Sym);
   }
   for (unsigned s = 1; s < eh->e_shnum; s++) {
-    const char *sec = str_at(buf, len, shstr, sh[s].sh_name);
+    const char *sec = kf_harness__elf_str(buf, len, shstr, sh[s].sh_name);
     if (!sec) REJECT("device code: bad section name");
     /* .nv.global, .nv.global.init, and any other writable data that is
      * not per block (.nv.shared.*) or per thread (.nv.local.*) */
@@ -274,7 +261,7 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
     for (size_t i = 1; i < nsym; i++) {
       if (sym[i].st_shndx != s || ELF64_ST_TYPE(sym[i].st_info) == STT_SECTION)
         continue;
-      const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+      const char *nm = kf_harness__elf_str(buf, len, symstr, sym[i].st_name);
       if (!nm) REJECT("device code: bad symbol name");
       bool ok = false;
       for (size_t t = 0; t < sizeof math_tables / sizeof math_tables[0]; t++)
@@ -312,8 +299,8 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
     if ((type != STT_FUNC && type != STT_OBJECT) || shn == SHN_UNDEF ||
         shn >= eh->e_shnum)
       continue;
-    const char *sec = str_at(buf, len, shstr, sh[shn].sh_name);
-    const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+    const char *sec = kf_harness__elf_str(buf, len, shstr, sh[shn].sh_name);
+    const char *nm = kf_harness__elf_str(buf, len, symstr, sym[i].st_name);
     if (!sec || !nm || !*nm) continue;
     if (type == STT_OBJECT && (strncmp(sec, ".nv.constant", 12) != 0 ||
                                !strncmp(sec, ".nv.constant0", 13)))
@@ -331,7 +318,7 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
 static int check_fatbins(const unsigned char *buf, size_t len, uint64_t off,
                          uint64_t size, devsyms *ds, char *why,
                          size_t whylen) {
-  const unsigned char *p = at(buf, len, off, size);
+  const unsigned char *p = kf_harness__elf_at(buf, len, off, size);
   if (!p) REJECT("device code: .nv_fatbin lies outside the file");
   uint64_t q = 0;
   while (q < size) {
@@ -383,7 +370,7 @@ static int check_device_code(const unsigned char *buf, size_t len,
                              size_t whylen) {
   uint64_t fb_off = 0, fb_size = 0;
   for (unsigned i = 0; i < eh->e_shnum; i++) {
-    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    const char *nm = kf_harness__elf_str(buf, len, shstr, sh[i].sh_name);
     if (!nm || strcmp(nm, ".nv_fatbin") != 0) continue;
     if (fb_size) REJECT("device code: two .nv_fatbin sections");
     if (sh[i].sh_type == SHT_NOBITS) continue;
@@ -408,18 +395,6 @@ static int check_device_code(const unsigned char *buf, size_t len,
 }
 
 /* ---------------------------------------------- host-side static state */
-
-/* Writable sections the dynamic linker fills at load (and RELRO makes
- * read-only after it) or that hold only toolchain bookkeeping. */
-static bool toolchain_writable(const char *nm) {
-  static const char *const t[] = {".init_array", ".fini_array", ".preinit_array",
-                                  ".dynamic", ".got", ".got.plt",
-                                  ".data.rel.ro", ".tm_clone_table", ".ctors",
-                                  ".dtors"};
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    if (!strcmp(nm, t[i])) return true;
-  return false;
-}
 
 /* A decimal length of an Itanium-mangled name, or -1. */
 static long mangled_len(const char **p) {
@@ -623,10 +598,10 @@ static int check_host_state(const unsigned char *buf, size_t len,
   const Elf64_Shdr *symtab = NULL;
   bool any_state = false;
   for (unsigned i = 0; i < eh->e_shnum; i++) {
-    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    const char *nm = kf_harness__elf_str(buf, len, shstr, sh[i].sh_name);
     if (sh[i].sh_type == SHT_SYMTAB) symtab = &sh[i];
     if (nm && (sh[i].sh_flags & SHF_ALLOC) && (sh[i].sh_flags & SHF_WRITE) &&
-        !toolchain_writable(nm) && sh[i].sh_size)
+        !kf_harness__elf_toolchain_writable(nm) && sh[i].sh_size)
       any_state = true;
   }
   if (!any_state) return 0;
@@ -635,7 +610,8 @@ static int check_host_state(const unsigned char *buf, size_t len,
     if (!baseline) return 0;
     REJECT("ELF: writable data but no usable .symtab");
   }
-  const Elf64_Sym *ls = at(buf, len, symtab->sh_offset, symtab->sh_size);
+  const Elf64_Sym *ls =
+      kf_harness__elf_at(buf, len, symtab->sh_offset, symtab->sh_size);
   if (!ls) REJECT("ELF: bad .symtab");
   const Elf64_Shdr *lstr = &sh[symtab->sh_link];
   size_t nls = symtab->sh_size / sizeof(Elf64_Sym);
@@ -651,9 +627,10 @@ static int check_host_state(const unsigned char *buf, size_t len,
   }
   int oc = 0;
   for (unsigned s = 1; s < eh->e_shnum && !oc; s++) {
-    const char *secn = str_at(buf, len, shstr, sh[s].sh_name);
+    const char *secn = kf_harness__elf_str(buf, len, shstr, sh[s].sh_name);
     if (!secn || !(sh[s].sh_flags & SHF_ALLOC) ||
-        !(sh[s].sh_flags & SHF_WRITE) || toolchain_writable(secn) ||
+        !(sh[s].sh_flags & SHF_WRITE) ||
+            kf_harness__elf_toolchain_writable(secn) ||
         !sh[s].sh_size)
       continue;
     size_t nsp = 0;
@@ -661,7 +638,7 @@ static int check_host_state(const unsigned char *buf, size_t len,
       if (ls[i].st_shndx != s) continue;
       int type = ELF64_ST_TYPE(ls[i].st_info);
       if (type == STT_SECTION || type == STT_FILE) continue;
-      const char *nm = str_at(buf, len, lstr, ls[i].st_name);
+      const char *nm = kf_harness__elf_str(buf, len, lstr, ls[i].st_name);
       if (!nm) {
         snprintf(why, whylen, "ELF: bad symbol name");
         oc = KF_OUTCOME_LINK_REJECTED;
@@ -748,19 +725,20 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
                                kf_harness_cuda_elf *info, char *why,
                                size_t whylen) {
   memset(info, 0, sizeof *info);
-  const Elf64_Ehdr *eh = at(buf, len, 0, sizeof *eh);
+  const Elf64_Ehdr *eh = kf_harness__elf_at(buf, len, 0, sizeof *eh);
   if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
     REJECT("not a 64-bit ELF shared object");
   if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0)
     REJECT("ELF: no section headers");
   const Elf64_Shdr *sh =
-      at(buf, len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+      kf_harness__elf_at(buf, len, eh->e_shoff,
+                         (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
   if (!sh || eh->e_shstrndx >= eh->e_shnum) REJECT("ELF: bad section table");
   const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
   const Elf64_Shdr *dynsym = NULL, *dynamic = NULL;
   for (unsigned i = 0; i < eh->e_shnum; i++) {
-    const char *nm = str_at(buf, len, shstr, sh[i].sh_name);
+    const char *nm = kf_harness__elf_str(buf, len, shstr, sh[i].sh_name);
     if (!nm) continue;
     if (!strcmp(nm, ".init")) info->init_size = sh[i].sh_size;
     if (!strcmp(nm, ".fini")) info->fini_size = sh[i].sh_size;
@@ -771,7 +749,8 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
   }
   if (!dynsym || !dynamic) REJECT("ELF: no dynamic symbol table");
 
-  const Elf64_Dyn *dyn = at(buf, len, dynamic->sh_offset, dynamic->sh_size);
+  const Elf64_Dyn *dyn =
+      kf_harness__elf_at(buf, len, dynamic->sh_offset, dynamic->sh_size);
   if (!dyn) REJECT("ELF: bad .dynamic");
   const Elf64_Shdr *dynstr =
       dynamic->sh_link < eh->e_shnum ? &sh[dynamic->sh_link] : NULL;
@@ -783,7 +762,8 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
     case DT_FINI_ARRAYSZ: info->fini_array = dyn[i].d_un.d_val / 8; break;
     case DT_PREINIT_ARRAY: preinit = true; break;
     case DT_NEEDED: {
-      const char *lib = str_at(buf, len, dynstr, dyn[i].d_un.d_val);
+      const char *lib =
+          kf_harness__elf_str(buf, len, dynstr, dyn[i].d_un.d_val);
       if (!lib) REJECT("ELF: bad DT_NEEDED");
       if (!needed_ok(lib))
         REJECT("needs library %.64s: only the CUDA runtime (-cudart shared), "
@@ -814,7 +794,8 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
 
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
     REJECT("ELF: bad .dynsym");
-  const Elf64_Sym *sym = at(buf, len, dynsym->sh_offset, dynsym->sh_size);
+  const Elf64_Sym *sym =
+      kf_harness__elf_at(buf, len, dynsym->sh_offset, dynsym->sh_size);
   if (!sym) REJECT("ELF: bad .dynsym");
   const Elf64_Shdr *symstr = &sh[dynsym->sh_link];
   size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
@@ -823,7 +804,7 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
   const char *first_refused = NULL;
   int n_refused = 0;
   for (size_t i = 1; i < nsym; i++) {
-    const char *nm = str_at(buf, len, symstr, sym[i].st_name);
+    const char *nm = kf_harness__elf_str(buf, len, symstr, sym[i].st_name);
     if (!nm) REJECT("ELF: bad symbol name");
     if (ELF64_ST_TYPE(sym[i].st_info) == STT_GNU_IFUNC)
       REJECT("defines IFUNC symbol '%.64s': resolvers run on load", nm);

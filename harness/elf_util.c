@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/elf_util.c -- bounds-checked views into an in-memory ELF file,
+ * shared by the C and CUDA link checks (harness/elf_util.h).
+ */
+#include "elf_util.h"
+
+#include <string.h>
+
+const void *kf_harness__elf_at(const unsigned char *buf, size_t len,
+                               uint64_t off, uint64_t size) {
+  if (off > len || size > len - off) return NULL;
+  return buf + off;
+}
+
+const char *kf_harness__elf_str(const unsigned char *buf, size_t len,
+                                const Elf64_Shdr *strtab, uint64_t idx) {
+  if (!strtab || idx >= strtab->sh_size) return NULL;
+  const char *s = kf_harness__elf_at(buf, len, strtab->sh_offset,
+                                     strtab->sh_size);
+  if (!s) return NULL;
+  if (!memchr(s + idx, '\0', strtab->sh_size - idx)) return NULL;
+  return s + idx;
+}
+
+bool kf_harness__elf_toolchain_writable(const char *section) {
+  static const char *const t[] = {".init_array", ".fini_array", ".preinit_array",
+                                  ".dynamic", ".got", ".got.plt",
+                                  ".data.rel.ro", ".tm_clone_table", ".ctors",
+                                  ".dtors"};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strcmp(section, t[i])) return true;
+  return false;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/elf_util.h -- bounds-checked reading of an ELF file held in
+ * memory, for the link checks of C (harness/elfcheck.c) and CUDA
+ * (harness/elfcheck_cuda.c) shared objects.  Nothing here trusts an
+ * offset or size the file states: a view that does not fit is NULL.
+ */
+#ifndef KF_HARNESS_ELF_UTIL_H
+#define KF_HARNESS_ELF_UTIL_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* buf[off, off + size), or NULL when that is not inside buf[0, len). */
+const void *kf_harness__elf_at(const unsigned char *buf, size_t len,
+                               uint64_t off, uint64_t size);
+/* The NUL-terminated string at idx of string table strtab, or NULL. */
+const char *kf_harness__elf_str(const unsigned char *buf, size_t len,
+                                const Elf64_Shdr *strtab, uint64_t idx);
+/* Writable sections the dynamic linker fills at load (RELRO makes most
+ * read-only after it) or that hold only toolchain bookkeeping: not a
+ * candidate's state. */
+bool kf_harness__elf_toolchain_writable(const char *section);
+
+#endif
