@@ -157,7 +157,15 @@ static pid_t start_nvcc(const char *nvcc, const char *dir, const char *base) {
   char *argv[] = {"nvcc", "-O3", "-gencode=arch=compute_90a,code=sm_90a",
                   "-cudart", "shared", "-Xcompiler", "-fPIC", "-shared",
                   "--resource-usage", "-I.", "-o", so, cu, NULL};
-  execv(nvcc, argv);
+  /* nvcc finds its profile and tools through PATH (argv[0] is "nvcc"), so,
+   * as in cuda_compile.c, its own directory goes first: the test's PATH
+   * need not name it (CI's does not). */
+  char path[1200];
+  const char *slash = strrchr(nvcc, '/');
+  snprintf(path, sizeof path, "PATH=%.*s:/usr/local/bin:/usr/bin:/bin",
+           slash ? (int)(slash - nvcc) : 1, slash ? nvcc : ".");
+  char *envp[] = {path, "LC_ALL=C", "LANG=C", "HOME=/nonexistent", NULL};
+  execve(nvcc, argv, envp);
   _exit(127);
 }
 
