@@ -35,7 +35,7 @@ macro(kf_harness_cuda_targets)
     message(STATUS "KernelFleet: CUDA backend on (CUDA ${CUDAToolkit_VERSION}, "
                    "${CUDAToolkit_NVCC_EXECUTABLE})")
     add_executable(kf-harness-cuda harness/cuda_main.c harness/cuda_runner.c
-      harness/sandbox.c
+      harness/sandbox.c harness/cuda_filter.c
       harness/cuda_info.c)
     target_include_directories(kf-harness-cuda PRIVATE
       ${CMAKE_SOURCE_DIR}/harness)

@@ -34,6 +34,7 @@
  *      uses to launch and wait (ioctl, poll/ppoll, epoll_wait/pwait,
  *      close, fcntl, sched_getaffinity); openat fails with EPERM instead
  *      of trapping (module loading may probe files; the jail holds none).
+ *      Both filters are harness/cuda_filter.c's.
  *      --seccomp off skips 7-9's filters, for diagnosing a driver that
  *      needs more (the READY defenses then say so).
  *
@@ -58,7 +59,8 @@
  *
  * This file logs nothing (stderr is /dev/null) and links nothing of
  * KernelFleet but the seccomp/rlimit helpers it shares with the CPU
- * runner (harness/sandbox.c); it is built without sanitizers.
+ * runner (harness/sandbox.c) and its own seccomp policy
+ * (harness/cuda_filter.c); it is built without sanitizers.
  */
 #include <cuda_runtime_api.h>
 #include <dirent.h>
@@ -67,8 +69,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <link.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -84,6 +84,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda_filter.h"
 #include "cuda_proto.h"
 #include "kf_candidate.h"
 #include "sandbox.h"
@@ -140,49 +141,10 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc) {
 
 /* --------------------------------------------------------------- seccomp */
 
-/* Both filters: computing, memory management, clocks, and what the CUDA
- * driver uses on fds it already holds to launch work and wait for it. */
-static const long base_allow[] = {
-    SYS_read,          SYS_write,          SYS_exit,          SYS_exit_group,
-    SYS_futex,         SYS_brk,            SYS_mmap,          SYS_munmap,
-    SYS_mremap,        SYS_madvise,        SYS_mprotect,      SYS_rt_sigreturn,
-    SYS_clock_gettime, SYS_gettimeofday,   SYS_getpid,        SYS_gettid,
-    SYS_sched_yield,   SYS_rt_sigprocmask, SYS_nanosleep,     SYS_clock_nanosleep,
-    SYS_getrandom,     SYS_ioctl,          SYS_ppoll,         SYS_epoll_pwait,
-    SYS_close,         SYS_fcntl,          SYS_sched_getaffinity,
-    SYS_clock_getres,  SYS_getuid,         SYS_geteuid,       SYS_getgid,
-    SYS_getegid,       SYS_lseek,          SYS_fstat,         SYS_newfstatat,
-    SYS_pread64,       SYS_restart_syscall, SYS_membarrier,
-#if defined(__x86_64__)
-    SYS_poll,          SYS_epoll_wait,     SYS_time,
-#endif
-#ifdef SYS_statx
-    SYS_statx,
-#endif
-#ifdef SYS_rseq
-    SYS_rseq,
-#endif
-};
-
-/* Extra for dlopen: open the .so in the jail and map it. */
-static const long load_allow[] = {SYS_openat, SYS_seccomp};
-
+/* The policy is harness/cuda_filter.c's. */
 static int install_filter(bool loading, pid_t self) {
   kf_sandbox_bpf p = {.n = 0};
-  kf_sandbox_begin(&p);
-  for (size_t i = 0; i < sizeof base_allow / sizeof base_allow[0]; i++)
-    kf_sandbox_ret_if(&p, base_allow[i], SECCOMP_RET_ALLOW);
-  if (loading) {
-    for (size_t i = 0; i < sizeof load_allow / sizeof load_allow[0]; i++)
-      kf_sandbox_ret_if(&p, load_allow[i], SECCOMP_RET_ALLOW);
-  } else {
-    /* a file probe from the driver fails quietly; the jail is empty */
-    kf_sandbox_ret_if(&p, SYS_openat, SECCOMP_RET_ERRNO | EPERM);
-#if defined(__x86_64__)
-    kf_sandbox_ret_if(&p, SYS_open, SECCOMP_RET_ERRNO | EPERM);
-#endif
-  }
-  kf_sandbox_end(&p, self);
+  kf_harness__cuda_filter(&p, loading, self);
   return kf_sandbox_install(&p);
 }
 
