@@ -38,16 +38,7 @@
 extern char **environ;
 
 void kf_cli__bin_dir(char *out, size_t len) {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) {
-    kf_strlcpy(out, ".", len);
-    return;
-  }
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (slash) *slash = '\0';
-  kf_strlcpy(out, exe, len);
+  if (kf_self_dir(out, len) != 0) kf_strlcpy(out, ".", len);
 }
 
 int kf_cli__count_gpus(void) {

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/util.c -- clocks, bounded string copy, whole-file reads. */
+/* common/util.c -- clocks, bounded string copy, whole-file reads, the
+ * running executable's place, tree removal. */
 #include "util.h"
 
 #include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "err.h"
 
@@ -90,4 +95,57 @@ int kf_parse_u64(const char *s, uint64_t *out) {
 const char *kf_getenv_or(const char *name, const char *fallback) {
   const char *v = getenv(name);
   return (v && *v) ? v : fallback;
+}
+
+int kf_self_exe(char *out, size_t len) {
+  if (len < 2) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  ssize_t n = readlink("/proc/self/exe", out, len - 1);
+  if (n <= 0) return -1;
+  if ((size_t)n == len - 1) { /* perhaps cut short */
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+int kf_self_dir(char *out, size_t len) {
+  if (kf_self_exe(out, len) != 0) return -1;
+  char *slash = strrchr(out, '/');
+  if (!slash) { /* readlink gives an absolute path; be safe anyway */
+    errno = ENOENT;
+    return -1;
+  }
+  *slash = '\0';
+  return 0;
+}
+
+void kf_self_sibling(const char *env, const char *name, char *out,
+                     size_t len) {
+  const char *v = env ? getenv(env) : NULL;
+  char dir[PATH_MAX];
+  if (v && *v)
+    kf_strlcpy(out, v, len);
+  else if (kf_self_dir(dir, sizeof dir) == 0)
+    snprintf(out, len, "%s/%s", dir, name);
+  else
+    kf_strlcpy(out, name, len);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw) {
+  (void)st;
+  (void)ftw;
+  if (flag == FTW_DP)
+    rmdir(path);
+  else
+    unlink(path);
+  return 0;
+}
+
+int kf_remove_tree(const char *path) {
+  return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

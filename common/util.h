@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/util.h -- small helpers shared by every program: clocks, strings,
- * whole-file reads.  No state. */
+ * whole-file reads, where this program and its companions are, removing a
+ * tree.  No state. */
 #ifndef KF_UTIL_H
 #define KF_UTIL_H
 
@@ -26,5 +27,19 @@ int kf_parse_u64(const char *s, uint64_t *out);
 
 /* Environment variable or fallback when unset or empty. */
 const char *kf_getenv_or(const char *name, const char *fallback);
+
+/* The running executable's path / the directory holding it (from
+ * /proc/self/exe).  0, or -1 with errno (ENAMETOOLONG: len too small). */
+int kf_self_exe(char *out, size_t len);
+int kf_self_dir(char *out, size_t len);
+
+/* Where a companion program is: $env when set and not empty, else `name`
+ * beside the running executable, else `name` as it is.  The programs of
+ * one build or bundle live in one directory. */
+void kf_self_sibling(const char *env, const char *name, char *out, size_t len);
+
+/* Removes a directory tree without following links, best effort: what
+ * can be removed is.  0, or -1 when the walk itself failed. */
+int kf_remove_tree(const char *path);
 
 #endif

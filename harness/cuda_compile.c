@@ -289,19 +289,7 @@ int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,
     if (r <= 0) break;
     /* keep the tail (errors end the build; a report of a few hundred
      * kernels fits well within outcap) */
-    size_t k = (size_t)r;
-    const char *src = buf;
-    if (k >= outcap - 1) {
-      src += k - (outcap - 1);
-      k = outcap - 1;
-      n = 0;
-    } else if (n + k > outcap - 1) {
-      size_t drop = n + k - (outcap - 1);
-      memmove(out, out + drop, n - drop);
-      n -= drop;
-    }
-    memcpy(out + n, src, k);
-    n += k;
+    kf_harness__tail_append(out, outcap, &n, buf, (size_t)r);
   }
   close(out_fd);
   out[n] = '\0';

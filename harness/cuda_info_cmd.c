@@ -24,18 +24,7 @@
 #include "util.h"
 
 bool kf_harness__cuda_exe(char *out, size_t outlen) {
-  const char *env = getenv("KF_HARNESS_CUDA");
-  if (env && *env) {
-    kf_strlcpy(out, env, outlen);
-    return access(out, X_OK) == 0;
-  }
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return false;
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (!slash) return false;
-  snprintf(out, outlen, "%.*s/kf-harness-cuda", (int)(slash - self), self);
+  kf_self_sibling("KF_HARNESS_CUDA", "kf-harness-cuda", out, outlen);
   return access(out, X_OK) == 0;
 }
 

@@ -13,7 +13,6 @@
  * the eval process, single-threaded, and never touches candidate code.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -70,15 +69,6 @@ int kf_harness__stage_end(kf_harness_stages *st, Kernelfleet__EvalResult *res,
 
 /* ----------------------------------------------------------- workdir */
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (flag == FTW_DP) rmdir(path);
-  else unlink(path);
-  return 0;
-}
-
 int kf_harness__workdir_make(kf_harness_workdir *w, const char *base,
                              char *why, size_t whylen) {
   if (!base || !*base) base = kf_getenv_or("TMPDIR", "/tmp");
@@ -102,7 +92,7 @@ int kf_harness__workdir_make(kf_harness_workdir *w, const char *base,
 }
 
 void kf_harness__workdir_remove(kf_harness_workdir *w) {
-  if (w->have_work) nftw(w->work, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (w->have_work) kf_remove_tree(w->work);
 }
 
 int kf_harness__take_so(const char *build, const char *base, const char *jail,

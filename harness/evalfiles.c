@@ -70,12 +70,10 @@ static Kernelfleet__EvalResult *run_child(char **pass, int n_pass,
                                           const unsigned char *req,
                                           size_t req_len) {
   char self[4096];
-  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (sl <= 0) {
+  if (kf_self_exe(self, sizeof self) != 0) {
     fprintf(stderr, "kf-harness: cannot find myself: %s\n", strerror(errno));
     return NULL;
   }
-  self[sl] = '\0';
   char *argv[MAX_PASS + 4];
   int a = 0;
   argv[a++] = "kf-harness";

@@ -63,6 +63,12 @@ int kf_harness__run(const kf_harness_spawn_opts *o, int timeout_ms,
                     char *out, size_t outcap, int *status, bool *timed_out,
                     char *err, size_t errlen);
 
+/* Appends src[0..k) to out, which holds *n bytes of at most cap - 1: when
+ * it overflows the oldest bytes go, so out keeps the tail (where a tool's
+ * errors are).  Does not terminate out. */
+void kf_harness__tail_append(char *out, size_t cap, size_t *n,
+                             const char *src, size_t k);
+
 /* waitpid with a deadline; SIGKILLs pid (and its group when group) when
  * it passes.  Returns the status. */
 int kf_harness__reap(pid_t pid, int timeout_ms, bool group);

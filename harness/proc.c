@@ -214,21 +214,7 @@ int kf_harness__run(const kf_harness_spawn_opts *o, int timeout_ms,
     ssize_t r = read(op[0], buf, sizeof buf);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
-    if (outcap > 1) {
-      size_t k = (size_t)r;
-      const char *src = buf;
-      if (k >= outcap - 1) {
-        src += k - (outcap - 1);
-        k = outcap - 1;
-        n = 0;
-      } else if (n + k > outcap - 1) {
-        size_t drop = n + k - (outcap - 1);
-        memmove(out, out + drop, n - drop);
-        n -= drop;
-      }
-      memcpy(out + n, src, k);
-      n += k;
-    }
+    kf_harness__tail_append(out, outcap, &n, buf, (size_t)r);
   }
   close(op[0]);
   if (outcap) out[n < outcap ? n : outcap - 1] = '\0';
@@ -263,23 +249,28 @@ const char *kf_harness__signame(int sig) {
   return buf;
 }
 
+void kf_harness__tail_append(char *out, size_t cap, size_t *n,
+                             const char *src, size_t k) {
+  if (cap < 2) return;
+  if (k >= cap - 1) {
+    src += k - (cap - 1);
+    k = cap - 1;
+    *n = 0;
+  } else if (*n + k > cap - 1) {
+    size_t drop = *n + k - (cap - 1);
+    memmove(out, out + drop, *n - drop);
+    *n -= drop;
+  }
+  memcpy(out + *n, src, k);
+  *n += k;
+}
+
 void kf_harness__runner_exe(char *out, size_t outlen) {
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) {
-    kf_strlcpy(out, "/proc/self/exe", outlen);
-    return;
+  char dir[PATH_MAX];
+  if (kf_self_dir(dir, sizeof dir) == 0) {
+    snprintf(out, outlen, "%s/kf-harness-runner", dir);
+    if (access(out, X_OK) == 0) return;
   }
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash) {
-    char cand[PATH_MAX + 32];
-    snprintf(cand, sizeof cand, "%.*s/kf-harness-runner",
-             (int)(slash - self), self);
-    if (access(cand, X_OK) == 0) {
-      kf_strlcpy(out, cand, outlen);
-      return;
-    }
-  }
-  kf_strlcpy(out, self, outlen);
+  /* kf-harness itself has the runner mode */
+  if (kf_self_exe(out, outlen) != 0) kf_strlcpy(out, "/proc/self/exe", outlen);
 }

@@ -52,24 +52,6 @@ void kf_device_cuda_isa(int major, int minor, char *out, size_t len) {
     snprintf(out, len, "sm_%d%d", major, minor);
 }
 
-static void harness_path(char *out, size_t outlen) {
-  const char *env = getenv("KF_HARNESS");
-  if (env && *env) {
-    kf_strlcpy(out, env, outlen);
-    return;
-  }
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) {
-    kf_strlcpy(out, "kf-harness", outlen);
-    return;
-  }
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash) slash[1] = '\0';
-  snprintf(out, outlen, "%s%s", slash ? self : "", "kf-harness");
-}
-
 /* Runs argv, collecting stdout (stderr goes to ours) within timeout_ms.
  * Returns the exit status, or -1. */
 static int run_capture(char *const argv[], char *out, size_t cap,
@@ -136,7 +118,7 @@ int kf_device_cuda_detect(kf_device *d, int index, char *why, size_t whylen) {
   kernelfleet__device_info__init(&d->info);
   d->cuda_index = index;
   char exe[PATH_MAX + 16], dev[16];
-  harness_path(exe, sizeof exe);
+  kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
   snprintf(dev, sizeof dev, "%d", index);
   char *argv[] = {exe, "cuda-info", "--device", dev, NULL};
   static char out[65536];

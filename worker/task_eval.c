@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -67,24 +66,6 @@ void kf_task_eval_set_device(const Kernelfleet__DeviceClass *dc,
 void kf_task_eval_set_ceilings(double copy_gbps, double gflops) {
   g_copy_gbps = copy_gbps;
   g_gflops = gflops;
-}
-
-static void harness_path(char *out, size_t outlen) {
-  const char *env = getenv("KF_HARNESS");
-  if (env && *env) {
-    kf_strlcpy(out, env, outlen);
-    return;
-  }
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) {
-    kf_strlcpy(out, "kf-harness", outlen);
-    return;
-  }
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash) slash[1] = '\0';
-  snprintf(out, outlen, "%s%s", slash ? self : "", "kf-harness");
 }
 
 typedef struct {
@@ -262,7 +243,7 @@ static int reap(child *c) {
 
 int kf_task_eval_ceilings(double *copy_gbps, double *gflops) {
   char exe[PATH_MAX + 16], why[256];
-  harness_path(exe, sizeof exe);
+  kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
   char *argv[] = {exe, "ceilings", NULL};
   child c;
   *copy_gbps = *gflops = 0;
@@ -294,15 +275,6 @@ int kf_task_eval_ceilings(double *copy_gbps, double *gflops) {
   return rc;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (flag == FTW_DP) rmdir(path);
-  else unlink(path);
-  return 0;
-}
-
 static void set(kf_task_exec *t, int outcome, const char *stage,
                 const char *reason) {
   t->outcome = outcome;
@@ -312,7 +284,7 @@ static void set(kf_task_exec *t, int outcome, const char *stage,
 
 void kf_task_eval(kf_task_exec *t) {
   char exe[PATH_MAX + 16], why[512];
-  harness_path(exe, sizeof exe);
+  kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
   char gbps[32], gflops[32];
   snprintf(gbps, sizeof gbps, "--copy-gbps=%.3f", g_copy_gbps);
   snprintf(gflops, sizeof gflops, "--gflops=%.3f", g_gflops);
@@ -355,7 +327,7 @@ void kf_task_eval(kf_task_exec *t) {
   bool timed_out = drive(&c, req, n + 4, &res, &res_len, NULL, 0, timeout);
   free(req);
   int st = reap(&c);
-  nftw(work, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  kf_remove_tree(work);
   if (timed_out) {
     free(res);
     snprintf(why, sizeof why, "evaluation still running after the task's "
