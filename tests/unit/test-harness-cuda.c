@@ -101,84 +101,17 @@ static Kernelfleet__EvalResult *run_cuda(const cuda_case *c) {
   req.language = "cuda";
   req.knobs = kp;
   req.n_knobs = nk;
-  size_t n = kernelfleet__eval_request__get_packed_size(&req);
-  unsigned char *buf = malloc(n + 4);
-  buf[0] = (unsigned char)n;
-  buf[1] = (unsigned char)(n >> 8);
-  buf[2] = (unsigned char)(n >> 16);
-  buf[3] = (unsigned char)(n >> 24);
-  kernelfleet__eval_request__pack(&req, buf + 4);
-
-  char exe[1024];
-  snprintf(exe, sizeof exe, "%s/kf-harness",
-           getenv("KF_BIN_DIR") ? getenv("KF_BIN_DIR") : ".");
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) return NULL;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 3);
   char *argv[16] = {"kf-harness", "eval", "--call-timeout-ms", "3000",
                     "--time-budget-ms", "500"};
   int a = 6;
   for (int i = 0; i < 8 && c->args[i]; i++) argv[a++] = (char *)c->args[i];
   argv[a] = NULL;
-  pid_t pid;
-  extern char **environ;
-  int rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(in[0]);
-  close(out[1]);
-  if (rc) {
-    free(buf);
-    return NULL;
-  }
-  signal(SIGPIPE, SIG_IGN);
-  write_all_fd(in[1], buf, n + 4);
-  close(in[1]);
-  free(buf);
-  size_t cap = 1 << 16, len = 0;
-  unsigned char *res = malloc(cap);
-  for (;;) {
-    if (len == cap) res = realloc(res, cap *= 2);
-    ssize_t r = read(out[0], res + len, cap - len);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    len += (size_t)r;
-  }
-  close(out[0]);
-  int st;
-  waitpid(pid, &st, 0);
-  Kernelfleet__EvalResult *r = NULL;
-  if (len >= 4) {
-    size_t rl = (size_t)res[0] | (size_t)res[1] << 8 | (size_t)res[2] << 16 |
-                (size_t)res[3] << 24;
-    if (rl + 4 == len) r = kernelfleet__eval_result__unpack(NULL, rl, res + 4);
-  }
-  free(res);
-  if (r) {
-    fprintf(stderr, "=> %s\n", kf_outcome_name(r->outcome));
-    for (size_t i = 0; i < r->n_stages; i++)
-      fprintf(stderr, "   %-12s %-18s %s\n", r->stages[i]->stage,
-              kf_outcome_name(r->stages[i]->outcome), r->stages[i]->reason);
-  }
-  return r;
+  return run_request(&req, argv);
 }
 
 static void expect(const cuda_case *c, int outcome, const char *stage,
                    const char *substr) {
-  Kernelfleet__EvalResult *r = run_cuda(c);
-  assert_non_null(r);
-  int got = r->outcome;
-  bool stage_ok = r->n_stages > 0 &&
-                  !strcmp(r->stages[r->n_stages - 1]->stage, stage);
-  bool reason_ok = !substr || strstr(final_reason(r), substr);
-  if (!reason_ok)
-    fprintf(stderr, "reason '%s' lacks '%s'\n", final_reason(r), substr);
-  kernelfleet__eval_result__free_unpacked(r, NULL);
-  assert_string_equal(kf_outcome_name(got), kf_outcome_name(outcome));
-  assert_true(stage_ok);
-  assert_true(reason_ok);
+  expect_result(run_cuda(c), outcome, stage, substr);
 }
 
 /* y = 2 x over N f32: small sources keep nvcc quick. */

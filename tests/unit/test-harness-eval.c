@@ -23,18 +23,7 @@
 
 static void expect(const eval_case *c, int outcome, const char *stage,
                    const char *substr) {
-  Kernelfleet__EvalResult *r = run_eval(c);
-  assert_non_null(r);
-  int got = r->outcome;
-  bool stage_ok = r->n_stages > 0 &&
-                  !strcmp(r->stages[r->n_stages - 1]->stage, stage);
-  bool reason_ok = !substr || strstr(final_reason(r), substr);
-  if (!reason_ok)
-    fprintf(stderr, "reason '%s' lacks '%s'\n", final_reason(r), substr);
-  kernelfleet__eval_result__free_unpacked(r, NULL);
-  assert_string_equal(kf_outcome_name(got), kf_outcome_name(outcome));
-  assert_true(stage_ok);
-  assert_true(reason_ok);
+  expect_result(run_eval(c), outcome, stage, substr);
 }
 
 static void test_honest(void **state) {

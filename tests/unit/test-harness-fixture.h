@@ -2,7 +2,8 @@
 /*
  * tests/unit/test-harness-fixture.h -- runs `kf-harness eval` (from
  * $KF_BIN_DIR) as a child on an EvalRequest built here, and returns the
- * unpacked EvalResult.  Small inline problems keep each eval short.
+ * unpacked EvalResult, and checks its outcome (expect_result).  Small
+ * inline problems keep each eval short.
  */
 #ifndef KF_TEST_HARNESS_FIXTURE_H
 #define KF_TEST_HARNESS_FIXTURE_H
@@ -12,6 +13,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,46 +97,33 @@ static int write_all_fd(int fd, const void *p, size_t n) {
   return 0;
 }
 
-/* Returns the result (free with kernelfleet__eval_result__free_unpacked) or
- * NULL; prints the outcome and the stages. */
-static __attribute__((unused)) Kernelfleet__EvalResult *run_eval(const eval_case *c) {
-  Kernelfleet__EvalRequest req = KERNELFLEET__EVAL_REQUEST__INIT;
-  Kernelfleet__Knob knob = KERNELFLEET__KNOB__INIT;
-  Kernelfleet__Knob *knobs[1] = {&knob};
-  req.problem = "test";
-  req.problem_spec.data = (uint8_t *)c->spec;
-  req.problem_spec.len = strlen(c->spec);
-  req.source = (char *)c->src;
-  req.reference_source = (char *)c->ref;
-  req.seed = 0x5eed1234abcdull;
-  req.candidate_id = 1;
-  req.language = "c";
-  if (c->knob_name) {
-    knob.name = (char *)c->knob_name;
-    knob.value = (char *)c->knob_value;
-    req.knobs = knobs;
-    req.n_knobs = 1;
-  }
-  size_t n = kernelfleet__eval_request__get_packed_size(&req);
+/* Runs `argv` (argv[0] is kf-harness's name; the program is $KF_BIN_DIR/
+ * kf-harness) with req, length-prefixed, on its stdin, and returns the
+ * result it writes on fd 3 (free with kernelfleet__eval_result__free_unpacked)
+ * or NULL; prints the outcome and the stages. */
+static __attribute__((unused)) Kernelfleet__EvalResult *
+run_request(const Kernelfleet__EvalRequest *req, char *const *argv) {
+  size_t n = kernelfleet__eval_request__get_packed_size(req);
   unsigned char *buf = malloc(n + 4);
   if (!buf) return NULL;
   buf[0] = (unsigned char)n;
   buf[1] = (unsigned char)(n >> 8);
   buf[2] = (unsigned char)(n >> 16);
   buf[3] = (unsigned char)(n >> 24);
-  kernelfleet__eval_request__pack(&req, buf + 4);
+  kernelfleet__eval_request__pack(req, buf + 4);
 
   char exe[1024];
   snprintf(exe, sizeof exe, "%s/kf-harness",
            getenv("KF_BIN_DIR") ? getenv("KF_BIN_DIR") : ".");
   int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) return NULL;
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+    free(buf);
+    return NULL;
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 3);
-  char *argv[] = {"kf-harness", "eval", "--call-timeout-ms", "1500",
-                  "--time-budget-ms", "300", (char *)c->extra_arg, NULL};
   pid_t pid;
   extern char **environ;
   int rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
@@ -182,9 +171,52 @@ static __attribute__((unused)) Kernelfleet__EvalResult *run_eval(const eval_case
   return r;
 }
 
+/* One CPU evaluation of c through `kf-harness eval`. */
+static __attribute__((unused)) Kernelfleet__EvalResult *run_eval(const eval_case *c) {
+  Kernelfleet__EvalRequest req = KERNELFLEET__EVAL_REQUEST__INIT;
+  Kernelfleet__Knob knob = KERNELFLEET__KNOB__INIT;
+  Kernelfleet__Knob *knobs[1] = {&knob};
+  req.problem = "test";
+  req.problem_spec.data = (uint8_t *)c->spec;
+  req.problem_spec.len = strlen(c->spec);
+  req.source = (char *)c->src;
+  req.reference_source = (char *)c->ref;
+  req.seed = 0x5eed1234abcdull;
+  req.candidate_id = 1;
+  req.language = "c";
+  if (c->knob_name) {
+    knob.name = (char *)c->knob_name;
+    knob.value = (char *)c->knob_value;
+    req.knobs = knobs;
+    req.n_knobs = 1;
+  }
+  char *argv[] = {"kf-harness", "eval", "--call-timeout-ms", "1500",
+                  "--time-budget-ms", "300", (char *)c->extra_arg, NULL};
+  return run_request(&req, argv);
+}
+
 /* The reason of the stage that decided the outcome (the last one). */
 static __attribute__((unused)) const char *final_reason(const Kernelfleet__EvalResult *r) {
   return r->n_stages ? r->stages[r->n_stages - 1]->reason : "";
+}
+
+/* Asserts (cmocka, included before this header) that r ended in outcome at
+ * stage, with substr (unless NULL) in that stage's reason; frees r. */
+static __attribute__((unused)) void expect_result(Kernelfleet__EvalResult *r,
+                                                  int outcome,
+                                                  const char *stage,
+                                                  const char *substr) {
+  assert_non_null(r);
+  int got = r->outcome;
+  bool stage_ok = r->n_stages > 0 &&
+                  !strcmp(r->stages[r->n_stages - 1]->stage, stage);
+  bool reason_ok = !substr || strstr(final_reason(r), substr);
+  if (!reason_ok)
+    fprintf(stderr, "reason '%s' lacks '%s'\n", final_reason(r), substr);
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+  assert_string_equal(kf_outcome_name(got), kf_outcome_name(outcome));
+  assert_true(stage_ok);
+  assert_true(reason_ok);
 }
 
 #endif
