@@ -82,15 +82,21 @@ int kf_harness__check_knob(const char *name, const char *value, char *why,
   return 0;
 }
 
-static int write_all(const char *path, const char *text, size_t n,
-                     char *why, size_t whylen) {
+int kf_harness__write_source(const char *path, const char *text, char *why,
+                             size_t whylen) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                 0644);
   if (fd < 0) {
     snprintf(why, whylen, "create %s: %s", path, strerror(errno));
     return KF_OUTCOME_INFRA_ERROR;
   }
-  size_t off = 0;
+  /* the compiler runs as nobody and must read it, whatever the umask */
+  if (fchmod(fd, 0644) != 0) {
+    snprintf(why, whylen, "chmod %s: %s", path, strerror(errno));
+    close(fd);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  size_t n = strlen(text), off = 0;
   while (off < n) {
     ssize_t w = write(fd, text + off, n - off);
     if (w < 0 && errno == EINTR) continue;
@@ -108,9 +114,8 @@ static int write_all(const char *path, const char *text, size_t n,
   return 0;
 }
 
-/* The tail of the compiler output, trimmed to whole lines where possible. */
-static void tail_reason(const char *out, char *why, size_t whylen,
-                        const char *prefix) {
+void kf_harness__tail_reason(const char *out, char *why, size_t whylen,
+                             const char *prefix) {
   size_t n = strlen(out);
   size_t keep = whylen > 200 ? whylen - 100 : whylen / 2;
   const char *start = out;
@@ -228,11 +233,10 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
   int oc = kf_harness__check_source(src, cfile, why, whylen);
   if (oc) return oc;
   snprintf(path, sizeof path, "%s/kf_candidate.h", dir);
-  oc = write_all(path, kf_harness__candidate_h,
-                     strlen(kf_harness__candidate_h), why, whylen);
+  oc = kf_harness__write_source(path, kf_harness__candidate_h, why, whylen);
   if (oc) return oc;
   snprintf(path, sizeof path, "%s/%s.c", dir, base);
-  oc = write_all(path, src, strlen(src), why, whylen);
+  oc = kf_harness__write_source(path, src, why, whylen);
   if (oc) return oc;
 
   char defs[MAX_KNOBS][140];
@@ -322,12 +326,12 @@ int kf_harness__compile(const char *dir, const char *base, const char *src,
     snprintf(prefix, sizeof prefix, "compiler killed by %s%s\n",
              kf_harness__signame(sig),
              sig == SIGXCPU || sig == SIGKILL ? " (60 s CPU limit)" : "");
-    tail_reason(out, why, whylen, prefix);
+    kf_harness__tail_reason(out, why, whylen, prefix);
     return sig == SIGXCPU ? KF_OUTCOME_COMPILE_TIMEOUT
                           : KF_OUTCOME_COMPILE_ERROR;
   }
   if (WEXITSTATUS(status) != 0) {
-    tail_reason(out, why, whylen, "");
+    kf_harness__tail_reason(out, why, whylen, "");
     if (!*why) snprintf(why, whylen, "compiler exited with status %d",
                         WEXITSTATUS(status));
     return KF_OUTCOME_COMPILE_ERROR;

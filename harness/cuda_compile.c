@@ -83,31 +83,6 @@ static int job_slot(const kf_harness_nvcc_job *j) {
 /* The jail of each slot's nvcc: its state is known once it started. */
 static kf_harness_jail g_jail[3];
 
-static int write_file(const char *path, const char *text, char *why,
-                      size_t whylen) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                0644);
-  if (fd < 0) {
-    snprintf(why, whylen, "create %s: %s", path, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  size_t n = strlen(text), off = 0;
-  while (off < n) {
-    ssize_t w = write(fd, text + off, n - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      snprintf(why, whylen, "write %s: %s", path, strerror(errno));
-      close(fd);
-      return KF_OUTCOME_INFRA_ERROR;
-    }
-    off += (size_t)w;
-  }
-  close(fd);
-  /* the compiler runs as nobody and must read it */
-  chmod(path, 0644);
-  return 0;
-}
-
 int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
                            int *out_fd, char *why, size_t whylen) {
   *pid = 0;
@@ -145,10 +120,10 @@ int kf_harness__nvcc_start(const kf_harness_nvcc_job *j, int *pid,
   if ((oc = kf_harness__jail_add_tool(jail, nvcc, why, whylen))) return oc;
   char path[4096];
   snprintf(path, sizeof path, "%s/kf_candidate.h", j->dir);
-  oc = write_file(path, kf_harness__candidate_h, why, whylen);
+  oc = kf_harness__write_source(path, kf_harness__candidate_h, why, whylen);
   if (oc) return oc;
   snprintf(path, sizeof path, "%s/%s.cu", j->dir, j->base);
-  if ((oc = write_file(path, j->src, why, whylen))) return oc;
+  if ((oc = kf_harness__write_source(path, j->src, why, whylen))) return oc;
 
   snprintf(sofile[slot], sizeof sofile[slot], "%s.so", j->base);
   static char gen[3][96];
@@ -253,16 +228,7 @@ static void error_text(const char *out, char *why, size_t whylen,
     p += n;
   }
   kept[k] = '\0';
-  size_t keep = whylen > 200 ? whylen - 100 : whylen / 2;
-  const char *start = kept;
-  if (k > keep) {
-    start = kept + k - keep;
-    const char *nl = strchr(start, '\n');
-    if (nl && nl[1]) start = nl + 1;
-  }
-  snprintf(why, whylen, "%s%s%s", prefix, start != kept ? "...\n" : "", start);
-  size_t l = strlen(why);
-  while (l && (why[l - 1] == '\n' || why[l - 1] == ' ')) why[--l] = '\0';
+  kf_harness__tail_reason(kept, why, whylen, prefix);
 }
 
 int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,

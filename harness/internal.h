@@ -87,6 +87,16 @@ typedef struct {
   const char *value; /* [-A-Za-z0-9_.]+ */
 } kf_harness_knob;
 
+/* Writes text to path (a new file, no link followed) readable by the
+ * compiler's uid; 0 or KF_OUTCOME_INFRA_ERROR with why. */
+int kf_harness__write_source(const char *path, const char *text, char *why,
+                             size_t whylen);
+
+/* why = prefix + the tail of a tool's output that fits, cut at a line start
+ * ("...\n" marks the cut), trailing blanks dropped. */
+void kf_harness__tail_reason(const char *out, char *why, size_t whylen,
+                             const char *prefix);
+
 /* 0 when name and value are acceptable; else KF_OUTCOME_SPEC_ERROR. */
 int kf_harness__check_knob(const char *name, const char *value, char *why,
                            size_t whylen);
