@@ -29,15 +29,8 @@
 #include "cuda_internal.h"
 #include "kf_candidate.h"
 #include "test-harness-fixture.h"
+#include "test-nvcc.h"
 #include "util.h"
-
-static bool have_nvcc(void) {
-  const char *env = getenv("KF_NVCC");
-  if (env && *env) return access(env, X_OK) == 0;
-  if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0) return true;
-  char cmd[] = "command -v nvcc >/dev/null 2>&1";
-  return system(cmd) == 0;
-}
 
 static bool have_gpu(void) {
   char exe[1200];
@@ -45,14 +38,6 @@ static bool have_gpu(void) {
            getenv("KF_BIN_DIR") ? getenv("KF_BIN_DIR") : ".");
   return access("/dev/nvidia0", F_OK) == 0 && access(exe, X_OK) == 0;
 }
-
-#define NEED_NVCC()                                                           \
-  do {                                                                        \
-    if (!have_nvcc()) {                                                       \
-      fprintf(stderr, "SKIPPED: no nvcc\n");                                  \
-      skip();                                                                 \
-    }                                                                         \
-  } while (0)
 
 #define NEED_GPU()                                                            \
   do {                                                                        \

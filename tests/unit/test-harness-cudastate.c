@@ -40,6 +40,7 @@
 
 #include "cuda_internal.h"
 #include "outcome.h"
+#include "test-nvcc.h"
 
 #ifndef KF_TEST_SOURCE_DIR
 #define KF_TEST_SOURCE_DIR "."
@@ -72,30 +73,6 @@ typedef struct {
 static const char *source_dir(void) {
   const char *d = getenv("KF_SOURCE_DIR");
   return d && *d ? d : KF_TEST_SOURCE_DIR;
-}
-
-/* As kf_harness__nvcc_path: $KF_NVCC, /usr/local/cuda/bin/nvcc, PATH. */
-static bool find_nvcc(char *out, size_t outlen) {
-  const char *env = getenv("KF_NVCC");
-  if (env && *env) {
-    snprintf(out, outlen, "%s", env);
-    return access(out, X_OK) == 0;
-  }
-  if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0) {
-    snprintf(out, outlen, "/usr/local/cuda/bin/nvcc");
-    return true;
-  }
-  const char *path = getenv("PATH");
-  if (!path) return false;
-  char *copy = strdup(path), *save = NULL;
-  bool found = false;
-  for (char *d = strtok_r(copy, ":", &save); d && !found;
-       d = strtok_r(NULL, ":", &save)) {
-    snprintf(out, outlen, "%s/nvcc", *d ? d : ".");
-    found = access(out, X_OK) == 0;
-  }
-  free(copy);
-  return found;
 }
 
 static unsigned char *slurp(const char *path, size_t *len) {
@@ -190,7 +167,7 @@ static int setup(void **state) {
   if (!f) return -1;
   *state = f;
   char nvcc[1024];
-  if (!find_nvcc(nvcc, sizeof nvcc)) {
+  if (!test_find_nvcc(nvcc, sizeof nvcc)) {
     f->no_nvcc = true;
     return 0;
   }
@@ -260,7 +237,7 @@ static int teardown(void **state) {
   return 0;
 }
 
-#define NEED_NVCC(f)                                                          \
+#define NEED_BUILDS(f)                                                        \
   do {                                                                        \
     if ((f)->no_nvcc) {                                                       \
       fprintf(stderr, "SKIPPED: no nvcc\n");                                  \
@@ -488,7 +465,7 @@ static kf_harness_cuda_elf check_ranges(fixture *f, int which) {
 /* The baseline alone: it collects the toolchain's names, no ranges. */
 static void test_baseline_collects_state(void **state) {
   fixture *f = *state;
-  NEED_NVCC(f);
+  NEED_BUILDS(f);
   assert_true(f->bi.n_state_syms >= 2);
   bool handle = false, fatbin = false;
   for (int i = 0; i < f->bi.n_state_syms; i++) {
@@ -503,7 +480,7 @@ static void test_baseline_collects_state(void **state) {
 /* The baseline against itself: its own symbols are mutable. */
 static void test_baseline_against_itself(void **state) {
   fixture *f = *state;
-  NEED_NVCC(f);
+  NEED_BUILDS(f);
   kf_harness_cuda_elf info = check_ranges(f, SO_BASELINE);
   int n = 0;
   xsym *s = read_symtab(f->so[SO_BASELINE], f->so_len[SO_BASELINE], &n);
@@ -519,7 +496,7 @@ static void test_baseline_against_itself(void **state) {
  * each): twelve stub statics, all mutable. */
 static void test_template_stub_statics_mutable(void **state) {
   fixture *f = *state;
-  NEED_NVCC(f);
+  NEED_BUILDS(f);
   check_ranges(f, SO_SOFTMAX);
   int n = 0;
   xsym *s = read_symtab(f->so[SO_SOFTMAX], f->so_len[SO_SOFTMAX], &n);
@@ -534,7 +511,7 @@ static void test_template_stub_statics_mutable(void **state) {
  * write to it). */
 static void test_constant_shadow_not_mutable(void **state) {
   fixture *f = *state;
-  NEED_NVCC(f);
+  NEED_BUILDS(f);
   kf_harness_cuda_elf info = check_ranges(f, SO_SHADOW);
   int n = 0;
   xsym *s = read_symtab(f->so[SO_SHADOW], f->so_len[SO_SHADOW], &n);
@@ -564,7 +541,7 @@ static void test_constant_shadow_not_mutable(void **state) {
  * not the toolchain's: refused at link, not left unchecked. */
 static void test_baseline_name_needs_its_size(void **state) {
   fixture *f = *state;
-  NEED_NVCC(f);
+  NEED_BUILDS(f);
   kf_harness_cuda_elf info;
   char why[1024] = "";
   int oc = kf_harness__elf_check_cuda(f->so[SO_ALIAS], f->so_len[SO_ALIAS],

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "spec.h"
+#include "test-nvcc.h"
 
 extern char **environ;
 
@@ -56,27 +57,11 @@ static bool jail_possible(void) {
   return waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-static bool have_nvcc(void) {
-  const char *env = getenv("KF_NVCC");
-  if (env && *env) return access(env, X_OK) == 0;
-  if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0) return true;
-  char cmd[] = "command -v nvcc >/dev/null 2>&1";
-  return system(cmd) == 0;
-}
-
 #define NEED_JAIL()                                                           \
   do {                                                                        \
     if (!jail_possible()) {                                                   \
       fprintf(stderr, "SKIPPED: not root or no mount namespace: the "         \
               "compiler jail is not applied here\n");                         \
-      skip();                                                                 \
-    }                                                                         \
-  } while (0)
-
-#define NEED_NVCC()                                                           \
-  do {                                                                        \
-    if (!have_nvcc()) {                                                       \
-      fprintf(stderr, "SKIPPED: no nvcc\n");                                  \
       skip();                                                                 \
     }                                                                         \
   } while (0)
