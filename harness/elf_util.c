@@ -23,6 +23,25 @@ const char *kf_harness__elf_str(const unsigned char *buf, size_t len,
   return s + idx;
 }
 
+const char *kf_harness__elf_open_so(const unsigned char *buf, size_t len,
+                                    kf_harness_elf_so *so) {
+  memset(so, 0, sizeof *so);
+  const Elf64_Ehdr *eh = kf_harness__elf_at(buf, len, 0, sizeof *eh);
+  if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
+    return "not a 64-bit ELF shared object";
+  if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0)
+    return "ELF: no section headers";
+  const Elf64_Shdr *sh =
+      kf_harness__elf_at(buf, len, eh->e_shoff,
+                         (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+  if (!sh || eh->e_shstrndx >= eh->e_shnum) return "ELF: bad section table";
+  so->eh = eh;
+  so->sh = sh;
+  so->shstr = &sh[eh->e_shstrndx];
+  return NULL;
+}
+
 bool kf_harness__elf_toolchain_writable(const char *section) {
   static const char *const t[] = {".init_array", ".fini_array", ".preinit_array",
                                   ".dynamic", ".got", ".got.plt",

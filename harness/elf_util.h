@@ -19,6 +19,16 @@ const void *kf_harness__elf_at(const unsigned char *buf, size_t len,
 /* The NUL-terminated string at idx of string table strtab, or NULL. */
 const char *kf_harness__elf_str(const unsigned char *buf, size_t len,
                                 const Elf64_Shdr *strtab, uint64_t idx);
+/* The section table of a 64-bit ELF shared object held in buf. */
+typedef struct {
+  const Elf64_Ehdr *eh;
+  const Elf64_Shdr *sh;    /* eh->e_shnum entries, inside buf */
+  const Elf64_Shdr *shstr; /* the section-name table: one of sh */
+} kf_harness_elf_so;
+/* NULL when buf is a 64-bit ELF shared object with a section table that
+ * fits; else what is wrong with it (a reason text, static). */
+const char *kf_harness__elf_open_so(const unsigned char *buf, size_t len,
+                                    kf_harness_elf_so *so);
 /* Writable sections the dynamic linker fills at load (RELRO makes most
  * read-only after it) or that hold only toolchain bookkeeping: not a
  * candidate's state. */

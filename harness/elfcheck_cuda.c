@@ -725,17 +725,11 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
                                kf_harness_cuda_elf *info, char *why,
                                size_t whylen) {
   memset(info, 0, sizeof *info);
-  const Elf64_Ehdr *eh = kf_harness__elf_at(buf, len, 0, sizeof *eh);
-  if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
-    REJECT("not a 64-bit ELF shared object");
-  if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0)
-    REJECT("ELF: no section headers");
-  const Elf64_Shdr *sh =
-      kf_harness__elf_at(buf, len, eh->e_shoff,
-                         (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
-  if (!sh || eh->e_shstrndx >= eh->e_shnum) REJECT("ELF: bad section table");
-  const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
+  kf_harness_elf_so so;
+  const char *bad = kf_harness__elf_open_so(buf, len, &so);
+  if (bad) REJECT("%s", bad);
+  const Elf64_Ehdr *eh = so.eh;
+  const Elf64_Shdr *sh = so.sh, *shstr = so.shstr;
   const Elf64_Shdr *dynsym = NULL, *dynamic = NULL;
   for (unsigned i = 0; i < eh->e_shnum; i++) {
     const char *nm = kf_harness__elf_str(buf, len, shstr, sh[i].sh_name);
