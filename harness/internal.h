@@ -364,6 +364,17 @@ void kf_harness__time_results(const kf_spec *s, const kf_size *sz,
  * or KF_EIO (logged). */
 int kf_harness__write_result(const Kernelfleet__EvalResult *r, int fd);
 
+/* -------------------------------------------------------- identity.c -- */
+
+/* sha256 (hex, 64 chars) over the harness programs; cached.  0 or -1
+ * (errno) when one cannot be read. */
+int kf_harness__build_id(char *out, size_t outlen);
+/* The compiler's --version line: nvcc's "release" line when cuda, else
+ * cc's first line; "" when it does not run. */
+void kf_harness__toolchain(bool cuda, char *out, size_t outlen);
+/* `kf-harness identity`: argv from "identity". */
+int kf_harness__identity_cmd(int argc, char **argv);
+
 /* -------------------------------------------------------- ceilings.c -- */
 
 double kf_harness__measure_copy_gbps(void);

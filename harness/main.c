@@ -24,6 +24,7 @@ static void usage(FILE *f) {
 "       kf-harness eval-files --spec DIR --source FILE [--knob K=V]... [--seed N]\n"
 "       kf-harness ceilings\n"
 "       kf-harness cuda-info [--device N] [--no-measure]\n"
+"       kf-harness identity    (the harness build hash and compilers, JSON)\n"
 "\n"
 "eval reads one length-prefixed EvalRequest on stdin and writes one\n"
 "length-prefixed EvalResult to fd 3 (stdout if fd 3 is closed).\n"
@@ -152,6 +153,8 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "ceilings")) return ceilings_main();
   if (argc >= 2 && !strcmp(argv[1], "cuda-info"))
     return kf_harness__cuda_info_cmd(argc - 1, argv + 1);
+  if (argc >= 2 && !strcmp(argv[1], "identity"))
+    return kf_harness__identity_cmd(argc - 1, argv + 1);
   if (argc >= 2 && !strcmp(argv[1], "eval-files"))
     return kf_harness_eval_files_main(argc - 1, argv + 1);
   if (argc >= 2 && !strcmp(argv[1], "runner"))
