@@ -26,7 +26,7 @@ static void usage(FILE *f) {
 "  --name NAME              shown in status      [host-pid]\n"
 "  --device DEV             cpu, cuda:N (one GPU per worker) or auto\n"
 "                           (cuda:0 if a GPU works, else cpu)  [cpu]\n"
-"  --slots N                tasks run at once    [1; 2 for cuda]\n"
+"  --slots N                tasks run at once    [1; 6 for cuda]\n"
 "                           (CUDA: compiles of N tasks overlap while the\n"
 "                           GPU stages take turns under a per-GPU lock)\n"
 "  --lease-wait-ms N        long-poll wait       [10000]\n"
@@ -120,13 +120,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   /* A CUDA worker compiles ahead: its GPU stages are serialized by the
-   * harness's GPU lock, its compiles are not.  Two slots: one task
-   * measures while the next compiles; more would make queued tasks wait
-   * for the lock inside their own task timeout. */
+   * harness's GPU lock, its compiles (and its runners' start) are not.
+   * An nvcc compile takes a few seconds and a GPU stage about one, so six
+   * slots keep the GPU busy while the others compile; a queued task waits
+   * for the lock a few seconds, far inside its own timeout. */
   if (!slots_given && (!strncmp(cfg.device, "cuda:", 5) ||
                        (!strcmp(cfg.device, "auto") &&
                         access("/dev/nvidia0", F_OK) == 0)))
-    cfg.slots = 2;
+    cfg.slots = 6;
   /* One libuv work thread per slot, so slots really run at once. */
   char threads[16];
   snprintf(threads, sizeof threads, "%u", cfg.slots + 1);

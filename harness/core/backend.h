@@ -133,6 +133,17 @@ typedef struct kf_backend {
   /* Guards and input digests of the side's memory. */
   int (*probe)(kf_ev *e, kf_side *s, const kf_harness_layout *L,
                kf_probe *out);
+  /* Optional, for backends whose runners work in parallel: untimed calls
+   * of n sides at once (calls[i] -> oc[i]), and fetching the outputs and
+   * probing n sides at once (oc[i], probes[i]).  A side's failure reason
+   * goes into its why buffer.  Returns 0 (each side's outcome in oc). */
+  int (*calls)(kf_ev *e, kf_side **sides, int n, const kf_call *c, int *oc);
+  int (*collect)(kf_ev *e, kf_side **sides, int n, const kf_harness_layout *L,
+                 kf_probe *probes, int *oc);
+  /* Optional: the evaluation needs the device no more (its last stage
+   * ended): what others wait for can be released before the runners
+   * stop. */
+  void (*idle)(kf_ev *e);
   /* Ends the side's runner; NULL-safe, idempotent. */
   void (*stop)(kf_ev *e, kf_side *s);
   /* Releases the eval-wide state. */

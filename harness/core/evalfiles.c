@@ -46,9 +46,10 @@ static void usage(FILE *f) {
 "\n"
 "Evaluates FILE against the problem in DIR (spec.json and its reference)\n"
 "exactly as a worker would, and prints the result as JSON.  Eval options\n"
-"(--copy-gbps, --gflops, --cpu, --workdir, --call-timeout-ms,\n"
-"--compile-timeout-ms, --time-budget-ms; for CUDA --device, --cuda-arch,\n"
-"--gpu-lock, --stop-after, --cuda-warm-us, --cuda-stream) are passed to\n"
+"(--copy-gbps, --read-gbps, --write-gbps, --gflops, --min-reps, --cpu,\n"
+"--workdir, --call-timeout-ms, --compile-timeout-ms, --time-budget-ms,\n"
+"--stop-after; for CUDA --device, --cuda-arch, --gpu-lock, --cuda-warm-us,\n"
+"--cuda-stream, --cuda-no-cupti, --cuda-no-seccomp) are passed to\n"
 "`kf-harness eval`.\n"
 "The seed is random unless --seed is given.\n");
 }
@@ -191,6 +192,9 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"knob", required_argument, 0, 'k'},
       {"seed", required_argument, 0, 'e'},
       {"copy-gbps", required_argument, 0, 'p'},
+      {"read-gbps", required_argument, 0, 'p'},
+      {"write-gbps", required_argument, 0, 'p'},
+      {"min-reps", required_argument, 0, 'p'},
       {"gflops", required_argument, 0, 'p'},
       {"cpu", required_argument, 0, 'p'},
       {"workdir", required_argument, 0, 'p'},
@@ -203,6 +207,8 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"stop-after", required_argument, 0, 'p'},
       {"cuda-warm-us", required_argument, 0, 'p'},
       {"cuda-stream", required_argument, 0, 'p'},
+      {"cuda-no-cupti", no_argument, 0, 'n'},
+      {"cuda-no-seccomp", no_argument, 0, 'n'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -229,11 +235,20 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       break;
     case 'p': {
       if (n_pass + 2 > MAX_PASS) return 2;
-      static char flags[MAX_PASS / 2][40];
-      char *flag = flags[n_pass / 2];
+      static char flags[MAX_PASS][40];
+      static int nf;
+      char *flag = flags[nf++];
       snprintf(flag, sizeof flags[0], "--%s", opts[idx].name);
       pass[n_pass++] = flag;
       pass[n_pass++] = optarg;
+      break;
+    }
+    case 'n': {
+      if (n_pass + 1 > MAX_PASS) return 2;
+      static char nflags[MAX_PASS][40];
+      static int nn;
+      snprintf(nflags[nn], sizeof nflags[0], "--%s", opts[idx].name);
+      pass[n_pass++] = nflags[nn++];
       break;
     }
     case 'h': usage(stdout); return 0;

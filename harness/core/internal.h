@@ -357,6 +357,19 @@ int kf_harness__compare(const kf_spec *s, const kf_harness_layout *L,
                         const unsigned char *const *want, const char *ctx,
                         kf_harness_cmp *acc, char *why, size_t whylen);
 
+/* check_fast.c: one block of n bf16 / f32 elements (got x, want y) in
+ * float, vectorized: the largest absolute and relative error, whether any
+ * element is not clearly within |x - y| <= 0.999 (at + rt |y|) (*bad: also
+ * for any NaN or Inf, found from the bits), and whether some |y| exceeds
+ * the tolerance around zero (*evd).  Callers walk a bad block again with
+ * the exact rule. */
+void kf_harness__fast_bf16(const uint16_t *x, const uint16_t *y, int64_t n,
+                           float at, float rt, float *mabs, float *mrel,
+                           int *bad, int *evd);
+void kf_harness__fast_f32(const uint32_t *x, const uint32_t *y, int64_t n,
+                          float at, float rt, float *mabs, float *mrel,
+                          int *bad, int *evd);
+
 /* Two runs' outputs, bit for bit.  0 or NONDETERMINISTIC with why. */
 int kf_harness__compare_bits(const kf_spec *s, const kf_harness_layout *L,
                              const unsigned char *const *a,
@@ -415,6 +428,17 @@ int kf_harness__build_id(char *out, size_t outlen);
 void kf_harness__toolchain(bool cuda, char *out, size_t outlen);
 /* `kf-harness identity`: argv from "identity". */
 int kf_harness__identity_cmd(int argc, char **argv);
+/* ----------------------------------------------------------- cache.c -- */
+
+/* The cache key of a trusted object: sha256 (hex) over the harness build
+ * and the parts (compiler version, target, source...).  0 or -1. */
+int kf_harness__cache_key(const char *const *parts, int n, char *out,
+                          size_t outlen);
+/* Copies the cached object of key to dst (a new file); false on a miss. */
+bool kf_harness__cache_get(const char *key, const char *dst);
+/* Stores src under key (best effort). */
+void kf_harness__cache_put(const char *key, const char *src);
+
 /* `kf-harness cuda-info` (cuda/info_cmd.c): argv from "cuda-info". */
 int kf_harness__cuda_info_cmd(int argc, char **argv);
 

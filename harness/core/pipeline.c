@@ -101,6 +101,8 @@ typedef struct {
   double ceil_gbps, ceil_gflops;
   bool timing_dependent;
   int min_reps;              /* the request's, 0: the options' */
+  uint64_t ph_ns[4];         /* time stage, recorded repetitions: draw,
+                                calls, fetch (and probe), compare */
   uint64_t *tmp;
 } pl;
 
@@ -219,51 +221,66 @@ static void outputs_of(const kf_side *s, const kf_harness_layout *L,
 
 /* After a candidate's call: its guards and input digests (against the
  * reference's, same draw), then its outputs against the reference's. */
-static int judge(pl *p, kf_side *s, const kf_harness_layout *L,
-                 const kf_probe *ref_probe, const char *ctx,
-                 kf_harness_cmp *acc) {
+/* Fetches the outputs of and probes sides[0..n) (at once where the
+ * backend can).  A side that fails is marked (its reason in its why);
+ * the reference's failure is returned. */
+static int collect(pl *p, kf_side **sides, int n, const kf_harness_layout *L,
+                   kf_probe *pr, const char *ctx) {
   const kf_backend *b = p->e.b;
-  kf_harness_region r[KF_HARNESS_MAX_T];
-  int nr = kf_harness__output_regions(L, r);
-  int oc = b->fetch(&p->e, s, r, nr);
-  if (oc) return failed(p, s, oc, ctx);
-  kf_probe pr;
-  if ((oc = b->probe(&p->e, s, L, &pr))) return failed(p, s, oc, ctx);
-  if (pr.bad != UINT64_MAX) {
-    oc = kf_harness__guard_reason(p->e.spec, L, pr.bad, ctx, p->e.why, WHY);
+  int oc[MAX_SIDES] = {0};
+  uint64_t t0 = kf_now_ns();
+  if (b->collect) {
+    b->collect(&p->e, sides, n, L, pr, oc);
+  } else {
+    kf_harness_region r[KF_HARNESS_MAX_T];
+    int nr = kf_harness__output_regions(L, r);
+    for (int i = 0; i < n; i++) {
+      if (sides[i]->oc) continue;
+      oc[i] = b->fetch(&p->e, sides[i], r, nr);
+      if (!oc[i]) oc[i] = b->probe(&p->e, sides[i], L, &pr[i]);
+      if (oc[i]) kf_strlcpy(sides[i]->why, p->e.why, WHY);
+    }
+  }
+  p->ph_ns[2] += kf_now_ns() - t0;
+  for (int i = 0; i < n; i++) {
+    if (!oc[i]) continue;
+    kf_strlcpy(p->e.why, sides[i]->why, WHY);
+    int r = failed(p, sides[i], oc[i], ctx);
+    if (r) return r;
+  }
+  if (!sides[0]->oc && pr[0].bad != UINT64_MAX) { /* the reference's */
+    kf_harness__guard_reason(p->e.spec, L, pr[0].bad, ctx, p->e.why, WHY);
+    return failed(p, sides[0], KF_OUTCOME_OUT_OF_BOUNDS, NULL);
+  }
+  return 0;
+}
+
+/* After a candidate's call and collect: its guards and input digests
+ * (against the reference's, same draw), then its outputs against the
+ * reference's. */
+static int judge(pl *p, kf_side *s, const kf_harness_layout *L,
+                 const kf_probe *ref_probe, const kf_probe *pr,
+                 const char *ctx, kf_harness_cmp *acc) {
+  int oc;
+  if (pr->bad != UINT64_MAX) {
+    oc = kf_harness__guard_reason(p->e.spec, L, pr->bad, ctx, p->e.why, WHY);
     return failed(p, s, oc, NULL);
   }
   for (int i = 0; i < L->n_in; i++)
-    if (pr.in_digest[i] != ref_probe->in_digest[i]) {
+    if (pr->in_digest[i] != ref_probe->in_digest[i]) {
       snprintf(p->e.why, WHY, "%s: wrote into input '%s'", ctx,
                p->e.spec->inputs[i].name);
       return failed(p, s, KF_OUTCOME_OUT_OF_BOUNDS, NULL);
     }
+  uint64_t t1 = kf_now_ns();
   const unsigned char *got[KF_HARNESS_MAX_T], *want[KF_HARNESS_MAX_T];
   outputs_of(s, L, got);
   outputs_of(p->sides[0], L, want);
   oc = kf_harness__compare(p->e.spec, L, got, want, ctx, acc, p->e.why, WHY);
+  p->ph_ns[3] += kf_now_ns() - t1;
   if (oc == KF_OUTCOME_SPEC_ERROR) return oc; /* the reference's fault */
   if (oc) return failed(p, s, oc, NULL);
   return 0;
-}
-
-/* The reference's half of a case: call, fetch, probe.  0 or its failure
- * (already turned into SPEC_ERROR/INFRA_ERROR with the reason). */
-static int ref_run(pl *p, const kf_call *c, uint64_t *ns, kf_probe *pr) {
-  const kf_backend *b = p->e.b;
-  kf_side *r = p->sides[0];
-  kf_harness_region rg[KF_HARNESS_MAX_T];
-  int nr = kf_harness__output_regions(c->L, rg);
-  uint64_t t = 0;
-  int oc = b->call(&p->e, r, c, ns ? ns : &t);
-  if (!oc) oc = b->fetch(&p->e, r, rg, nr);
-  if (!oc) oc = b->probe(&p->e, r, c->L, pr);
-  if (!oc && pr->bad != UINT64_MAX) {
-    kf_harness__guard_reason(p->e.spec, c->L, pr->bad, "", p->e.why, WHY);
-    oc = KF_OUTCOME_OUT_OF_BOUNDS;
-  }
-  return oc ? failed(p, r, oc, c->ctx) : 0;
 }
 
 /* Every side ready for call c (backends with an arm step), so that no
@@ -298,15 +315,27 @@ static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
   kf_gen g;
   if ((oc = make_gen(p, L, dist, tag, n, &g))) return oc;
   if ((oc = b->gen(&p->e, all, na + 1, &g))) return failed(p, all[0], oc, ctx);
-  kf_probe rp;
-  if ((oc = ref_run(p, &c, NULL, &rp))) return oc;
-  for (int i = 0; i < na; i++) {
-    uint64_t t;
-    if ((oc = b->call(&p->e, act[i], &c, &t))) {
-      failed(p, act[i], oc, ctx);
-      continue;
+  /* the calls: at once where the backend can (nothing here is timed) */
+  int ocs[MAX_SIDES] = {0};
+  if (b->calls) {
+    b->calls(&p->e, all, na + 1, &c, ocs);
+  } else {
+    for (int i = 0; i <= na; i++) {
+      uint64_t t;
+      ocs[i] = b->call(&p->e, all[i], &c, &t);
+      if (ocs[i]) kf_strlcpy(all[i]->why, p->e.why, WHY);
     }
-    if ((oc = judge(p, act[i], L, &rp, ctx, acc))) return oc;
+  }
+  for (int i = 0; i <= na; i++) {
+    if (!ocs[i]) continue;
+    kf_strlcpy(p->e.why, all[i]->why, WHY);
+    if ((oc = failed(p, all[i], ocs[i], ctx))) return oc;
+  }
+  kf_probe pr[MAX_SIDES];
+  if ((oc = collect(p, all, na + 1, L, pr, ctx))) return oc;
+  for (int i = 1; i <= na; i++) {
+    if (all[i]->oc) continue;
+    if ((oc = judge(p, all[i], L, &pr[0], &pr[i], ctx, acc))) return oc;
   }
   return 0;
 }
@@ -552,9 +581,11 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
                .ws_poison = (uint8_t)(0x5A ^ n), .ctx = ctx};
   int oc = arm_all(p, all, ns, &c);
   if (oc) return oc;
+  uint64_t ph0 = kf_now_ns();
   kf_gen g;
   if ((oc = make_gen(p, L, dist, tag, (uint64_t)n, &g))) return oc;
   if ((oc = b->gen(&p->e, all, ns, &g))) return failed(p, all[0], oc, ctx);
+  uint64_t ph1 = kf_now_ns();
   uint64_t t[MAX_SIDES] = {0};
   for (int k = 0; k < ns; k++) {
     int idx = (k + n) % ns;
@@ -564,22 +595,22 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
       if ((oc = failed(p, s, oc, ctx))) return oc;
     }
   }
-  kf_probe rp;
-  kf_harness_region rg[KF_HARNESS_MAX_T];
-  int nr = kf_harness__output_regions(L, rg);
-  if ((oc = b->fetch(&p->e, all[0], rg, nr)) ||
-      (oc = b->probe(&p->e, all[0], L, &rp)))
-    return failed(p, all[0], oc, ctx);
+  /* a warm-up's outputs are not judged: nothing of it is timed, and its
+   * inputs are never drawn again */
+  if (!record) return 0;
+  p->ph_ns[0] += ph1 - ph0;
+  p->ph_ns[1] += kf_now_ns() - ph1;
+  kf_probe pr[MAX_SIDES];
+  if ((oc = collect(p, all, ns, L, pr, ctx))) return oc;
   for (int k = 1; k < ns; k++) {
     kf_side *s = all[k];
     if (s->oc) continue;
     kf_harness_cmp acc = {0};
-    if ((oc = judge(p, s, L, &rp, ctx, &acc))) return oc;
+    if ((oc = judge(p, s, L, &pr[0], &pr[k], ctx, &acc))) return oc;
   }
-  if (record)
-    for (int k = 0; k < ns; k++)
-      if (!all[k]->oc && all[k]->n_t < MAX_REPS)
-        all[k]->t[all[k]->n_t++] = t[k];
+  for (int k = 0; k < ns; k++)
+    if (!all[k]->oc && all[k]->n_t < MAX_REPS)
+      all[k]->t[all[k]->n_t++] = t[k];
   return 0;
 }
 
@@ -587,6 +618,7 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
 static int time_loop(pl *p, const kf_harness_layout *L, int tag,
                      int min_reps) {
   for (int i = 0; i < p->n; i++) p->sides[i]->n_t = 0;
+  memset(p->ph_ns, 0, sizeof p->ph_ns);
   uint64_t budget = (uint64_t)p->e.o->time_budget_ms;
   uint64_t t0 = kf_now_ms();
   int n = 0;
@@ -698,8 +730,13 @@ static int do_time(pl *p) {
                   100 * rf.gbps / p->ceil_gbps, p->ceil_gbps);
   if (p->ceil_gbps <= 0 && p->ceil_gflops <= 0 && l > 0 &&
       (size_t)l < sizeof p->facts)
-    snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; no ceilings "
-             "given: roofline not checked");
+    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; no ceilings "
+                  "given: roofline not checked");
+  if (l > 0 && (size_t)l < sizeof p->facts && p->reps > 0)
+    snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; per repetition: "
+             "refresh %.1f ms, calls %.1f ms, fetch %.1f ms, compare %.1f ms",
+             p->ph_ns[0] / 1e6 / p->reps, p->ph_ns[1] / 1e6 / p->reps,
+             p->ph_ns[2] / 1e6 / p->reps, p->ph_ns[3] / 1e6 / p->reps);
   return stage_done(p, 0);
 }
 
@@ -856,6 +893,7 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
            ", %zu knobs", p->e.b->name, p->e.spec->name, req->candidate_id,
            req->n_knobs);
     oc = run_stages(p);
+    if (p->e.b->idle && p->e.bes) p->e.b->idle(&p->e);
   }
   res.outcome = (Kernelfleet__Outcome)(oc > 0 ? oc : KF_OUTCOME_OK);
   res.stages = p->st.ptrs;
@@ -963,6 +1001,7 @@ int kf_harness_showdown(const kf_harness_eval_opts *o, int in_fd,
            p->e.b->name, p->e.spec->name, req->n_entries);
     oc = run_stages(p);
     if (oc < 0) oc = 0;
+    if (p->e.b->idle && p->e.bes) p->e.b->idle(&p->e);
   }
   res.outcome = (Kernelfleet__Outcome)(oc ? oc : KF_OUTCOME_OK);
   res.reason = oc ? p->e.why : (char *)"";

@@ -13,9 +13,9 @@
  *   link     imports on the CUDA allow-list, no extra constructors, no
  *            writable device data, no writable host static state beyond
  *            that of the baseline (elfcheck.c)
- *   --- the GPU lock is taken at start and held to the end ---
  *   start    all runners spawned at once (contexts are created in
  *            parallel), then each waited for; the defenses they applied
+ *   --- the GPU lock is taken at the end of start and held to the end ---
  *   prepare  the canary written on the device by the runner's own kernel
  *   gen      the key of each input sent to every runner, which draws the
  *            inputs on its device (core/gen.h): nothing crosses the bus,
@@ -29,11 +29,12 @@
  *   probe    guards and input digests computed on the device
  *
  * The time a runner reports is a claim (once kf_launch has run, the
- * candidate may own its process).  This file holds it to what it can see
- * from outside: the claim may not exceed the wall time around the call,
- * and a candidate whose wall time exceeds its claim by clearly more than
- * the reference's does (the same runner code, honest) has reported less
- * than it took: SANDBOX_VIOLATION.
+ * candidate may own its process).  This file holds it to what it sees
+ * from outside: a claim longer than the wall time around the call is
+ * forged (SANDBOX_VIOLATION); a claim shorter than the work is bounded by
+ * what the candidate's process cannot fake -- its outputs, checked after
+ * every timed call -- and by the roofline floor (docs/integrity.md says
+ * what this leaves).
  *
  * The GPU lock (flock on --gpu-lock, default $TMPDIR/kf-gpu-<device>.lock)
  * serializes the GPU stages of every evaluation on one GPU, while compiles
@@ -72,26 +73,22 @@
 
 #define MAX_SO (256u << 20)
 #define MAX_KERNELS 64
-#define MAX_OVER 512
-/* A candidate's wall time may exceed its claim by the reference's
- * (median) overhead plus this much, a quarter of the claim and a little
- * per GPU activity (CUPTI's records take time to deliver) before the claim
- * is called forged. */
-#define FORGE_SLACK_NS 100000.0
-#define FORGE_PER_ACTIVITY_NS 3000.0
-#define FORGE_MIN_REPS 5
 
 typedef struct {
-  int lock_fd;
+  int lock_fd;     /* the GPU lock, held from start's end (-1: not yet) */
+  int quiet_fd;    /* the quiet lock (see quiet_lock) */
+  bool quiet_ex;   /* held exclusively (the time stage) */
   const char *arch;
   char exe[PATH_MAX + 32];
   kf_harness_cuda_elf baseline;
   bool have_baseline;
-  uint64_t ref_over[MAX_OVER]; /* the reference's wall - claim, ns */
-  int n_ref_over;
+  uint64_t op_n[8], op_ns[8];  /* commands by op: count, wall ns */
+  struct crunner *runners[18]; /* every runner started, for cuda_idle */
+  int n_runners;
 } cuda_ev;
 
-typedef struct {
+typedef struct crunner crunner;
+struct crunner {
   const char *who;
   pid_t pid;
   int cmd_fd, reply_fd, memfd;
@@ -107,9 +104,8 @@ typedef struct {
   int n_kres;
   Kernelfleet__KernelResources kr[MAX_KERNELS];
   Kernelfleet__KernelResources *kr_ptrs[MAX_KERNELS];
-  uint64_t over[MAX_OVER]; /* wall - claim of timed calls, ns */
-  int n_over;
-} crunner;
+  cuda_ev *ev;           /* for the op statistics */
+};
 
 #define CE(e) ((cuda_ev *)(e)->bes)
 #define CR(s) ((crunner *)(s)->be)
@@ -357,28 +353,39 @@ static int runner_ready(kf_ev *e, crunner *r, char *why, size_t whylen) {
   return oc;
 }
 
-/* One command.  *rep_out: the reply (DONE).  *wall_ns: this process's
- * clock around it.  0, or an outcome with why; once not 0 the runner is
- * dead. */
-static int runner_cmd(crunner *r, kf_cuda_cmd *c, int timeout_ms,
-                      kf_cuda_reply *rep_out, uint64_t *wall_ns, char *why,
-                      size_t whylen) {
+/* Sends a command (one write).  0, or an outcome with why (the runner
+ * is then dead). */
+static int runner_send(crunner *r, kf_cuda_cmd *c, uint64_t *t0, char *why,
+                       size_t whylen) {
   if (r->dead || r->cmd_fd < 0) {
     snprintf(why, whylen, "%s runner is not running", r->who);
     return KF_OUTCOME_INFRA_ERROR;
   }
   c->magic = KF_CUDA_MAGIC;
   c->seq = ++r->seq;
-  uint64_t t0 = kf_now_ns();
+  *t0 = kf_now_ns();
   ssize_t w;
   do {
     w = write(r->cmd_fd, c, sizeof *c);
   } while (w < 0 && errno == EINTR);
   if (w != (ssize_t)sizeof *c) return classify_exit(r, why, whylen);
+  return 0;
+}
+
+/* Waits for the reply to the command sent at t0.  *rep_out: the reply
+ * (DONE).  *wall_ns: this process's clock around it.  0, or an outcome
+ * with why; once not 0 the runner is dead. */
+static int runner_recv(crunner *r, const kf_cuda_cmd *c, uint64_t t0,
+                       int timeout_ms, kf_cuda_reply *rep_out,
+                       uint64_t *wall_ns, char *why, size_t whylen) {
   kf_cuda_reply rep;
   int k = read_reply(r, &rep, timeout_ms);
   uint64_t t1 = kf_now_ns();
   if (wall_ns) *wall_ns = t1 - t0;
+  if (r->ev && c->op < 8) {
+    r->ev->op_n[c->op]++;
+    r->ev->op_ns[c->op] += t1 - t0;
+  }
   if (k == -1) {
     kill_runner(r);
     snprintf(why, whylen, "%s: %s still running after %d ms; killed (its "
@@ -406,18 +413,35 @@ static int runner_cmd(crunner *r, kf_cuda_cmd *c, int timeout_ms,
   return 0;
 }
 
+/* One command, start to reply. */
+static int runner_cmd(crunner *r, kf_cuda_cmd *c, int timeout_ms,
+                      kf_cuda_reply *rep_out, uint64_t *wall_ns, char *why,
+                      size_t whylen) {
+  uint64_t t0;
+  int oc = runner_send(r, c, &t0, why, whylen);
+  if (oc) return oc;
+  return runner_recv(r, c, t0, timeout_ms, rep_out, wall_ns, why, whylen);
+}
+
+/* Asks the runner to end (EXIT, and EOF on its command pipe); the reap
+ * comes later (runner_stop), so several runners tear down at once. */
+static void runner_exit(crunner *r) {
+  if (!r || !r->who || r->pid <= 0 || r->dead) return;
+  if (r->cmd_fd >= 0) {
+    kf_cuda_cmd c;
+    memset(&c, 0, sizeof c);
+    c.magic = KF_CUDA_MAGIC;
+    c.op = KF_CUDA_OP_EXIT;
+    ssize_t w = write(r->cmd_fd, &c, sizeof c);
+    (void)w;
+  }
+  close_fds(r);
+}
+
 static void runner_stop(crunner *r) {
   if (!r || !r->who) return;
   if (r->pid > 0 && !r->dead) {
-    if (r->cmd_fd >= 0) {
-      kf_cuda_cmd c;
-      memset(&c, 0, sizeof c);
-      c.magic = KF_CUDA_MAGIC;
-      c.op = KF_CUDA_OP_EXIT;
-      ssize_t w = write(r->cmd_fd, &c, sizeof c);
-      (void)w;
-    }
-    close_fds(r);
+    runner_exit(r);
     r->status = kf_harness__reap(r->pid, 3000, false);
     r->dead = true;
   }
@@ -481,26 +505,55 @@ static void lock_path(const kf_ev *e, char *out, size_t len) {
   snprintf(out, len, "%s/kf-gpu-%s.lock", kf_getenv_or("TMPDIR", "/tmp"), id);
 }
 
+/* flock(op) on the lock file path + suffix, opened into *fd (kept open:
+ * closing it releases the lock).  0 or INFRA_ERROR with why; *waited_ms. */
+static int lock_file(kf_ev *e, const char *suffix, int op, int *fd,
+                     uint64_t *waited_ms) {
+  char path[1200], full[1300];
+  lock_path(e, path, sizeof path);
+  snprintf(full, sizeof full, "%s%s", path, suffix);
+  if (*fd < 0) *fd = open(full, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (*fd < 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", full, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (fchmod(*fd, 0666) != 0)
+    kf_log(KF_LOG_DEBUG, "chmod %s: %s", full, strerror(errno));
+  uint64_t t0 = kf_now_ms();
+  while (flock(*fd, op) != 0) {
+    if (errno == EINTR) continue;
+    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", full, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (waited_ms) *waited_ms = kf_now_ms() - t0;
+  return 0;
+}
+
+/* The GPU lock: held exclusively from the end of start to the end of the
+ * evaluation, so one evaluation at a time runs kernels on the GPU. */
 static int take_gpu_lock(kf_ev *e, char *msg, size_t len) {
   cuda_ev *c = CE(e);
+  uint64_t w = 0;
+  int oc = lock_file(e, "", LOCK_EX, &c->lock_fd, &w);
+  if (oc) return oc;
   char path[1200];
   lock_path(e, path, sizeof path);
-  c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (c->lock_fd < 0) {
-    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", path, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  if (fchmod(c->lock_fd, 0666) != 0)
-    kf_log(KF_LOG_DEBUG, "chmod %s: %s", path, strerror(errno));
-  uint64_t t0 = kf_now_ms();
-  while (flock(c->lock_fd, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", path, strerror(errno));
-    return KF_OUTCOME_INFRA_ERROR;
-  }
-  snprintf(msg, len, "GPU lock %s after %" PRIu64 " ms", path,
-           kf_now_ms() - t0);
+  snprintf(msg, len, "GPU lock %s after %" PRIu64 " ms", path, w);
   return 0;
+}
+
+/* The quiet lock: runners start (contexts, allocations the driver clears
+ * on the GPU, module loads) under it shared, outside the GPU lock; the
+ * evaluation that times takes it exclusively for its time stage, so no
+ * start runs beside a timed call. */
+static int quiet_lock(kf_ev *e, int op) {
+  cuda_ev *c = CE(e);
+  if (op == LOCK_UN) {
+    if (c->quiet_fd >= 0) close(c->quiet_fd);
+    c->quiet_fd = -1;
+    return 0;
+  }
+  return lock_file(e, ".quiet", op, &c->quiet_fd, NULL);
 }
 
 /* -------------------------------------------------------- operations */
@@ -511,7 +564,7 @@ static int cuda_open(kf_ev *e) {
     kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
     return KF_OUTCOME_INFRA_ERROR;
   }
-  c->lock_fd = -1;
+  c->lock_fd = c->quiet_fd = -1;
   c->arch = e->o->cuda_arch && *e->o->cuda_arch ? e->o->cuda_arch : "sm_90a";
   e->bes = c;
   return 0;
@@ -520,6 +573,17 @@ static int cuda_open(kf_ev *e) {
 static void cuda_close(kf_ev *e) {
   cuda_ev *c = CE(e);
   if (!c) return;
+  static const char *const opname[8] = {"?", "canary", "download", "run",
+                                        "exit", "gen", "probe", "?"};
+  char msg[512];
+  size_t l = 0;
+  for (int i = 1; i < 8; i++)
+    if (c->op_n[i] && l < sizeof msg)
+      l += (size_t)snprintf(msg + l, sizeof msg - l, " %s %" PRIu64 " x %.2f ms",
+                            opname[i], c->op_n[i],
+                            c->op_ns[i] / 1e6 / (double)c->op_n[i]);
+  if (l) kf_log(KF_LOG_INFO, "runner commands:%s", msg);
+  quiet_lock(e, LOCK_UN);
   if (c->lock_fd >= 0) close(c->lock_fd); /* releases the GPU lock */
   free(c);
   e->bes = NULL;
@@ -534,6 +598,7 @@ static int side_state(kf_ev *e, kf_side *s) {
   }
   r->cmd_fd = r->reply_fd = r->memfd = -1;
   r->map = MAP_FAILED;
+  r->ev = CE(e);
   s->be = r;
   return 0;
 }
@@ -544,7 +609,9 @@ static int cuda_compile(kf_ev *e, kf_side **sides, int n, char *facts,
   int timeout = e->o->compile_timeout_ms * 4; /* nvcc runs five tools */
   kf_harness_nvcc_job jobs[18];
   const char *kn[18][KF_HARNESS_MAX_KNOBS], *kv[18][KF_HARNESS_MAX_KNOBS];
-  int pid[18], fd[18], started[18];
+  int pid[18], fd[18], started[18], cached = 0;
+  bool keyed[18];
+  char key[18][80];
   static char outs[18][65536];
   char why[18][KF_HARNESS_WHY];
   int nj = n + 1 <= 18 ? n + 1 : 18;
@@ -568,6 +635,21 @@ static int cuda_compile(kf_ev *e, kf_side **sides, int n, char *facts,
       jobs[j].n_knobs = s->n_knobs;
     }
     started[j] = !(s && s->oc);
+    /* trusted objects (the baseline, the reference) come from the cache
+     * when this harness and toolchain built the same source before */
+    keyed[j] = false;
+    if (started[j] && (!s || s->is_ref)) {
+      char tc[256];
+      kf_harness__toolchain(true, tc, sizeof tc);
+      const char *parts[] = {tc, c->arch, jobs[j].src};
+      keyed[j] = kf_harness__cache_key(parts, 3, key[j], sizeof key[j]) == 0;
+      char so[1200];
+      snprintf(so, sizeof so, "%s/%s.so", e->wd.build, jobs[j].base);
+      if (keyed[j] && kf_harness__cache_get(key[j], so)) {
+        started[j] = 0;
+        cached++;
+      }
+    }
     if (started[j]) {
       int oc = kf_harness__nvcc_start(&jobs[j], &pid[j], &fd[j], why[j],
                                       sizeof why[j]);
@@ -593,6 +675,11 @@ static int cuda_compile(kf_ev *e, kf_side **sides, int n, char *facts,
     kf_side *s = j ? sides[j - 1] : NULL;
     int oc = kf_harness__nvcc_finish(&jobs[j], pid[j], fd[j], outs[j],
                                      sizeof outs[j], why[j], sizeof why[j]);
+    if (!oc && keyed[j]) {
+      char so[1200];
+      snprintf(so, sizeof so, "%s/%s.so", e->wd.build, jobs[j].base);
+      kf_harness__cache_put(key[j], so);
+    }
     if (oc && !s) {
       snprintf(e->why, KF_HARNESS_WHY, "empty baseline kernel: %.2000s",
                why[j]);
@@ -631,6 +718,8 @@ static int cuda_compile(kf_ev *e, kf_side **sides, int n, char *facts,
                  max_smem, spills, why[j]);
     }
   }
+  if (cached) kf_log(KF_LOG_INFO, "compile: %d trusted object(s) from the "
+                     "cache", cached);
   return ret;
 }
 
@@ -688,18 +777,20 @@ static int cuda_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
                       char *facts, size_t factslen) {
   cuda_ev *c = CE(e);
   char lockmsg[1400];
-  int oc = take_gpu_lock(e, lockmsg, sizeof lockmsg);
-  if (oc) return oc;
+  int oc;
   if (!kf_harness__cuda_exe(c->exe, sizeof c->exe)) {
     snprintf(e->why, KF_HARNESS_WHY, "this kf-harness was built without "
              "CUDA (no kf-harness-cuda beside it): it cannot run CUDA "
              "candidates");
     return KF_OUTCOME_INFRA_ERROR;
   }
-  /* all at once: context creation is most of a runner's start */
+  /* all at once: context creation is most of a runner's start; never
+   * beside another evaluation's timed calls */
+  if ((oc = quiet_lock(e, LOCK_SH))) return oc;
   for (int i = 0; i < n; i++) {
     kf_side *s = sides[i];
     if ((oc = side_state(e, s))) return oc;
+    if (c->n_runners < 18) c->runners[c->n_runners++] = CR(s);
     oc = runner_spawn(e, s, CR(s), map_len, e->why, KF_HARNESS_WHY);
     if (oc && s->is_ref) return oc;
     if (oc) {
@@ -728,7 +819,13 @@ static int cuda_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
     s->map = r->map;
     s->map_len = r->map_len;
     s->defenses = r->defenses;
+    kf_log(KF_LOG_INFO, "%s runner ready; start (ms since exec): %s", s->who,
+           r->note);
   }
+  /* The runners started (contexts, memory, loads) before the GPU lock:
+   * that is most of a start; everything that runs kernels waits for it. */
+  quiet_lock(e, LOCK_UN);
+  if ((oc = take_gpu_lock(e, lockmsg, sizeof lockmsg))) return oc;
   crunner *any = NULL;
   for (int i = 1; i < n; i++)
     if (!sides[i]->oc) any = CR(sides[i]);
@@ -773,79 +870,145 @@ static int cuda_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
     c.gen[i] = (kf_cuda_draw){.off = L->in_off[i], .n = (uint64_t)L->in_n[i],
                              .dtype = L->in_dt[i], .dist = g->dist[i],
                              .range = g->range[i], .key = g->key[i]};
-  for (int k = 0; k < n; k++) {
+  /* to every runner first, then every reply: the draws run at once */
+  kf_cuda_cmd ck[18];
+  uint64_t t0[18];
+  int sent = 0, oc = 0;
+  for (int k = 0; k < n && k < 18; k++) {
+    if (sides[k]->oc) continue;
+    ck[k] = c;
+    if ((oc = runner_send(CR(sides[k]), &ck[k], &t0[k], e->why,
+                          KF_HARNESS_WHY)))
+      break;
+    sent = k + 1;
+  }
+  for (int k = 0; k < sent; k++) {
     if (sides[k]->oc) continue;
     crunner *r = CR(sides[k]);
-    kf_cuda_cmd ck = c;
-    int oc = runner_cmd(r, &ck, step_timeout(r), NULL, NULL, e->why,
-                        KF_HARNESS_WHY);
-    if (oc) return oc; /* a runner step failing is the machine's */
+    int rc = runner_recv(r, &ck[k], t0[k], step_timeout(r), NULL, NULL,
+                         e->why, KF_HARNESS_WHY);
+    if (rc && !oc) oc = rc; /* a runner step failing is the machine's */
   }
-  return 0;
+  return oc;
 }
 
-static double median_u64(uint64_t *v, int n) {
-  uint64_t tmp[MAX_OVER];
-  return kf_harness__median(v, 0, n, tmp);
+static void run_cmd_of(kf_ev *e, const kf_call *call, kf_cuda_cmd *c) {
+  const kf_harness_layout *L = call->L;
+  memset(c, 0, sizeof *c);
+  c->op = KF_CUDA_OP_RUN;
+  c->flags = call->timed ? KF_CUDA_RUN_TIMED : 0;
+  c->n_inputs = L->n_in;
+  c->n_outputs = L->n_out;
+  for (int i = 0; i < L->n_in; i++) {
+    c->in[i] = (kf_harness_tdesc){.off = L->in_off[i], .dtype = L->in_dt[i],
+                                  .ndim = L->in_ndim[i], .numel = L->in_n[i]};
+    memcpy(c->in[i].dims, L->in_dims[i], sizeof c->in[i].dims);
+  }
+  for (int i = 0; i < L->n_out; i++) {
+    c->out[i] = (kf_harness_tdesc){.off = L->out_off[i],
+                                   .dtype = L->out_dt[i],
+                                   .ndim = L->out_ndim[i],
+                                   .numel = L->out_n[i]};
+    memcpy(c->out[i].dims, L->out_dims[i], sizeof c->out[i].dims);
+    c->out_poison[i] = kf_harness__poison_byte(L->out_dt[i]);
+  }
+  c->ws_off = L->ws_off;
+  c->ws_bytes = L->ws_b;
+  c->ws_poison = call->ws_poison;
+  c->n_params = e->spec->n_params;
+  for (int i = 0; i < e->spec->n_params && i < KF_HARNESS_MAX_P; i++)
+    c->params[i] = call->size->v[i];
 }
 
 static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
   crunner *r = CR(s);
-  const kf_harness_layout *L = call->L;
   kf_cuda_cmd c;
-  memset(&c, 0, sizeof c);
-  c.op = KF_CUDA_OP_RUN;
-  c.flags = call->timed ? KF_CUDA_RUN_TIMED : 0;
-  c.n_inputs = L->n_in;
-  c.n_outputs = L->n_out;
-  for (int i = 0; i < L->n_in; i++) {
-    c.in[i] = (kf_harness_tdesc){.off = L->in_off[i], .dtype = L->in_dt[i],
-                                 .ndim = L->in_ndim[i], .numel = L->in_n[i]};
-    memcpy(c.in[i].dims, L->in_dims[i], sizeof c.in[i].dims);
+  run_cmd_of(e, call, &c);
+  cuda_ev *ce = CE(e);
+  if (call->timed && !ce->quiet_ex) { /* the time stage: no starts beside */
+    int oc = quiet_lock(e, LOCK_EX);
+    if (oc) return oc;
+    ce->quiet_ex = true;
   }
-  for (int i = 0; i < L->n_out; i++) {
-    c.out[i] = (kf_harness_tdesc){.off = L->out_off[i], .dtype = L->out_dt[i],
-                                  .ndim = L->out_ndim[i],
-                                  .numel = L->out_n[i]};
-    memcpy(c.out[i].dims, L->out_dims[i], sizeof c.out[i].dims);
-    c.out_poison[i] = kf_harness__poison_byte(L->out_dt[i]);
-  }
-  c.ws_off = L->ws_off;
-  c.ws_bytes = L->ws_b;
-  c.ws_poison = call->ws_poison;
-  c.n_params = e->spec->n_params;
-  for (int i = 0; i < e->spec->n_params && i < KF_HARNESS_MAX_P; i++)
-    c.params[i] = call->size->v[i];
   kf_cuda_reply rep;
   uint64_t wall = 0;
   int oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1),
                       &rep, &wall, e->why, KF_HARNESS_WHY);
   if (oc) return oc;
   *ns = rep.elapsed_ns;
-  if (!call->timed) return 0;
-  /* the claim against the wall time: the reference's overhead (the same
-   * runner code, honest) is the yardstick */
-  cuda_ev *ce = CE(e);
-  double extra = FORGE_PER_ACTIVITY_NS * rep.n_activity;
-  uint64_t over = wall > rep.elapsed_ns + (uint64_t)extra
-                      ? wall - rep.elapsed_ns - (uint64_t)extra
-                      : 0;
-  if (s->is_ref) {
-    if (ce->n_ref_over < MAX_OVER) ce->ref_over[ce->n_ref_over++] = over;
-    return 0;
+  return 0;
+}
+
+/* Sends cmd[i] to every side without a failure, then collects every
+ * reply: the runners work at once.  oc[i] and the side's why get each
+ * outcome; rep[i] each reply. */
+static void all_at_once(kf_ev *e, kf_side **sides, int n, kf_cuda_cmd *cmd,
+                        kf_cuda_reply *rep, int *oc, int timeout_ms) {
+  uint64_t t0[18];
+  bool sent[18] = {false};
+  for (int i = 0; i < n && i < 18; i++) {
+    if (sides[i]->oc || oc[i]) continue;
+    oc[i] = runner_send(CR(sides[i]), &cmd[i], &t0[i], sides[i]->why,
+                        KF_HARNESS_WHY);
+    sent[i] = !oc[i];
   }
-  if (r->n_over < MAX_OVER) r->over[r->n_over++] = over;
-  if (r->n_over < FORGE_MIN_REPS || ce->n_ref_over < FORGE_MIN_REPS) return 0;
-  double mc = median_u64(r->over, r->n_over);
-  double mr = median_u64(ce->ref_over, ce->n_ref_over);
-  if (mc > mr + FORGE_SLACK_NS + 0.25 * (double)rep.elapsed_ns) {
-    snprintf(e->why, KF_HARNESS_WHY, "%s reports %.0f ns per call, but its "
-             "calls take a median %.0f us more wall time beyond what they "
-             "report than the reference's do on the same runner code: the "
-             "report misses work (forged reply?)", s->who,
-             (double)rep.elapsed_ns, (mc - mr) / 1e3);
-    kill_runner(r);
-    return KF_OUTCOME_SANDBOX_VIOLATION;
+  for (int i = 0; i < n && i < 18; i++) {
+    if (!sent[i]) continue;
+    crunner *r = CR(sides[i]);
+    oc[i] = runner_recv(r, &cmd[i], t0[i],
+                        timeout_ms ? timeout_ms * (sides[i]->is_ref ? 3 : 1)
+                                   : step_timeout(r),
+                        &rep[i], NULL, sides[i]->why, KF_HARNESS_WHY);
+  }
+}
+
+static int cuda_calls(kf_ev *e, kf_side **sides, int n, const kf_call *call,
+                      int *oc) {
+  kf_cuda_cmd cmd[18];
+  kf_cuda_reply rep[18];
+  for (int i = 0; i < n && i < 18; i++) run_cmd_of(e, call, &cmd[i]);
+  all_at_once(e, sides, n, cmd, rep, oc, e->o->call_timeout_ms);
+  return 0;
+}
+
+static int cuda_collect(kf_ev *e, kf_side **sides, int n,
+                        const kf_harness_layout *L, kf_probe *probes,
+                        int *oc) {
+  kf_cuda_cmd cmd[18];
+  kf_cuda_reply rep[18];
+  kf_harness_region g[2 * (2 * KF_HARNESS_MAX_T + 1) + 2];
+  for (int i = 0; i < n && i < 18; i++) {
+    memset(&cmd[i], 0, sizeof cmd[i]);
+    cmd[i].op = KF_CUDA_OP_DOWNLOAD;
+    cmd[i].n_regions = L->n_out;
+    for (int k = 0; k < L->n_out; k++)
+      cmd[i].regions[k] = (kf_cuda_region){L->out_off[k], L->out_b[k]};
+  }
+  all_at_once(e, sides, n, cmd, rep, oc, 0);
+  for (int i = 0; i < n && i < 18; i++) {
+    if (sides[i]->oc || oc[i]) continue;
+    int ng = 0;
+    /* the same regions as cuda_probe */
+    ng = kf_harness__guard_regions(L, g);
+    if (sides[i]->map_len > L->total)
+      g[ng++] = (kf_harness_region){L->total, sides[i]->map_len - L->total};
+    memset(&cmd[i], 0, sizeof cmd[i]);
+    cmd[i].op = KF_CUDA_OP_PROBE;
+    cmd[i].n_regions = ng;
+    for (int k = 0; k < ng; k++)
+      cmd[i].regions[k] = (kf_cuda_region){g[k].off, g[k].len};
+    cmd[i].n_inputs = L->n_in;
+    for (int k = 0; k < L->n_in; k++)
+      cmd[i].in[k] = (kf_harness_tdesc){.off = L->in_off[k],
+                                        .dtype = L->in_dt[k],
+                                        .ndim = L->in_ndim[k],
+                                        .numel = L->in_n[k]};
+  }
+  all_at_once(e, sides, n, cmd, rep, oc, 0);
+  for (int i = 0; i < n && i < 18; i++) {
+    if (sides[i]->oc || oc[i]) continue;
+    probes[i].bad = rep[i].bad;
+    for (int k = 0; k < L->n_in; k++) probes[i].in_digest[k] = rep[i].digest[k];
   }
   return 0;
 }
@@ -883,6 +1046,24 @@ static int cuda_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
   return 0;
 }
 
+/* The evaluation is done with the GPU: the GPU lock goes now, so the next
+ * evaluation's verify can run while these runners end; their ends (context
+ * teardown) happen under the quiet lock shared, never beside a timed
+ * call. */
+static void cuda_idle(kf_ev *e) {
+  cuda_ev *c = CE(e);
+  for (int i = 0; i < c->n_runners; i++) runner_exit(c->runners[i]);
+  if (c->quiet_fd >= 0) {
+    while (flock(c->quiet_fd, LOCK_SH) != 0 && errno == EINTR) {
+    }
+    c->quiet_ex = false;
+  } else if (c->n_runners) {
+    quiet_lock(e, LOCK_SH);
+  }
+  if (c->lock_fd >= 0) close(c->lock_fd);
+  c->lock_fd = -1;
+}
+
 static void cuda_stop(kf_ev *e, kf_side *s) {
   (void)e;
   if (!s || !s->be) return;
@@ -910,6 +1091,9 @@ const kf_backend kf_harness_cuda_backend = {
     .call = cuda_call,
     .fetch = cuda_fetch,
     .probe = cuda_probe,
+    .calls = cuda_calls,
+    .collect = cuda_collect,
+    .idle = cuda_idle,
     .stop = cuda_stop,
     .close = cuda_close,
 };

@@ -18,7 +18,10 @@
  *     cache flush) ended: work that overlapped the flush escaped the time;
  *   - the span from the end of that flush to the end of the candidate's
  *     last activity, which the runner charges if it is longer than the
- *     events' time.
+ *     events' time;
+ *   - the device memory the call allocated and did not free (allocation
+ *     records of this process only: other processes on the GPU, runners
+ *     of other evaluations among them, do not count).
  * Records are delivered by cuptiActivityFlushAll after the runner's
  * device-wide synchronize, so every activity of the call is complete.
  *
@@ -55,6 +58,8 @@ static uint32_t g_n_api;
 static gpu_rec g_gpu[MAX_GPU];
 static uint32_t g_n_gpu;
 static uint32_t g_lost;           /* records that did not fit */
+static int64_t g_mem_net;         /* bytes allocated minus released */
+static char g_mem_what[96];       /* the first allocation, for the reason */
 static bool g_on;
 
 static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size,
@@ -121,6 +126,21 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream_id,
                "a copy");
       break;
     }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const CUpti_ActivityMemory4 *m = (const CUpti_ActivityMemory4 *)rec;
+      if (m->memoryOperationType ==
+          CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) {
+        if (!g_mem_what[0])
+          snprintf(g_mem_what, sizeof g_mem_what, "%llu bytes at 0x%llx",
+                   (unsigned long long)m->bytes,
+                   (unsigned long long)m->address);
+        g_mem_net += (int64_t)m->bytes;
+      } else if (m->memoryOperationType ==
+                 CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+        g_mem_net -= (int64_t)m->bytes;
+      }
+      break;
+    }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
       keep_gpu(m->correlationId, m->streamId, m->contextId, m->start, m->end,
@@ -142,6 +162,21 @@ static const CUpti_ActivityKind k_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,
 };
+static bool g_mem_on; /* allocation records available (MEMORY2) */
+
+static CUptiResult enable_all(bool on) {
+  CUptiResult r = CUPTI_SUCCESS;
+  for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof k_kinds / sizeof k_kinds[0];
+       i++)
+    r = on ? cuptiActivityEnable(k_kinds[i]) : cuptiActivityDisable(k_kinds[i]);
+  if (r == CUPTI_SUCCESS && g_mem_on) {
+    if (on) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+    else cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2);
+  }
+  return r;
+}
+
+bool kf_cupti_memory(void) { return g_on && g_mem_on; }
 
 int kf_cupti_init(char *err, size_t errlen) {
   for (int i = 0; i < N_BUFS; i++) {
@@ -151,9 +186,11 @@ int kf_cupti_init(char *err, size_t errlen) {
     }
   }
   CUptiResult r = cuptiActivityRegisterCallbacks(buf_requested, buf_completed);
-  for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof k_kinds / sizeof k_kinds[0];
-       i++)
-    r = cuptiActivityEnable(k_kinds[i]);
+  /* allocation records are a help, not a need: without them the runner
+   * falls back to the device's free memory */
+  g_mem_on = r == CUPTI_SUCCESS &&
+             cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2) == CUPTI_SUCCESS;
+  if (r == CUPTI_SUCCESS) r = enable_all(true);
   if (r != CUPTI_SUCCESS) {
     const char *s = NULL;
     cuptiGetResultString(r, &s);
@@ -169,6 +206,13 @@ void kf_cupti_discard(void) {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_n_api = g_n_gpu = 0;
   g_lost = 0;
+  g_mem_net = 0;
+  g_mem_what[0] = '\0';
+}
+
+int kf_cupti_scope(bool on) {
+  if (!g_on) return 0;
+  return enable_all(on) == CUPTI_SUCCESS ? 0 : -1;
 }
 
 uint64_t kf_cupti_now(void) {
@@ -216,6 +260,8 @@ int kf_cupti_end(uint64_t t0, uint64_t t1, uint32_t stream, uint32_t ctx,
     }
   g_n_api = k;
   out->lost = g_lost;
+  out->mem_kept = g_mem_net;
+  snprintf(out->mem_what, sizeof out->mem_what, "%s", g_mem_what);
   /* the harness's own work before the call: the latest end among
    * activities issued before the candidate's first API call */
   uint64_t pre_end = 0;
@@ -245,6 +291,8 @@ int kf_cupti_end(uint64_t t0, uint64_t t1, uint32_t stream, uint32_t ctx,
   }
   g_n_api = g_n_gpu = 0;
   g_lost = 0;
+  g_mem_net = 0;
+  g_mem_what[0] = '\0';
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #ifndef KF_HARNESS_CUPTI_ATTR_H
 #define KF_HARNESS_CUPTI_ATTR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,8 @@ typedef struct {
   int bad;              /* KF_CUPTI_* */
   char what[160];       /* the first offending activity */
   uint32_t lost;        /* records CUPTI or we dropped */
+  int64_t mem_kept;     /* device bytes the call allocated, not freed */
+  char mem_what[96];    /* its first allocation */
 } kf_cupti_call;
 
 /* Enables activity tracing (API calls, kernels, copies, memsets).  0, or
@@ -31,6 +34,11 @@ typedef struct {
 int kf_cupti_init(char *err, size_t errlen);
 /* Delivers and forgets every record so far (the harness's own work). */
 void kf_cupti_discard(void);
+/* Tracing on (at the start of a call) or off (after its records are in):
+ * the harness's other commands then pay nothing for it.  0 or -1. */
+int kf_cupti_scope(bool on);
+/* Whether allocation records (kf_cupti_call.mem_kept) are collected. */
+bool kf_cupti_memory(void);
 /* CUPTI's clock, ns (the records' timebase). */
 uint64_t kf_cupti_now(void);
 /* Delivers the records so far and returns the stream / context id of the

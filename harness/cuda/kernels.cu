@@ -71,9 +71,17 @@ __global__ void k_digest(const unsigned char *p, uint64_t len,
 }
 
 __global__ void k_read(const uint4 *p, uint64_t n, unsigned long long *sink) {
+  /* four independent 16-byte loads in flight per thread per step */
   uint32_t acc = 0;
-  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
-       i += (uint64_t)gridDim.x * blockDim.x) {
+  const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+  uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    uint4 a = p[i], b = p[i + stride], c = p[i + 2 * stride],
+          d = p[i + 3 * stride];
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^
+           c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+  }
+  for (; i < n; i += stride) {
     uint4 v = p[i];
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
@@ -113,7 +121,7 @@ extern "C" int kf_cuda_digest(const unsigned char *p, uint64_t len,
 extern "C" int kf_cuda_read(const void *p, uint64_t bytes, int sms,
                             unsigned long long *sink) {
   uint64_t n = bytes / 16;
-  int blocks = sms > 0 ? sms * 8 : 1024;
-  k_read<<<blocks, 512>>>((const uint4 *)p, n, sink);
+  int blocks = sms > 0 ? sms * 4 : 1024;
+  k_read<<<blocks, 1024>>>((const uint4 *)p, n, sink);
   return (int)cudaGetLastError();
 }

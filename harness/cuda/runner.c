@@ -265,7 +265,9 @@ typedef struct {
   wregion w[MAX_WREG];
   int n_w;
   bool check;                 /* --state-check (default on) */
-  int warm_n;                 /* flush-buffer memsets for --warm-us */
+  int warm_n;                 /* flush-buffer memsets for --warm-us (0:
+                                 not calibrated yet) */
+  int warm_us;                /* --warm-us */
   uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
   int n_mut;
   unsigned long long *scratch; /* device: probe results */
@@ -473,7 +475,28 @@ static void timing_fail(uint32_t seq, const char *what) {
   _exit(KF_HARNESS_RUNNER_EXIT_OK);
 }
 
-static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
+/* How many flush memsets make --warm-us of GPU time: the last 4 of 12
+ * timed, the first 8 wake the GPU.  Runs at the first timed call, under
+ * the eval's GPU lock (the runner starts before it is taken). */
+static void calibrate_warm(rstate *s, uint32_t seq) {
+  float ms = 0;
+  cudaError_t e = cudaSuccess;
+  for (int i = 0; i < 12 && e == cudaSuccess; i++) {
+    if (i == 8) e = cudaEventRecord(s->ev0, s->stream);
+    if (e == cudaSuccess)
+      e = cudaMemsetAsync(s->flush, i, s->flush_len, s->stream);
+  }
+  if (e != cudaSuccess ||
+      (e = cudaEventRecord(s->ev1, s->stream)) != cudaSuccess ||
+      (e = cudaStreamSynchronize(s->stream)) != cudaSuccess ||
+      (e = cudaEventElapsedTime(&ms, s->ev0, s->ev1)) != cudaSuccess)
+    cuda_fail(seq, e, "timing a memset for --warm-us");
+  ms /= 4; /* the last 4 of 12, clocks up by then */
+  double n = ms > 0 ? (double)s->warm_us / (ms * 1e3) : 1;
+  s->warm_n = n < 1 ? 1 : n > 1000 ? 1000 : (int)(n + 0.5);
+}
+
+static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
   static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
   static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
   if (c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T || c->n_outputs < 0 ||
@@ -485,8 +508,14 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
    * forgotten, so that what CUPTI reports next is this call's */
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
-  if (s->cupti) kf_cupti_discard();
+  if (s->cupti) {
+    kf_cupti_discard();
+    if (kf_cupti_scope(true) != 0)
+      timing_fail(c->seq, "CUPTI activity tracing could not be turned on");
+  }
   size_t free0 = 0, tot = 0;
+  if (c->flags & KF_CUDA_RUN_TIMED && s->warm_us && !s->warm_n)
+    calibrate_warm(s, c->seq);
   if (cudaMemGetInfo(&free0, &tot) != cudaSuccess) free0 = 0;
   for (int side = 0; side < 2; side++) {
     int n = side ? c->n_outputs : c->n_inputs;
@@ -569,9 +598,13 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
   e = cudaEventElapsedTime(&ms, s->ev0, s->ev1);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "reading the events");
   check_state(s, c->seq);
-  /* no device memory kept from one call to the next */
+  /* no device memory kept from one call to the next: with CUPTI, the
+   * allocation records of this process (below); without, the device's
+   * free memory, which other processes also move (diagnosis only) */
   size_t fr = 0;
-  if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && fr + (4u << 20) < free0) {
+  if (s->check && !kf_cupti_memory() &&
+      cudaMemGetInfo(&fr, &tot) == cudaSuccess &&
+      fr + (4u << 20) < free0) {
     char msg[200];
     snprintf(msg, sizeof msg, "kept %zu MiB of device memory allocated "
              "after the call (device memory must not carry state from one "
@@ -586,7 +619,9 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
   uint32_t n_act = 0;
   if (s->cupti) {
     kf_cupti_call cc;
-    if (kf_cupti_end(c0, c1, s->stream_id, s->ctx_id, &cc) == 0) {
+    int got = kf_cupti_end(c0, c1, s->stream_id, s->ctx_id, &cc);
+    kf_cupti_scope(false);
+    if (got == 0) {
       char msg[220];
       if (cc.lost) {
         snprintf(msg, sizeof msg, "%u GPU activity records were lost: the "
@@ -602,6 +637,14 @@ static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
         snprintf(msg, sizeof msg, "GPU work outside the timed window: "
                  "%.160s", cc.what);
         timing_fail(c->seq, msg);
+      }
+      if (s->check && cc.mem_kept > 0) { /* the reference is trusted */
+        snprintf(msg, sizeof msg, "kept %lld bytes of device memory "
+                 "allocated after the call (first: %.40s; device memory must "
+                 "not carry state from one call to the next)",
+                 (long long)cc.mem_kept, cc.mem_what);
+        send_reply(KF_CUDA_R_STATE, c->seq, 0, 0, 0, 0, msg);
+        _exit(KF_HARNESS_RUNNER_EXIT_OK);
       }
       n_act = cc.n;
       if (cc.n && cc.last_end > cc.pre_end && cc.last_end - cc.pre_end > t)
@@ -686,7 +729,21 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     def |= KF_HARNESS_DEF_NETNS | KF_HARNESS_DEF_MNTNS | KF_HARNESS_DEF_IPCNS |
            KF_HARNESS_DEF_UTSNS;
 
-  /* 3. CUDA (and CUPTI), everything the run needs */
+  /* 3. CUDA (and CUPTI), everything the run needs; the time of each
+   * step goes into READY's message (where a runner's start goes) */
+  struct timespec tp0, tp;
+  clock_gettime(CLOCK_MONOTONIC, &tp0);
+  char setup_ms[200] = "";
+  size_t sml = 0;
+#define MARK(what)                                                            \
+  do {                                                                        \
+    clock_gettime(CLOCK_MONOTONIC, &tp);                                      \
+    if (sml < sizeof setup_ms)                                                \
+      sml += (size_t)snprintf(                                                \
+          setup_ms + sml, sizeof setup_ms - sml, "%s %ld", what,               \
+          (long)((tp.tv_sec - tp0.tv_sec) * 1000 +                            \
+                 (tp.tv_nsec - tp0.tv_nsec) / 1000000));                      \
+  } while (0)
   setenv("CUDA_CACHE_DISABLE", "1", 1);
   setenv("CUDA_MODULE_LOADING", "EAGER", 1);
   char cerr[160] = "";
@@ -696,6 +753,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
   e = cudaFree(0);
   if (e != cudaSuccess) cuda_fail(0, e, "creating the context");
+  MARK("ctx");
   int l2 = 0, sms = 0;
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, (int)device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, (int)device);
@@ -726,25 +784,9 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   if ((e = cudaEventCreate(&s.ev0)) != cudaSuccess ||
       (e = cudaEventCreate(&s.ev1)) != cudaSuccess)
     cuda_fail(0, e, "creating events");
-  if (warm_us) {
-    /* how many flush memsets make --warm-us of GPU time: the last 4 of
-     * 12 timed, the first 8 wake the GPU */
-    float ms = 0;
-    e = cudaSuccess;
-    for (int i = 0; i < 12 && e == cudaSuccess; i++) {
-      if (i == 8) e = cudaEventRecord(s.ev0, s.stream);
-      if (e == cudaSuccess)
-        e = cudaMemsetAsync(s.flush, i, s.flush_len, s.stream);
-    }
-    if (e != cudaSuccess ||
-        (e = cudaEventRecord(s.ev1, s.stream)) != cudaSuccess ||
-        (e = cudaStreamSynchronize(s.stream)) != cudaSuccess ||
-        (e = cudaEventElapsedTime(&ms, s.ev0, s.ev1)) != cudaSuccess)
-      cuda_fail(0, e, "timing a memset for --warm-us");
-    ms /= 4; /* the last 4 of 12, clocks up by then */
-    double n = ms > 0 ? (double)warm_us / (ms * 1e3) : 1;
-    s.warm_n = n < 1 ? 1 : n > 1000 ? 1000 : (int)(n + 0.5);
-  }
+  MARK(" alloc");
+  s.warm_us = (int)warm_us; /* calibrated at the first timed call: it is
+                               GPU work, done under the GPU lock */
   if (s.cupti) {
     /* CUPTI's ids of the given stream and of this context: from a memset
      * on it, traced like any activity (this also has CUPTI start whatever
@@ -757,11 +799,14 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         (e = cudaDeviceSynchronize()) != cudaSuccess)
       cuda_fail(0, e, "a memset for CUPTI");
     s.ctx_id = kf_cupti_context_of_last();
+    kf_cupti_scope(false); /* on only inside calls from now on */
     def |= KF_HARNESS_DEF_CUPTI;
   }
-  if (pin && cudaHostRegister(s.base, s.map_len, cudaHostRegisterDefault) !=
-                 cudaSuccess)
-    cudaGetLastError(); /* pageable copies then; slower, same results */
+  MARK(" cupti");
+  bool pinned = pin && cudaHostRegister(s.base, s.map_len,
+                                        cudaHostRegisterDefault) == cudaSuccess;
+  if (!pinned) cudaGetLastError(); /* pageable copies then; slower */
+  MARK(pinned ? " pin" : " nopin");
   /* a probe now, so the trusted kernels are loaded before the sandbox */
   {
     unsigned long long v = 0;
@@ -777,6 +822,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
   dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
   dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);
+  MARK(" kernels");
   int maxfd = highest_fd();
 
   /* 4. jail */
@@ -847,6 +893,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   }
   if ((e = cudaDeviceSynchronize()) != cudaSuccess)
     cuda_fail(0, e, "after loading");
+  MARK(" load");
   wfind wf = {.fn = (uintptr_t)fn, .s = &s, .err = 0};
   if (!dl_iterate_phdr(find_writable, &wf))
     setup_fail("kf_launch is in no loaded object", 0);
@@ -865,7 +912,9 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     r.defenses = def;
     r.l2_bytes = (uint64_t)(l2 > 0 ? l2 : 0);
     r.flush_bytes = s.flush_len;
-    snprintf(r.msg, sizeof r.msg, "%s", s.cupti || !cupti_on ? "" : cerr);
+    /* why CUPTI is off when it is, else where the start went (ms) */
+    snprintf(r.msg, sizeof r.msg, "%s",
+             s.cupti || !cupti_on ? setup_ms : cerr);
     (void)sms;
     ssize_t w;
     do {
