@@ -140,6 +140,12 @@ typedef struct kf_backend {
   int (*calls)(kf_ev *e, kf_side **sides, int n, const kf_call *c, int *oc);
   int (*collect)(kf_ev *e, kf_side **sides, int n, const kf_harness_layout *L,
                  kf_probe *probes, int *oc);
+  /* Optional: a whole untimed case for n sides at once -- draw g, call c,
+   * fetch the outputs, probe -- as gen + calls + collect would, for
+   * backends that do it in fewer steps.  oc[i] and the side's why get
+   * each side's outcome; g's draw failing is every side's. */
+  int (*case_all)(kf_ev *e, kf_side **sides, int n, const kf_gen *g,
+                  const kf_call *c, kf_probe *probes, int *oc);
   /* Optional: the evaluation needs the device no more (its last stage
    * ended): what others wait for can be released before the runners
    * stop. */

@@ -314,9 +314,29 @@ static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
    * draw sees it except in its call */
   kf_gen g;
   if ((oc = make_gen(p, L, dist, tag, n, &g))) return oc;
+  int ocs[MAX_SIDES] = {0};
+  kf_probe pr[MAX_SIDES];
+  if (b->case_all) { /* draw, calls, fetch and probe in one step */
+    uint64_t t0 = kf_now_ns();
+    b->case_all(&p->e, all, na + 1, &g, &c, pr, ocs);
+    p->ph_ns[2] += kf_now_ns() - t0;
+    for (int i = 0; i <= na; i++) {
+      if (!ocs[i]) continue;
+      kf_strlcpy(p->e.why, all[i]->why, WHY);
+      if ((oc = failed(p, all[i], ocs[i], ctx))) return oc;
+    }
+    if (pr[0].bad != UINT64_MAX) {
+      kf_harness__guard_reason(p->e.spec, L, pr[0].bad, ctx, p->e.why, WHY);
+      return failed(p, all[0], KF_OUTCOME_OUT_OF_BOUNDS, NULL);
+    }
+    for (int i = 1; i <= na; i++) {
+      if (all[i]->oc) continue;
+      if ((oc = judge(p, all[i], L, &pr[0], &pr[i], ctx, acc))) return oc;
+    }
+    return 0;
+  }
   if ((oc = b->gen(&p->e, all, na + 1, &g))) return failed(p, all[0], oc, ctx);
   /* the calls: at once where the backend can (nothing here is timed) */
-  int ocs[MAX_SIDES] = {0};
   if (b->calls) {
     b->calls(&p->e, all, na + 1, &c, ocs);
   } else {
@@ -331,7 +351,6 @@ static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
     kf_strlcpy(p->e.why, all[i]->why, WHY);
     if ((oc = failed(p, all[i], ocs[i], ctx))) return oc;
   }
-  kf_probe pr[MAX_SIDES];
   if ((oc = collect(p, all, na + 1, L, pr, ctx))) return oc;
   for (int i = 1; i <= na; i++) {
     if (all[i]->oc) continue;

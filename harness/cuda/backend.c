@@ -397,7 +397,7 @@ static int runner_recv(crunner *r, const kf_cuda_cmd *c, uint64_t t0,
   if (k != 1) return classify_exit(r, why, whylen);
   if (rep.kind != KF_HARNESS_R_DONE || rep.seq != r->seq)
     return unexpected(r, &rep, why, whylen);
-  if (c->op == KF_CUDA_OP_RUN && rep.rc != 0) {
+  if ((c->op == KF_CUDA_OP_RUN || c->op == KF_CUDA_OP_CASE) && rep.rc != 0) {
     snprintf(why, whylen, "%s: kf_launch returned %d", r->who, rep.rc);
     kill_runner(r);
     return KF_OUTCOME_CRASH;
@@ -574,7 +574,7 @@ static void cuda_close(kf_ev *e) {
   cuda_ev *c = CE(e);
   if (!c) return;
   static const char *const opname[8] = {"?", "canary", "download", "run",
-                                        "exit", "gen", "probe", "?"};
+                                        "exit", "gen", "probe", "case"};
   char msg[512];
   size_t l = 0;
   for (int i = 1; i < 8; i++)
@@ -971,6 +971,37 @@ static int cuda_calls(kf_ev *e, kf_side **sides, int n, const kf_call *call,
   return 0;
 }
 
+static int cuda_case_all(kf_ev *e, kf_side **sides, int n, const kf_gen *g,
+                         const kf_call *call, kf_probe *probes, int *oc) {
+  kf_cuda_cmd cmd[18];
+  kf_cuda_reply rep[18];
+  const kf_harness_layout *L = call->L;
+  kf_harness_region reg[2 * (2 * KF_HARNESS_MAX_T + 1) + 2];
+  for (int i = 0; i < n && i < 18; i++) {
+    run_cmd_of(e, call, &cmd[i]);
+    cmd[i].op = KF_CUDA_OP_CASE;
+    cmd[i].n_gen = L->n_in;
+    for (int k = 0; k < L->n_in; k++)
+      cmd[i].gen[k] = (kf_cuda_draw){.off = L->in_off[k],
+                                     .n = (uint64_t)L->in_n[k],
+                                     .dtype = L->in_dt[k], .dist = g->dist[k],
+                                     .range = g->range[k], .key = g->key[k]};
+    int ng = kf_harness__guard_regions(L, reg);
+    if (sides[i]->map_len > L->total)
+      reg[ng++] = (kf_harness_region){L->total, sides[i]->map_len - L->total};
+    cmd[i].n_regions = ng;
+    for (int k = 0; k < ng; k++)
+      cmd[i].regions[k] = (kf_cuda_region){reg[k].off, reg[k].len};
+  }
+  all_at_once(e, sides, n, cmd, rep, oc, e->o->call_timeout_ms);
+  for (int i = 0; i < n && i < 18; i++) {
+    if (sides[i]->oc || oc[i]) continue;
+    probes[i].bad = rep[i].bad;
+    for (int k = 0; k < L->n_in; k++) probes[i].in_digest[k] = rep[i].digest[k];
+  }
+  return 0;
+}
+
 static int cuda_collect(kf_ev *e, kf_side **sides, int n,
                         const kf_harness_layout *L, kf_probe *probes,
                         int *oc) {
@@ -1093,6 +1124,7 @@ const kf_backend kf_harness_cuda_backend = {
     .probe = cuda_probe,
     .calls = cuda_calls,
     .collect = cuda_collect,
+    .case_all = cuda_case_all,
     .idle = cuda_idle,
     .stop = cuda_stop,
     .close = cuda_close,

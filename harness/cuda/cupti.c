@@ -210,6 +210,13 @@ void kf_cupti_discard(void) {
   g_mem_what[0] = '\0';
 }
 
+void kf_cupti_reset(void) {
+  g_n_api = g_n_gpu = 0;
+  g_lost = 0;
+  g_mem_net = 0;
+  g_mem_what[0] = '\0';
+}
+
 int kf_cupti_scope(bool on) {
   if (!g_on) return 0;
   return enable_all(on) == CUPTI_SUCCESS ? 0 : -1;

@@ -34,6 +34,9 @@ typedef struct {
 int kf_cupti_init(char *err, size_t errlen);
 /* Delivers and forgets every record so far (the harness's own work). */
 void kf_cupti_discard(void);
+/* Forgets what was collected, without delivering anything (tracing is off
+ * between calls, so nothing is pending then). */
+void kf_cupti_reset(void);
 /* Tracing on (at the start of a call) or off (after its records are in):
  * the harness's other commands then pay nothing for it.  0 or -1. */
 int kf_cupti_scope(bool on);

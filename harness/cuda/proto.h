@@ -37,6 +37,8 @@
  *   DOWNLOAD  regions device -> memfd
  *   PROBE     the first changed canary byte in regions (guards), and a
  *             digest of each in[] tensor
+ *   CASE      a verification case in one command: GEN, an untimed RUN,
+ *             DOWNLOAD of the outputs, PROBE; one reply with all of it
  *   EXIT      _exit(0)
  * A CUDA error ends the runner: it replies KF_CUDA_R_CUDAERR with the
  * error's name and exits (the context is unusable after most of them).
@@ -58,6 +60,7 @@ enum {
   KF_CUDA_OP_EXIT = 4,
   KF_CUDA_OP_GEN = 5,
   KF_CUDA_OP_PROBE = 6,
+  KF_CUDA_OP_CASE = 7, /* GEN + untimed RUN + DOWNLOAD of out[] + PROBE */
 };
 
 #define KF_CUDA_RUN_TIMED 1u /* warm-up memsets first; persisting L2 reset */

@@ -393,7 +393,11 @@ static void do_canary(const rstate *s, const kf_cuda_cmd *c) {
   reply_done(c->seq);
 }
 
-static void do_gen(const rstate *s, const kf_cuda_cmd *c) {
+/* The steps below do their work and end the runner on a CUDA error;
+ * the do_* commands reply.  CASE (do_case) chains draw, call, download and
+ * probe in one command, one reply: a verification case costs one round
+ * trip per runner instead of four. */
+static void gen_step(const rstate *s, const kf_cuda_cmd *c) {
   static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
   if (c->n_gen < 0 || c->n_gen > KF_HARNESS_MAX_T)
     _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
@@ -408,24 +412,50 @@ static void do_gen(const rstate *s, const kf_cuda_cmd *c) {
   }
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) cuda_fail(c->seq, e, "drawing inputs");
+}
+
+static void do_gen(const rstate *s, const kf_cuda_cmd *c) {
+  gen_step(s, c);
   reply_done(c->seq);
 }
 
-static void do_download(const rstate *s, const kf_cuda_cmd *c) {
-  if (c->n_regions < 0 || c->n_regions > KF_CUDA_MAX_REGIONS)
-    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-  for (int i = 0; i < c->n_regions; i++) {
-    const kf_cuda_region *r = &c->regions[i];
+static void download_step(const rstate *s, uint32_t seq,
+                          const kf_cuda_region *reg, int n) {
+  if (n < 0 || n > KF_CUDA_MAX_REGIONS) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  for (int i = 0; i < n; i++) {
+    const kf_cuda_region *r = &reg[i];
     if (!region_ok(s, r->off, r->len)) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
     if (!r->len) continue;
     cudaError_t e = cudaMemcpy(s->base + r->off, s->dev + r->off, r->len,
                                cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) cuda_fail(c->seq, e, "download");
+    if (e != cudaSuccess) cuda_fail(seq, e, "download");
   }
+}
+
+static void do_download(const rstate *s, const kf_cuda_cmd *c) {
+  download_step(s, c->seq, c->regions, c->n_regions);
   reply_done(c->seq);
 }
 
+/* Guards (regions) and input digests (in[]) into r.bad / r.digest. */
+static void probe_step(const rstate *s, const kf_cuda_cmd *c,
+                       kf_cuda_reply *r);
+
 static void do_probe(const rstate *s, const kf_cuda_cmd *c) {
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  r.magic = KF_CUDA_MAGIC;
+  r.seq = c->seq;
+  r.kind = KF_HARNESS_R_DONE;
+  probe_step(s, c, &r);
+  ssize_t w;
+  do {
+    w = write(1, &r, sizeof r);
+  } while (w < 0 && errno == EINTR);
+}
+
+static void probe_step(const rstate *s, const kf_cuda_cmd *c,
+                       kf_cuda_reply *r) {
   static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
   if (c->n_regions < 0 || c->n_regions > KF_CUDA_MAX_REGIONS ||
       c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T)
@@ -457,17 +487,8 @@ static void do_probe(const rstate *s, const kf_cuda_cmd *c) {
   unsigned long long out[1 + KF_HARNESS_MAX_T];
   e = cudaMemcpy(out, s->scratch, sizeof out, cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "probe");
-  kf_cuda_reply r;
-  memset(&r, 0, sizeof r);
-  r.magic = KF_CUDA_MAGIC;
-  r.seq = c->seq;
-  r.kind = KF_HARNESS_R_DONE;
-  r.bad = out[0];
-  for (int i = 0; i < KF_HARNESS_MAX_T; i++) r.digest[i] = out[1 + i];
-  ssize_t w;
-  do {
-    w = write(1, &r, sizeof r);
-  } while (w < 0 && errno == EINTR);
+  r->bad = out[0];
+  for (int i = 0; i < KF_HARNESS_MAX_T; i++) r->digest[i] = out[1 + i];
 }
 
 static void timing_fail(uint32_t seq, const char *what) {
@@ -496,7 +517,8 @@ static void calibrate_warm(rstate *s, uint32_t seq) {
   s->warm_n = n < 1 ? 1 : n > 1000 ? 1000 : (int)(n + 0.5);
 }
 
-static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
+static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
+                     kf_cuda_reply *r) {
   static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
   static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
   if (c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T || c->n_outputs < 0 ||
@@ -509,7 +531,7 @@ static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
   if (s->cupti) {
-    kf_cupti_discard();
+    kf_cupti_reset(); /* tracing was off since the last call's records */
     if (kf_cupti_scope(true) != 0)
       timing_fail(c->seq, "CUPTI activity tracing could not be turned on");
   }
@@ -651,19 +673,50 @@ static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
         t = cc.last_end - cc.pre_end;
     }
   }
-  kf_cuda_reply r;
-  memset(&r, 0, sizeof r);
-  r.magic = KF_CUDA_MAGIC;
-  r.seq = c->seq;
-  r.kind = KF_HARNESS_R_DONE;
-  r.rc = rc;
-  r.elapsed_ns = t;
-  r.event_ns = gpu_ns;
-  r.n_activity = n_act;
+  r->rc = rc;
+  r->elapsed_ns = t;
+  r->event_ns = gpu_ns;
+  r->n_activity = n_act;
+}
+
+static void send_done(kf_cuda_reply *r, uint32_t seq) {
+  r->magic = KF_CUDA_MAGIC;
+  r->seq = seq;
+  r->kind = KF_HARNESS_R_DONE;
   ssize_t w;
   do {
-    w = write(1, &r, sizeof r);
+    w = write(1, r, sizeof *r);
   } while (w < 0 && errno == EINTR);
+}
+
+static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  run_step(s, c, fn, &r);
+  send_done(&r, c->seq);
+}
+
+/* A whole untimed verification case: draw, call, the outputs downloaded,
+ * guards and inputs probed.  A failed kf_launch (rc != 0) still replies
+ * DONE with its rc, after which the eval stops the runner. */
+static void do_case(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  if (c->flags & KF_CUDA_RUN_TIMED) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  gen_step(s, c);
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  run_step(s, c, fn, &r);
+  if (r.rc == 0) {
+    kf_cuda_region out[KF_HARNESS_MAX_T];
+    for (int i = 0; i < c->n_outputs; i++) {
+      const kf_harness_tdesc *d = &c->out[i];
+      out[i] = (kf_cuda_region){d->off,
+                                (uint64_t)d->numel * dt_size[d->dtype]};
+    }
+    download_step(s, c->seq, out, c->n_outputs);
+    probe_step(s, c, &r);
+  }
+  send_done(&r, c->seq);
 }
 
 int kf_harness_cuda_runner_main(int argc, char **argv) {
@@ -939,6 +992,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     case KF_CUDA_OP_DOWNLOAD: do_download(&s, &cmd); break;
     case KF_CUDA_OP_PROBE: do_probe(&s, &cmd); break;
     case KF_CUDA_OP_RUN: do_run(&s, &cmd, fn); break;
+    case KF_CUDA_OP_CASE: do_case(&s, &cmd, fn); break;
     default: _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
     }
   }
