@@ -445,10 +445,15 @@ int kf_store_device_class_id(kf_store *s, const kf_device_class *dc,
 
 static const kf_store__stmt ST_WORKER_INSERT = {
     KF_STMT_WORKER_INSERT,
-    "INSERT INTO workers (name, hostname, device_class_id, device,"
-    " task_kinds, slots)"
+    "WITH env AS (INSERT INTO environments (device_class_id, harness_build,"
+    " toolchain, driver, runtime)"
+    " SELECT $3::bigint, $7, $8, $9, $10 WHERE $7 <> ''"
+    " ON CONFLICT (device_class_id, harness_build, toolchain, driver, runtime)"
+    " DO UPDATE SET harness_build = EXCLUDED.harness_build RETURNING id)"
+    " INSERT INTO workers (name, hostname, device_class_id, device,"
+    " task_kinds, slots, environment_id)"
     " VALUES ($1, $2, $3::bigint, COALESCE($4::jsonb, '{}'), $5::text[],"
-    " $6::int) RETURNING id"};
+    " $6::int, (SELECT id FROM env)) RETURNING id"};
 
 int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
                              int64_t *worker_id, int64_t *device_class_id) {
@@ -470,11 +475,16 @@ int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
   char dcs[24], slots[16];
   snprintf(dcs, sizeof dcs, "%lld", (long long)dc_id);
   snprintf(slots, sizeof slots, "%u", (unsigned)reg->slots);
+  /* The environment (0004): what else its measurements depend on. */
   const char *p[] = {reg->name,        reg->hostname ? reg->hostname : "",
                      dcs,              reg->device_json,
-                     kinds.p,          slots};
+                     kinds.p,          slots,
+                     reg->harness_build ? reg->harness_build : "",
+                     reg->toolchain ? reg->toolchain : "",
+                     reg->driver ? reg->driver : "",
+                     reg->runtime ? reg->runtime : ""};
   PGresult *r;
-  if ((rc = kf_store__exec(s, &ST_WORKER_INSERT, 6, p, false, &r)))
+  if ((rc = kf_store__exec(s, &ST_WORKER_INSERT, 10, p, false, &r)))
     goto rollback;
   int64_t wid = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
   PQclear(r);

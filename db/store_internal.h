@@ -67,6 +67,15 @@ typedef enum {
   KF_STMT_CAMP_SCHEDULE,
   KF_STMT_CAMP_PROPOSE_CHECK,
   KF_STMT_CAMP_PROPOSE,
+  /* db/store_campaign.c: measurement identity and the showdown (0004) */
+  KF_STMT_CAMP_CANDS,
+  KF_STMT_CAMP_CONCLUDE,
+  KF_STMT_SD_BEGIN,
+  KF_STMT_SD_CREATE,
+  KF_STMT_SD_LIST,
+  KF_STMT_SD_RECORD,
+  KF_STMT_SD_ENTRIES,
+  KF_STMT_SD_CANCEL,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
