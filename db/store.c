@@ -26,6 +26,7 @@
 #include <libpq-fe.h>
 
 #include <assert.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,7 +318,9 @@ static int kf_store__params(kf_store *s, const char *sql, int n,
   return 0;
 }
 
-int kf_store_migrate(kf_store *s) {
+int kf_store_migrate(kf_store *s) { return kf_store__migrate_to(s, INT_MAX); }
+
+int kf_store__migrate_to(kf_store *s, int max_version) {
   int rc = kf_store__ready(s);
   if (rc) return rc;
   if ((rc = kf_store__begin(s))) return rc;
@@ -343,7 +346,7 @@ int kf_store_migrate(kf_store *s) {
   PQclear(r);
   for (unsigned i = 0; i < kf_migrations_count; i++) {
     const kf_migration *m = &kf_migrations[i];
-    if (m->version <= have) continue;
+    if (m->version <= have || m->version > max_version) continue;
     /* Our own embedded, multi-statement text: the one place that needs
      * the simple query protocol.  It runs inside our transaction, so a
      * failing migration takes every earlier one of this call with it. */

@@ -156,6 +156,9 @@ void kf_store__arr_f64(kf_store__buf *b, double v, bool zero_null);
  * 0 or KF_EUNAVAIL / KF_EDB. */
 int kf_store__admin_exec(kf_store *s, const char *sql, char *out,
                          size_t outlen);
+/* kf_store_migrate, but only the migrations numbered up to max_version:
+ * tests build a database as an older release left it. */
+int kf_store__migrate_to(kf_store *s, int max_version);
 /* The server process id of the store's connection (0 when none). */
 int kf_store__backend_pid(const kf_store *s);
 
