@@ -4,16 +4,23 @@
  * evaluations: what the search (coordinator/search.c) and the campaign
  * RPCs read and write.
  *
- * The dedupe rule lives in the schema (eval_keys_once, 0002): this file
- * never decides on its own that a key is free, it inserts and lets the
- * unique index say no.  Hashes are computed by PostgreSQL (sha256()), so
- * the coordinator needs no crypto library and every writer agrees on them.
+ * The dedupe rule lives in the schema (eval_keys_once: once per campaign
+ * since 0004): this file never decides on its own that a key is free, it
+ * inserts and lets the unique index say no.  Source and reference hashes
+ * are computed by PostgreSQL (sha256()), so every writer agrees on them;
+ * the spec's canonical hash comes from common/spec.c.
  *
  * Evaluations are measured by kf_store_report (store_tasks.c), in the
  * transaction that accepts the report.  The one evaluation written here
- * is a reuse (0003): kf_store_schedule copies another campaign's measured
- * evaluation of the same key into this campaign, with task_id NULL and
- * reused_from naming the original, instead of creating a task.
+ * is a reuse (0003, 0004): kf_store_schedule aggregates the measurements
+ * of another campaign's key with the same identity into this campaign,
+ * with task_id NULL and reused_from naming the latest, instead of
+ * creating a task.
+ *
+ * The ranking (KF_RANKED_SQL) is written once and read by the top list,
+ * GetBest and the status's best, so they cannot disagree.  The showdown's
+ * rows (showdowns, showdown_entries) are written here for
+ * coordinator/showdown.c.
  *
  * Rows come back as one allocation: the struct array first, then every
  * string it points to.  Reads are single statements (no BEGIN); writes

@@ -2,15 +2,15 @@
 /*
  * tests/unit/test-store-campaign.c -- campaigns in the store and the search
  * that drives them (coordinator/search.c, stepped here without a server):
- * migration 0002, the once-per-(source, flags, class) rule across
- * campaigns, reuse of another campaign's evaluations (0003), one
- * evaluation per eval task whatever the reports, and the search's knobs,
- * dedupe, outstanding limit, stop rules and resumption over a fresh
- * connection.
+ * migration 0002, the once-per-(source, flags, class) rule within a
+ * campaign and, through reuse, across campaigns of one problem and
+ * environment (0003; what else the identity holds: test-store-identity),
+ * one evaluation per eval task whatever the reports, and the search's
+ * knobs, dedupe, outstanding limit, stop rules and resumption over a
+ * fresh connection.  The workers here do not run showdown tasks, so a
+ * stopped search ends the campaign at once (test-store-showdown).
  *
- * A "worker" here is the store API used by hand: lease the eval tasks,
- * decode their EvalRequest, answer with an EvalResult whose time is a
- * function of the knobs.
+ * The "worker" is test-campaign-fixture.h's: the store API used by hand.
  */
 #include "test-store-fixture.h"
 
