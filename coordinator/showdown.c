@@ -326,7 +326,8 @@ static int record_done(kf_store *s, const kf_showdown_row *w) {
     }
     for (size_t i = 0; i < r->n_entries; i++) {
       const Kernelfleet__ShowdownTiming *t = r->entries[i];
-      /* An outcome we do not know is not ok: it loses its place. */
+      /* An outcome we do not know, or ok without a time, is no judgement
+       * of the candidate: infra_error, which keeps its place. */
       int outc = kf_outcome_name((int)t->outcome) ? (int)t->outcome
                                                   : KF_OUTCOME_INFRA_ERROR;
       if (outc == KF_OUTCOME_OK && !(t->time_ns_median > 0))
@@ -431,7 +432,7 @@ static int finish_campaign(kf_store *s, const kf_campaign *c,
       break;
     }
   if (!from_sd && !strcmp(text, "done"))
-    snprintf(text, sizeof text, "done: no candidate passed it%s", tail);
+    snprintf(text, sizeof text, "done: no candidate re-timed ok%s", tail);
   rc = conclude(s, c, NULL, best ? best->candidate_id : 0, from_sd, text, st);
   free(bests);
   kf_store_list_free(rank);

@@ -429,8 +429,9 @@ typedef enum {
   KF_EVALS_FAILURES,    /* outcome not ok, newest first */
   /* The ranking: ok only; best_candidate_id first, then candidates whose
    * showdown re-timed them ok (by the showdown's speedup), then the rest
-   * by speedup; a candidate that failed its showdown is left out.  Rows
-   * with a showdown carry its numbers (showdown true). */
+   * by speedup; a candidate that failed its showdown (any outcome but ok
+   * and infra_error) is left out.  Rows with a showdown carry its numbers
+   * (showdown true). */
   KF_EVALS_BEST,
 } kf_evals_order;
 
@@ -596,7 +597,8 @@ void kf_store_showdown_list_free(kf_showdown_list *l);
 /* One candidate's showdown timing (proto ShowdownTiming). */
 typedef struct {
   int64_t candidate_id;
-  int outcome;                  /* kf_outcome; not ok: it loses its place */
+  int outcome;                  /* kf_outcome; not ok: it loses its place,
+                                 * but for infra_error (not judged) */
   const char *stage, *reason;   /* may be NULL */
   double time_ns_median;        /* ns; 0 unknown */
   double time_ns_spread;

@@ -110,7 +110,9 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
 /* The ranking (KF_EVALS_BEST, kf_store_best, the counts' best): a
  * campaign's ok evaluations joined to the entry of a finished showdown of
  * their class, if any (x).  A candidate the showdown re-timed ok shows the
- * showdown's numbers (column 32 true); one that failed it is left out.
+ * showdown's numbers (column 32 true); one that failed it is left out --
+ * unless it failed for the worker's reasons (infra_error: it was not
+ * judged), which leaves it its search numbers.
  * Order: best_candidate_id, then showdown rows, then by speedup (column
  * 24), then by time (20). */
 #define KF_SD(col) " CASE WHEN x.outcome = 'ok' THEN x." col " ELSE e." col " END"
@@ -135,7 +137,7 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
   "  AND se.candidate_id = e.candidate_id AND s.state = 'done'"            \
   "  AND se.outcome IS NOT NULL) x ON true"                                \
   " WHERE e.campaign_id = $1::bigint AND e.outcome = 'ok'"                  \
-  " AND (x.outcome IS NULL OR x.outcome = 'ok')"                            \
+  " AND (x.outcome IS NULL OR x.outcome IN ('ok', 'infra_error'))"         \
   " ORDER BY COALESCE(e.candidate_id = k.best_candidate_id, false) DESC,"   \
   " 32 DESC, 24 DESC NULLS LAST, 20, e.id LIMIT " limit
 

@@ -353,8 +353,9 @@ static void all_fail_falls_back_to_the_rest(void **state) {
   kf_store_grant_free(g);
   step(cid);
   assert_string_equal(state_of(cid),
-                      "done: budget_evals reached [done: no candidate passed"
-                      " it; the best comes from the aggregated ranking]");
+                      "done: budget_evals reached [done: no candidate"
+                      " re-timed ok; the best comes from the aggregated"
+                      " ranking]");
   int64_t best = tdb_int("SELECT best_candidate_id FROM campaigns");
   assert_true(best > 0);
   assert_true(best != tm[0].candidate_id && best != tm[1].candidate_id);
@@ -363,6 +364,44 @@ static void all_fail_falls_back_to_the_rest(void **state) {
   assert_int_equal(b->v[0].candidate_id, best);
   assert_false(b->v[0].showdown);
   kf_store_list_free(b);
+  kernelfleet__showdown_request__free_unpacked(rq, NULL);
+}
+
+/* An entry the worker could not judge (infra_error) is no verdict on the
+ * candidate: it keeps its place with the search's numbers. */
+static void infra_error_keeps_place(void **state) {
+  (void)state;
+  int64_t w = 0, dc = 0;
+  int64_t cid = to_showdown(&w, &dc, 6, 2);
+  Kernelfleet__ShowdownRequest *rq = NULL;
+  kf_lease_grant *g = lease_showdown(w, dc, &rq);
+  assert_int_equal(rq->n_entries, 2);
+  Kernelfleet__ShowdownTiming tm[2], *tp[2];
+  for (int i = 0; i < 2; i++) {
+    kernelfleet__showdown_timing__init(&tm[i]);
+    tm[i].candidate_id = rq->entries[i]->candidate_id;
+    tm[i].outcome = KERNELFLEET__OUTCOME__OUTCOME_INFRA_ERROR;
+    tm[i].reason = "runner died";
+    tp[i] = &tm[i];
+  }
+  Kernelfleet__ShowdownResult res = KERNELFLEET__SHOWDOWN_RESULT__INIT;
+  res.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+  res.n_entries = 2;
+  res.entries = tp;
+  answer(w, &g->tasks[0], KF_OUTCOME_OK, &res);
+  kf_store_grant_free(g);
+  int64_t search_best = tdb_int("SELECT best_candidate_id FROM campaigns");
+  step(cid);
+  assert_int_equal(tdb_int("SELECT best_candidate_id FROM campaigns"),
+                   search_best);
+  assert_int_equal(search_best, tm[0].candidate_id);
+  kf_cand_list *rank = NULL;
+  assert_int_equal(kf_store_evaluations(tdb.s, cid, KF_EVALS_BEST, 0, &rank),
+                   0);
+  assert_int_equal(rank->n, 6);
+  assert_int_equal(rank->v[0].candidate_id, search_best);
+  for (size_t i = 0; i < rank->n; i++) assert_false(rank->v[i].showdown);
+  kf_store_list_free(rank);
   kernelfleet__showdown_request__free_unpacked(rq, NULL);
 }
 
@@ -436,6 +475,7 @@ int main(void) {
       cmocka_unit_test_setup(showdown_task_failures, tdb_setup),
       cmocka_unit_test_setup(showdown_without_worker, tdb_setup),
       cmocka_unit_test_setup(all_fail_falls_back_to_the_rest, tdb_setup),
+      cmocka_unit_test_setup(infra_error_keeps_place, tdb_setup),
       cmocka_unit_test_setup(stop_during_showdown, tdb_setup),
       cmocka_unit_test_setup(resumes_in_showdown, tdb_setup),
   };
