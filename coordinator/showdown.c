@@ -456,7 +456,9 @@ int kf_search__showdown_step(kf_store *s, const kf_search_opts *o,
                                               : "the showdown task failed",
                          false);
       changed = true;
-    } else if (!strcmp(w->task_state, "queued") && w->showdown_workers == 0) {
+    } else if (!strcmp(w->task_state, "queued") && w->showdown_workers == 0 &&
+               w->age_ms > 4ull * o->alive_ms + SHOWDOWN_SLACK_MS) {
+      /* Not at once: a worker that restarts is missing for a while. */
       rc = record_failed(s, w, "no alive worker of the class runs showdown"
                          " tasks", true);
       changed = true;

@@ -310,6 +310,12 @@ static void showdown_without_worker(void **state) {
                       "showdown: budget_evals reached");
   tdb_sql("UPDATE workers SET last_seen = now() - interval '1 hour'"
           " WHERE name = 'w2'");
+  /* Not at once: a restarting worker is missing for a while. */
+  step(c2);
+  assert_string_equal(tdb_text("SELECT state FROM campaigns WHERE id = %lld",
+                               (long long)c2),
+                      "showdown");
+  tdb_sql("UPDATE showdowns SET created_at = now() - interval '1 hour'");
   step(c2);
   assert_non_null(strstr(state_of(c2), "[failed: device class"));
   assert_non_null(strstr(state_of(c2), "no alive worker of the class runs"
@@ -405,6 +411,32 @@ static void infra_error_keeps_place(void **state) {
   kernelfleet__showdown_request__free_unpacked(rq, NULL);
 }
 
+/* A showdown that does not end in time (every attempt's deadline and the
+ * time to notice a lost lease) fails, and its task is taken back. */
+static void showdown_deadline(void **state) {
+  (void)state;
+  int64_t w = 0, dc = 0;
+  int64_t cid = to_showdown(&w, &dc, 6, 0);
+  Kernelfleet__ShowdownRequest *rq = NULL;
+  kf_lease_grant *g = lease_showdown(w, dc, &rq); /* and never answered */
+  kernelfleet__showdown_request__free_unpacked(rq, NULL);
+  assert_int_equal(step(cid).running, 1);
+  tdb_sql("UPDATE showdowns SET created_at = now() - interval '1 day'");
+  step(cid);
+  assert_non_null(strstr(state_of(cid), "[failed: device class"));
+  assert_non_null(strstr(state_of(cid), "the showdown did not end within"));
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE kind ="
+                           " 'showdown' AND state = 'failed' AND lease_owner"
+                           " IS NULL"), 1);
+  /* Its late answer is refused. */
+  kf_report rep = {.worker_id = w, .task_id = g->tasks[0].task_id,
+                   .attempt = g->tasks[0].attempt, .outcome = KF_OUTCOME_OK};
+  kf_verdict v;
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  assert_int_equal(v, KF_VERDICT_STALE);
+  kf_store_grant_free(g);
+}
+
 /* Stopped during its showdown: stopped, the showdown failed, its task
  * cancelled. */
 static void stop_during_showdown(void **state) {
@@ -476,6 +508,7 @@ int main(void) {
       cmocka_unit_test_setup(showdown_without_worker, tdb_setup),
       cmocka_unit_test_setup(all_fail_falls_back_to_the_rest, tdb_setup),
       cmocka_unit_test_setup(infra_error_keeps_place, tdb_setup),
+      cmocka_unit_test_setup(showdown_deadline, tdb_setup),
       cmocka_unit_test_setup(stop_during_showdown, tdb_setup),
       cmocka_unit_test_setup(resumes_in_showdown, tdb_setup),
   };
