@@ -19,11 +19,23 @@ if(KF_CUDA AND NOT CUDAToolkit_FOUND)
 endif()
 
 set(KF_HARNESS_CUDA_SOURCES
-  ${CMAKE_SOURCE_DIR}/harness/eval_cuda.c
-  ${CMAKE_SOURCE_DIR}/harness/cuda_compile.c
-  ${CMAKE_SOURCE_DIR}/harness/cuda_usage.c
-  ${CMAKE_SOURCE_DIR}/harness/elfcheck_cuda.c
-  ${CMAKE_SOURCE_DIR}/harness/cuda_info_cmd.c)
+  ${CMAKE_SOURCE_DIR}/harness/cuda/backend.c
+  ${CMAKE_SOURCE_DIR}/harness/cuda/compile.c
+  ${CMAKE_SOURCE_DIR}/harness/cuda/usage.c
+  ${CMAKE_SOURCE_DIR}/harness/cuda/elfcheck.c
+  ${CMAKE_SOURCE_DIR}/harness/cuda/info_cmd.c)
+
+# The runner's own device code (input draws, canaries, digests) is built
+# for every GPU generation a worker may have, plus PTX for later ones.
+if(KF_CUDA)
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80-real 90-real 100-real 120-real 120-virtual)
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER)
+    set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+  endif()
+  enable_language(CUDA)
+endif()
 
 # Called after kf-harness exists.
 macro(kf_harness_cuda_targets)
@@ -34,17 +46,20 @@ macro(kf_harness_cuda_targets)
   if(KF_CUDA)
     message(STATUS "KernelFleet: CUDA backend on (CUDA ${CUDAToolkit_VERSION}, "
                    "${CUDAToolkit_NVCC_EXECUTABLE})")
-    add_executable(kf-harness-cuda harness/cuda_main.c harness/cuda_runner.c
-      harness/sandbox.c harness/cuda_filter.c
-      harness/cuda_info.c)
-    target_include_directories(kf-harness-cuda PRIVATE
-      ${CMAKE_SOURCE_DIR}/harness)
+    add_executable(kf-harness-cuda harness/cuda/main.c harness/cuda/runner.c
+      harness/core/sandbox.c harness/cuda/filter.c harness/cuda/cupti.c
+      harness/cuda/info.c harness/cuda/kernels.cu)
+    target_include_directories(kf-harness-cuda PRIVATE ${KF_HARNESS_INCLUDES})
+    # one runtime instance with the candidates (built -cudart shared)
+    set_target_properties(kf-harness-cuda PROPERTIES
+      CUDA_RUNTIME_LIBRARY Shared)
     # Like kf-harness-runner: no sanitizers under seccomp and rlimits, and
     # the code timed is the candidate's, not ASan's.
-    target_compile_options(kf-harness-cuda PRIVATE -fno-sanitize=all)
+    target_compile_options(kf-harness-cuda PRIVATE
+      $<$<COMPILE_LANGUAGE:C>:-fno-sanitize=all>)
     target_link_options(kf-harness-cuda PRIVATE -fno-sanitize=all)
-    target_link_libraries(kf-harness-cuda PRIVATE CUDA::cudart
-      ${CMAKE_DL_LIBS})
+    target_link_libraries(kf-harness-cuda PRIVATE CUDA::cudart CUDA::cupti
+      CUDA::cuda_driver ${CMAKE_DL_LIBS})
     add_dependencies(kf-harness kf-harness-cuda)
   else()
     message(STATUS "KernelFleet: CUDA backend off (no kf-harness-cuda; CUDA "

@@ -954,9 +954,7 @@ bool kf_spec_within_tol(const kf_spec *s, kf_dtype dt, double got,
     return s->allow_nan && isnan(got) && isnan(want);
   if (isinf(got) || isinf(want)) return s->allow_nan && got == want;
   if ((unsigned)dt >= KF_DT_COUNT) return false;
-  const kf_tol *t = &s->tol[dt];
-  double diff = got > want ? got - want : want - got;
-  return diff <= t->atol + t->rtol * (want < 0 ? -want : want);
+  return kf_tol_ok(&s->tol[dt], got, want);
 }
 
 /* ---- canonical hash -------------------------------------------------- */

@@ -160,6 +160,14 @@ const kf_spec_template *kf_spec_template_find(const kf_spec *s,
 char *kf_spec_size_format(const kf_spec *s, const kf_size *size, char *buf,
                           size_t len);
 
+/* The tolerance inequality for finite values, |got - want| <= atol +
+ * rtol * |want|: the one place it is written.  kf_spec_within_tol adds the
+ * NaN/Inf rules; the harness's comparison loops inline this. */
+static inline bool kf_tol_ok(const kf_tol *t, double got, double want) {
+  double diff = got > want ? got - want : want - got;
+  return diff <= t->atol + t->rtol * (want < 0 ? -want : want);
+}
+
 /* The one definition of "close enough", shared by the harness and tests:
  * |got - want| <= atol + rtol * |want| with the tolerance of dtype DT.
  * NaN/Inf: with allow_nan, a NaN matches a NaN and an Inf the Inf of the

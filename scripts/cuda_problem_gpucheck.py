@@ -69,7 +69,7 @@ def ev(expr, size):
 
 def compile_one(src, defs, out):
     cmd = [NVCC, "-O3", ARCH, "-cudart", "shared", "-Xcompiler", "-fPIC",
-           "-shared", "-I" + os.path.join(ROOT, "harness")]
+           "-shared", "-I" + os.path.join(ROOT, "harness", "core")]
     cmd += ["-D%s=%s" % kv for kv in defs] + [src, "-o", out]
     r = subprocess.run(cmd, capture_output=True, text=True)
     return r.returncode, r.stderr

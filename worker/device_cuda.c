@@ -152,6 +152,8 @@ int kf_device_cuda_detect(kf_device *d, int index, char *why, size_t whylen) {
   d->info.runtime_version = d->runtime;
   d->info.compiler = d->compiler;
   d->info.copy_gbps = num(j, "copy_gbps");
+  d->info.read_gbps = num(j, "read_gbps");
+  d->info.write_gbps = num(j, "write_gbps");
   d->info.peak_gflops = num(j, "peak_gflops");
   if (!*d->model || !major) {
     snprintf(why, whylen, "cuda-info gave no device name or compute "
@@ -196,11 +198,13 @@ static void cuda_eval_args(const kf_device *d) {
 static int setup_cpu(kf_device *d) {
   kf_device_cpu_detect(d);
   d->cuda_index = -1;
-  double gbps, gflops;
-  if (kf_task_eval_ceilings(&gbps, &gflops) == 0) {
-    d->info.copy_gbps = gbps;
-    d->info.peak_gflops = gflops;
-    kf_task_eval_set_ceilings(gbps, gflops);
+  kf_ceilings c;
+  if (kf_task_eval_ceilings(&c) == 0) {
+    d->info.copy_gbps = c.copy_gbps;
+    d->info.read_gbps = c.read_gbps;
+    d->info.write_gbps = c.write_gbps;
+    d->info.peak_gflops = c.gflops;
+    kf_task_eval_set_ceilings(&c);
   }
   kf_task_eval_set_device(&d->dc, &d->info);
   return 0;
@@ -252,7 +256,11 @@ static int setup(kf_device *d, const char *which, char *why, size_t whylen) {
     kf_log(KF_LOG_WARN, "device auto: %s; using the CPU", why);
     return setup_cpu(d);
   }
-  kf_task_eval_set_ceilings(d->info.copy_gbps, d->info.peak_gflops);
+  kf_ceilings c = {.copy_gbps = d->info.copy_gbps,
+                   .read_gbps = d->info.read_gbps,
+                   .write_gbps = d->info.write_gbps,
+                   .gflops = d->info.peak_gflops};
+  kf_task_eval_set_ceilings(&c);
   cuda_eval_args(d);
   kf_task_eval_set_device(&d->dc, &d->info);
   return 0;

@@ -54,7 +54,7 @@
 #define DEFAULT_TIMEOUT_MS (10u * 60u * 1000u)
 #define MAX_RESULT (16u << 20)
 
-static double g_copy_gbps, g_gflops; /* written once before tasks run */
+static kf_ceilings g_ceil; /* written once before tasks run */
 static char g_dev_args[8][PATH_MAX]; /* likewise: device arguments */
 static int g_n_dev_args;
 static const Kernelfleet__DeviceClass *g_dc; /* likewise: into results */
@@ -72,10 +72,7 @@ void kf_task_eval_set_device(const Kernelfleet__DeviceClass *dc,
   g_info = info;
 }
 
-void kf_task_eval_set_ceilings(double copy_gbps, double gflops) {
-  g_copy_gbps = copy_gbps;
-  g_gflops = gflops;
-}
+void kf_task_eval_set_ceilings(const kf_ceilings *c) { g_ceil = *c; }
 
 typedef struct {
   pid_t pid;
@@ -250,12 +247,17 @@ static int reap(child *c) {
   return st;
 }
 
-int kf_task_eval_ceilings(double *copy_gbps, double *gflops) {
+static double num_or0(const cJSON *j, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+  return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
+
+int kf_task_eval_ceilings(kf_ceilings *out) {
   char exe[PATH_MAX + 16], why[256];
   kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
   char *argv[] = {exe, "ceilings", NULL};
   child c;
-  *copy_gbps = *gflops = 0;
+  memset(out, 0, sizeof *out);
   if (spawn_harness(argv, false, false, &c, why, sizeof why)) {
     kf_log(KF_LOG_WARN, "ceilings: %s; eval tasks will fail", why);
     return -1;
@@ -272,11 +274,14 @@ int kf_task_eval_ceilings(double *copy_gbps, double *gflops) {
   int rc = -1;
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && cJSON_IsNumber(g) &&
       cJSON_IsNumber(f)) {
-    *copy_gbps = g->valuedouble;
-    *gflops = f->valuedouble;
+    out->copy_gbps = g->valuedouble;
+    out->gflops = f->valuedouble;
+    out->read_gbps = num_or0(j, "read_gbps");
+    out->write_gbps = num_or0(j, "write_gbps");
     rc = 0;
-    kf_log(KF_LOG_INFO, "ceilings: copy %.2f GB/s, FMA %.2f GFLOP/s (one core)",
-           *copy_gbps, *gflops);
+    kf_log(KF_LOG_INFO, "ceilings: copy %.2f GB/s, read %.2f GB/s, write "
+           "%.2f GB/s, FMA %.2f GFLOP/s (one core)", out->copy_gbps,
+           out->read_gbps, out->write_gbps, out->gflops);
   } else {
     kf_log(KF_LOG_WARN, "ceilings: %s gave no numbers (status %d)", exe, st);
   }
@@ -350,9 +355,11 @@ static bool run_harness(kf_task_exec *t, const char *mode,
                         bool *timed_out) {
   char exe[PATH_MAX + 16], why[512];
   kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
-  char gbps[32], gflops[32];
-  snprintf(gbps, sizeof gbps, "--copy-gbps=%.3f", g_copy_gbps);
-  snprintf(gflops, sizeof gflops, "--gflops=%.3f", g_gflops);
+  char gbps[32], rbps[32], wbps[32], gflops[32];
+  snprintf(gbps, sizeof gbps, "--copy-gbps=%.3f", g_ceil.copy_gbps);
+  snprintf(rbps, sizeof rbps, "--read-gbps=%.3f", g_ceil.read_gbps);
+  snprintf(wbps, sizeof wbps, "--write-gbps=%.3f", g_ceil.write_gbps);
+  snprintf(gflops, sizeof gflops, "--gflops=%.3f", g_ceil.gflops);
   const char *tmp = getenv("TMPDIR");
   char work[PATH_MAX], workarg[PATH_MAX + 16];
   snprintf(work, sizeof work, "%s/kf-eval-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -366,9 +373,9 @@ static bool run_harness(kf_task_exec *t, const char *mode,
     return false;
   }
   snprintf(workarg, sizeof workarg, "--workdir=%s", work);
-  char *argv[6 + 8] = {exe, (char *)mode, gbps, gflops, workarg};
-  for (int i = 0; i < g_n_dev_args; i++) argv[5 + i] = g_dev_args[i];
-  argv[5 + g_n_dev_args] = NULL;
+  char *argv[8 + 8] = {exe, (char *)mode, gbps, rbps, wbps, gflops, workarg};
+  for (int i = 0; i < g_n_dev_args; i++) argv[7 + i] = g_dev_args[i];
+  argv[7 + g_n_dev_args] = NULL;
   uint32_t timeout = t->timeout_ms ? t->timeout_ms : DEFAULT_TIMEOUT_MS;
 
   size_t n = t->payload_len;

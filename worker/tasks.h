@@ -72,13 +72,22 @@ int kf_task_eval_identity(void);
 const char *kf_task_eval_harness_build(void);
 const char *kf_task_eval_toolchain(bool cuda);
 
-/* Runs `kf-harness ceilings` once (blocking, ~2 s): 0 with the numbers,
- * -1 (both 0) when the harness is missing or fails.  Call at startup. */
-int kf_task_eval_ceilings(double *copy_gbps, double *gflops);
+/* A device's measured ceilings; 0 where unknown. */
+typedef struct {
+  double copy_gbps;  /* copy, bytes read + written */
+  double read_gbps;  /* read-only streaming */
+  double write_gbps; /* write-only streaming */
+  double gflops;     /* compute */
+} kf_ceilings;
 
-/* Ceilings passed to every eval as --copy-gbps/--gflops; set once, before
- * any task runs. */
-void kf_task_eval_set_ceilings(double copy_gbps, double gflops);
+/* Runs `kf-harness ceilings` once (blocking, a few seconds): 0 with the
+ * numbers, -1 (all 0) when the harness is missing or fails.  Call at
+ * startup. */
+int kf_task_eval_ceilings(kf_ceilings *out);
+
+/* Ceilings passed to every eval as --copy-gbps/--read-gbps/--write-gbps/
+ * --gflops; set once, before any task runs. */
+void kf_task_eval_set_ceilings(const kf_ceilings *c);
 
 /* Extra kf-harness eval arguments for this worker's device (CUDA:
  * --device, --cuda-arch, --gpu-lock); copied; at most 8; set once, before

@@ -85,7 +85,7 @@ def body(c):
           "%s lacks the header or the kernel" % best)
     so = os.path.join(work, "best.so")
     cc = subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-I",
-                         os.path.join(kfcampaign.source_dir(), "harness"),
+                         os.path.join(kfcampaign.source_dir(), "harness", "core"),
                          "-o", so, best], capture_output=True, timeout=60)
     check(cc.returncode == 0, "the best file does not build standalone:\n%s"
           % cc.stderr.decode(errors="replace"))

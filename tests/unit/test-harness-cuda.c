@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#include "cuda_internal.h"
+#include "cuda_eval.h"
 #include "kf_candidate.h"
 #include "test-harness-fixture.h"
 #include "test-nvcc.h"

@@ -41,7 +41,7 @@
 
 #include <cmocka.h>
 
-#include "cuda_filter.h"
+#include "filter.h"
 
 /* What a probe reports through the child's exit status. */
 enum { PROBE_OK = 0, PROBE_SETUP = 90, PROBE_INSTALL = 91, PROBE_WRONG = 92 };

@@ -38,7 +38,7 @@
 
 #include <cmocka.h>
 
-#include "cuda_internal.h"
+#include "cuda_eval.h"
 #include "outcome.h"
 #include "test-nvcc.h"
 
@@ -177,7 +177,7 @@ static int setup(void **state) {
     return -1;
   }
   char from[1024], to[512];
-  snprintf(from, sizeof from, "%s/harness/kf_candidate.h", source_dir());
+  snprintf(from, sizeof from, "%s/harness/core/kf_candidate.h", source_dir());
   snprintf(to, sizeof to, "%s/kf_candidate.h", f->dir);
   if (!copy_file(from, to)) return -1;
   for (int i = 0; i < N_SO; i++) {

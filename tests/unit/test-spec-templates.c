@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "../../harness/kf_candidate.h" /* not on the test include path */
+#include "../../harness/core/kf_candidate.h" /* not on the test include path */
 #include "spec.h"
 
 extern char **environ;
@@ -97,7 +97,7 @@ static int run_cc(char **argv) {
 static void compile(const char *src, char defs[][64], int n_def,
                     const char *out) {
   char inc[1100];
-  snprintf(inc, sizeof inc, "-I%s/harness", source_dir());
+  snprintf(inc, sizeof inc, "-I%s/harness/core", source_dir());
   char *argv[40];
   int n = 0;
   argv[n++] = "cc";

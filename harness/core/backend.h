@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/core/backend.h -- the seam between the evaluation pipeline
+ * (core/pipeline.c, written once) and the backends that build and run
+ * code (harness/cpu: C on this CPU; harness/cuda: CUDA on a GPU).  The
+ * way libuv hides its platforms behind one set of operations, the
+ * pipeline knows a backend only by the table below, and a new backend (a
+ * PyTorch/Triton runner, say) is one more table, not a copy of the
+ * pipeline.
+ *
+ * What the pipeline owns, for every backend: the stages and their order,
+ * the secret seed and every key derived from it, the layout of each
+ * call's buffers, which distributions and sizes are checked, the
+ * comparison with the reference (on host copies of the outputs, never in
+ * a candidate's reach), the determinism check, the timing loop, its
+ * statistics and the roofline floor.  What a backend owns: turning a
+ * source into something loadable, the runner processes (one per side,
+ * each sandboxed), where a side's buffers live (host memory, device
+ * memory) and moving them, and how one call is run and what it is
+ * charged.
+ *
+ * A "side" is one runner: the reference, or one candidate (a showdown has
+ * several).  Every side has a host image of the current layout (`map`,
+ * map_len bytes, a memfd the backend creates at start): a host backend
+ * runs the code on it directly; a device backend keeps the real buffers on
+ * its device and copies between the image and the device in fetch.
+ *
+ * Contract of every operation: it returns 0 or a kf_outcome, with the
+ * reason in the evaluation's why buffer (kf_ev_why).  An outcome from a
+ * side is that side's: the pipeline turns the reference's failures into
+ * SPEC_ERROR.  Once an operation on a side failed, that side's runner is
+ * dead and later operations on it fail with INFRA_ERROR.  All of it runs
+ * on the eval process's one thread.
+ */
+#ifndef KF_HARNESS_BACKEND_H
+#define KF_HARNESS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "internal.h"
+
+typedef struct kf_ev kf_ev;
+
+typedef struct kf_side {
+  char who[48];               /* "reference", "candidate", "candidate 12" */
+  bool is_ref;
+  int64_t candidate_id;
+  const char *source;
+  kf_harness_knob knobs[KF_HARNESS_MAX_KNOBS];
+  int n_knobs;
+  char base[24];              /* file name base in the build directory */
+  char jail[1200];            /* the runner's chroot (only its object) */
+  unsigned char *map;         /* host image, map_len bytes (backend's) */
+  size_t map_len;
+  uint32_t defenses;          /* KF_HARNESS_DEF_* the runner applied */
+  int oc;                     /* a candidate's own failure (showdown) */
+  char stage[16];             /* where it failed */
+  char *why;                  /* its reason (KF_HARNESS_WHY bytes) */
+  void *be;                   /* the backend's state of this side */
+  /* time stage */
+  uint64_t *t;                /* charged ns per repetition */
+  int n_t;
+  uint32_t n_res;             /* compile facts (CUDA: per-kernel resources) */
+  Kernelfleet__KernelResources **res;
+} kf_side;
+
+/* One call of kf_launch on the current layout. */
+typedef struct {
+  const kf_harness_layout *L;
+  const kf_size *size;        /* the params */
+  bool timed;                 /* caches flushed first; the time is charged */
+  uint8_t ws_poison;          /* byte the workspace is filled with */
+  const char *ctx;            /* "size N=1024, distribution wide" */
+} kf_call;
+
+/* The inputs of the current layout, each drawn under its own key. */
+typedef struct {
+  const kf_harness_layout *L;
+  int dist[KF_HARNESS_MAX_T];    /* KF_DIST_* per input */
+  int64_t range[KF_HARNESS_MAX_T];/* INDEX bound per input */
+  uint64_t key[KF_HARNESS_MAX_T];
+} kf_gen;
+
+/* What a side's memory looks like after a call. */
+typedef struct {
+  uint64_t bad;                        /* first changed canary byte (image
+                                          offset), UINT64_MAX: none */
+  uint64_t in_digest[KF_HARNESS_MAX_T];/* digest of each input */
+} kf_probe;
+
+typedef struct kf_backend {
+  const char *name;     /* the spec's backend: "cpu", "cuda" */
+  const char *language; /* the request's language: "c", "cuda" */
+  size_t guard;         /* canary bytes on each side of each buffer */
+  double roof_factor;   /* a time may beat the measured ceilings by this
+                           factor, no more (<= 1.05) */
+  int min_reps;         /* timed repetitions at least */
+
+  /* Creates the backend's eval-wide state (e->bes).  0 or an outcome. */
+  int (*open)(kf_ev *e);
+  /* Compiles every side (sides[0] is the reference) into the build
+   * directory; a candidate's own failure goes into its oc/why/stage and
+   * is not an error of the call.  *facts: what the compile learned, for
+   * the stage reason.  Returns INFRA_ERROR or the reference's outcome. */
+  int (*compile)(kf_ev *e, kf_side **sides, int n, char *facts,
+                 size_t factslen);
+  /* The link check of one candidate side (the reference is trusted:
+   * only moved into its jail).  0, LINK_REJECTED or INFRA_ERROR. */
+  int (*link)(kf_ev *e, kf_side *s, char *facts, size_t factslen);
+  /* Starts a runner per side with an image of map_len bytes (the largest
+   * layout).  Sides that fail get their own oc; returns INFRA_ERROR or the
+   * reference's failure.  *facts: the defenses and resources. */
+  int (*start)(kf_ev *e, kf_side **sides, int n, size_t map_len,
+               char *facts, size_t factslen);
+  /* Canary over everything of L that is not a buffer, in the side's
+   * memory. */
+  int (*prepare)(kf_ev *e, kf_side *s, const kf_harness_layout *L);
+  /* Draws g's inputs into every side's memory (the same bits in each). */
+  int (*gen)(kf_ev *e, kf_side **sides, int n, const kf_gen *g);
+  /* Optional: gets everything of the next call that is not the call
+   * itself done now (a fresh process loaded), so that nothing of this side
+   * competes with another side's timed call. */
+  int (*arm)(kf_ev *e, kf_side *s, const kf_call *c);
+  /* Poisons the outputs and fills the workspace, then runs kf_launch
+   * once; *ns: the time charged (timed calls), which covers all work the
+   * side's process did during the call. */
+  int (*call)(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns);
+  /* Brings regions of the side's memory into its image. */
+  int (*fetch)(kf_ev *e, kf_side *s, const kf_harness_region *r, int n);
+  /* Guards and input digests of the side's memory. */
+  int (*probe)(kf_ev *e, kf_side *s, const kf_harness_layout *L,
+               kf_probe *out);
+  /* Ends the side's runner; NULL-safe, idempotent. */
+  void (*stop)(kf_ev *e, kf_side *s);
+  /* Releases the eval-wide state. */
+  void (*close)(kf_ev *e);
+} kf_backend;
+
+/* The pipeline's state of one evaluation, as backends see it. */
+struct kf_ev {
+  const kf_harness_eval_opts *o;
+  const kf_backend *b;
+  void *bes;                  /* the backend's eval-wide state */
+  kf_spec *spec;
+  const char *reference_source;
+  kf_harness_workdir wd;
+  char why[KF_HARNESS_WHY];   /* the reason of the last failure */
+  const char *mode;           /* "eval", "showdown" */
+  bool cuda;                  /* language cuda */
+};
+
+extern const kf_backend kf_harness_cpu_backend;
+extern const kf_backend kf_harness_cuda_backend;
+
+#endif

@@ -1,0 +1,1025 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/core/pipeline.c -- one evaluation (`kf-harness eval`) or one
+ * showdown (`kf-harness showdown`), stage by stage, the same for every
+ * backend.  Runs in the eval process, which holds the secret seed and the
+ * expected outputs and never runs candidate code: candidates and the
+ * reference run in runners that a backend (core/backend.h) starts.
+ *
+ *   compile      the reference and every candidate (in parallel, as the
+ *                backend can); a candidate's compile error is its result
+ *   link         each candidate's object: imports on the backend's
+ *                allow-list, no load-time code, no writable static state
+ *   load         a runner per side, sandboxed; the reason lists the
+ *                defenses that applied.  Refused before anything is mapped
+ *                when the buffers would not fit this machine's memory
+ *   verify       every check size, and the bench size, x every input
+ *                distribution the spec lists: inputs drawn fresh under keys
+ *                derived from the secret seed, outputs poisoned, the call,
+ *                guards and input digests checked, outputs compared with
+ *                the reference's (core/check.c).  Cases whose expected
+ *                outputs an all-zeros kernel would match are not evidence;
+ *                a problem with no evidence at all is a SPEC_ERROR
+ *   determinism  (spec.deterministic) two runs of the candidate on the
+ *                same inputs into the same buffers, the first run's
+ *                outputs copied out and poisoned over before the second,
+ *                so neither can see the other's; bit for bit
+ *   time         the bench size.  Every repetition draws fresh inputs
+ *                under its own key, cycling through the distributions;
+ *                no call of any side sees a repetition's inputs before its
+ *                timed call (the layout has one input set, redrawn in place
+ *                for each repetition: nothing is drawn ahead).  Each side
+ *                runs once per repetition, timed by its backend (caches
+ *                flushed first; the time covers all the work its process
+ *                did in the call), the order rotating between repetitions;
+ *                every timed output is fetched and compared with the
+ *                reference's on the same inputs, guards and input digests
+ *                checked.  Repetitions go on until every side's median is
+ *                stable (and at least the backend's minimum) or the budget
+ *                is spent.  Then the roofline floor: a median faster than
+ *                roof_factor (<= 1.05) x the best measured ceiling allows
+ *                is TOO_FAST -- timed once more before it is believed, and
+ *                marked timing-dependent either way
+ *
+ * A showdown runs the same stages for several candidates at once (the
+ * verify stage at the bench size only), and a candidate that fails drops
+ * out with its outcome while the others go on.
+ *
+ * Keys: kf_harness__key(seed, stage tag, case or repetition, tensor and
+ * distribution), so every draw is its own.  Failure reporting: a stage
+ * that fails fills its StageResult and the result's outcome, and nothing
+ * later runs.  Machine failures (fork, memfd) are INFRA_ERROR, which the
+ * worker retries; a failure of the reference is SPEC_ERROR.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "err.h"
+#include "harness.h"
+#include "internal.h"
+#include "kernelfleet.pb-c.h"
+#include "log.h"
+#include "outcome.h"
+#include "spec.h"
+#include "util.h"
+
+#define WHY KF_HARNESS_WHY
+#define MAX_REPS 500
+#define MAX_SIDES 17 /* the reference and up to 16 showdown entries */
+#define MAX_REQUEST (256u << 20)
+#define WARM_REPS 2
+#define SHOWDOWN_MIN_REPS 30
+
+/* Stage tags of the draw keys. */
+enum {
+  TAG_VERIFY = 1,
+  TAG_DETERMINISM = 2,
+  TAG_WARM = 3,
+  TAG_TIME = 4,
+  TAG_RETIME = 5,
+};
+
+typedef struct {
+  kf_ev e;                   /* what the backend sees */
+  uint64_t seed;
+  kf_harness_stages st;
+  kf_side *sides[MAX_SIDES]; /* [0] is the reference */
+  int n;
+  bool showdown;
+  int dists[KF_DIST_COUNT], n_dists;
+  kf_harness_cmp cmp;        /* verify's errors and evidence */
+  char facts[WHY];           /* a stage's success reason */
+  /* time stage */
+  int reps;
+  int timed_dists;
+  uint64_t t_start_ms;
+  double ceil_gbps, ceil_gflops;
+  bool timing_dependent;
+  int min_reps;              /* the request's, 0: the options' */
+  uint64_t *tmp;
+} pl;
+
+/* ------------------------------------------------------------- sides */
+
+static kf_side *side_new(pl *p, const char *who, bool is_ref) {
+  kf_side *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->why = calloc(1, WHY);
+  s->t = calloc(MAX_REPS, sizeof *s->t);
+  if (!s->why || !s->t) {
+    free(s->why);
+    free(s->t);
+    free(s);
+    return NULL;
+  }
+  kf_strlcpy(s->who, who, sizeof s->who);
+  s->is_ref = is_ref;
+  if (is_ref) kf_strlcpy(s->base, "reference", sizeof s->base);
+  else if (p->showdown) snprintf(s->base, sizeof s->base, "cand%d", p->n);
+  else kf_strlcpy(s->base, "candidate", sizeof s->base);
+  p->sides[p->n++] = s;
+  return s;
+}
+
+static void sides_free(pl *p) {
+  for (int i = 0; i < p->n; i++) {
+    kf_side *s = p->sides[i];
+    if (p->e.b) p->e.b->stop(&p->e, s);
+    free(s->why);
+    free(s->t);
+    free(s);
+  }
+  p->n = 0;
+}
+
+/* The candidates still in the running. */
+static int active(pl *p, kf_side **out) {
+  int k = 0;
+  for (int i = 1; i < p->n; i++)
+    if (!p->sides[i]->oc) out[k++] = p->sides[i];
+  return k;
+}
+
+/* A side failed in `ctx`; the reason is in e.why.  The reference's failure
+ * ends everything (SPEC_ERROR, or INFRA_ERROR); a candidate's is its own
+ * and the caller goes on with the others.  Returns the reference's
+ * outcome, else 0. */
+static int failed(pl *p, kf_side *s, int oc, const char *ctx) {
+  char tmp[WHY];
+  if (s->is_ref) {
+    snprintf(tmp, sizeof tmp, "%.300s%sreference failed: %.1700s",
+             ctx ? ctx : "", ctx ? ": " : "", p->e.why);
+    kf_strlcpy(p->e.why, tmp, WHY);
+    return oc == KF_OUTCOME_INFRA_ERROR ? oc : KF_OUTCOME_SPEC_ERROR;
+  }
+  if (ctx) snprintf(tmp, sizeof tmp, "%.300s: %.1700s", ctx, p->e.why);
+  else kf_strlcpy(tmp, p->e.why, sizeof tmp);
+  s->oc = oc;
+  kf_strlcpy(s->stage, p->st.names[p->st.n - 1], sizeof s->stage);
+  kf_strlcpy(s->why, tmp, WHY);
+  kf_log(KF_LOG_INFO, "%s: %s in %s: %s", s->who, kf_outcome_name(oc),
+         s->stage, tmp);
+  return 0;
+}
+
+/* Ends a stage: with the first failed candidate's outcome when no
+ * candidate is left (an eval has one), else ok with facts. */
+static int stage_done(pl *p, int ref_oc) {
+  if (ref_oc) return kf_harness__stage_end(&p->st, ref_oc, p->e.why);
+  kf_side *act[MAX_SIDES];
+  if (active(p, act) == 0) {
+    for (int i = 1; i < p->n; i++)
+      if (!strcmp(p->sides[i]->stage, p->st.names[p->st.n - 1]))
+        return kf_harness__stage_end(&p->st, p->sides[i]->oc,
+                                     p->sides[i]->why);
+    return kf_harness__stage_end(&p->st, KF_OUTCOME_INFRA_ERROR,
+                                 "no candidate left");
+  }
+  return kf_harness__stage_end(&p->st, 0, p->facts);
+}
+
+static void size_str(const pl *p, const kf_size *sz, char *buf, size_t len) {
+  kf_spec_size_format(p->e.spec, sz, buf, len);
+}
+
+static uint64_t key_of(pl *p, int tag, uint64_t n, int input, int dist) {
+  return kf_harness__key(p->seed, (uint64_t)tag, n,
+                         (uint64_t)input | (uint64_t)dist << 8);
+}
+
+/* The draw of one case: every input under its own key. */
+static int make_gen(pl *p, const kf_harness_layout *L, int dist, int tag,
+                    uint64_t n, kf_gen *g) {
+  memset(g, 0, sizeof *g);
+  g->L = L;
+  for (int i = 0; i < L->n_in; i++) {
+    const kf_spec_tensor *t = &p->e.spec->inputs[i];
+    int d = kf_harness__input_dist(t, dist);
+    int oc = kf_harness__input_range(p->e.spec, t, d, &L->size, &g->range[i],
+                                     p->e.why, WHY);
+    if (oc) return oc;
+    g->dist[i] = d;
+    g->key[i] = key_of(p, tag, n, i, d);
+  }
+  return 0;
+}
+
+/* --------------------------------------------------------- one case */
+
+/* The outputs of side s in its image. */
+static void outputs_of(const kf_side *s, const kf_harness_layout *L,
+                       const unsigned char **o) {
+  for (int j = 0; j < L->n_out; j++) o[j] = s->map + L->out_off[j];
+}
+
+/* After a candidate's call: its guards and input digests (against the
+ * reference's, same draw), then its outputs against the reference's. */
+static int judge(pl *p, kf_side *s, const kf_harness_layout *L,
+                 const kf_probe *ref_probe, const char *ctx,
+                 kf_harness_cmp *acc) {
+  const kf_backend *b = p->e.b;
+  kf_harness_region r[KF_HARNESS_MAX_T];
+  int nr = kf_harness__output_regions(L, r);
+  int oc = b->fetch(&p->e, s, r, nr);
+  if (oc) return failed(p, s, oc, ctx);
+  kf_probe pr;
+  if ((oc = b->probe(&p->e, s, L, &pr))) return failed(p, s, oc, ctx);
+  if (pr.bad != UINT64_MAX) {
+    oc = kf_harness__guard_reason(p->e.spec, L, pr.bad, ctx, p->e.why, WHY);
+    return failed(p, s, oc, NULL);
+  }
+  for (int i = 0; i < L->n_in; i++)
+    if (pr.in_digest[i] != ref_probe->in_digest[i]) {
+      snprintf(p->e.why, WHY, "%s: wrote into input '%s'", ctx,
+               p->e.spec->inputs[i].name);
+      return failed(p, s, KF_OUTCOME_OUT_OF_BOUNDS, NULL);
+    }
+  const unsigned char *got[KF_HARNESS_MAX_T], *want[KF_HARNESS_MAX_T];
+  outputs_of(s, L, got);
+  outputs_of(p->sides[0], L, want);
+  oc = kf_harness__compare(p->e.spec, L, got, want, ctx, acc, p->e.why, WHY);
+  if (oc == KF_OUTCOME_SPEC_ERROR) return oc; /* the reference's fault */
+  if (oc) return failed(p, s, oc, NULL);
+  return 0;
+}
+
+/* The reference's half of a case: call, fetch, probe.  0 or its failure
+ * (already turned into SPEC_ERROR/INFRA_ERROR with the reason). */
+static int ref_run(pl *p, const kf_call *c, uint64_t *ns, kf_probe *pr) {
+  const kf_backend *b = p->e.b;
+  kf_side *r = p->sides[0];
+  kf_harness_region rg[KF_HARNESS_MAX_T];
+  int nr = kf_harness__output_regions(c->L, rg);
+  uint64_t t = 0;
+  int oc = b->call(&p->e, r, c, ns ? ns : &t);
+  if (!oc) oc = b->fetch(&p->e, r, rg, nr);
+  if (!oc) oc = b->probe(&p->e, r, c->L, pr);
+  if (!oc && pr->bad != UINT64_MAX) {
+    kf_harness__guard_reason(p->e.spec, c->L, pr->bad, "", p->e.why, WHY);
+    oc = KF_OUTCOME_OUT_OF_BOUNDS;
+  }
+  return oc ? failed(p, r, oc, c->ctx) : 0;
+}
+
+/* Every side ready for call c (backends with an arm step), so that no
+ * side's set-up competes with another's timed call.  Returns the
+ * reference's failure, else 0. */
+static int arm_all(pl *p, kf_side **all, int n, const kf_call *c) {
+  if (!p->e.b->arm) return 0;
+  for (int k = 0; k < n; k++) {
+    if (all[k]->oc) continue;
+    int oc = p->e.b->arm(&p->e, all[k], c);
+    if (oc && (oc = failed(p, all[k], oc, c->ctx))) return oc;
+  }
+  return 0;
+}
+
+/* One untimed case on every active candidate: draw, reference, each
+ * candidate, judged.  Returns the reference's failure, else 0. */
+static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
+                    uint64_t n, const char *ctx, kf_harness_cmp *acc) {
+  const kf_backend *b = p->e.b;
+  kf_side *act[MAX_SIDES];
+  int na = active(p, act);
+  kf_side *all[MAX_SIDES];
+  all[0] = p->sides[0];
+  memcpy(all + 1, act, (size_t)na * sizeof *act);
+  kf_call c = {.L = L, .size = &L->size, .ws_poison = (uint8_t)(0x5A ^ n),
+               .ctx = ctx};
+  int oc = arm_all(p, all, na + 1, &c);
+  if (oc) return oc;
+  /* drawn after every side is armed: no process that exists before the
+   * draw sees it except in its call */
+  kf_gen g;
+  if ((oc = make_gen(p, L, dist, tag, n, &g))) return oc;
+  if ((oc = b->gen(&p->e, all, na + 1, &g))) return failed(p, all[0], oc, ctx);
+  kf_probe rp;
+  if ((oc = ref_run(p, &c, NULL, &rp))) return oc;
+  for (int i = 0; i < na; i++) {
+    uint64_t t;
+    if ((oc = b->call(&p->e, act[i], &c, &t))) {
+      failed(p, act[i], oc, ctx);
+      continue;
+    }
+    if ((oc = judge(p, act[i], L, &rp, ctx, acc))) return oc;
+  }
+  return 0;
+}
+
+/* Canary in every side for layout L. */
+static int prepare_all(pl *p, const kf_harness_layout *L, const char *ctx) {
+  for (int i = 0; i < p->n; i++) {
+    kf_side *s = p->sides[i];
+    if (s->oc) continue;
+    int oc = p->e.b->prepare(&p->e, s, L);
+    if (oc && (oc = failed(p, s, oc, ctx))) return oc;
+  }
+  return 0;
+}
+
+static int make_layout(pl *p, const kf_size *sz, kf_harness_layout *L) {
+  uint64_t avail = kf_harness__mem_available();
+  /* every side holds an image, and the eval process reads them all */
+  size_t max = avail ? (size_t)(avail * 7 / 10 / (uint64_t)p->n) : 0;
+  return kf_harness__make_layout(p->e.spec, sz, p->e.b->guard, max, L,
+                                 p->e.why, WHY);
+}
+
+/* ------------------------------------------------------------ stages */
+
+static int do_compile(pl *p) {
+  kf_harness__stage_begin(&p->st, "compile");
+  const kf_backend *b = p->e.b;
+  int oc = kf_harness__workdir_make(&p->e.wd, p->e.o->workdir, p->e.why, WHY);
+  if (!oc) oc = b->open(&p->e);
+  if (oc) return kf_harness__stage_end(&p->st, oc, p->e.why);
+  p->facts[0] = '\0';
+  oc = b->compile(&p->e, p->sides, p->n, p->facts, sizeof p->facts);
+  if (oc) {
+    char tmp[WHY];
+    snprintf(tmp, sizeof tmp, "reference: %.2000s", p->e.why);
+    kf_strlcpy(p->e.why, tmp, WHY);
+    return kf_harness__stage_end(
+        &p->st, oc == KF_OUTCOME_INFRA_ERROR ? oc : KF_OUTCOME_SPEC_ERROR,
+        p->e.why);
+  }
+  for (int i = 1; i < p->n; i++)
+    if (p->sides[i]->oc) kf_strlcpy(p->sides[i]->stage, "compile", 16);
+  return stage_done(p, 0);
+}
+
+static int do_link(pl *p) {
+  kf_harness__stage_begin(&p->st, "link");
+  const kf_backend *b = p->e.b;
+  p->facts[0] = '\0';
+  for (int i = 0; i < p->n; i++) {
+    kf_side *s = p->sides[i];
+    if (s->oc) continue;
+    char facts[WHY] = "";
+    int oc = b->link(&p->e, s, facts, sizeof facts);
+    if (oc) {
+      if ((oc = failed(p, s, oc, NULL))) return stage_done(p, oc);
+      continue;
+    }
+    if (!s->is_ref && !p->facts[0]) kf_strlcpy(p->facts, facts, WHY);
+  }
+  return stage_done(p, 0);
+}
+
+static int do_load(pl *p) {
+  kf_harness__stage_begin(&p->st, "load");
+  const kf_spec *sp = p->e.spec;
+  kf_harness_layout L;
+  size_t need = p->e.b->guard;
+  for (int i = 0; i <= sp->n_check_sizes; i++) {
+    const kf_size *sz = i < sp->n_check_sizes ? &sp->check_sizes[i]
+                                               : &sp->bench_size;
+    int oc = make_layout(p, sz, &L);
+    if (oc) return kf_harness__stage_end(&p->st, oc, p->e.why);
+    if (L.total > need) need = L.total;
+  }
+  kf_side *all[MAX_SIDES];
+  int n = 0;
+  for (int i = 0; i < p->n; i++)
+    if (!p->sides[i]->oc) all[n++] = p->sides[i];
+  p->facts[0] = '\0';
+  int oc = p->e.b->start(&p->e, all, n, need, p->facts, sizeof p->facts);
+  if (oc) return stage_done(p, failed(p, p->sides[0], oc, NULL));
+  for (int i = 1; i < p->n; i++)
+    if (p->sides[i]->oc && !p->sides[i]->stage[0])
+      kf_strlcpy(p->sides[i]->stage, "load", 16);
+  return stage_done(p, 0);
+}
+
+static int do_verify(pl *p) {
+  kf_harness__stage_begin(&p->st, "verify");
+  const kf_spec *sp = p->e.spec;
+  kf_harness__collect_dists(sp, p->dists, &p->n_dists);
+  memset(&p->cmp, 0, sizeof p->cmp);
+  int cases = 0, evidence = 0;
+  /* check sizes, then the bench size unless it is one of them; a showdown
+   * re-verifies at the bench size only (its entries passed the rest) */
+  bool bench_checked = false;
+  for (int si = 0; si < sp->n_check_sizes; si++)
+    bench_checked |= !memcmp(&sp->check_sizes[si], &sp->bench_size,
+                             sizeof(kf_size));
+  int first = p->showdown ? sp->n_check_sizes : 0;
+  int n_sizes = sp->n_check_sizes + (p->showdown || !bench_checked);
+  for (int si = first; si < n_sizes; si++) {
+    const kf_size *sz =
+        si < sp->n_check_sizes ? &sp->check_sizes[si] : &sp->bench_size;
+    kf_harness_layout L;
+    char szs[256];
+    size_str(p, sz, szs, sizeof szs);
+    int oc = make_layout(p, sz, &L);
+    if (oc) return kf_harness__stage_end(&p->st, oc, p->e.why);
+    if ((oc = prepare_all(p, &L, szs))) return stage_done(p, oc);
+    for (int di = 0; di < p->n_dists; di++) {
+      kf_side *act[MAX_SIDES];
+      if (!active(p, act)) return stage_done(p, 0);
+      char ctx[400];
+      snprintf(ctx, sizeof ctx, "size %s, distribution %s", szs,
+               kf_dist_name((kf_dist)p->dists[di]));
+      kf_harness_cmp acc = {0};
+      oc = run_case(p, &L, p->dists[di], TAG_VERIFY,
+                    (uint64_t)si << 8 | (uint64_t)di, ctx, &acc);
+      if (oc) return stage_done(p, oc);
+      if (acc.max_abs > p->cmp.max_abs) p->cmp.max_abs = acc.max_abs;
+      if (acc.max_rel > p->cmp.max_rel) p->cmp.max_rel = acc.max_rel;
+      cases++;
+      evidence += acc.evidence;
+    }
+  }
+  kf_side *act[MAX_SIDES];
+  if (active(p, act) && !evidence) {
+    snprintf(p->e.why, WHY, "none of the %d correctness cases has an "
+             "expected output outside the tolerance around zero: an "
+             "all-zeros kernel would pass; the spec needs sizes or "
+             "distributions with larger outputs", cases);
+    return kf_harness__stage_end(&p->st, KF_OUTCOME_SPEC_ERROR, p->e.why);
+  }
+  snprintf(p->facts, sizeof p->facts, "%d cases (%d sizes x %d "
+           "distributions, the bench size included), %d far from zero; max "
+           "abs err %.3g, max rel err %.3g", cases, n_sizes - first,
+           p->n_dists, evidence, p->cmp.max_abs, p->cmp.max_rel);
+  return stage_done(p, 0);
+}
+
+static int do_determinism(pl *p) {
+  kf_harness__stage_begin(&p->st, "determinism");
+  const kf_spec *sp = p->e.spec;
+  const kf_backend *b = p->e.b;
+  int best = 0;
+  size_t best_total = 0;
+  kf_harness_layout L;
+  for (int si = 0; si < sp->n_check_sizes; si++) {
+    if (make_layout(p, &sp->check_sizes[si], &L)) continue;
+    size_t elems = 0;
+    for (int j = 0; j < L.n_out; j++) elems += (size_t)L.out_n[j];
+    for (int j = 0; j < L.n_in; j++) elems += (size_t)L.in_n[j];
+    if (elems > best_total) {
+      best_total = elems;
+      best = si;
+    }
+  }
+  const kf_size *sz = &sp->check_sizes[best];
+  char szs[256], ctx[300];
+  size_str(p, sz, szs, sizeof szs);
+  snprintf(ctx, sizeof ctx, "size %s", szs);
+  int oc = make_layout(p, sz, &L);
+  if (oc) return kf_harness__stage_end(&p->st, oc, p->e.why);
+  if ((oc = prepare_all(p, &L, ctx))) return stage_done(p, oc);
+  kf_side *act[MAX_SIDES];
+  int na = active(p, act);
+  kf_call c0 = {.L = &L, .size = sz, .ws_poison = 0x5A, .ctx = ctx};
+  if ((oc = arm_all(p, act, na, &c0))) return stage_done(p, oc);
+  kf_gen g;
+  if ((oc = make_gen(p, &L, p->dists[0], TAG_DETERMINISM, 0, &g)))
+    return kf_harness__stage_end(&p->st, oc, p->e.why);
+  if ((oc = b->gen(&p->e, act, na, &g))) {
+    for (int i = 0; i < na; i++) failed(p, act[i], oc, ctx);
+    return stage_done(p, 0);
+  }
+  kf_harness_region rg[KF_HARNESS_MAX_T];
+  int nr = kf_harness__output_regions(&L, rg);
+  size_t out_bytes = 0;
+  for (int j = 0; j < L.n_out; j++) out_bytes += L.out_b[j];
+  unsigned char *first = malloc(out_bytes ? out_bytes : 1);
+  if (!first)
+    return kf_harness__stage_end(&p->st, KF_OUTCOME_INFRA_ERROR,
+                                 "out of memory");
+  for (int i = 0; i < na; i++) {
+    kf_side *s = act[i];
+    kf_call c = {.L = &L, .size = sz, .ws_poison = 0x5A, .ctx = ctx};
+    uint64_t t;
+    /* run 1, its outputs copied out; run 2 gets the buffers poisoned
+     * again by the call, so it cannot read run 1's results */
+    if ((oc = b->call(&p->e, s, &c, &t)) || (oc = b->fetch(&p->e, s, rg, nr))) {
+      failed(p, s, oc, ctx);
+      continue;
+    }
+    const unsigned char *a[KF_HARNESS_MAX_T], *bb[KF_HARNESS_MAX_T];
+    size_t o = 0;
+    for (int j = 0; j < L.n_out; j++) {
+      memcpy(first + o, s->map + L.out_off[j], L.out_b[j]);
+      a[j] = first + o;
+      o += L.out_b[j];
+    }
+    c.ws_poison = 0xA5;
+    kf_probe pr;
+    if ((oc = b->call(&p->e, s, &c, &t)) || (oc = b->fetch(&p->e, s, rg, nr)) ||
+        (oc = b->probe(&p->e, s, &L, &pr))) {
+      failed(p, s, oc, ctx);
+      continue;
+    }
+    if (pr.bad != UINT64_MAX) {
+      oc = kf_harness__guard_reason(sp, &L, pr.bad, ctx, p->e.why, WHY);
+      failed(p, s, oc, NULL);
+      continue;
+    }
+    outputs_of(s, &L, bb);
+    if ((oc = kf_harness__compare_bits(sp, &L, a, bb, ctx, p->e.why, WHY)))
+      failed(p, s, oc, NULL);
+  }
+  free(first);
+  snprintf(p->facts, sizeof p->facts, "%s, two runs bit for bit", ctx);
+  return stage_done(p, 0);
+}
+
+/* One repetition of the time stage: fresh inputs (tag, n), every side
+ * armed, then timed in turn (order rotated by n), then judged.  ts[k] gets
+ * side k's time.  Returns the reference's failure, else 0. */
+static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
+                   int dist, bool record) {
+  const kf_backend *b = p->e.b;
+  kf_side *act[MAX_SIDES];
+  int na = active(p, act);
+  kf_side *all[MAX_SIDES];
+  all[0] = p->sides[0];
+  memcpy(all + 1, act, (size_t)na * sizeof *act);
+  int ns = na + 1;
+  char szs[256], ctx[400];
+  size_str(p, &L->size, szs, sizeof szs);
+  snprintf(ctx, sizeof ctx, "%s %d at size %s, distribution %s",
+           record ? "timed run" : "warm-up", n, szs,
+           kf_dist_name((kf_dist)dist));
+  kf_call c = {.L = L, .size = &L->size, .timed = true,
+               .ws_poison = (uint8_t)(0x5A ^ n), .ctx = ctx};
+  int oc = arm_all(p, all, ns, &c);
+  if (oc) return oc;
+  kf_gen g;
+  if ((oc = make_gen(p, L, dist, tag, (uint64_t)n, &g))) return oc;
+  if ((oc = b->gen(&p->e, all, ns, &g))) return failed(p, all[0], oc, ctx);
+  uint64_t t[MAX_SIDES] = {0};
+  for (int k = 0; k < ns; k++) {
+    int idx = (k + n) % ns;
+    kf_side *s = all[idx];
+    if (s->oc) continue;
+    if ((oc = b->call(&p->e, s, &c, &t[idx]))) {
+      if ((oc = failed(p, s, oc, ctx))) return oc;
+    }
+  }
+  kf_probe rp;
+  kf_harness_region rg[KF_HARNESS_MAX_T];
+  int nr = kf_harness__output_regions(L, rg);
+  if ((oc = b->fetch(&p->e, all[0], rg, nr)) ||
+      (oc = b->probe(&p->e, all[0], L, &rp)))
+    return failed(p, all[0], oc, ctx);
+  for (int k = 1; k < ns; k++) {
+    kf_side *s = all[k];
+    if (s->oc) continue;
+    kf_harness_cmp acc = {0};
+    if ((oc = judge(p, s, L, &rp, ctx, &acc))) return oc;
+  }
+  if (record)
+    for (int k = 0; k < ns; k++)
+      if (!all[k]->oc && all[k]->n_t < MAX_REPS)
+        all[k]->t[all[k]->n_t++] = t[k];
+  return 0;
+}
+
+/* Repetitions until every side is stable (or the budget is spent). */
+static int time_loop(pl *p, const kf_harness_layout *L, int tag,
+                     int min_reps) {
+  for (int i = 0; i < p->n; i++) p->sides[i]->n_t = 0;
+  uint64_t budget = (uint64_t)p->e.o->time_budget_ms;
+  uint64_t t0 = kf_now_ms();
+  int n = 0;
+  for (; n < MAX_REPS; n++) {
+    int dist = p->dists[n % p->n_dists];
+    int oc = one_rep(p, L, tag, n, dist, true);
+    if (oc) return oc;
+    kf_side *act[MAX_SIDES];
+    if (!active(p, act)) return 0;
+    int m = n + 1;
+    uint64_t el = kf_now_ms() - t0;
+    bool stable = m >= min_reps;
+    for (int i = 0; i < p->n && stable; i++) {
+      kf_side *s = p->sides[i];
+      if (!s->oc) stable = kf_harness__stable(s->t, s->n_t, p->tmp);
+    }
+    if (stable || (m >= min_reps && el > budget) ||
+        (m >= 3 && el > 20 * budget)) /* very slow calls */
+      break;
+  }
+  p->reps = n + 1 > MAX_REPS ? MAX_REPS : n + 1;
+  p->timed_dists = p->reps < p->n_dists ? p->reps : p->n_dists;
+  return 0;
+}
+
+/* Roofline of every active candidate; TOO_FAST ones fail. */
+static void roofline(pl *p, const kf_harness_layout *L, bool final) {
+  for (int i = 1; i < p->n; i++) {
+    kf_side *s = p->sides[i];
+    if (s->oc || !s->n_t) continue;
+    double med = kf_harness__median(s->t, 0, s->n_t, p->tmp);
+    kf_harness_roof r;
+    kf_harness__roofline(p->e.spec, &L->size, med, p->ceil_gbps,
+                         p->ceil_gflops, p->e.b->roof_factor, &r);
+    if (!r.too_fast) continue;
+    char szs[256];
+    size_str(p, &L->size, szs, sizeof szs);
+    if (r.ceil_gbps > 0 && r.gbps > p->e.b->roof_factor * r.ceil_gbps)
+      snprintf(p->e.why, WHY, "size %s: moving at least %" PRId64 " bytes in "
+               "%.0f ns is %.4g GB/s, above %.2f x the best measured "
+               "bandwidth of %.4g GB/s", szs, r.bytes, med, r.gbps,
+               p->e.b->roof_factor, r.ceil_gbps);
+    else
+      snprintf(p->e.why, WHY, "size %s: %" PRId64 " FLOPs in %.0f ns is "
+               "%.4g GFLOP/s, above %.2f x the measured peak of %.4g "
+               "GFLOP/s", szs, r.flops, med, r.gflops, p->e.b->roof_factor,
+               p->ceil_gflops);
+    if (final) failed(p, s, KF_OUTCOME_TOO_FAST, NULL);
+    else s->oc = -1; /* retimed below */
+  }
+}
+
+static int do_time(pl *p) {
+  kf_harness__stage_begin(&p->st, "time");
+  const kf_spec *sp = p->e.spec;
+  const kf_harness_eval_opts *o = p->e.o;
+  kf_harness_layout L;
+  char szs[256];
+  size_str(p, &sp->bench_size, szs, sizeof szs);
+  int oc = make_layout(p, &sp->bench_size, &L);
+  if (oc) return kf_harness__stage_end(&p->st, oc, p->e.why);
+  if ((oc = prepare_all(p, &L, szs))) return stage_done(p, oc);
+  p->ceil_gbps = o->copy_gbps;
+  if (o->read_gbps > p->ceil_gbps) p->ceil_gbps = o->read_gbps;
+  if (o->write_gbps > p->ceil_gbps) p->ceil_gbps = o->write_gbps;
+  p->ceil_gflops = o->gflops;
+  /* warm-up: module loads, first launches, page-in; checked, not timed */
+  for (int w = 0; w < WARM_REPS; w++)
+    if ((oc = one_rep(p, &L, TAG_WARM, w, p->dists[w % p->n_dists], false)))
+      return stage_done(p, oc);
+  int min_reps = p->min_reps > 0 ? p->min_reps
+                 : o->min_reps > 0 ? o->min_reps
+                 : p->showdown ? SHOWDOWN_MIN_REPS : p->e.b->min_reps;
+  if ((oc = time_loop(p, &L, TAG_TIME, min_reps))) return stage_done(p, oc);
+  /* a time faster than the ceilings allow may be load on the machine
+   * that slowed the ceilings' measurement or this one: timed again on
+   * fresh inputs before it is believed, and never a permanent verdict */
+  roofline(p, &L, false);
+  bool retime = false;
+  for (int i = 1; i < p->n; i++)
+    if (p->sides[i]->oc == -1) {
+      p->sides[i]->oc = 0;
+      retime = true;
+    }
+  if (retime) {
+    p->timing_dependent = true;
+    kf_log(KF_LOG_INFO, "faster than the roofline allows: timing again");
+    if ((oc = time_loop(p, &L, TAG_RETIME, min_reps)))
+      return stage_done(p, oc);
+    roofline(p, &L, true);
+  }
+  kf_side *act[MAX_SIDES];
+  if (!active(p, act)) return stage_done(p, 0);
+  kf_side *r = p->sides[0], *c = act[0];
+  double cm, cs, rm, rs;
+  kf_harness__stats(c->t, c->n_t, p->tmp, &cm, &cs);
+  kf_harness__stats(r->t, r->n_t, p->tmp, &rm, &rs);
+  kf_harness_roof rf;
+  kf_harness__roofline(sp, &L.size, cm, p->ceil_gbps, p->ceil_gflops,
+                       p->e.b->roof_factor, &rf);
+  int l = snprintf(p->facts, sizeof p->facts, "size %s: %s %.0f ns (spread "
+                   "%.1f%%), reference %.0f ns (spread %.1f%%), %d "
+                   "repetitions over %d distributions, fresh inputs each; "
+                   "%.2f GB/s, %.2f GFLOP/s", szs, c->who, cm, cs * 100, rm,
+                   rs * 100, p->reps, p->timed_dists, rf.gbps, rf.gflops);
+  if (p->ceil_gbps > 0 && l > 0 && (size_t)l < sizeof p->facts)
+    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, " (%.1f%% of "
+                  "the best measured bandwidth %.0f GB/s)",
+                  100 * rf.gbps / p->ceil_gbps, p->ceil_gbps);
+  if (p->ceil_gbps <= 0 && p->ceil_gflops <= 0 && l > 0 &&
+      (size_t)l < sizeof p->facts)
+    snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; no ceilings "
+             "given: roofline not checked");
+  return stage_done(p, 0);
+}
+
+static bool stop_here(const pl *p) {
+  const char *sa = p->e.o->stop_after;
+  return sa && p->st.n && !strcmp(sa, p->st.names[p->st.n - 1]);
+}
+
+/* The stages in order; the first that fails ends it. */
+static int run_stages(pl *p) {
+  int (*const stages[])(pl *) = {do_compile, do_link, do_load, do_verify,
+                                 do_determinism, do_time};
+  for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
+    if (stages[i] == do_determinism && !p->e.spec->deterministic) continue;
+    int oc = stages[i](p);
+    if (oc) return oc;
+    if (stop_here(p)) {
+      kf_log(KF_LOG_INFO, "stopped after %s (--stop-after)",
+             p->st.names[p->st.n - 1]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ request */
+
+/* Picks the backend for (language, spec); NULL with why. */
+static const kf_backend *pick_backend(pl *p, const char *language) {
+  const char *be = p->e.spec->backend;
+  if (!language || !*language) language = !strcmp(be, "cuda") ? "cuda" : "c";
+  const kf_backend *all[] = {&kf_harness_cpu_backend,
+                             &kf_harness_cuda_backend};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    if (strcmp(all[i]->language, language)) continue;
+    if (strcmp(all[i]->name, be)) {
+      snprintf(p->e.why, WHY, "language '%.32s' for a '%s' problem",
+               language, be);
+      return NULL;
+    }
+    return all[i];
+  }
+  snprintf(p->e.why, WHY, "language '%.32s': this harness runs c and cuda "
+           "candidates", language);
+  return NULL;
+}
+
+/* Shared request checks: the spec parses and has what a run needs.  0 or
+ * SPEC_ERROR with why. */
+static int open_request(pl *p, const ProtobufCBinaryData *spec_json,
+                        const char *ref_src, const char *language) {
+  char err[512];
+  if (!ref_src || !*ref_src) {
+    kf_strlcpy(p->e.why, "the request has no reference source", WHY);
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  if (kf_spec_parse((const char *)spec_json->data, spec_json->len, NULL,
+                    &p->e.spec, err, sizeof err)) {
+    snprintf(p->e.why, WHY, "problem spec: %s", err);
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  if (p->e.spec->n_check_sizes < 1 || p->e.spec->n_outputs < 1) {
+    kf_strlcpy(p->e.why, "the spec has no check sizes or no outputs", WHY);
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  if (!(p->e.b = pick_backend(p, language))) return KF_OUTCOME_SPEC_ERROR;
+  p->e.cuda = !strcmp(p->e.b->name, "cuda");
+  p->e.reference_source = ref_src;
+  return 0;
+}
+
+static int add_knobs(pl *p, kf_side *s, Kernelfleet__Knob **k, size_t n) {
+  if (n > KF_HARNESS_MAX_KNOBS) {
+    snprintf(p->e.why, WHY, "more than %d knobs", KF_HARNESS_MAX_KNOBS);
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  for (size_t i = 0; i < n; i++) {
+    s->knobs[i].name = k[i]->name;
+    s->knobs[i].value = k[i]->value;
+  }
+  s->n_knobs = (int)n;
+  return 0;
+}
+
+static pl *pl_new(const kf_harness_eval_opts *o, const char *mode) {
+  pl *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->tmp = calloc(MAX_REPS, sizeof *p->tmp);
+  if (!p->tmp) {
+    free(p);
+    return NULL;
+  }
+  p->e.o = o;
+  p->e.mode = mode;
+  return p;
+}
+
+static void pl_free(pl *p) {
+  sides_free(p);
+  if (p->e.b && p->e.bes) p->e.b->close(&p->e);
+  kf_harness__workdir_remove(&p->e.wd);
+  kf_spec_free(p->e.spec);
+  free(p->tmp);
+  free(p);
+}
+
+static void identity(pl *p, char *build, size_t bl, char *tc, size_t tl) {
+  if (kf_harness__build_id(build, bl) != 0) build[0] = '\0';
+  kf_harness__toolchain(p->e.cuda, tc, tl);
+}
+
+/* --------------------------------------------------------------- eval */
+
+int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
+  pl *p = pl_new(o, "eval");
+  if (!p) return KF_ENOMEM;
+  uint64_t t0 = kf_now_ms();
+  Kernelfleet__EvalResult res;
+  kernelfleet__eval_result__init(&res);
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  Kernelfleet__EvalRequest *req = NULL;
+  if (kf_harness__read_msg(in_fd, MAX_REQUEST, &buf, &len) == 0)
+    req = kernelfleet__eval_request__unpack(NULL, len, buf);
+  free(buf);
+  int oc = 0;
+  if (!req) {
+    kf_strlcpy(p->e.why, "malformed EvalRequest on stdin", WHY);
+    oc = KF_OUTCOME_SPEC_ERROR;
+  } else if (!req->source || !*req->source) {
+    kf_strlcpy(p->e.why, "the request has no candidate source", WHY);
+    oc = KF_OUTCOME_SPEC_ERROR;
+  } else {
+    oc = open_request(p, &req->problem_spec, req->reference_source,
+                      req->language);
+  }
+  kf_side *c = NULL;
+  if (!oc) {
+    p->seed = req->seed;
+    if (!side_new(p, "reference", true) || !(c = side_new(p, "candidate", false)))
+      oc = KF_OUTCOME_INFRA_ERROR;
+  }
+  if (!oc) {
+    p->sides[0]->source = req->reference_source;
+    c->source = req->source;
+    c->candidate_id = req->candidate_id;
+    oc = add_knobs(p, c, req->knobs, req->n_knobs);
+  }
+  if (oc) {
+    kf_harness__stage_begin(&p->st, "request");
+    kf_harness__stage_end(&p->st, oc, p->e.why);
+  } else {
+    kf_log(KF_LOG_INFO, "eval (%s): problem %s, candidate %" PRId64
+           ", %zu knobs", p->e.b->name, p->e.spec->name, req->candidate_id,
+           req->n_knobs);
+    oc = run_stages(p);
+  }
+  res.outcome = (Kernelfleet__Outcome)(oc > 0 ? oc : KF_OUTCOME_OK);
+  res.stages = p->st.ptrs;
+  res.n_stages = p->st.n;
+  res.max_abs_err = p->cmp.max_abs;
+  res.max_rel_err = p->cmp.max_rel;
+  res.timing_dependent = p->timing_dependent &&
+                         (oc == KF_OUTCOME_TOO_FAST || oc == 0);
+  if (oc == KF_OUTCOME_TIMEOUT) res.timing_dependent = true;
+  if (c && c->n_res) {
+    res.resources = c->res;
+    res.n_resources = c->n_res;
+  }
+  if (!oc && c) {
+    kf_side *r = p->sides[0];
+    double cm, cs, rm, rs;
+    kf_harness__stats(c->t, c->n_t, p->tmp, &cm, &cs);
+    kf_harness__stats(r->t, r->n_t, p->tmp, &rm, &rs);
+    res.time_ns_median = cm;
+    res.time_ns_spread = cs;
+    res.ref_time_ns_median = rm;
+    res.ref_time_ns_spread = rs;
+    res.repetitions = (uint32_t)c->n_t;
+    res.timed_distributions = (uint32_t)p->timed_dists;
+    kf_harness_roof rf;
+    kf_harness__roofline(p->e.spec, &p->e.spec->bench_size, cm, p->ceil_gbps,
+                         p->ceil_gflops, p->e.b->roof_factor, &rf);
+    res.achieved_gbps = rf.gbps;
+    res.achieved_gflops = rf.gflops;
+    res.ceiling_gbps = p->ceil_gbps;
+  }
+  char build[80] = "", tc[256] = "";
+  if (p->e.b) {
+    identity(p, build, sizeof build, tc, sizeof tc);
+    res.harness_build = build;
+    res.toolchain = tc;
+  }
+  kf_log(KF_LOG_INFO, "eval done: %s in %" PRIu64 " ms",
+         kf_outcome_name(res.outcome), kf_now_ms() - t0);
+  int rc = kf_harness__write_msg(&res.base, out_fd);
+  pl_free(p);
+  if (req) kernelfleet__eval_request__free_unpacked(req, NULL);
+  return rc;
+}
+
+/* ----------------------------------------------------------- showdown */
+
+int kf_harness_showdown(const kf_harness_eval_opts *o, int in_fd,
+                        int out_fd) {
+  pl *p = pl_new(o, "showdown");
+  if (!p) return KF_ENOMEM;
+  p->showdown = true;
+  uint64_t t0 = kf_now_ms();
+  Kernelfleet__ShowdownResult res;
+  kernelfleet__showdown_result__init(&res);
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  Kernelfleet__ShowdownRequest *req = NULL;
+  if (kf_harness__read_msg(in_fd, MAX_REQUEST, &buf, &len) == 0)
+    req = kernelfleet__showdown_request__unpack(NULL, len, buf);
+  free(buf);
+  int oc = 0;
+  if (!req) {
+    kf_strlcpy(p->e.why, "malformed ShowdownRequest on stdin", WHY);
+    oc = KF_OUTCOME_SPEC_ERROR;
+  } else if (req->n_entries < 1 || req->n_entries > MAX_SIDES - 1) {
+    snprintf(p->e.why, WHY, "a showdown takes 1 to %d entries, not %zu",
+             MAX_SIDES - 1, req->n_entries);
+    oc = KF_OUTCOME_SPEC_ERROR;
+  } else {
+    oc = open_request(p, &req->problem_spec, req->reference_source,
+                      req->language);
+  }
+  if (!oc) {
+    p->seed = req->seed;
+    if (!side_new(p, "reference", true)) oc = KF_OUTCOME_INFRA_ERROR;
+    else p->sides[0]->source = req->reference_source;
+    for (size_t i = 0; !oc && i < req->n_entries; i++) {
+      Kernelfleet__ShowdownEntry *en = req->entries[i];
+      char who[48];
+      snprintf(who, sizeof who, "candidate %" PRId64, en->candidate_id);
+      kf_side *s = side_new(p, who, false);
+      if (!s) {
+        oc = KF_OUTCOME_INFRA_ERROR;
+        break;
+      }
+      s->candidate_id = en->candidate_id;
+      s->source = en->source;
+      if (!en->source || !*en->source) {
+        s->oc = KF_OUTCOME_SPEC_ERROR;
+        kf_strlcpy(s->stage, "request", sizeof s->stage);
+        kf_strlcpy(s->why, "entry without source", WHY);
+      } else if (add_knobs(p, s, en->knobs, en->n_knobs)) {
+        s->oc = KF_OUTCOME_SPEC_ERROR;
+        kf_strlcpy(s->stage, "request", sizeof s->stage);
+        kf_strlcpy(s->why, p->e.why, WHY);
+      }
+    }
+    if (!oc && req->min_repetitions)
+      p->min_reps = req->min_repetitions > MAX_REPS ? MAX_REPS
+                                                    : (int)req->min_repetitions;
+  }
+  if (!oc) {
+    kf_log(KF_LOG_INFO, "showdown (%s): problem %s, %zu entries",
+           p->e.b->name, p->e.spec->name, req->n_entries);
+    oc = run_stages(p);
+    if (oc < 0) oc = 0;
+  }
+  res.outcome = (Kernelfleet__Outcome)(oc ? oc : KF_OUTCOME_OK);
+  res.reason = oc ? p->e.why : (char *)"";
+  Kernelfleet__ShowdownTiming *tim = NULL, **tptr = NULL;
+  int ne = p->n > 1 ? p->n - 1 : 0;
+  if (ne) {
+    tim = calloc((size_t)ne, sizeof *tim);
+    tptr = calloc((size_t)ne, sizeof *tptr);
+  }
+  if (ne && (!tim || !tptr)) ne = 0;
+  double rm = 0, rs = 0;
+  if (!oc && p->n) {
+    kf_side *r = p->sides[0];
+    kf_harness__stats(r->t, r->n_t, p->tmp, &rm, &rs);
+    res.ref_time_ns_median = rm;
+    res.ref_time_ns_spread = rs;
+    res.ref_repetitions = (uint32_t)r->n_t;
+  }
+  for (int i = 0; i < ne; i++) {
+    kf_side *s = p->sides[i + 1];
+    Kernelfleet__ShowdownTiming *t = &tim[i];
+    kernelfleet__showdown_timing__init(t);
+    t->candidate_id = s->candidate_id;
+    int soc = s->oc > 0 ? s->oc : oc;
+    t->outcome = (Kernelfleet__Outcome)(soc ? soc : KF_OUTCOME_OK);
+    t->stage = s->oc ? s->stage : (char *)"";
+    t->reason = s->oc ? s->why : oc ? p->e.why : (char *)"";
+    if (!soc && s->n_t) {
+      double cm, cs;
+      kf_harness__stats(s->t, s->n_t, p->tmp, &cm, &cs);
+      t->time_ns_median = cm;
+      t->time_ns_spread = cs;
+      t->repetitions = (uint32_t)s->n_t;
+      kf_harness_roof rf;
+      kf_harness__roofline(p->e.spec, &p->e.spec->bench_size, cm,
+                           p->ceil_gbps, p->ceil_gflops, p->e.b->roof_factor,
+                           &rf);
+      t->achieved_gbps = rf.gbps;
+      t->achieved_gflops = rf.gflops;
+      t->speedup = cm > 0 ? rm / cm : 0;
+    }
+    tptr[i] = t;
+  }
+  res.entries = tptr;
+  res.n_entries = (size_t)ne;
+  char build[80] = "", tc[256] = "";
+  if (p->e.b) {
+    identity(p, build, sizeof build, tc, sizeof tc);
+    res.harness_build = build;
+    res.toolchain = tc;
+  }
+  kf_log(KF_LOG_INFO, "showdown done: %s in %" PRIu64 " ms",
+         kf_outcome_name(res.outcome), kf_now_ms() - t0);
+  int rc = kf_harness__write_msg(&res.base, out_fd);
+  free(tim);
+  free(tptr);
+  pl_free(p);
+  if (req) kernelfleet__showdown_request__free_unpacked(req, NULL);
+  return rc;
+}

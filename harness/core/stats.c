@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/core/stats.c -- what the timing loop concludes from its
+ * repetitions: medians, spreads, when enough repetitions were taken, and
+ * the roofline floor below which a time is not a fast kernel but a broken
+ * measurement.  Pure functions, no I/O.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "spec.h"
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+double kf_harness__median(const uint64_t *v, int from, int n, uint64_t *tmp) {
+  if (n <= 0) return 0;
+  memcpy(tmp, v + from, (size_t)n * sizeof *tmp);
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_u64);
+  return n % 2 ? (double)tmp[n / 2]
+               : ((double)tmp[n / 2 - 1] + (double)tmp[n / 2]) / 2;
+}
+
+void kf_harness__stats(const uint64_t *v, int n, uint64_t *tmp, double *med,
+                       double *spread) {
+  *med = kf_harness__median(v, 0, n, tmp); /* leaves tmp sorted */
+  if (n <= 0) {
+    *spread = 0;
+    return;
+  }
+  double p10 = (double)tmp[(int)(0.1 * (n - 1))];
+  double p90 = (double)tmp[(int)(0.9 * (n - 1) + 0.5)];
+  *spread = *med > 0 ? (p90 - p10) / *med : 0;
+}
+
+bool kf_harness__stable(const uint64_t *v, int m, uint64_t *tmp) {
+  if (m < 2) return false;
+  double a = kf_harness__median(v, 0, m, tmp);
+  double h = kf_harness__median(v, m / 2, m - m / 2, tmp);
+  return fabs(a - h) <= 0.01 * a;
+}
+
+void kf_harness__roofline(const kf_spec *s, const kf_size *sz, double ns,
+                          double ceil_gbps, double ceil_gflops, double factor,
+                          kf_harness_roof *out) {
+  memset(out, 0, sizeof *out);
+  char err[256];
+  if (s->bytes[0] &&
+      kf_spec_eval(s, s->bytes, sz, &out->bytes, err, sizeof err) != 0)
+    out->bytes = 0;
+  if (s->flops[0] &&
+      kf_spec_eval(s, s->flops, sz, &out->flops, err, sizeof err) != 0)
+    out->flops = 0;
+  if (ns <= 0) return;
+  out->gbps = (double)out->bytes / ns;
+  out->gflops = (double)out->flops / ns;
+  out->ceil_gbps = ceil_gbps;
+  /* the floor: the larger of the two times the ceilings allow */
+  double floor_ns = 0;
+  if (ceil_gbps > 0 && out->bytes > 0)
+    floor_ns = (double)out->bytes / (factor * ceil_gbps);
+  if (ceil_gflops > 0 && out->flops > 0) {
+    double f = (double)out->flops / (factor * ceil_gflops);
+    if (f > floor_ns) floor_ns = f;
+  }
+  out->too_fast = floor_ns > 0 && ns < floor_ns;
+}

@@ -1,0 +1,915 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/cuda/backend.c -- the CUDA backend: CUDA candidates built with
+ * nvcc and run on one GPU, behind the pipeline's seam (core/backend.h).
+ * Runs in the eval process, which never loads candidate code and never
+ * creates a CUDA context: the GPU is driven through one runner process per
+ * side (kf-harness-cuda runner, cuda/runner.c), each exec'd fresh with its
+ * own context.
+ *
+ *   compile  nvcc, every side and an empty baseline in parallel
+ *            (compile.c); the candidate's registers, shared memory and
+ *            spills per kernel become the side's resources
+ *   link     imports on the CUDA allow-list, no extra constructors, no
+ *            writable device data, no writable host static state beyond
+ *            that of the baseline (elfcheck.c)
+ *   --- the GPU lock is taken at start and held to the end ---
+ *   start    all runners spawned at once (contexts are created in
+ *            parallel), then each waited for; the defenses they applied
+ *   prepare  the canary written on the device by the runner's own kernel
+ *   gen      the key of each input sent to every runner, which draws the
+ *            inputs on its device (core/gen.h): nothing crosses the bus,
+ *            and the key arrives only with the draw
+ *   call     outputs poisoned, workspace filled and the flush buffer
+ *            scrubbed on the device; timed calls warm the GPU, flush L2,
+ *            then time kf_launch with events, host time and CUPTI's
+ *            attribution of every GPU activity of the call (runner.c)
+ *   fetch    regions downloaded into the side's host image (the memfd,
+ *            pinned)
+ *   probe    guards and input digests computed on the device
+ *
+ * The time a runner reports is a claim (once kf_launch has run, the
+ * candidate may own its process).  This file holds it to what it can see
+ * from outside: the claim may not exceed the wall time around the call,
+ * and a candidate whose wall time exceeds its claim by clearly more than
+ * the reference's does (the same runner code, honest) has reported less
+ * than it took: SANDBOX_VIOLATION.
+ *
+ * The GPU lock (flock on --gpu-lock, default $TMPDIR/kf-gpu-<device>.lock)
+ * serializes the GPU stages of every evaluation on one GPU, while compiles
+ * (CPU only) of other evaluations run beside them.
+ *
+ * Errors are outcomes: a CUDA error in the candidate's run (illegal
+ * address, launch failure) is CRASH with the error's name; a call that
+ * does not return is TIMEOUT (the runner is killed, and its context with
+ * it); GPU work outside the given stream is SANDBOX_VIOLATION.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cuda_eval.h"
+#include "err.h"
+#include "internal.h"
+#include "log.h"
+#include "outcome.h"
+#include "proto.h"
+#include "spec.h"
+#include "util.h"
+
+#define MAX_SO (256u << 20)
+#define MAX_KERNELS 64
+#define MAX_OVER 512
+/* A candidate's wall time may exceed its claim by the reference's
+ * (median) overhead plus this much, a quarter of the claim and a little
+ * per GPU activity (CUPTI's records take time to deliver) before the claim
+ * is called forged. */
+#define FORGE_SLACK_NS 100000.0
+#define FORGE_PER_ACTIVITY_NS 3000.0
+#define FORGE_MIN_REPS 5
+
+typedef struct {
+  int lock_fd;
+  const char *arch;
+  char exe[PATH_MAX + 32];
+  kf_harness_cuda_elf baseline;
+  bool have_baseline;
+  uint64_t ref_over[MAX_OVER]; /* the reference's wall - claim, ns */
+  int n_ref_over;
+} cuda_ev;
+
+typedef struct {
+  const char *who;
+  pid_t pid;
+  int cmd_fd, reply_fd, memfd;
+  unsigned char *map;
+  size_t map_len;
+  uint32_t seq, defenses;
+  uint64_t l2_bytes, flush_bytes;
+  bool dead;
+  int status;
+  char note[200];     /* READY's message (why CUPTI is off) */
+  kf_harness_cuda_elf ci; /* the link stage's facts (mutable ranges) */
+  kf_harness_kres kres[MAX_KERNELS];
+  int n_kres;
+  Kernelfleet__KernelResources kr[MAX_KERNELS];
+  Kernelfleet__KernelResources *kr_ptrs[MAX_KERNELS];
+  uint64_t over[MAX_OVER]; /* wall - claim of timed calls, ns */
+  int n_over;
+} crunner;
+
+#define CE(e) ((cuda_ev *)(e)->bes)
+#define CR(s) ((crunner *)(s)->be)
+
+/* ----------------------------------------------------------- runners */
+
+static void close_fds(crunner *r) {
+  if (r->cmd_fd >= 0) close(r->cmd_fd);
+  if (r->reply_fd >= 0) close(r->reply_fd);
+  r->cmd_fd = r->reply_fd = -1;
+}
+
+static void kill_runner(crunner *r) {
+  if (r->pid > 0 && !r->dead) {
+    kill(r->pid, SIGKILL);
+    r->status = kf_harness__reap(r->pid, 5000, false);
+    r->dead = true;
+  }
+  close_fds(r);
+}
+
+/* 1 read, 0 EOF, -1 timeout, -2 error */
+static int read_reply(crunner *r, kf_cuda_reply *rep, int timeout_ms) {
+  size_t got = 0;
+  uint64_t deadline = kf_now_ms() + (uint64_t)timeout_ms;
+  while (got < sizeof *rep) {
+    uint64_t now = kf_now_ms();
+    if (now >= deadline) return -1;
+    struct pollfd pf = {.fd = r->reply_fd, .events = POLLIN};
+    int pr = poll(&pf, 1, (int)(deadline - now));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr < 0) return -2;
+    if (pr == 0) return -1;
+    ssize_t n = read(r->reply_fd, (char *)rep + got, sizeof *rep - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -2;
+    if (n == 0) return got ? -2 : 0;
+    got += (size_t)n;
+  }
+  rep->msg[sizeof rep->msg - 1] = '\0';
+  return rep->magic == KF_CUDA_MAGIC ? 1 : -2;
+}
+
+/* The runner is gone: reap it and say why. */
+static int classify_exit(crunner *r, char *why, size_t whylen) {
+  if (!r->dead) {
+    r->status = kf_harness__reap(r->pid, 5000, false);
+    r->dead = true;
+  }
+  close_fds(r);
+  int st = r->status;
+  if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    switch (sig) {
+    case SIGXCPU:
+      snprintf(why, whylen, "%s used up its CPU time limit (SIGXCPU)", r->who);
+      return KF_OUTCOME_TIMEOUT;
+    case SIGXFSZ:
+      snprintf(why, whylen, "%s tried to write a file (SIGXFSZ)", r->who);
+      return KF_OUTCOME_RESOURCE_LIMIT;
+    case SIGSYS:
+      snprintf(why, whylen, "%s made a system call from a foreign ABI",
+               r->who);
+      return KF_OUTCOME_SANDBOX_VIOLATION;
+    case SIGKILL:
+      snprintf(why, whylen, "%s was killed by SIGKILL (memory exhausted?)",
+               r->who);
+      return KF_OUTCOME_RESOURCE_LIMIT;
+    default:
+      snprintf(why, whylen, "%s crashed: killed by %s", r->who,
+               kf_harness__signame(sig));
+      return KF_OUTCOME_CRASH;
+    }
+  }
+  snprintf(why, whylen, "%s exited with status %d", r->who, WEXITSTATUS(st));
+  return KF_OUTCOME_CRASH;
+}
+
+static int unexpected(crunner *r, const kf_cuda_reply *x, char *why,
+                      size_t whylen) {
+  int oc;
+  switch (x->kind) {
+  case KF_HARNESS_R_VIOLATION:
+    snprintf(why, whylen, "%s: blocked system call %d (%s)", r->who, x->sysno,
+             kf_harness__sysname(x->sysno));
+    oc = KF_OUTCOME_SANDBOX_VIOLATION;
+    break;
+  case KF_HARNESS_R_SETUP:
+    snprintf(why, whylen, "%s runner setup failed: %s%s%s", r->who, x->msg,
+             x->err ? ": " : "", x->err ? strerror(x->err) : "");
+    oc = KF_OUTCOME_INFRA_ERROR;
+    break;
+  case KF_HARNESS_R_LOADFAIL:
+    snprintf(why, whylen, "%s cannot be loaded: %s", r->who, x->msg);
+    oc = KF_OUTCOME_LINK_REJECTED;
+    break;
+  case KF_CUDA_R_STATE:
+    snprintf(why, whylen, "%s kept state across calls: %s", r->who, x->msg);
+    oc = KF_OUTCOME_SANDBOX_VIOLATION;
+    break;
+  case KF_CUDA_R_TIMING:
+    snprintf(why, whylen, "%s: %s", r->who, x->msg);
+    oc = KF_OUTCOME_SANDBOX_VIOLATION;
+    break;
+  case KF_CUDA_R_CUDAERR:
+    snprintf(why, whylen, "%s: CUDA error %s", r->who, x->msg);
+    /* 2 = cudaErrorMemoryAllocation */
+    oc = x->cuda_err == 2 ? KF_OUTCOME_RESOURCE_LIMIT : KF_OUTCOME_CRASH;
+    break;
+  default:
+    snprintf(why, whylen, "%s sent a reply out of sequence (kind %d, seq %u, "
+             "expected %u): forged or early reply", r->who, x->kind, x->seq,
+             r->seq);
+    oc = KF_OUTCOME_SANDBOX_VIOLATION;
+    break;
+  }
+  kill_runner(r);
+  return oc;
+}
+
+static void child_env(char **envp, char store[][512], int max) {
+  static const char *const pass[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+                                     "LD_LIBRARY_PATH"};
+  int n = 0;
+  for (size_t i = 0; i < sizeof pass / sizeof pass[0] && n < max - 1; i++) {
+    const char *v = getenv(pass[i]);
+    if (!v) continue;
+    snprintf(store[n], 512, "%s=%s", pass[i], v);
+    envp[n] = store[n];
+    n++;
+  }
+  envp[n] = NULL;
+}
+
+/* Creates the memfd and spawns the runner; READY is waited for later
+ * (runner_ready), so that all sides create their contexts at once. */
+static int runner_spawn(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
+                        char *why, size_t whylen) {
+  cuda_ev *c = CE(e);
+  r->who = s->who;
+  r->cmd_fd = r->reply_fd = r->memfd = -1;
+  r->map = MAP_FAILED;
+  /* the candidate's static memory may change only where the toolchain's
+   * own symbols lie; the reference is trusted */
+  char mut[KF_HARNESS_CUDA_MAX_MUT * 36 + 8] = "";
+  const char *state_opt = "--mutable";
+  if (s->is_ref) {
+    state_opt = "--state-check";
+    strcpy(mut, "off");
+  } else {
+    size_t ml = 0;
+    int i = 0;
+    for (; i < r->ci.n_mut && ml + 36 < sizeof mut; i++)
+      ml += (size_t)snprintf(mut + ml, sizeof mut - ml, "%s%" PRIx64 ":%" PRIx64,
+                             i ? "," : "", r->ci.mut_off[i], r->ci.mut_len[i]);
+    if (i < r->ci.n_mut) {
+      snprintf(why, whylen, "the candidate's %d mutable ranges do not fit "
+               "the runner's command line", r->ci.n_mut);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    if (!ml) strcpy(mut, "none");
+  }
+  r->memfd = memfd_create(s->base, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (r->memfd < 0) {
+    snprintf(why, whylen, "memfd_create: %s", strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (ftruncate(r->memfd, (off_t)map_len) != 0 ||
+      fcntl(r->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    snprintf(why, whylen, "memfd of %zu bytes: %s", map_len, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  r->map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->memfd, 0);
+  if (r->map == MAP_FAILED) {
+    snprintf(why, whylen, "mmap memfd of %zu bytes: %s", map_len,
+             strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  r->map_len = map_len;
+  int cp[2], rp[2];
+  if (pipe2(cp, O_CLOEXEC) != 0) {
+    snprintf(why, whylen, "pipe: %s", strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (pipe2(rp, O_CLOEXEC) != 0) {
+    close(cp[0]);
+    close(cp[1]);
+    snprintf(why, whylen, "pipe: %s", strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  char dev[16], cpu[32], warm[16];
+  snprintf(dev, sizeof dev, "%d", e->o->device);
+  snprintf(warm, sizeof warm, "%d", e->o->cuda_warm_us);
+  snprintf(cpu, sizeof cpu, "%d", e->o->call_timeout_ms / 1000 * 4 + 60);
+  char *argv[] = {"kf-harness-cuda", "runner", "--jail", s->jail,
+                  "--so", "kernel.so", "--device", dev, "--cpu-s", cpu,
+                  "--seccomp", e->o->cuda_no_seccomp ? "off" : "on",
+                  "--cupti", e->o->cuda_no_cupti ? "off" : "on",
+                  (char *)state_opt, mut, "--warm-us", warm, "--stream",
+                  e->o->cuda_own_stream ? "own" : "legacy", NULL};
+  char store[4][512];
+  char *envp[4];
+  child_env(envp, store, 4);
+  kf_harness_spawn_opts spo = {
+      .path = c->exe,
+      .argv = argv,
+      .envp = envp,
+      .fd = {cp[0], rp[1], -1, r->memfd},
+  };
+  char err[512];
+  int rc = kf_harness__spawn(&spo, &r->pid, err, sizeof err);
+  close(cp[0]);
+  close(rp[1]);
+  r->cmd_fd = cp[1];
+  r->reply_fd = rp[0];
+  if (rc) {
+    close_fds(r);
+    r->pid = 0;
+    snprintf(why, whylen, "cannot start the %s runner: %s", s->who, err);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  return 0;
+}
+
+static int runner_ready(kf_ev *e, crunner *r, char *why, size_t whylen) {
+  kf_cuda_reply rep;
+  int timeout = e->o->call_timeout_ms > 60000 ? e->o->call_timeout_ms : 60000;
+  int k = read_reply(r, &rep, timeout);
+  if (k == 1 && rep.kind == KF_HARNESS_R_READY) {
+    r->defenses = rep.defenses;
+    r->l2_bytes = rep.l2_bytes;
+    r->flush_bytes = rep.flush_bytes;
+    kf_strlcpy(r->note, rep.msg, sizeof r->note);
+    return 0;
+  }
+  if (k == 1) return unexpected(r, &rep, why, whylen);
+  if (k == -1) {
+    kill_runner(r);
+    snprintf(why, whylen, "%s runner not ready after %d ms", r->who, timeout);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  int oc = classify_exit(r, why, whylen);
+  size_t l = strlen(why);
+  snprintf(why + l, whylen - l, " (while loading)");
+  return oc;
+}
+
+/* One command.  *rep_out: the reply (DONE).  *wall_ns: this process's
+ * clock around it.  0, or an outcome with why; once not 0 the runner is
+ * dead. */
+static int runner_cmd(crunner *r, kf_cuda_cmd *c, int timeout_ms,
+                      kf_cuda_reply *rep_out, uint64_t *wall_ns, char *why,
+                      size_t whylen) {
+  if (r->dead || r->cmd_fd < 0) {
+    snprintf(why, whylen, "%s runner is not running", r->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  c->magic = KF_CUDA_MAGIC;
+  c->seq = ++r->seq;
+  uint64_t t0 = kf_now_ns();
+  ssize_t w;
+  do {
+    w = write(r->cmd_fd, c, sizeof *c);
+  } while (w < 0 && errno == EINTR);
+  if (w != (ssize_t)sizeof *c) return classify_exit(r, why, whylen);
+  kf_cuda_reply rep;
+  int k = read_reply(r, &rep, timeout_ms);
+  uint64_t t1 = kf_now_ns();
+  if (wall_ns) *wall_ns = t1 - t0;
+  if (k == -1) {
+    kill_runner(r);
+    snprintf(why, whylen, "%s: %s still running after %d ms; killed (its "
+             "CUDA context with it)", r->who,
+             c->op == KF_CUDA_OP_RUN ? "kf_launch" : "a harness step",
+             timeout_ms);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  if (k != 1) return classify_exit(r, why, whylen);
+  if (rep.kind != KF_HARNESS_R_DONE || rep.seq != r->seq)
+    return unexpected(r, &rep, why, whylen);
+  if (c->op == KF_CUDA_OP_RUN && rep.rc != 0) {
+    snprintf(why, whylen, "%s: kf_launch returned %d", r->who, rep.rc);
+    kill_runner(r);
+    return KF_OUTCOME_CRASH;
+  }
+  if (c->op == KF_CUDA_OP_RUN && rep.elapsed_ns > t1 - t0 + 1000000) {
+    snprintf(why, whylen, "%s reported %.0f ns for a call that took %.0f ns: "
+             "forged reply", r->who, (double)rep.elapsed_ns,
+             (double)(t1 - t0));
+    kill_runner(r);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  if (rep_out) *rep_out = rep;
+  return 0;
+}
+
+static void runner_stop(crunner *r) {
+  if (!r || !r->who) return;
+  if (r->pid > 0 && !r->dead) {
+    if (r->cmd_fd >= 0) {
+      kf_cuda_cmd c;
+      memset(&c, 0, sizeof c);
+      c.magic = KF_CUDA_MAGIC;
+      c.op = KF_CUDA_OP_EXIT;
+      ssize_t w = write(r->cmd_fd, &c, sizeof c);
+      (void)w;
+    }
+    close_fds(r);
+    r->status = kf_harness__reap(r->pid, 3000, false);
+    r->dead = true;
+  }
+  close_fds(r);
+  if (r->map && r->map != MAP_FAILED) munmap(r->map, r->map_len);
+  r->map = MAP_FAILED;
+  if (r->memfd >= 0) close(r->memfd);
+  r->memfd = -1;
+}
+
+/* A harness step (not kf_launch): a bounded time, ~16 MB/ms at worst. */
+static int step_timeout(const crunner *r) {
+  return 60000 + (int)(r->map_len >> 24);
+}
+
+/* Regions in batches of KF_CUDA_MAX_REGIONS. */
+static int regions_cmd(kf_ev *e, kf_side *s, int op,
+                       const kf_harness_region *reg, int n) {
+  crunner *r = CR(s);
+  for (int i = 0; i < n; i += KF_CUDA_MAX_REGIONS) {
+    kf_cuda_cmd c;
+    memset(&c, 0, sizeof c);
+    c.op = (uint32_t)op;
+    c.n_regions = n - i < KF_CUDA_MAX_REGIONS ? n - i : KF_CUDA_MAX_REGIONS;
+    for (int k = 0; k < c.n_regions; k++)
+      c.regions[k] = (kf_cuda_region){reg[i + k].off, reg[i + k].len};
+    int oc = runner_cmd(r, &c, step_timeout(r), NULL, NULL, e->why,
+                        KF_HARNESS_WHY);
+    if (oc) return oc;
+  }
+  return 0;
+}
+
+/* --------------------------------------------------------- GPU lock */
+
+static void lock_path(const kf_ev *e, char *out, size_t len) {
+  if (e->o->gpu_lock && *e->o->gpu_lock) {
+    kf_strlcpy(out, e->o->gpu_lock, len);
+    return;
+  }
+  /* the device's identity under CUDA_VISIBLE_DEVICES, when set */
+  char id[64];
+  snprintf(id, sizeof id, "%d", e->o->device);
+  const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+  if (vis && *vis) {
+    const char *p = vis;
+    for (int i = 0; i < e->o->device && p; i++) {
+      p = strchr(p, ',');
+      if (p) p++;
+    }
+    if (p) {
+      size_t n = strcspn(p, ",");
+      size_t k = 0;
+      for (size_t i = 0; i < n && k + 1 < sizeof id; i++)
+        if ((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'z') ||
+            (p[i] >= 'A' && p[i] <= 'Z') || p[i] == '-')
+          id[k++] = p[i];
+      id[k] = '\0';
+    }
+  }
+  snprintf(out, len, "%s/kf-gpu-%s.lock", kf_getenv_or("TMPDIR", "/tmp"), id);
+}
+
+static int take_gpu_lock(kf_ev *e, char *msg, size_t len) {
+  cuda_ev *c = CE(e);
+  char path[1200];
+  lock_path(e, path, sizeof path);
+  c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (c->lock_fd < 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", path, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (fchmod(c->lock_fd, 0666) != 0)
+    kf_log(KF_LOG_DEBUG, "chmod %s: %s", path, strerror(errno));
+  uint64_t t0 = kf_now_ms();
+  while (flock(c->lock_fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", path, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  snprintf(msg, len, "GPU lock %s after %" PRIu64 " ms", path,
+           kf_now_ms() - t0);
+  return 0;
+}
+
+/* -------------------------------------------------------- operations */
+
+static int cuda_open(kf_ev *e) {
+  cuda_ev *c = calloc(1, sizeof *c);
+  if (!c) {
+    kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  c->lock_fd = -1;
+  c->arch = e->o->cuda_arch && *e->o->cuda_arch ? e->o->cuda_arch : "sm_90a";
+  e->bes = c;
+  return 0;
+}
+
+static void cuda_close(kf_ev *e) {
+  cuda_ev *c = CE(e);
+  if (!c) return;
+  if (c->lock_fd >= 0) close(c->lock_fd); /* releases the GPU lock */
+  free(c);
+  e->bes = NULL;
+}
+
+static int side_state(kf_ev *e, kf_side *s) {
+  if (s->be) return 0;
+  crunner *r = calloc(1, sizeof *r);
+  if (!r) {
+    kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  r->cmd_fd = r->reply_fd = r->memfd = -1;
+  r->map = MAP_FAILED;
+  s->be = r;
+  return 0;
+}
+
+static int cuda_compile(kf_ev *e, kf_side **sides, int n, char *facts,
+                        size_t factslen) {
+  cuda_ev *c = CE(e);
+  int timeout = e->o->compile_timeout_ms * 4; /* nvcc runs five tools */
+  kf_harness_nvcc_job jobs[18];
+  const char *kn[18][KF_HARNESS_MAX_KNOBS], *kv[18][KF_HARNESS_MAX_KNOBS];
+  int pid[18], fd[18], started[18];
+  static char outs[18][65536];
+  char why[18][KF_HARNESS_WHY];
+  int nj = n + 1 <= 18 ? n + 1 : 18;
+  /* job 0: the link check's baseline, an empty candidate built by the same
+   * command line but for the knobs (toolchain state only) */
+  for (int j = 0; j < nj; j++) {
+    kf_side *s = j ? sides[j - 1] : NULL;
+    jobs[j] = (kf_harness_nvcc_job){.dir = e->wd.build,
+                                    .base = s ? s->base : "baseline",
+                                    .src = s ? s->source
+                                             : KF_HARNESS_CUDA_BASELINE_SRC,
+                                    .arch = c->arch, .timeout_ms = timeout};
+    if (s) {
+      if (side_state(e, s)) return KF_OUTCOME_INFRA_ERROR;
+      for (int k = 0; k < s->n_knobs; k++) {
+        kn[j][k] = s->knobs[k].name;
+        kv[j][k] = s->knobs[k].value;
+      }
+      jobs[j].knob_names = kn[j];
+      jobs[j].knob_values = kv[j];
+      jobs[j].n_knobs = s->n_knobs;
+    }
+    started[j] = !(s && s->oc);
+    if (started[j]) {
+      int oc = kf_harness__nvcc_start(&jobs[j], &pid[j], &fd[j], why[j],
+                                      sizeof why[j]);
+      if (oc) {
+        started[j] = 0;
+        if (!s || s->is_ref) {
+          for (int k = 0; k < j; k++)
+            if (started[k])
+              kf_harness__nvcc_finish(&jobs[k], pid[k], fd[k], outs[k],
+                                      sizeof outs[k], why[k], sizeof why[k]);
+          snprintf(e->why, KF_HARNESS_WHY, "%s%.2000s",
+                   s ? "" : "empty baseline kernel: ", why[j]);
+          return s ? oc : KF_OUTCOME_INFRA_ERROR;
+        }
+        s->oc = oc;
+        kf_strlcpy(s->why, why[j], KF_HARNESS_WHY);
+      }
+    }
+  }
+  int ret = 0;
+  for (int j = 0; j < nj; j++) {
+    if (!started[j]) continue;
+    kf_side *s = j ? sides[j - 1] : NULL;
+    int oc = kf_harness__nvcc_finish(&jobs[j], pid[j], fd[j], outs[j],
+                                     sizeof outs[j], why[j], sizeof why[j]);
+    if (oc && !s) {
+      snprintf(e->why, KF_HARNESS_WHY, "empty baseline kernel: %.2000s",
+               why[j]);
+      ret = KF_OUTCOME_INFRA_ERROR;
+    } else if (oc && s->is_ref) {
+      if (!ret) {
+        kf_strlcpy(e->why, why[j], KF_HARNESS_WHY);
+        ret = oc;
+      }
+    } else if (oc) {
+      s->oc = oc;
+      kf_strlcpy(s->why, why[j], KF_HARNESS_WHY);
+    } else if (s && !s->is_ref) {
+      crunner *r = CR(s);
+      r->n_kres = kf_harness__parse_resource_usage(outs[j], r->kres,
+                                                   MAX_KERNELS);
+      uint32_t max_regs = 0, spills = 0, max_smem = 0;
+      for (int i = 0; i < r->n_kres; i++) {
+        kernelfleet__kernel_resources__init(&r->kr[i]);
+        r->kr[i].kernel = r->kres[i].kernel;
+        r->kr[i].registers = r->kres[i].registers;
+        r->kr[i].shared_bytes = r->kres[i].shared_bytes;
+        r->kr[i].spill_bytes = r->kres[i].spill_bytes;
+        r->kr_ptrs[i] = &r->kr[i];
+        if (r->kres[i].registers > max_regs) max_regs = r->kres[i].registers;
+        if (r->kres[i].shared_bytes > max_smem)
+          max_smem = r->kres[i].shared_bytes;
+        spills += r->kres[i].spill_bytes;
+      }
+      s->res = r->kr_ptrs;
+      s->n_res = (uint32_t)r->n_kres;
+      if (!facts[0])
+        snprintf(facts, factslen, "nvcc for %s: %d kernel(s), max %u "
+                 "registers, max %u bytes static shared memory, %u bytes of "
+                 "spill stores; %.1000s", c->arch, r->n_kres, max_regs,
+                 max_smem, spills, why[j]);
+    }
+  }
+  return ret;
+}
+
+static int cuda_link(kf_ev *e, kf_side *s, char *facts, size_t factslen) {
+  cuda_ev *c = CE(e);
+  crunner *r = CR(s);
+  int oc = kf_harness__workdir_jail(&e->wd, s->base, s->jail, sizeof s->jail,
+                                    e->why, KF_HARNESS_WHY);
+  if (oc) return oc;
+  char why[KF_HARNESS_WHY];
+  if (!c->have_baseline) {
+    char bpath[1200], err[256];
+    snprintf(bpath, sizeof bpath, "%s/baseline.so", e->wd.build);
+    char *bbuf;
+    size_t blen;
+    if (kf_read_file(bpath, MAX_SO, &bbuf, &blen, err, sizeof err)) {
+      snprintf(e->why, KF_HARNESS_WHY, "baseline.so: %s", err);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    if (kf_harness__elf_check_cuda((unsigned char *)bbuf, blen, NULL,
+                                   &c->baseline, why, sizeof why))
+      kf_log(KF_LOG_WARN, "the empty baseline would not pass the link "
+             "check: %s", why);
+    free(bbuf);
+    c->have_baseline = true;
+  }
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  oc = kf_harness__take_so(e->wd.build, s->base, s->jail, "kernel.so", MAX_SO,
+                           &buf, &len, e->why, KF_HARNESS_WHY);
+  if (oc) return oc;
+  oc = kf_harness__elf_check_cuda(buf, len, &c->baseline, &r->ci, why,
+                                  sizeof why);
+  free(buf);
+  if (s->is_ref) {
+    if (oc)
+      kf_log(KF_LOG_WARN, "the reference would not pass the link check: %s",
+             why);
+    return 0;
+  }
+  if (oc) {
+    kf_strlcpy(e->why, why, KF_HARNESS_WHY);
+    return oc;
+  }
+  uint64_t b = 0;
+  for (int i = 0; i < r->ci.n_mut; i++) b += r->ci.mut_len[i];
+  snprintf(facts, factslen, "imports on the allow-list; host static data: "
+           "%d range(s), %" PRIu64 " bytes, of the toolchain's own variables "
+           "(launch stubs), left out of the runner's check for writes",
+           r->ci.n_mut, b);
+  return 0;
+}
+
+static int cuda_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
+                      char *facts, size_t factslen) {
+  cuda_ev *c = CE(e);
+  char lockmsg[1400];
+  int oc = take_gpu_lock(e, lockmsg, sizeof lockmsg);
+  if (oc) return oc;
+  if (!kf_harness__cuda_exe(c->exe, sizeof c->exe)) {
+    snprintf(e->why, KF_HARNESS_WHY, "this kf-harness was built without "
+             "CUDA (no kf-harness-cuda beside it): it cannot run CUDA "
+             "candidates");
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  /* all at once: context creation is most of a runner's start */
+  for (int i = 0; i < n; i++) {
+    kf_side *s = sides[i];
+    if ((oc = side_state(e, s))) return oc;
+    oc = runner_spawn(e, s, CR(s), map_len, e->why, KF_HARNESS_WHY);
+    if (oc && s->is_ref) return oc;
+    if (oc) {
+      s->oc = oc;
+      kf_strlcpy(s->why, e->why, KF_HARNESS_WHY);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    kf_side *s = sides[i];
+    if (s->oc) continue;
+    crunner *r = CR(s);
+    oc = runner_ready(e, r, e->why, KF_HARNESS_WHY);
+    if (oc && s->is_ref) return oc;
+    if (oc) {
+      s->oc = oc;
+      kf_strlcpy(s->why, e->why, KF_HARNESS_WHY);
+      continue;
+    }
+    if (!(r->defenses & KF_HARNESS_DEF_CUPTI) && !e->o->cuda_no_cupti) {
+      snprintf(e->why, KF_HARNESS_WHY, "%s runner: CUPTI activity tracing "
+               "is unavailable (%s): GPU work on other streams could not be "
+               "attributed (--cuda-no-cupti runs without it)", s->who,
+               r->note[0] ? r->note : "no reason given");
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    s->map = r->map;
+    s->map_len = r->map_len;
+    s->defenses = r->defenses;
+  }
+  crunner *any = NULL;
+  for (int i = 1; i < n; i++)
+    if (!sides[i]->oc) any = CR(sides[i]);
+  if (!any) any = CR(sides[0]);
+  char defs[256];
+  kf_harness__defenses_str(any->defenses, defs, sizeof defs);
+  snprintf(facts, factslen, "defenses: %s; device %d, L2 %" PRIu64 " KiB, "
+           "flush %" PRIu64 " MiB, %zu MiB of buffers per runner; %s", defs,
+           e->o->device, any->l2_bytes >> 10, any->flush_bytes >> 20,
+           map_len >> 20, lockmsg);
+  if (!(any->defenses & KF_HARNESS_DEF_SECCOMP) ||
+      !(any->defenses & KF_HARNESS_DEF_CHROOT))
+    kf_log(KF_LOG_WARN, "CUDA sandbox incomplete: %s", defs);
+  return 0;
+}
+
+/* Everything of the image that is not a buffer of L: its gaps and the
+ * tail beyond L (the image is sized for the largest layout), so that no
+ * byte a stray write can reach on the device goes unchecked. */
+static int outside_regions(const kf_side *s, const kf_harness_layout *L,
+                           bool guards_only, kf_harness_region *r) {
+  int n = guards_only ? kf_harness__guard_regions(L, r)
+                      : kf_harness__gap_regions(L, r);
+  if (s->map_len > L->total)
+    r[n++] = (kf_harness_region){L->total, s->map_len - L->total};
+  return n;
+}
+
+static int cuda_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
+  kf_harness_region r[2 * (2 * KF_HARNESS_MAX_T + 1) + 2];
+  int n = outside_regions(s, L, false, r);
+  return regions_cmd(e, s, KF_CUDA_OP_CANARY, r, n);
+}
+
+static int cuda_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
+  const kf_harness_layout *L = g->L;
+  kf_cuda_cmd c;
+  memset(&c, 0, sizeof c);
+  c.op = KF_CUDA_OP_GEN;
+  c.n_gen = L->n_in;
+  for (int i = 0; i < L->n_in; i++)
+    c.gen[i] = (kf_cuda_draw){.off = L->in_off[i], .n = (uint64_t)L->in_n[i],
+                             .dtype = L->in_dt[i], .dist = g->dist[i],
+                             .range = g->range[i], .key = g->key[i]};
+  for (int k = 0; k < n; k++) {
+    if (sides[k]->oc) continue;
+    crunner *r = CR(sides[k]);
+    kf_cuda_cmd ck = c;
+    int oc = runner_cmd(r, &ck, step_timeout(r), NULL, NULL, e->why,
+                        KF_HARNESS_WHY);
+    if (oc) return oc; /* a runner step failing is the machine's */
+  }
+  return 0;
+}
+
+static double median_u64(uint64_t *v, int n) {
+  uint64_t tmp[MAX_OVER];
+  return kf_harness__median(v, 0, n, tmp);
+}
+
+static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
+  crunner *r = CR(s);
+  const kf_harness_layout *L = call->L;
+  kf_cuda_cmd c;
+  memset(&c, 0, sizeof c);
+  c.op = KF_CUDA_OP_RUN;
+  c.flags = call->timed ? KF_CUDA_RUN_TIMED : 0;
+  c.n_inputs = L->n_in;
+  c.n_outputs = L->n_out;
+  for (int i = 0; i < L->n_in; i++) {
+    c.in[i] = (kf_harness_tdesc){.off = L->in_off[i], .dtype = L->in_dt[i],
+                                 .ndim = L->in_ndim[i], .numel = L->in_n[i]};
+    memcpy(c.in[i].dims, L->in_dims[i], sizeof c.in[i].dims);
+  }
+  for (int i = 0; i < L->n_out; i++) {
+    c.out[i] = (kf_harness_tdesc){.off = L->out_off[i], .dtype = L->out_dt[i],
+                                  .ndim = L->out_ndim[i],
+                                  .numel = L->out_n[i]};
+    memcpy(c.out[i].dims, L->out_dims[i], sizeof c.out[i].dims);
+    c.out_poison[i] = kf_harness__poison_byte(L->out_dt[i]);
+  }
+  c.ws_off = L->ws_off;
+  c.ws_bytes = L->ws_b;
+  c.ws_poison = call->ws_poison;
+  c.n_params = e->spec->n_params;
+  for (int i = 0; i < e->spec->n_params && i < KF_HARNESS_MAX_P; i++)
+    c.params[i] = call->size->v[i];
+  kf_cuda_reply rep;
+  uint64_t wall = 0;
+  int oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1),
+                      &rep, &wall, e->why, KF_HARNESS_WHY);
+  if (oc) return oc;
+  *ns = rep.elapsed_ns;
+  if (!call->timed) return 0;
+  /* the claim against the wall time: the reference's overhead (the same
+   * runner code, honest) is the yardstick */
+  cuda_ev *ce = CE(e);
+  double extra = FORGE_PER_ACTIVITY_NS * rep.n_activity;
+  uint64_t over = wall > rep.elapsed_ns + (uint64_t)extra
+                      ? wall - rep.elapsed_ns - (uint64_t)extra
+                      : 0;
+  if (s->is_ref) {
+    if (ce->n_ref_over < MAX_OVER) ce->ref_over[ce->n_ref_over++] = over;
+    return 0;
+  }
+  if (r->n_over < MAX_OVER) r->over[r->n_over++] = over;
+  if (r->n_over < FORGE_MIN_REPS || ce->n_ref_over < FORGE_MIN_REPS) return 0;
+  double mc = median_u64(r->over, r->n_over);
+  double mr = median_u64(ce->ref_over, ce->n_ref_over);
+  if (mc > mr + FORGE_SLACK_NS + 0.25 * (double)rep.elapsed_ns) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s reports %.0f ns per call, but its "
+             "calls take a median %.0f us more wall time beyond what they "
+             "report than the reference's do on the same runner code: the "
+             "report misses work (forged reply?)", s->who,
+             (double)rep.elapsed_ns, (mc - mr) / 1e3);
+    kill_runner(r);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  return 0;
+}
+
+static int cuda_fetch(kf_ev *e, kf_side *s, const kf_harness_region *r,
+                      int n) {
+  return regions_cmd(e, s, KF_CUDA_OP_DOWNLOAD, r, n);
+}
+
+static int cuda_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
+                      kf_probe *out) {
+  crunner *r = CR(s);
+  kf_harness_region g[2 * (2 * KF_HARNESS_MAX_T + 1) + 2];
+  int n = outside_regions(s, L, true, g);
+  if (n > KF_CUDA_MAX_REGIONS) {
+    kf_strlcpy(e->why, "too many guard regions for one probe",
+               KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  kf_cuda_cmd c;
+  memset(&c, 0, sizeof c);
+  c.op = KF_CUDA_OP_PROBE;
+  c.n_regions = n;
+  for (int i = 0; i < n; i++) c.regions[i] = (kf_cuda_region){g[i].off, g[i].len};
+  c.n_inputs = L->n_in;
+  for (int i = 0; i < L->n_in; i++)
+    c.in[i] = (kf_harness_tdesc){.off = L->in_off[i], .dtype = L->in_dt[i],
+                                 .ndim = L->in_ndim[i], .numel = L->in_n[i]};
+  kf_cuda_reply rep;
+  int oc = runner_cmd(r, &c, step_timeout(r), &rep, NULL, e->why,
+                      KF_HARNESS_WHY);
+  if (oc) return oc;
+  out->bad = rep.bad;
+  for (int i = 0; i < L->n_in; i++) out->in_digest[i] = rep.digest[i];
+  return 0;
+}
+
+static void cuda_stop(kf_ev *e, kf_side *s) {
+  (void)e;
+  if (!s || !s->be) return;
+  runner_stop(CR(s));
+  free(s->be);
+  s->be = NULL;
+  s->map = NULL;
+  s->res = NULL;
+  s->n_res = 0;
+}
+
+const kf_backend kf_harness_cuda_backend = {
+    .name = "cuda",
+    .language = "cuda",
+    .guard = 64u << 10,
+    .roof_factor = 1.05,
+    .min_reps = 10,
+    .open = cuda_open,
+    .compile = cuda_compile,
+    .link = cuda_link,
+    .start = cuda_start,
+    .prepare = cuda_prepare,
+    .gen = cuda_gen,
+    .arm = NULL,
+    .call = cuda_call,
+    .fetch = cuda_fetch,
+    .probe = cuda_probe,
+    .stop = cuda_stop,
+    .close = cuda_close,
+};

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// harness/cuda/kernels.cu -- the trusted device code of kf-harness-cuda:
+// drawing inputs from a key (harness/core/gen.h, the same definitions the
+// host uses), the canary around buffers, finding a changed canary byte,
+// digests of inputs, and the read-bandwidth probe of `info`.  The runner
+// (runner.c, plain C) calls the extern "C" wrappers below; each launches on
+// the legacy default stream and returns the launch's error.  Nothing here
+// is candidate code, and none of it runs inside a candidate's call, so
+// CUPTI attributes none of it to the candidate.
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "gen.h"
+#include "kernels.h"
+
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(uint64_t n) {
+  uint64_t b = (n + kThreads - 1) / kThreads;
+  if (b > 65535ull * 8) b = 65535ull * 8;
+  return b ? (int)b : 1;
+}
+
+__global__ void k_gen(unsigned char *dst, int dt, uint64_t n, int dist,
+                      int64_t range, uint64_t key) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    kf_gen_store(dst, dt, i, key, dist, range);
+}
+
+__global__ void k_canary(unsigned char *base, uint64_t off, uint64_t len) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < len;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    base[off + i] = kf_gen_canary(off + i);
+}
+
+__global__ void k_canary_check(const unsigned char *base, uint64_t off,
+                               uint64_t len, unsigned long long *first) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < len;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    if (base[off + i] != kf_gen_canary(off + i))
+      atomicMin(first, (unsigned long long)(off + i));
+}
+
+__global__ void k_digest(const unsigned char *p, uint64_t len,
+                         unsigned long long *sum) {
+  __shared__ unsigned long long part[kThreads];
+  unsigned long long s = 0;
+  uint64_t words = len / 8;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+       i < words; i += (uint64_t)gridDim.x * blockDim.x) {
+    uint64_t w;
+    memcpy(&w, p + 8 * i, 8);
+    s += kf_gen_digest_term(w, i);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0 && len % 8) {
+    uint64_t w = 0;
+    memcpy(&w, p + 8 * words, len % 8);
+    s += kf_gen_digest_term(w, words);
+  }
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (int k = kThreads / 2; k > 0; k /= 2) {
+    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(sum, part[0]);
+}
+
+__global__ void k_read(const uint4 *p, uint64_t n, unsigned long long *sink) {
+  uint32_t acc = 0;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    uint4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) atomicAdd(sink, 1ull); /* keeps the loads */
+}
+
+}  // namespace
+
+extern "C" int kf_cuda_gen(unsigned char *dst, int dt, uint64_t n, int dist,
+                           int64_t range, uint64_t key) {
+  if (!n) return 0;
+  k_gen<<<blocks_for(n), kThreads>>>(dst, dt, n, dist, range, key);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int kf_cuda_canary(unsigned char *base, uint64_t off,
+                              uint64_t len) {
+  if (!len) return 0;
+  k_canary<<<blocks_for(len), kThreads>>>(base, off, len);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int kf_cuda_canary_check(const unsigned char *base, uint64_t off,
+                                    uint64_t len, unsigned long long *first) {
+  if (!len) return 0;
+  k_canary_check<<<blocks_for(len), kThreads>>>(base, off, len, first);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int kf_cuda_digest(const unsigned char *p, uint64_t len,
+                              unsigned long long *sum) {
+  if (!len) return 0;
+  k_digest<<<blocks_for(len / 8 + 1), kThreads>>>(p, len, sum);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int kf_cuda_read(const void *p, uint64_t bytes, int sms,
+                            unsigned long long *sink) {
+  uint64_t n = bytes / 16;
+  int blocks = sms > 0 ? sms * 8 : 1024;
+  k_read<<<blocks, 512>>>((const uint4 *)p, n, sink);
+  return (int)cudaGetLastError();
+}

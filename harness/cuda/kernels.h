@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/cuda/kernels.h -- the trusted device code of kf-harness-cuda
+ * (kernels.cu), as plain C entry points.  Each launches asynchronously on
+ * the legacy default stream and returns the cudaError_t of the launch (0
+ * on success); results land in device memory the caller reads after a
+ * synchronize.
+ */
+#ifndef KF_HARNESS_CUDA_KERNELS_H
+#define KF_HARNESS_CUDA_KERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* n elements of dtype dt (KF_GEN_*) at dst, distribution dist under key
+ * (core/gen.h). */
+int kf_cuda_gen(unsigned char *dst, int dt, uint64_t n, int dist,
+                int64_t range, uint64_t key);
+/* base[off, off+len) := the position-dependent canary. */
+int kf_cuda_canary(unsigned char *base, uint64_t off, uint64_t len);
+/* *first := min(*first, first offset in [off, off+len) that is not the
+ * canary). */
+int kf_cuda_canary_check(const unsigned char *base, uint64_t off,
+                         uint64_t len, unsigned long long *first);
+/* *sum += the digest of p[0, len) (core/gen.h's terms). */
+int kf_cuda_digest(const unsigned char *p, uint64_t len,
+                   unsigned long long *sum);
+/* Reads bytes at p once (16-byte loads, sms x 8 blocks): the read
+ * bandwidth probe. */
+int kf_cuda_read(const void *p, uint64_t bytes, int sms,
+                 unsigned long long *sink);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/cuda_main.c -- kf-harness-cuda: the harness's only program that
+ * links the CUDA runtime (shared, libcudart.so.13 -- the same instance a
+ * candidate built with -cudart shared binds to).  Built only when CMake
+ * finds the CUDA toolkit (KF_CUDA).  Modes, never run by users directly:
+ *
+ *   kf-harness-cuda info [--device N] [--no-measure]
+ *       the device and its measured ceilings as JSON (harness/cuda_info.c);
+ *       users run `kf-harness cuda-info`, which adds the nvcc version
+ *   kf-harness-cuda runner --jail DIR --so NAME --device N ...
+ *       the sandboxed process that loads one CUDA candidate
+ *       (harness/cuda_runner.c), exec'd by `kf-harness eval`
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "proto.h"
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "info"))
+    return kf_harness_cuda_info_main(argc - 2, argv + 2);
+  if (argc >= 2 && !strcmp(argv[1], "runner"))
+    return kf_harness_cuda_runner_main(argc - 2, argv + 2);
+  fprintf(stderr, "usage: kf-harness-cuda info [--device N] [--no-measure]\n"
+                  "       kf-harness-cuda runner ... (internal)\n");
+  return 2;
+}

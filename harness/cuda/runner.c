@@ -1,0 +1,896 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/cuda_runner.c -- the only code that loads a CUDA candidate: the
+ * "runner" mode of kf-harness-cuda.  exec'd fresh by the eval process
+ * (harness/eval_cuda.c) for each of candidate and reference, so each gets
+ * its own process and its own CUDA context: an illegal address, a launch
+ * failure or a hang ends this process and nothing else.  Wire:
+ * harness/cuda_proto.h.
+ *
+ * Setup, in this order, before any candidate code runs:
+ *   1. map the memfd (fd 3), close it and every fd above 2;
+ *   2. as root: unshare net, mount, ipc and uts namespaces (single-
+ *      threaded still; the driver needs none of them);
+ *   3. CUDA: select the device, blocking sync, create the context, set
+ *      the persisting-L2 limit to 0, allocate the device image of the
+ *      memfd, the L2 flush buffer (2 x L2, at least 64 MiB) and two
+ *      events (kf_launch gets the legacy default stream, or with --stream
+ *      own one blocking stream created here); pin the memfd mapping when the
+ *      driver lets us (faster copies); preload libstdc++/libgcc_s, which
+ *      nvcc's host code needs and the jail does not hold.  The driver opens
+ *      /dev/nvidia* and starts its helper threads here; they keep those
+ *      fds and live on unfiltered by seccomp (see below);
+ *   4. chroot into the jail (the .so only), chdir /;
+ *   5. rlimits: CPU, FSIZE 0, CORE 0, NOFILE just above the fds the
+ *      driver holds.  NOT applied, unlike the CPU runner: RLIMIT_AS (the
+ *      driver reserves tens of GiB of address space for unified
+ *      addressing) and RLIMIT_MEMLOCK (pinned staging);
+ *   6. as root: uid/gid 65534, no groups (glibc applies it to the
+ *      driver's threads too), then RLIMIT_NPROC 0;
+ *   7. PR_SET_NO_NEW_PRIVS, SIGSYS handler, seccomp filter "load";
+ *   8. dlopen the candidate: nvcc's registration constructor runs here
+ *      (__cudaRegisterFatBinary), then dlsym(kf_launch);
+ *   9. seccomp filter "run": the CPU runner's list plus what the driver
+ *      uses to launch and wait (ioctl, poll/ppoll, epoll_wait/pwait,
+ *      close, fcntl, sched_getaffinity); openat fails with EPERM instead
+ *      of trapping (module loading may probe files; the jail holds none).
+ *      Both filters are harness/cuda_filter.c's.
+ *      --seccomp off skips 7-9's filters, for diagnosing a driver that
+ *      needs more (the READY defenses then say so).
+ *
+ * Each call (RUN) then: the candidate's writable pages back to what they
+ * held after dlopen and 1 MiB of stack below zeroed (this process serves
+ * every call, unlike the CPU runner's fresh process per call); after the
+ * call, any byte of those pages changed outside the toolchain's own
+ * variables (--mutable, from the eval's link check) ends the runner with
+ * KF_CUDA_R_STATE.  Timed calls queue, behind the outputs' poison, --warm-us
+ * of memsets (clocks up after the eval's host work) and the L2 flush,
+ * then record the start event without a host synchronize, so kf_launch's
+ * kernels are queued before the GPU reaches them and no host launch
+ * latency lands in the time.
+ *
+ * What the CUDA sandbox does NOT give, compared with the CPU runner: no
+ * address-space limit; ioctl is open (on the nvidia fds the driver
+ * holds, a candidate's raw ioctls reach the driver); the driver's own
+ * threads are unfiltered; and since the event time is taken in this
+ * process, a candidate that takes over the host code could forge the
+ * reply -- the eval process bounds it (event time <= its own wall time
+ * around the call; roofline TOO_FAST).
+ *
+ * This file logs nothing (stderr is /dev/null) and links nothing of
+ * KernelFleet but the seccomp/rlimit helpers it shares with the CPU
+ * runner (harness/sandbox.c) and its own seccomp policy
+ * (harness/cuda_filter.c); it is built without sanitizers.
+ */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <link.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupti_attr.h"
+#include "filter.h"
+#include "kernels.h"
+#include "proto.h"
+#include "kf_candidate.h"
+#include "sandbox.h"
+
+#define NOBODY 65534
+#define MAX_MUT 64 /* --mutable ranges */
+
+static kf_cuda_reply g_sys_reply;
+static char g_altstack[64 * 1024];
+
+static void send_reply(int kind, uint32_t seq, int rc, int err, int cuda_err,
+                       uint64_t ns, const char *msg) {
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  r.magic = KF_CUDA_MAGIC;
+  r.seq = seq;
+  r.kind = kind;
+  r.rc = rc;
+  r.err = err;
+  r.cuda_err = cuda_err;
+  r.elapsed_ns = ns;
+  if (msg) {
+    size_t n = strlen(msg);
+    if (n >= sizeof r.msg) n = sizeof r.msg - 1;
+    memcpy(r.msg, msg, n);
+  }
+  ssize_t w;
+  do {
+    w = write(1, &r, sizeof r);
+  } while (w < 0 && errno == EINTR);
+}
+
+static _Noreturn void setup_fail(const char *what, int err) {
+  send_reply(KF_HARNESS_R_SETUP, 0, 0, err, 0, 0, what);
+  _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+}
+
+/* A CUDA error: reply with its name and end (the context may be dead). */
+static _Noreturn void cuda_fail(uint32_t seq, cudaError_t e, const char *where) {
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: %s (%s)", cudaGetErrorName(e),
+           cudaGetErrorString(e), where);
+  send_reply(KF_CUDA_R_CUDAERR, seq, 0, 0, (int)e, 0, msg);
+  _exit(KF_HARNESS_RUNNER_EXIT_OK);
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)uc;
+  g_sys_reply.sysno = si->si_syscall;
+  syscall(SYS_write, 1, &g_sys_reply, sizeof g_sys_reply);
+  syscall(SYS_exit_group, KF_HARNESS_RUNNER_EXIT_SYS);
+}
+
+/* --------------------------------------------------------------- seccomp */
+
+/* The policy is harness/cuda_filter.c's. */
+static int install_filter(bool loading, pid_t self) {
+  kf_sandbox_bpf p = {.n = 0};
+  kf_harness__cuda_filter(&p, loading, self);
+  return kf_sandbox_install(&p);
+}
+
+/* ------------------------------------------------------------- sandbox */
+
+static int highest_fd(void) {
+  int hi = 2;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return 64;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    int fd = atoi(e->d_name);
+    if (fd > hi) hi = fd;
+  }
+  closedir(d);
+  return hi;
+}
+
+/* "none" or "OFF:LEN,OFF:LEN,..." in hex. */
+static int parse_ranges(const char *s, uint64_t *off, uint64_t *len, int *n) {
+  *n = 0;
+  if (!strcmp(s, "none")) return 0;
+  while (*s) {
+    char *end;
+    if (*n == MAX_MUT) return -1;
+    errno = 0;
+    off[*n] = strtoull(s, &end, 16);
+    if (errno || end == s || *end != ':') return -1;
+    s = end + 1;
+    len[*n] = strtoull(s, &end, 16);
+    if (errno || end == s || (*end && *end != ',')) return -1;
+    (*n)++;
+    s = *end ? end + 1 : end;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------- device image */
+
+/* The device image between two unmapped guard ranges (the virtual memory
+ * API): a kernel that reads or writes past the image, however far it
+ * jumps within a guard, hits an address with nothing mapped and fails
+ * with an illegal address instead of reaching another allocation.  Falls
+ * back to cudaMalloc (no guards; reported) where the driver has no
+ * virtual memory management. */
+#define IMAGE_GUARD (32u << 20)
+static bool alloc_image(char **dev, size_t len, int device) {
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  size_t gran = 0;
+  if (cuMemGetAllocationGranularity(&gran, &prop,
+                                    CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+          CUDA_SUCCESS ||
+      !gran)
+    return false;
+  size_t sz = (len + gran - 1) / gran * gran;
+  size_t guard = (IMAGE_GUARD + gran - 1) / gran * gran;
+  CUdeviceptr va = 0;
+  CUmemGenericAllocationHandle h = 0;
+  if (cuMemAddressReserve(&va, sz + 2 * guard, 0, 0, 0) != CUDA_SUCCESS)
+    return false;
+  if (cuMemCreate(&h, sz, &prop, 0) != CUDA_SUCCESS) {
+    cuMemAddressFree(va, sz + 2 * guard);
+    return false;
+  }
+  CUmemAccessDesc acc;
+  memset(&acc, 0, sizeof acc);
+  acc.location = prop.location;
+  acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (cuMemMap(va + guard, sz, 0, h, 0) != CUDA_SUCCESS ||
+      cuMemSetAccess(va + guard, sz, &acc, 1) != CUDA_SUCCESS) {
+    cuMemRelease(h);
+    cuMemAddressFree(va, sz + 2 * guard);
+    return false;
+  }
+  *dev = (char *)(uintptr_t)(va + guard);
+  return true;
+}
+
+/* ---------------------------------------------------------------- main */
+
+/* The candidate's writable pages (its .data/.bss beyond RELRO, and the
+ * tails of those pages), as they were right after dlopen.  Restored before
+ * every call, so static memory carries nothing from one call to the next;
+ * compared after every call, but for the ranges the eval process names
+ * with --mutable (the toolchain's own symbols: nvcc's launch stubs set
+ * their statics on each call), so a candidate that writes to static
+ * memory -- through a pointer into a __constant__ variable's host shadow,
+ * padding outside the toolchain's block, a page tail -- is caught, not
+ * just defeated. */
+#define MAX_WREG 4
+typedef struct {
+  unsigned char *addr;
+  size_t len, so_off;      /* so_off: offset from the .so's load address */
+  unsigned char *init;     /* contents after dlopen */
+  unsigned char *watch;    /* 1: must still equal init after a call */
+} wregion;
+
+/* Host stack below the launcher's caller that is zeroed before each call:
+ * a candidate could leave data in uninitialized stack and read it in the
+ * next call (this process lives for all calls). */
+#define STACK_SCRUB (1u << 20)
+
+typedef struct {
+  unsigned char *base; /* memfd mapping */
+  size_t map_len;
+  char *dev;           /* device image of the memfd */
+  void *flush;
+  size_t flush_len;
+  cudaStream_t stream;
+  cudaEvent_t ev0, ev1;
+  wregion w[MAX_WREG];
+  int n_w;
+  bool check;                 /* --state-check (default on) */
+  int warm_n;                 /* flush-buffer memsets for --warm-us */
+  uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
+  int n_mut;
+  unsigned long long *scratch; /* device: probe results */
+  bool cupti;                  /* attribution on */
+  uint32_t stream_id, ctx_id;  /* CUPTI's ids of the given stream */
+} rstate;
+
+typedef struct {
+  uintptr_t fn; /* kf_launch: the object that holds it is the candidate */
+  rstate *s;
+  int err;
+} wfind;
+
+static int find_writable(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  wfind *f = arg;
+  bool mine = false;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && f->fn >= a && f->fn - a < ph->p_memsz)
+      mine = true;
+  }
+  if (!mine) return 0;
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  uintptr_t relro_end = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    /* glibc makes [start, end rounded DOWN) read-only */
+    if (ph->p_type == PT_GNU_RELRO)
+      relro_end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(pg - 1);
+  }
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
+    uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(pg - 1);
+    uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + pg - 1) &
+                   ~(pg - 1);
+    if (relro_end > lo) lo = relro_end < hi ? relro_end : hi;
+    if (lo >= hi) continue;
+    if (f->s->n_w == MAX_WREG) {
+      f->err = E2BIG;
+      return 1;
+    }
+    wregion *w = &f->s->w[f->s->n_w];
+    w->addr = (unsigned char *)lo;
+    w->len = hi - lo;
+    w->so_off = lo - info->dlpi_addr;
+    w->init = malloc(w->len);
+    w->watch = malloc(w->len);
+    if (!w->init || !w->watch) {
+      f->err = ENOMEM;
+      return 1;
+    }
+    memcpy(w->init, w->addr, w->len);
+    memset(w->watch, 1, w->len);
+    for (int m = 0; m < f->s->n_mut; m++) {
+      uint64_t a = f->s->mut_off[m], b = a + f->s->mut_len[m];
+      if (a < w->so_off) a = w->so_off;
+      if (b > w->so_off + w->len) b = w->so_off + w->len;
+      if (a < b) memset(w->watch + (a - w->so_off), 0, b - a);
+    }
+    f->s->n_w++;
+  }
+  return 1;
+}
+
+/* Before a call: static memory as it was after loading, stack zeroed. */
+static __attribute__((noinline)) void scrub_stack(void) {
+  unsigned char pad[STACK_SCRUB];
+  explicit_bzero(pad, sizeof pad);
+  __asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+static void restore_state(const rstate *s) {
+  for (int i = 0; i < s->n_w; i++)
+    memcpy(s->w[i].addr, s->w[i].init, s->w[i].len);
+  scrub_stack();
+}
+
+/* After a call: every watched byte as it was after loading?  An honest
+ * candidate writes only its launch stubs' statics (unwatched). */
+static void check_state(const rstate *s, uint32_t seq) {
+  if (!s->check) return;
+  for (int i = 0; i < s->n_w; i++) {
+    const wregion *w = &s->w[i];
+    size_t first = 0, n = 0;
+    for (size_t k = w->len; k-- > 0;)
+      if (w->watch[k] && w->addr[k] != w->init[k]) {
+        first = k;
+        n++;
+      }
+    if (n) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "wrote %zu byte(s) of static memory (first "
+               "at .so offset 0x%zx) outside the toolchain's launch-stub "
+               "variables", n, w->so_off + first);
+      send_reply(KF_CUDA_R_STATE, seq, 0, 0, 0, 0, msg);
+      _exit(KF_HARNESS_RUNNER_EXIT_OK);
+    }
+  }
+}
+
+static bool region_ok(const rstate *s, uint64_t off, uint64_t len) {
+  return off <= s->map_len && len <= s->map_len - off;
+}
+
+static void reply_done(uint32_t seq) {
+  send_reply(KF_HARNESS_R_DONE, seq, 0, 0, 0, 0, NULL);
+}
+
+static void do_canary(const rstate *s, const kf_cuda_cmd *c) {
+  if (c->n_regions < 0 || c->n_regions > KF_CUDA_MAX_REGIONS)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  for (int i = 0; i < c->n_regions; i++) {
+    const kf_cuda_region *r = &c->regions[i];
+    if (!region_ok(s, r->off, r->len)) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    int e = kf_cuda_canary((unsigned char *)s->dev, r->off, r->len);
+    if (e) cuda_fail(c->seq, (cudaError_t)e, "filling the canary");
+  }
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "filling the canary");
+  reply_done(c->seq);
+}
+
+static void do_gen(const rstate *s, const kf_cuda_cmd *c) {
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  if (c->n_gen < 0 || c->n_gen > KF_HARNESS_MAX_T)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  for (int i = 0; i < c->n_gen; i++) {
+    const kf_cuda_draw *g = &c->gen[i];
+    if (g->dtype < 0 || g->dtype > 5 || g->n > s->map_len ||
+        !region_ok(s, g->off, g->n * dt_size[g->dtype]))
+      _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    int e = kf_cuda_gen((unsigned char *)s->dev + g->off, g->dtype, g->n,
+                        g->dist, g->range, g->key);
+    if (e) cuda_fail(c->seq, (cudaError_t)e, "drawing inputs");
+  }
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "drawing inputs");
+  reply_done(c->seq);
+}
+
+static void do_download(const rstate *s, const kf_cuda_cmd *c) {
+  if (c->n_regions < 0 || c->n_regions > KF_CUDA_MAX_REGIONS)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  for (int i = 0; i < c->n_regions; i++) {
+    const kf_cuda_region *r = &c->regions[i];
+    if (!region_ok(s, r->off, r->len)) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    if (!r->len) continue;
+    cudaError_t e = cudaMemcpy(s->base + r->off, s->dev + r->off, r->len,
+                               cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "download");
+  }
+  reply_done(c->seq);
+}
+
+static void do_probe(const rstate *s, const kf_cuda_cmd *c) {
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  if (c->n_regions < 0 || c->n_regions > KF_CUDA_MAX_REGIONS ||
+      c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  unsigned long long init[1 + KF_HARNESS_MAX_T];
+  init[0] = ~0ull;
+  memset(init + 1, 0, sizeof init - sizeof init[0]);
+  cudaError_t e = cudaMemcpy(s->scratch, init, sizeof init,
+                             cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "probe");
+  for (int i = 0; i < c->n_regions; i++) {
+    const kf_cuda_region *r = &c->regions[i];
+    if (!region_ok(s, r->off, r->len)) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    int ke = kf_cuda_canary_check((const unsigned char *)s->dev, r->off,
+                                  r->len, &s->scratch[0]);
+    if (ke) cuda_fail(c->seq, (cudaError_t)ke, "checking guards");
+  }
+  for (int i = 0; i < c->n_inputs; i++) {
+    const kf_harness_tdesc *d = &c->in[i];
+    if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 ||
+        (uint64_t)d->numel > s->map_len ||
+        !region_ok(s, d->off, (uint64_t)d->numel * dt_size[d->dtype]))
+      _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    int ke = kf_cuda_digest((const unsigned char *)s->dev + d->off,
+                            (uint64_t)d->numel * dt_size[d->dtype],
+                            &s->scratch[1 + i]);
+    if (ke) cuda_fail(c->seq, (cudaError_t)ke, "digesting inputs");
+  }
+  unsigned long long out[1 + KF_HARNESS_MAX_T];
+  e = cudaMemcpy(out, s->scratch, sizeof out, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "probe");
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  r.magic = KF_CUDA_MAGIC;
+  r.seq = c->seq;
+  r.kind = KF_HARNESS_R_DONE;
+  r.bad = out[0];
+  for (int i = 0; i < KF_HARNESS_MAX_T; i++) r.digest[i] = out[1 + i];
+  ssize_t w;
+  do {
+    w = write(1, &r, sizeof r);
+  } while (w < 0 && errno == EINTR);
+}
+
+static void timing_fail(uint32_t seq, const char *what) {
+  send_reply(KF_CUDA_R_TIMING, seq, 0, 0, 0, 0, what);
+  _exit(KF_HARNESS_RUNNER_EXIT_OK);
+}
+
+static void do_run(const rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
+  if (c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T || c->n_outputs < 0 ||
+      c->n_outputs > KF_HARNESS_MAX_T || c->n_params < 0 ||
+      c->n_params > KF_HARNESS_MAX_P)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  restore_state(s);
+  /* the GPU idle, and every record of earlier work delivered and
+   * forgotten, so that what CUPTI reports next is this call's */
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
+  if (s->cupti) kf_cupti_discard();
+  size_t free0 = 0, tot = 0;
+  if (cudaMemGetInfo(&free0, &tot) != cudaSuccess) free0 = 0;
+  for (int side = 0; side < 2; side++) {
+    int n = side ? c->n_outputs : c->n_inputs;
+    for (int i = 0; i < n; i++) {
+      const kf_harness_tdesc *d = side ? &c->out[i] : &c->in[i];
+      kf_tensor *t = side ? &tout[i] : &tin[i];
+      if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 || d->ndim < 0 ||
+          d->ndim > KF_MAX_DIMS || d->off > s->map_len ||
+          (uint64_t)d->numel > (s->map_len - d->off) / dt_size[d->dtype])
+        _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+      t->data = s->dev + d->off;
+      t->dtype = d->dtype;
+      t->ndim = d->ndim;
+      for (int k = 0; k < KF_MAX_DIMS; k++) t->dims[k] = d->dims[k];
+      t->numel = d->numel;
+      if (side) {
+        e = cudaMemsetAsync(t->data, c->out_poison[i],
+                            (size_t)d->numel * dt_size[d->dtype], s->stream);
+        if (e != cudaSuccess) cuda_fail(c->seq, e, "poisoning outputs");
+      }
+    }
+  }
+  if (c->ws_off > s->map_len || c->ws_bytes > s->map_len - c->ws_off)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  if (c->ws_bytes) {
+    e = cudaMemsetAsync(s->dev + c->ws_off, c->ws_poison, c->ws_bytes,
+                        s->stream);
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "filling the workspace");
+  }
+  if (c->flags & KF_CUDA_RUN_TIMED) {
+    /* Between calls the GPU idles for the eval's host work and its clocks
+     * drop; a program that runs the kernel keeps it busy.  So it is kept
+     * busy for --warm-us first. */
+    for (int i = 0; i < s->warm_n; i++) {
+      e = cudaMemsetAsync(s->flush, i & 0xff, s->flush_len, s->stream);
+      if (e != cudaSuccess) cuda_fail(c->seq, e, "warming up");
+    }
+  }
+  /* every call: the flush buffer scrubbed (it can carry nothing from one
+   * call to the next) and L2 flushed */
+  e = cudaMemsetAsync(s->flush, (int)(c->seq & 0xff), s->flush_len, s->stream);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "L2 flush");
+  if (c->flags & KF_CUDA_RUN_TIMED) {
+    /* persisting lines a previous run may have left go back to normal */
+    e = cudaCtxResetPersistingL2Cache();
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "resetting persisting L2");
+  }
+  /* No synchronize here: the start event queues behind the flush, and
+   * kf_launch's kernels are queued while the flush still runs, so the
+   * time starts when the GPU turns to them, not a host launch latency
+   * earlier.  Work the candidate queues elsewhere meanwhile is what CUPTI
+   * catches. */
+  kf_args a = {
+      .abi_version = KF_ABI_VERSION,
+      .n_inputs = c->n_inputs,
+      .n_outputs = c->n_outputs,
+      .n_params = c->n_params,
+      .inputs = tin,
+      .outputs = tout,
+      .params = c->params,
+      .workspace = c->ws_bytes ? s->dev + c->ws_off : NULL,
+      .workspace_bytes = (size_t)c->ws_bytes,
+      .stream = (void *)s->stream,
+  };
+  e = cudaEventRecord(s->ev0, 0);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "recording the start event");
+  struct timespec h0, h1;
+  uint64_t c0 = s->cupti ? kf_cupti_now() : 0;
+  clock_gettime(CLOCK_MONOTONIC, &h0);
+  int rc = fn(&a);
+  clock_gettime(CLOCK_MONOTONIC, &h1);
+  uint64_t c1 = s->cupti ? kf_cupti_now() : 0;
+  cudaError_t le = cudaGetLastError();
+  e = cudaEventRecord(s->ev1, 0);
+  cudaError_t se = cudaDeviceSynchronize();
+  if (se != cudaSuccess) cuda_fail(c->seq, se, "kf_launch's kernels");
+  if (le != cudaSuccess) cuda_fail(c->seq, le, "launching from kf_launch");
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "recording the end event");
+  float ms = 0;
+  e = cudaEventElapsedTime(&ms, s->ev0, s->ev1);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "reading the events");
+  check_state(s, c->seq);
+  /* no device memory kept from one call to the next */
+  size_t fr = 0;
+  if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && fr + (4u << 20) < free0) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "kept %zu MiB of device memory allocated "
+             "after the call (device memory must not carry state from one "
+             "call to the next)", (free0 - fr) >> 20);
+    send_reply(KF_CUDA_R_STATE, c->seq, 0, 0, 0, 0, msg);
+    _exit(KF_HARNESS_RUNNER_EXIT_OK);
+  }
+  uint64_t gpu_ns = (uint64_t)((double)ms * 1e6 + 0.5);
+  uint64_t host_ns = (uint64_t)(h1.tv_sec - h0.tv_sec) * 1000000000u +
+                     (uint64_t)h1.tv_nsec - (uint64_t)h0.tv_nsec;
+  uint64_t t = host_ns > gpu_ns ? host_ns : gpu_ns;
+  uint32_t n_act = 0;
+  if (s->cupti) {
+    kf_cupti_call cc;
+    if (kf_cupti_end(c0, c1, s->stream_id, s->ctx_id, &cc) == 0) {
+      char msg[220];
+      if (cc.lost) {
+        snprintf(msg, sizeof msg, "%u GPU activity records were lost: the "
+                 "call's work cannot be attributed", cc.lost);
+        timing_fail(c->seq, msg);
+      }
+      if (cc.bad == KF_CUPTI_FOREIGN_STREAM) {
+        snprintf(msg, sizeof msg, "GPU work outside the stream it was "
+                 "given: %.150s", cc.what);
+        timing_fail(c->seq, msg);
+      }
+      if (cc.bad == KF_CUPTI_EARLY) {
+        snprintf(msg, sizeof msg, "GPU work outside the timed window: "
+                 "%.160s", cc.what);
+        timing_fail(c->seq, msg);
+      }
+      n_act = cc.n;
+      if (cc.n && cc.last_end > cc.pre_end && cc.last_end - cc.pre_end > t)
+        t = cc.last_end - cc.pre_end;
+    }
+  }
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  r.magic = KF_CUDA_MAGIC;
+  r.seq = c->seq;
+  r.kind = KF_HARNESS_R_DONE;
+  r.rc = rc;
+  r.elapsed_ns = t;
+  r.event_ns = gpu_ns;
+  r.n_activity = n_act;
+  ssize_t w;
+  do {
+    w = write(1, &r, sizeof r);
+  } while (w < 0 && errno == EINTR);
+}
+
+int kf_harness_cuda_runner_main(int argc, char **argv) {
+  const char *jail = NULL, *so = NULL;
+  unsigned long long cpu_s = 120, device = 0, warm_us = 0;
+  bool seccomp_on = true, pin = true, check = true, own_stream = false;
+  bool cupti_on = true;
+  uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
+  int n_mut = 0;
+  for (int i = 0; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--jail")) jail = argv[i + 1];
+    else if (!strcmp(argv[i], "--so")) so = argv[i + 1];
+    else if (!strcmp(argv[i], "--cpu-s")) {
+      if (kf_sandbox_parse_ull(argv[i + 1], &cpu_s)) setup_fail("bad --cpu-s", 0);
+    } else if (!strcmp(argv[i], "--device")) {
+      if (kf_sandbox_parse_ull(argv[i + 1], &device) || device > 255)
+        setup_fail("bad --device", 0);
+    } else if (!strcmp(argv[i], "--seccomp")) {
+      seccomp_on = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--cupti")) {
+      cupti_on = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--stream")) {
+      own_stream = !strcmp(argv[i + 1], "own");
+      if (!own_stream && strcmp(argv[i + 1], "legacy"))
+        setup_fail("bad --stream (legacy|own)", 0);
+    } else if (!strcmp(argv[i], "--warm-us")) {
+      if (kf_sandbox_parse_ull(argv[i + 1], &warm_us) || warm_us > 1000000)
+        setup_fail("bad --warm-us", 0);
+    } else if (!strcmp(argv[i], "--state-check")) {
+      check = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--mutable")) {
+      if (parse_ranges(argv[i + 1], mut_off, mut_len, &n_mut))
+        setup_fail("bad --mutable (HEX:HEX,...)", 0);
+    } else if (!strcmp(argv[i], "--pin")) {
+      pin = strcmp(argv[i + 1], "off") != 0;
+    } else {
+      setup_fail("unknown runner option", 0);
+    }
+  }
+  if (!jail || !so || strchr(so, '/'))
+    setup_fail("usage: runner --jail DIR --so NAME --device N", 0);
+
+  /* 1. the shared memory; nothing else stays open */
+  struct stat st;
+  if (fstat(3, &st) != 0) setup_fail("fstat memfd", errno);
+  rstate s = {.map_len = (size_t)st.st_size, .check = check, .n_mut = n_mut};
+  memcpy(s.mut_off, mut_off, sizeof mut_off);
+  memcpy(s.mut_len, mut_len, sizeof mut_len);
+  if (!s.map_len) setup_fail("empty memfd", 0);
+  s.base = mmap(NULL, s.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
+  if (s.base == MAP_FAILED) setup_fail("mmap memfd", errno);
+  close(3);
+#ifdef SYS_close_range
+  syscall(SYS_close_range, 4u, ~0u, 0u);
+#endif
+  signal(SIGPIPE, SIG_DFL);
+  bool root = geteuid() == 0;
+  uint32_t def = 0;
+
+  /* 2. namespaces, while single-threaded */
+  if (root && unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC |
+                      CLONE_NEWUTS) == 0)
+    def |= KF_HARNESS_DEF_NETNS | KF_HARNESS_DEF_MNTNS | KF_HARNESS_DEF_IPCNS |
+           KF_HARNESS_DEF_UTSNS;
+
+  /* 3. CUDA (and CUPTI), everything the run needs */
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  char cerr[160] = "";
+  if (cupti_on) s.cupti = kf_cupti_init(cerr, sizeof cerr) == 0;
+  cudaError_t e = cudaSetDevice((int)device);
+  if (e != cudaSuccess) cuda_fail(0, e, "cudaSetDevice");
+  cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+  e = cudaFree(0);
+  if (e != cudaSuccess) cuda_fail(0, e, "creating the context");
+  int l2 = 0, sms = 0;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, (int)device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, (int)device);
+  int persist_max = 0;
+  cudaDeviceGetAttribute(&persist_max, cudaDevAttrMaxPersistingL2CacheSize,
+                         (int)device);
+  if (persist_max > 0) cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+  cudaGetLastError();
+  s.flush_len = (size_t)(l2 > 0 ? l2 : 0) * 2;
+  if (s.flush_len < (64u << 20)) s.flush_len = 64u << 20;
+  if (alloc_image(&s.dev, s.map_len, (int)device)) {
+    def |= KF_HARNESS_DEF_GUARD_PAGES;
+  } else if ((e = cudaMalloc((void **)&s.dev, s.map_len)) != cudaSuccess) {
+    cuda_fail(0, e, "allocating the tensors");
+  }
+  if ((e = cudaMalloc(&s.flush, s.flush_len)) != cudaSuccess)
+    cuda_fail(0, e, "allocating the L2 flush buffer");
+  if ((e = cudaMalloc((void **)&s.scratch,
+                      (1 + KF_HARNESS_MAX_T) * sizeof *s.scratch)) != cudaSuccess)
+    cuda_fail(0, e, "allocating the probe buffer");
+  /* The launch stream: by default the legacy default stream, the one the
+   * events are on, so no cross-stream dependency sits between the start
+   * event and the first kernel (as when a program times its kernels on
+   * one stream); --stream own: a stream of ours (blocking). */
+  if (!own_stream) s.stream = 0;
+  else if ((e = cudaStreamCreate(&s.stream)) != cudaSuccess)
+    cuda_fail(0, e, "creating the stream");
+  if ((e = cudaEventCreate(&s.ev0)) != cudaSuccess ||
+      (e = cudaEventCreate(&s.ev1)) != cudaSuccess)
+    cuda_fail(0, e, "creating events");
+  if (warm_us) {
+    /* how many flush memsets make --warm-us of GPU time: the last 4 of
+     * 12 timed, the first 8 wake the GPU */
+    float ms = 0;
+    e = cudaSuccess;
+    for (int i = 0; i < 12 && e == cudaSuccess; i++) {
+      if (i == 8) e = cudaEventRecord(s.ev0, s.stream);
+      if (e == cudaSuccess)
+        e = cudaMemsetAsync(s.flush, i, s.flush_len, s.stream);
+    }
+    if (e != cudaSuccess ||
+        (e = cudaEventRecord(s.ev1, s.stream)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(s.stream)) != cudaSuccess ||
+        (e = cudaEventElapsedTime(&ms, s.ev0, s.ev1)) != cudaSuccess)
+      cuda_fail(0, e, "timing a memset for --warm-us");
+    ms /= 4; /* the last 4 of 12, clocks up by then */
+    double n = ms > 0 ? (double)warm_us / (ms * 1e3) : 1;
+    s.warm_n = n < 1 ? 1 : n > 1000 ? 1000 : (int)(n + 0.5);
+  }
+  if (s.cupti) {
+    /* CUPTI's ids of the given stream and of this context: from a memset
+     * on it, traced like any activity (this also has CUPTI start whatever
+     * it starts now, before the sandbox closes) */
+    if ((e = cudaMemsetAsync(s.flush, 0, 4096, s.stream)) != cudaSuccess ||
+        (e = cudaDeviceSynchronize()) != cudaSuccess)
+      cuda_fail(0, e, "a memset for CUPTI");
+    s.stream_id = kf_cupti_stream_of_last();
+    if ((e = cudaMemsetAsync(s.flush, 0, 4096, s.stream)) != cudaSuccess ||
+        (e = cudaDeviceSynchronize()) != cudaSuccess)
+      cuda_fail(0, e, "a memset for CUPTI");
+    s.ctx_id = kf_cupti_context_of_last();
+    def |= KF_HARNESS_DEF_CUPTI;
+  }
+  if (pin && cudaHostRegister(s.base, s.map_len, cudaHostRegisterDefault) !=
+                 cudaSuccess)
+    cudaGetLastError(); /* pageable copies then; slower, same results */
+  /* a probe now, so the trusted kernels are loaded before the sandbox */
+  {
+    unsigned long long v = 0;
+    if (kf_cuda_digest((const unsigned char *)s.dev, 8, &s.scratch[0]) ||
+        kf_cuda_canary((unsigned char *)s.dev, 0, 8) ||
+        kf_cuda_gen((unsigned char *)s.dev, 0, 1, 0, 0, 1) ||
+        kf_cuda_canary_check((const unsigned char *)s.dev, 0, 8, &s.scratch[0]) ||
+        cudaMemcpy(&v, s.scratch, sizeof v, cudaMemcpyDeviceToHost) !=
+            cudaSuccess)
+      cuda_fail(0, cudaGetLastError(), "loading the harness's kernels");
+  }
+  /* nvcc's host code needs these; the jail has no library to load */
+  dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
+  dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+  dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);
+  int maxfd = highest_fd();
+
+  /* 4. jail */
+  if (chroot(jail) == 0) {
+    if (chdir("/") != 0) setup_fail("chdir / in jail", errno);
+    def |= KF_HARNESS_DEF_CHROOT;
+  } else if (chdir(jail) != 0) {
+    setup_fail("chdir jail", errno);
+  }
+
+  /* 5. limits */
+  int bad = 0;
+  bad |= kf_sandbox_set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1);
+  bad |= kf_sandbox_set_limit(RLIMIT_FSIZE, 0, 0);
+  bad |= kf_sandbox_set_limit(RLIMIT_NOFILE, (rlim_t)maxfd + 16, (rlim_t)maxfd + 16);
+  bad |= kf_sandbox_set_limit(RLIMIT_CORE, 0, 0);
+  if (bad) setup_fail("setrlimit", errno);
+  def |= KF_HARNESS_DEF_RLIMITS;
+
+  /* 6. unprivileged */
+  if (root) {
+    if (setgroups(0, NULL) != 0) setup_fail("setgroups", errno);
+    if (setgid(NOBODY) != 0) setup_fail("setgid", errno);
+    if (setuid(NOBODY) != 0) setup_fail("setuid", errno);
+    if (setuid(0) == 0) setup_fail("could regain root", 0);
+    def |= KF_HARNESS_DEF_SETUID;
+    if (kf_sandbox_set_limit(RLIMIT_NPROC, 0, 0) == 0) def |= KF_HARNESS_DEF_NPROC0;
+  }
+
+  /* 7. no way back up */
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    setup_fail("PR_SET_NO_NEW_PRIVS", errno);
+  def |= KF_HARNESS_DEF_NO_NEW_PRIVS;
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  stack_t ss = {.ss_sp = g_altstack, .ss_size = sizeof g_altstack};
+  if (sigaltstack(&ss, NULL) != 0) setup_fail("sigaltstack", errno);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigsys;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigfillset(&sa.sa_mask);
+  if (sigaction(SIGSYS, &sa, NULL) != 0) setup_fail("sigaction SIGSYS", errno);
+  memset(&g_sys_reply, 0, sizeof g_sys_reply);
+  g_sys_reply.magic = KF_CUDA_MAGIC;
+  g_sys_reply.kind = KF_HARNESS_R_VIOLATION;
+  pid_t self = getpid();
+  if (seccomp_on) {
+    if (install_filter(true, self) != 0) setup_fail("seccomp (load)", errno);
+    def |= KF_HARNESS_DEF_SECCOMP_LOAD;
+  }
+
+  /* 8. load: the registration constructor runs here */
+  char path[256];
+  snprintf(path, sizeof path, "%s%s", (def & KF_HARNESS_DEF_CHROOT) ? "/" : "./",
+           so);
+  dlerror();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *m = dlerror();
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, 0, 0, 0, m ? m : "dlopen failed");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+  kf_launch_fn fn = (kf_launch_fn)dlsym(h, "kf_launch");
+  if (!fn) {
+    send_reply(KF_HARNESS_R_LOADFAIL, 0, 0, 0, 0, 0,
+               "the shared object defines no kf_launch");
+    _exit(KF_HARNESS_RUNNER_EXIT_SETUP);
+  }
+  if ((e = cudaDeviceSynchronize()) != cudaSuccess)
+    cuda_fail(0, e, "after loading");
+  wfind wf = {.fn = (uintptr_t)fn, .s = &s, .err = 0};
+  if (!dl_iterate_phdr(find_writable, &wf))
+    setup_fail("kf_launch is in no loaded object", 0);
+  if (wf.err) setup_fail("the candidate's writable segments", wf.err);
+
+  /* 9. filter for running */
+  if (seccomp_on) {
+    if (install_filter(false, self) != 0) setup_fail("seccomp (run)", errno);
+    def |= KF_HARNESS_DEF_SECCOMP;
+  }
+  {
+    kf_cuda_reply r;
+    memset(&r, 0, sizeof r);
+    r.magic = KF_CUDA_MAGIC;
+    r.kind = KF_HARNESS_R_READY;
+    r.defenses = def;
+    r.l2_bytes = (uint64_t)(l2 > 0 ? l2 : 0);
+    r.flush_bytes = s.flush_len;
+    snprintf(r.msg, sizeof r.msg, "%s", s.cupti || !cupti_on ? "" : cerr);
+    (void)sms;
+    ssize_t w;
+    do {
+      w = write(1, &r, sizeof r);
+    } while (w < 0 && errno == EINTR);
+  }
+
+  static kf_cuda_cmd cmd;
+  for (;;) {
+    size_t got = 0;
+    while (got < sizeof cmd) {
+      ssize_t r = read(0, (char *)&cmd + got, sizeof cmd - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) _exit(got == 0 && r == 0 ? 0 : KF_HARNESS_RUNNER_EXIT_PROTO);
+      got += (size_t)r;
+    }
+    if (cmd.magic != KF_CUDA_MAGIC) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    switch (cmd.op) {
+    case KF_CUDA_OP_EXIT: _exit(KF_HARNESS_RUNNER_EXIT_OK);
+    case KF_CUDA_OP_CANARY: do_canary(&s, &cmd); break;
+    case KF_CUDA_OP_GEN: do_gen(&s, &cmd); break;
+    case KF_CUDA_OP_DOWNLOAD: do_download(&s, &cmd); break;
+    case KF_CUDA_OP_PROBE: do_probe(&s, &cmd); break;
+    case KF_CUDA_OP_RUN: do_run(&s, &cmd, fn); break;
+    default: _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    }
+  }
+}
