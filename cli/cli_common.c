@@ -137,6 +137,8 @@ int kf_cli__budget_opt(kf_cli__budget *b, int c, const char *arg,
     return 0;
   }
   case 0x106: b->name = arg; return 0;
+  case 0x107: b->fresh = true; return 0;
+  case 0x108: return parse_u32(arg, 1, 64, &b->showdown, "--showdown", cmd);
   default: return KF_EXIT_USAGE;
   }
 }
@@ -206,6 +208,8 @@ int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
   req.plateau_evals = b->plateau;
   req.target_roofline = b->target_roofline;
   req.search_seed = b->seed;
+  req.fresh = b->fresh;
+  req.showdown_top = b->showdown;
   ProtobufCMessage *resp = NULL;
   int rc = kf_cli__call(cli, cmd, "CreateCampaign", &req.base,
                         &kernelfleet__create_campaign_response__descriptor,

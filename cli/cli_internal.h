@@ -124,6 +124,8 @@ typedef struct {
   uint32_t plateau;
   double target_roofline;
   uint64_t seed;
+  bool fresh;             /* reuse no stored measurement */
+  uint32_t showdown;      /* candidates per class re-timed at the end */
 } kf_cli__budget;
 
 /* getopt_long entries for the budget options, values 0x100..0x1ff. */
@@ -134,7 +136,9 @@ typedef struct {
   {"seed", required_argument, 0, 0x103},                                      \
   {"plateau", required_argument, 0, 0x104},                                   \
   {"target-roofline", required_argument, 0, 0x105},                           \
-  {"name", required_argument, 0, 0x106}
+  {"name", required_argument, 0, 0x106},                                      \
+  {"fresh", no_argument, 0, 0x107},                                           \
+  {"showdown", required_argument, 0, 0x108}
 
 /* Help text for those options. */
 #define KF_CLI__BUDGET_HELP                                                   \
@@ -144,7 +148,12 @@ typedef struct {
   "  --seed N              search seed (harness seeds stay secret)\n"        \
   "  --plateau N           stop after N evaluations without gain [60]\n"     \
   "  --target-roofline F   stop at this fraction of the floor  [0.95]\n"     \
-  "  --name TEXT           campaign name                       [problem]\n"
+  "  --name TEXT           campaign name                       [problem]\n"    \
+  "  --fresh               measure every candidate anew: reuse no stored\n"    \
+  "                        measurement (what it measures is stored, and\n"    \
+  "                        later campaigns aggregate it with the rest)\n"     \
+  "  --showdown K          candidates per device class re-timed with the\n"   \
+  "                        reference when the search stops          [5]\n"
 
 /* Applies option c (0x100..0x1ff) to b.  Returns 0, or prints why optarg
  * is bad and returns KF_EXIT_USAGE. */

@@ -339,9 +339,17 @@ int kf_cli_run(int argc, char **argv) {
   } else {
     printf("\n");
     kf_cli__print_results(stdout, cli, final);
-    if (path[0])
-      printf("\nbest kernel: %s (%.2fx over the reference)\n", path,
-             best->best->speedup);
+    if (path[0]) {
+      /* The table's first row, with the same numbers. */
+      const Kernelfleet__EvaluationSummary *e = best->best;
+      printf("\nbest kernel: %s (%.2fx over the reference, spread %.1f%%",
+             path, e->speedup, e->time_ns_spread * 100);
+      if (e->repetitions) printf(", %u repetitions", e->repetitions);
+      printf(", %s)\n", e->showdown ? "final showdown"
+                         : e->measurements > 1 ? "median of the search's"
+                                                 " measurements"
+                                               : "search evaluation");
+    }
     if (!won)
       printf("\nno verified kernel faster than the reference was found\n");
   }

@@ -5,6 +5,12 @@
  * kernel as a standalone source file, and the same facts as JSON.  `kf run`
  * and `kf campaign` both draw through here, so the two never disagree.
  *
+ * The best is the same candidate with the same numbers everywhere: the
+ * status block, the first row of the table, the summary and the written
+ * file all come from the coordinator's one ranking (best first; once the
+ * final showdown reported, its numbers, marked as such, with spread and
+ * repetitions).
+ *
  * Polling, not streaming: the wire contract has unary calls only, so
  * progress is GetCampaign every ~500 ms.  A coordinator that restarts
  * while we watch (the campaign's state lives in PostgreSQL) costs a few
@@ -116,7 +122,8 @@ int kf_cli__get_campaign(kf_rpc_client *cli, const char *cmd, int64_t id,
 
 bool kf_cli__campaign_ended(const Kernelfleet__CampaignStatus *st) {
   return st && st->campaign && st->campaign->state &&
-         *st->campaign->state && strcmp(st->campaign->state, "running") != 0;
+         *st->campaign->state && strcmp(st->campaign->state, "running") != 0 &&
+         strcmp(st->campaign->state, "showdown") != 0;
 }
 
 bool kf_cli__campaign_won(const Kernelfleet__CampaignStatus *st) {
@@ -158,6 +165,13 @@ static void progress_text(char *buf, size_t len,
   }
   char budget[24] = "?";
   if (c->budget_evals) snprintf(budget, sizeof budget, "%u", c->budget_evals);
+  if (!strcmp(c->state, "showdown")) {
+    /* The search is over; the top candidates are being re-timed. */
+    snprintf(buf, len, "%u evals, %u ok; %s; showdown: re-timing the top %u"
+             " with the reference, %s", st->evals_done, st->evals_ok,
+             st->stop_reason, c->showdown_top ? c->showdown_top : 5, elapsed);
+    return;
+  }
   snprintf(buf, len, "%u/%s evals, %u ok, %u running, %s, %s%s",
            st->evals_done, budget, st->evals_ok, st->evals_running, best,
            elapsed, eta);
@@ -271,6 +285,7 @@ void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st) {
     fprintf(f, " of %s", t);
   }
   fputc('\n', f);
+  if (c->fresh) fprintf(f, "  fresh        stored measurements not reused\n");
   fmt_ns(ref, sizeof ref, st->ref_time_ns);
   if (st->ref_time_ns > 0) fprintf(f, "  reference    %s\n", ref);
   if (st->best_candidate_id > 0) {
@@ -280,9 +295,20 @@ void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st) {
     if (st->roofline_fraction > 0)
       fprintf(f, ", %.1f%% of roofline", st->roofline_fraction * 100);
     fprintf(f, " (candidate %lld)\n", (long long)st->best_candidate_id);
+    fprintf(f, "               spread %.1f%%", st->best_time_ns_spread * 100);
+    if (st->best_repetitions)
+      fprintf(f, ", %u repetitions", st->best_repetitions);
+    if (st->best_from_showdown)
+      fprintf(f, ", from the final showdown\n");
+    else if (st->best_measurements > 1)
+      fprintf(f, ", median of %u measurements\n", st->best_measurements);
+    else
+      fprintf(f, ", from the search's evaluation\n");
   } else {
     fprintf(f, "  best         none yet\n");
   }
+  if (st->showdown && *st->showdown)
+    fprintf(f, "  showdown     %s\n", st->showdown);
   if (st->n_outcomes) {
     fprintf(f, "  outcomes    ");
     for (size_t i = 0; i < st->n_outcomes; i++)
@@ -297,27 +323,40 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
   const Kernelfleet__CampaignStatus *st = g->status;
   kf_cli__print_status(f, st);
   if (g->n_top) {
-    fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %8s %8s\n", "#", "template",
-            "knobs", "median", "spread", "speedup", "roofline");
+    fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %6s %8s %8s  %s\n", "#",
+            "template", "knobs", "median", "spread", "reps", "speedup",
+            "roofline", "timed in");
     for (size_t i = 0; i < g->n_top; i++) {
       const Kernelfleet__EvaluationSummary *e = g->top[i];
-      char knobs[256], t[32], roof[16] = "-", tmpl[64];
+      char knobs[256], t[32], roof[16] = "-", tmpl[64], reps[16] = "-",
+           from[48];
       fmt_knobs(knobs, sizeof knobs, e->knobs, e->n_knobs);
       fmt_ns(t, sizeof t, e->time_ns_median);
       one_line(tmpl, sizeof tmpl, *e->template_name ? e->template_name
                                   : e->proposer, 18);
       if (e->roofline_fraction > 0)
         snprintf(roof, sizeof roof, "%.1f%%", e->roofline_fraction * 100);
-      /* '*': the search's pick (GetBest), which need not top the
-       * speedup order when timings are noisy. */
-      fprintf(f, "  %2zu%c %-18s %-30s %10s %6.1f%% %7.2fx %8s\n", i + 1,
-              e->candidate_id == st->best_candidate_id ? '*' : ' ', tmpl,
-              knobs, t, e->time_ns_spread * 100, e->speedup, roof);
+      if (e->repetitions) snprintf(reps, sizeof reps, "%u", e->repetitions);
+      if (e->showdown)
+        snprintf(from, sizeof from, "showdown");
+      else if (e->measurements > 1)
+        snprintf(from, sizeof from, "%u runs%s", e->measurements,
+                 e->reused_from ? ", reused" : "");
+      else
+        snprintf(from, sizeof from, "%s", e->reused_from ? "search, reused"
+                                                         : "search");
+      /* '*': the campaign's best (GetBest): always the first row. */
+      fprintf(f, "  %2zu%c %-18s %-30s %10s %6.1f%% %6s %7.2fx %8s  %s\n",
+              i + 1, e->candidate_id == st->best_candidate_id ? '*' : ' ',
+              tmpl, knobs, t, e->time_ns_spread * 100, reps, e->speedup,
+              roof, from);
     }
   }
   for (size_t i = 0; i < g->n_top; i++)
     if (g->top[i]->candidate_id == st->best_candidate_id) {
-      fprintf(f, "  * the search's best, the kernel `best` returns\n");
+      fprintf(f, "  * the campaign's best, the kernel `best` returns%s\n",
+              st->best_from_showdown ? " (numbers from the final showdown)"
+                                     : "");
       break;
     }
   /* Failures: counts from the status, one example reason per outcome. */
@@ -481,8 +520,16 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
   sb_comment_text(&b, *e->proposer ? e->proposer : "-");
   sb_printf(&b, "\n *   device      ");
   sb_comment_text(&b, dev);
-  sb_printf(&b, "\n *   time        %s median (spread %.1f%%), reference %s\n",
-            t, e->time_ns_spread * 100, ref);
+  sb_printf(&b, "\n *   time        %s median (spread %.1f%%", t,
+            e->time_ns_spread * 100);
+  if (e->repetitions) sb_printf(&b, ", %u repetitions", e->repetitions);
+  sb_printf(&b, "), reference %s\n", ref);
+  sb_printf(&b, " *   timed in    %s\n",
+            e->showdown ? "the final showdown (re-verified and re-timed"
+                          " together with the reference)"
+            : e->measurements > 1 ? "the search (median of several"
+                                    " measurements)"
+                                  : "the search");
   sb_printf(&b, " *   speedup     %.3fx over the reference", e->speedup);
   if (e->roofline_fraction > 0)
     sb_printf(&b, ", %.1f%% of roofline", e->roofline_fraction * 100);
@@ -577,6 +624,12 @@ cJSON *kf_cli__json_status(const Kernelfleet__CampaignStatus *st) {
   add_num(j, "ref_time_ns", st->ref_time_ns);
   add_num(j, "roofline_fraction", st->roofline_fraction);
   cJSON_AddBoolToObject(j, "found_faster", kf_cli__campaign_won(st));
+  cJSON_AddBoolToObject(j, "fresh", c->fresh);
+  cJSON_AddStringToObject(j, "showdown", st->showdown ? st->showdown : "");
+  cJSON_AddBoolToObject(j, "best_from_showdown", st->best_from_showdown);
+  add_num(j, "best_time_ns_spread", st->best_time_ns_spread);
+  cJSON_AddNumberToObject(j, "best_repetitions", st->best_repetitions);
+  cJSON_AddNumberToObject(j, "best_measurements", st->best_measurements);
   cJSON *oc = cJSON_AddObjectToObject(j, "outcomes");
   for (size_t i = 0; i < st->n_outcomes; i++)
     cJSON_AddNumberToObject(oc, kf_cli__outcome(st->outcomes[i]->outcome),
@@ -601,6 +654,10 @@ cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e) {
   add_num(j, "ref_time_ns_median", e->ref_time_ns_median);
   add_num(j, "speedup", e->speedup);
   add_num(j, "roofline_fraction", e->roofline_fraction);
+  cJSON_AddNumberToObject(j, "repetitions", e->repetitions);
+  cJSON_AddNumberToObject(j, "measurements", e->measurements);
+  cJSON_AddBoolToObject(j, "showdown", e->showdown);
+  cJSON_AddBoolToObject(j, "timing_dependent", e->timing_dependent);
   cJSON_AddBoolToObject(j, "reused", e->reused_from != 0);
   if (e->reused_from)
     cJSON_AddNumberToObject(j, "reused_from", (double)e->reused_from);

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "err.h"
 #include "spec_internal.h"
 #include "util.h"
@@ -953,4 +955,105 @@ bool kf_spec_within_tol(const kf_spec *s, kf_dtype dt, double got,
   if (isinf(got) || isinf(want)) return s->allow_nan && got == want;
   if ((unsigned)dt >= KF_DT_COUNT) return false;
   return kf_tol_ok(&s->tol[dt], got, want);
+}
+
+/* ---- canonical hash -------------------------------------------------- */
+
+/* The serialization is a sequence of "key=value\n" lines in a fixed
+ * order, strings length-prefixed so no value can imitate a line break,
+ * expressions with their blanks removed (blanks never separate two tokens
+ * of a valid expression), floats in %a (exact).  "kf-spec-v1" heads it: a
+ * change of this format is a change of every hash, which is what it must
+ * be. */
+typedef struct {
+  EVP_MD_CTX *md;
+  bool bad;
+} hasher;
+
+__attribute__((format(printf, 2, 3))) static void hput(hasher *h,
+                                                       const char *fmt,
+                                                       ...) {
+  if (h->bad) return;
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  /* Every field is bounded far below the line; a longer one would be a
+   * bug here, and a truncated line must not pass for a hash. */
+  if (n < 0 || (size_t)n >= sizeof line ||
+      EVP_DigestUpdate(h->md, line, (size_t)n) != 1)
+    h->bad = true;
+}
+
+static void hstr(hasher *h, const char *key, const char *v) {
+  hput(h, "%s=%zu:%s\n", key, strlen(v), v);
+}
+
+static void hexpr(hasher *h, const char *key, const char *v) {
+  char e[256];
+  size_t k = 0;
+  for (; *v && k + 1 < sizeof e; v++)
+    if (*v != ' ' && *v != '\t' && *v != '\n' && *v != '\r') e[k++] = *v;
+  e[k] = '\0';
+  hstr(h, key, e);
+}
+
+static void hsize(hasher *h, const char *key, const kf_spec *s,
+                  const kf_size *z) {
+  hput(h, "%s=", key);
+  for (int i = 0; i < s->n_params; i++)
+    hput(h, "%s%lld", i ? "," : "", (long long)z->v[i]);
+  hput(h, "\n");
+}
+
+static void htensor(hasher *h, const char *key, const kf_spec_tensor *t,
+                    bool input) {
+  hstr(h, key, t->name);
+  hput(h, "dtype=%s\nndim=%d\n", kf_dtype_name(t->dtype), t->ndim);
+  for (int d = 0; d < t->ndim; d++) hexpr(h, "dim", t->shape[d]);
+  if (!input) return;
+  hput(h, "dists=");
+  for (int i = 0; i < t->n_dists; i++)
+    hput(h, "%s%s", i ? "," : "", kf_dist_name(t->dists[i]));
+  hput(h, "\n");
+  hexpr(h, "range", t->range);
+}
+
+int kf_spec_canonical_hash(const kf_spec *s, char out[65]) {
+  out[0] = '\0';
+  hasher h = {.md = EVP_MD_CTX_new()};
+  if (!h.md) return KF_ENOMEM;
+  if (EVP_DigestInit_ex(h.md, EVP_sha256(), NULL) != 1) h.bad = true;
+  hput(&h, "kf-spec-v1\n");
+  hstr(&h, "name", s->name);
+  hstr(&h, "backend", s->backend);
+  hput(&h, "params=%d\n", s->n_params);
+  for (int i = 0; i < s->n_params; i++) hstr(&h, "param", s->params[i]);
+  hput(&h, "inputs=%d\n", s->n_inputs);
+  for (int i = 0; i < s->n_inputs; i++)
+    htensor(&h, "input", &s->inputs[i], true);
+  hput(&h, "outputs=%d\n", s->n_outputs);
+  for (int i = 0; i < s->n_outputs; i++)
+    htensor(&h, "output", &s->outputs[i], false);
+  hput(&h, "check=%d\n", s->n_check_sizes);
+  for (int i = 0; i < s->n_check_sizes; i++)
+    hsize(&h, "size", s, &s->check_sizes[i]);
+  hsize(&h, "bench", s, &s->bench_size);
+  for (int d = 0; d < KF_DT_COUNT; d++)
+    hput(&h, "tol.%s=%a,%a\n", kf_dtype_name((kf_dtype)d), s->tol[d].rtol,
+         s->tol[d].atol);
+  hput(&h, "allow_nan=%d\ndeterministic=%d\n", s->allow_nan ? 1 : 0,
+       s->deterministic ? 1 : 0);
+  hexpr(&h, "flops", s->flops);
+  hexpr(&h, "bytes", s->bytes);
+  hput(&h, "workspace_bytes=%zu\n", s->workspace_bytes);
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int dl = 0;
+  if (!h.bad && (EVP_DigestFinal_ex(h.md, d, &dl) != 1 || dl != 32))
+    h.bad = true;
+  EVP_MD_CTX_free(h.md);
+  if (h.bad) return KF_EINTERNAL;
+  for (unsigned i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+  return 0;
 }

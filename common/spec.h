@@ -175,6 +175,19 @@ static inline bool kf_tol_ok(const kf_tol *t, double got, double want) {
 bool kf_spec_within_tol(const kf_spec *s, kf_dtype dt, double got,
                         double want);
 
+/* The spec's part of a measurement's identity: lowercase hex sha256 (64
+ * characters and a NUL into out) over a canonical serialization of every
+ * field that decides what a candidate is measured against -- name,
+ * backend, params, check and bench sizes, each tensor (name, dtype, shape,
+ * distributions in order, range), per-dtype tolerances, allow_nan,
+ * deterministic, the flops and bytes expressions and workspace_bytes.
+ * Not the JSON text: key order, whitespace (also inside expressions) and
+ * the spelling of numbers do not matter; any semantic edit changes it.
+ * The description, the reference's file name and the templates are not
+ * part of it (the reference source and each candidate's source are hashed
+ * on their own).  0, or KF_ENOMEM / KF_EINTERNAL (libcrypto failed). */
+int kf_spec_canonical_hash(const kf_spec *s, char out[65]);
+
 /* Knobs become compiler arguments -DNAME=value, so both halves are
  * restricted to characters that cannot escape that argument: a name is a C
  * identifier of at most 31 chars not starting with KF_ (reserved for the

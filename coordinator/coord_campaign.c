@@ -46,7 +46,8 @@ typedef struct kf_coord__camp {
   kf_campaign_new nw;
   char *templates_json; /* CREATE */
   char *knobs_json;     /* PROPOSE */
-  char flags[1024];     /* PROPOSE */
+  char flags[1024];     /* PROPOSE; CREATE: the problem name */
+  char spec_sha[65];    /* CREATE: kf_spec_canonical_hash */
   /* outputs, written on the work thread */
   int64_t id;
   bool duplicate, changed;
@@ -269,6 +270,8 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
   else if (!isfinite(r->target_roofline) || r->target_roofline < 0 ||
            r->target_roofline > 1)
     snprintf(bad, sizeof bad, "target_roofline must be in (0, 1] (0: 0.95)");
+  else if (r->showdown_top > 64)
+    snprintf(bad, sizeof bad, "showdown_top must be 0..64 (0: 5)");
   else if (spec->bytes[0] &&
            kf_spec_eval(spec, spec->bytes, &spec->bench_size, &floor_bytes,
                         err, sizeof err) != 0)
@@ -292,7 +295,15 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
    * problem name falls back to the spec's, kept in the op's flags buffer. */
   kf_strlcpy(c->flags, r->problem && *r->problem ? r->problem : spec->name,
              sizeof c->flags);
+  /* The spec's part of every measurement's identity. */
+  int hrc = kf_spec_canonical_hash(spec, c->spec_sha);
   kf_spec_free(spec);
+  if (hrc) {
+    free(tj);
+    free(c);
+    kf_rpc_call_fail(call, hrc, "hashing spec_json failed");
+    return;
+  }
   c->nw = (kf_campaign_new){
       .name = r->name && *r->name ? r->name : c->flags,
       .problem = c->flags,
@@ -309,6 +320,9 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
       .target_roofline = r->target_roofline > 0 ? r->target_roofline : 0.95,
       .search_seed = r->search_seed,
       .floor_bytes = floor_bytes > 0 ? (double)floor_bytes : 0,
+      .spec_sha256 = c->spec_sha,
+      .fresh = r->fresh,
+      .showdown_top = r->showdown_top ? r->showdown_top : 5,
   };
   push(co, call, m, c);
 }
@@ -519,6 +533,11 @@ static void summary_fill(summary *v, const kf_cand_row *r) {
   v->e.proposer = (char *)r->proposer;
   v->e.roofline_fraction = r->roofline_fraction;
   v->e.reused_from = r->reused_from;
+  v->e.showdown = r->showdown;
+  v->e.repetitions = r->repetitions;
+  v->e.measurements = r->measurements;
+  v->e.timing_dependent = r->timing_dependent;
+  v->e.ref_time_ns_spread = r->ref_time_ns_spread;
   v->dc.kind = (Kernelfleet__DeviceKind)r->dc.kind;
   v->dc.model = (char *)r->dc.model;
   v->dc.cc_major = r->dc.cc_major;
@@ -585,6 +604,8 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
   cp.state = (char *)k->state;
   cp.budget_evals = k->budget_evals;
   cp.budget_seconds = k->budget_seconds;
+  cp.fresh = k->fresh;
+  cp.showdown_top = k->showdown_top;
   st.campaign = &cp;
   st.evals_done = n->evals;
   st.evals_ok = n->evals_ok;
@@ -596,6 +617,11 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
   st.stop_reason = (char *)k->stop_reason;
   st.elapsed_ms = k->elapsed_ms;
   st.roofline_fraction = n->roofline_fraction;
+  st.showdown = (char *)k->showdown;
+  st.best_from_showdown = n->best_showdown;
+  st.best_time_ns_spread = n->best_spread;
+  st.best_repetitions = n->best_repetitions;
+  st.best_measurements = n->best_measurements;
   for (int o = 1; o < 16; o++) {
     if (!n->by_outcome[o]) continue;
     kernelfleet__outcome_count__init(&oc[noc]);

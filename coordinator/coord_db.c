@@ -84,6 +84,13 @@ static void do_register(kf_store *s, kf_coord_op *op) {
   else
     snprintf(json, sizeof json, "{}");
   reg.device_json = json;
+  /* The environment its measurements are identified by (0004). */
+  if (d) {
+    reg.harness_build = d->harness_build;
+    reg.toolchain = d->compiler;
+    reg.driver = d->driver_version;
+    reg.runtime = d->runtime_version;
+  }
   int rc = kf_store_register_worker(s, &reg, &op->new_id, &op->new_dc_id);
   if (rc) set_err(op, rc, s);
 }
@@ -147,6 +154,10 @@ static Kernelfleet__EvalResult *decode_eval(const Kernelfleet__TaskResult *t,
       .ref_time_ns_median = e->ref_time_ns_median,
       .ref_time_ns_spread = e->ref_time_ns_spread,
       .achieved_gbps = e->achieved_gbps,
+      .repetitions = e->repetitions,
+      .timing_dependent = e->timing_dependent,
+      .harness_build = e->harness_build,
+      .toolchain = e->toolchain,
       .result = t->output.data,
       .result_len = t->output.len,
   };

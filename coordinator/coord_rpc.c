@@ -72,6 +72,14 @@ static void on_register(kf_rpc_call *call, const ProtobufCMessage *m,
     bad = "device_class.isa longer than 31 characters";
   else if (r->n_task_kinds == 0 || r->n_task_kinds > MAX_KINDS)
     bad = "task_kinds must list 1..16 kinds";
+  /* The measurement identity's strings (0004): keys of an index. */
+  else if (r->device && strlen(r->device->harness_build) > 64)
+    bad = "device.harness_build longer than 64 characters";
+  else if (r->device && (strlen(r->device->compiler) > 255 ||
+                         strlen(r->device->driver_version) > 255 ||
+                         strlen(r->device->runtime_version) > 255))
+    bad = "device.compiler, driver_version and runtime_version must be at"
+          " most 255 characters";
   for (size_t i = 0; !bad && i < r->n_task_kinds; i++)
     if (!str_ok(r->task_kinds[i], 31)) bad = "a task kind must be 1..31 characters";
   if (bad) {

@@ -18,6 +18,7 @@
  * population are picked by median (the tournament), which only steers.
  */
 #include "search.h"
+#include "search_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -231,13 +232,15 @@ static bool row_genome(const tmpl_t *ts, int nt, const kf_cand_row *r,
 
 /* ----------------------------------------------------------- key set -- */
 
-/* What a key means to the campaign being stepped. */
+/* What a key means to the campaign being stepped, by priority: when two
+ * rows name one key, the higher kind wins. */
 typedef enum {
-  KEY_FREE = 0, /* never asked for on this class: evaluate it */
+  KEY_FREE = 0, /* nothing usable on this class: measure it */
+  KEY_BUSY,     /* another campaign of the problem is measuring it: not
+                 * now, maybe reusable later */
+  KEY_REUSE,    /* another campaign of the problem measured it under the
+                 * class's environment: reuse (aggregate) that */
   KEY_MINE,     /* this campaign holds it (task, reuse or duplicate) */
-  KEY_REUSE,    /* another campaign measured it: reuse that evaluation */
-  KEY_BUSY,     /* another campaign's task is queued or leased: not now */
-  KEY_DEAD,     /* another campaign's task failed unevaluated: never */
 } key_kind;
 
 typedef struct {
@@ -273,8 +276,9 @@ static key_kind keyset_get(const keyset *k, uint64_t h, int64_t *owner,
   }
 }
 
-/* Adds or updates a key.  KEY_MINE wins over anything another campaign
- * holds: this campaign's own row for a key says it is taken here. */
+/* Adds or updates a key; a kind never gives way to a lower one (so
+ * KEY_MINE, this campaign's own row, wins over anything another campaign
+ * holds). */
 static int keyset_put(keyset *k, uint64_t h, key_kind kind, int64_t owner,
                       int64_t eval) {
   if ((k->n + 1) * 2 > k->cap) {
@@ -311,7 +315,7 @@ static int keyset_put(keyset *k, uint64_t h, key_kind kind, int64_t owner,
   }
   size_t i = h & (k->cap - 1);
   while (k->h[i] && k->h[i] != h) i = (i + 1) & (k->cap - 1);
-  if (k->h[i] && k->kind[i] == KEY_MINE && kind != KEY_MINE) return 0;
+  if (k->h[i] && k->kind[i] > kind) return 0;
   if (!k->h[i]) k->n++;
   k->h[i] = h;
   k->owner[i] = owner;
@@ -523,7 +527,12 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
   int64_t *cids = NULL, *tids = NULL;
   int rc;
 
-  if ((rc = kf_store_eval_keys(s, c->id, dc, c->template_shas, &keys)))
+  /* Another campaign's row is usable only when the store found its
+   * evaluation reusable here (same problem, the class's one environment,
+   * not timing-dependent); one in flight may become so; anything else
+   * (failed, timing-dependent, another environment) is measured anew. */
+  if ((rc = kf_store_eval_keys(s, c->id, dc, cls->environment_id,
+                               c->template_shas, &keys)))
     goto out;
   for (size_t i = 0; i < keys->n; i++) {
     const kf_cand_row *r = &keys->v[i];
@@ -532,7 +541,8 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
                     : (!strcmp(r->stage, "queued") ||
                        !strcmp(r->stage, "leased"))
                         ? KEY_BUSY
-                        : KEY_DEAD;
+                        : KEY_FREE;
+    if (kind == KEY_FREE) continue;
     if ((rc = keyset_put(&ks, key_hash(r->source_sha256, r->flags), kind,
                          r->candidate_id, r->eval_id)))
       goto out;
@@ -557,7 +567,7 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     p->plan = (kf_eval_plan){.candidate_id = r->candidate_id,
                              .device_class_id = dc};
     if (kind == KEY_BUSY) continue; /* stays pending; reused once measured */
-    if (kind == KEY_MINE || kind == KEY_DEAD) {
+    if (kind == KEY_MINE) {
       p->plan.duplicate_of = owner ? owner : r->candidate_id;
       np++;
       continue;
@@ -567,6 +577,7 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     if (kind == KEY_REUSE) {
       p->plan.duplicate_of = owner;
       p->plan.reuse_eval = ev;
+      p->plan.environment_id = cls->environment_id;
       reuses++;
     } else {
       p->plan.priority = 1; /* proposals are evaluated next */
@@ -696,6 +707,7 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
       /* Measured by another campaign: record it here, no task. */
       p->plan.duplicate_of = owner;
       p->plan.reuse_eval = ev;
+      p->plan.environment_id = cls->environment_id;
       reuses++;
     } else {
       left--;
@@ -752,17 +764,29 @@ out:
 
 /* --------------------------------------------------------- a campaign -- */
 
-typedef struct {
-  int64_t dc;
-  const kf_cand_row *best;
-} class_best;
-
-static int finish(kf_store *s, const kf_campaign *c, const char *reason,
-                  kf_search_stats *st) {
-  bool changed = false;
-  int rc = kf_store_campaign_finish(s, c->id, "done", reason, &changed, NULL);
-  if (!rc && changed) st->finished++;
-  return rc;
+size_t kf_search__class_bests(const kf_cand_list *evals, kf_search__best *out,
+                              size_t cap, uint32_t *since) {
+  size_t nb = 0;
+  uint32_t n_since = 0;
+  for (size_t i = 0; i < evals->n; i++) {
+    const kf_cand_row *r = &evals->v[i];
+    n_since++;
+    if (r->outcome != KF_OUTCOME_OK || r->time_ns_median <= 0) continue;
+    size_t b = 0;
+    while (b < nb && out[b].dc != r->device_class_id) b++;
+    if (b == nb) {
+      if (nb == cap) continue;
+      out[nb++] = (kf_search__best){r->device_class_id, NULL};
+    }
+    const kf_cand_row *cur = out[b].best;
+    if (!cur || kf_search_beats(r->time_ns_median, r->time_ns_spread,
+                                cur->time_ns_median, cur->time_ns_spread)) {
+      out[b].best = r;
+      n_since = 0;
+    }
+  }
+  if (since) *since = n_since;
+  return nb;
 }
 
 static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
@@ -774,11 +798,15 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
   cJSON *tree = NULL;
   tmpl_t *ts = NULL;
   int nt = 0;
-  class_best *bests = NULL;
+  kf_search__best *bests = NULL;
   size_t nb = 0;
   int rc = kf_store_campaign_get(s, id, &c);
   if (rc == KF_ENOTFOUND) return 0;
   if (rc) return rc;
+  if (strcmp(c->state, "showdown") == 0) {
+    rc = kf_search__showdown_step(s, o, c, st);
+    goto out;
+  }
   if (strcmp(c->state, "running") != 0) goto out;
 
   kf_campaign_counts cnt;
@@ -792,20 +820,7 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
     goto out;
   }
   uint32_t since = 0;
-  for (size_t i = 0; i < evals->n; i++) {
-    const kf_cand_row *r = &evals->v[i];
-    since++;
-    if (r->outcome != KF_OUTCOME_OK || r->time_ns_median <= 0) continue;
-    size_t b = 0;
-    while (b < nb && bests[b].dc != r->device_class_id) b++;
-    if (b == nb) bests[nb++] = (class_best){r->device_class_id, NULL};
-    const kf_cand_row *cur = bests[b].best;
-    if (!cur || kf_search_beats(r->time_ns_median, r->time_ns_spread,
-                                cur->time_ns_median, cur->time_ns_spread)) {
-      bests[b].best = r;
-      since = 0;
-    }
-  }
+  nb = kf_search__class_bests(evals, bests, evals->n + 1, &since);
   const kf_cand_row *best = NULL;
   double roof = 0;
   for (size_t b = 0; b < nb; b++) {
@@ -829,7 +844,8 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
   else if (c->plateau_evals > 0 && since >= c->plateau_evals)
     stop = "plateau";
   if (stop) {
-    rc = finish(s, c, stop, st);
+    /* The search is over; the showdown decides the best. */
+    rc = kf_search__showdown_begin(s, o, c, stop, evals, st);
     goto out;
   }
   st->running++;
@@ -862,7 +878,8 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
   }
   if (all_exhausted && made_all == 0 && cnt.outstanding == 0) {
     st->running--;
-    rc = finish(s, c, "search space exhausted", st);
+    rc = kf_search__showdown_begin(s, o, c, "search space exhausted", evals,
+                                   st);
   }
 out:
   cJSON_Delete(tree);

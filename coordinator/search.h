@@ -9,9 +9,13 @@
  *
  * One step, per running campaign:
  *  1. rank its evaluations (noise-aware, per device class), record the
- *     best candidate, and stop the campaign when a rule says so:
+ *     best candidate, and stop the search when a rule says so:
  *     "budget_evals reached", "budget_seconds elapsed", "plateau",
- *     "target roofline reached", "search space exhausted";
+ *     "target roofline reached", "search space exhausted".  The campaign
+ *     then enters its showdown (showdown.c): the top candidates of each
+ *     class re-timed with the reference in one "showdown" task; later
+ *     steps record its result and end the campaign with the showdown's
+ *     best (or the ranking's, when it failed or could not run);
  *  2. for every device class with alive workers that run "eval" on the
  *     campaign's backend, top the class's queued + running eval tasks up
  *     to per_slot x the alive workers' slots (never past budget_evals):
@@ -20,17 +24,21 @@
  *     selection (k = 3) over the best `population` ok candidates of that
  *     class (elitism: the best is always among them), by crossover of two
  *     parents of one template and/or mutation of one or two knobs.
- *     A (sha256(source), flags, device class) is evaluated at most once,
- *     whoever asks (the database refuses a second task).  A drawn key
+ *     A (sha256(source), flags, device class) is measured at most once
+ *     per campaign (the database refuses a second task).  A drawn key
  *     this campaign already holds is skipped and another drawn.  A key
- *     another campaign has evaluated is reused: the campaign gets its own
- *     candidate and a copy of that evaluation (reused_from), no task; it
- *     counts toward budget_evals and ranks like one of its own.  A key
- *     another campaign is still evaluating (task queued or leased) is
- *     skipped for now and can be reused by a later step once measured;
- *     such keys keep the space from counting as exhausted.  A key whose
- *     task failed without an evaluation (its campaign was stopped) is
- *     never evaluated again, as before.
+ *     another campaign of the same problem (problem_key) measured under
+ *     the environment all alive workers of the class share now is reused
+ *     -- unless this campaign is fresh, or the measurement was
+ *     timing-dependent: the campaign gets its own candidate and an
+ *     evaluation aggregating the key's measurements (reused_from), no
+ *     task; it counts toward budget_evals and ranks like one of its own.
+ *     A key another campaign of the problem is still measuring (task
+ *     queued or leased) is skipped for now and can be reused by a later
+ *     step once measured; such keys keep the space from counting as
+ *     exhausted.  Anything else another campaign holds -- another
+ *     environment, a timing-dependent verdict, a task that failed -- is
+ *     measured again.
  *
  * The search RNG is seeded from the campaign's search_seed, the number of
  * eval tasks it has created and the device class, so a step is a function
@@ -57,14 +65,16 @@ typedef struct {
 } kf_search_opts;
 
 typedef struct {
-  uint32_t running;    /* campaigns still running after the step */
-  uint32_t scheduled;  /* eval tasks created */
+  uint32_t running;    /* campaigns still running (or in their showdown)
+                        * after the step */
+  uint32_t scheduled;  /* eval and showdown tasks created */
   uint32_t reused;     /* other campaigns' evaluations reused, no task */
   uint32_t finished;   /* campaigns this step ended */
 } kf_search_stats;
 
-/* One step for campaign_id, or for every running campaign when it is 0.
- * A campaign that is not running is left alone (not an error).  Returns 0
+/* One step for campaign_id, or for every running campaign (or one in its
+ * showdown) when it is 0.  A campaign that is neither is left alone (not
+ * an error).  Returns 0
  * or the first store error (KF_E*; text on the store); campaigns after a
  * failing one are still stepped.  st may be NULL. */
 int kf_search_step(kf_store *s, int64_t campaign_id, const kf_search_opts *o,

@@ -26,6 +26,7 @@
 #include <libpq-fe.h>
 
 #include <assert.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,7 +318,9 @@ static int kf_store__params(kf_store *s, const char *sql, int n,
   return 0;
 }
 
-int kf_store_migrate(kf_store *s) {
+int kf_store_migrate(kf_store *s) { return kf_store__migrate_to(s, INT_MAX); }
+
+int kf_store__migrate_to(kf_store *s, int max_version) {
   int rc = kf_store__ready(s);
   if (rc) return rc;
   if ((rc = kf_store__begin(s))) return rc;
@@ -343,7 +346,7 @@ int kf_store_migrate(kf_store *s) {
   PQclear(r);
   for (unsigned i = 0; i < kf_migrations_count; i++) {
     const kf_migration *m = &kf_migrations[i];
-    if (m->version <= have) continue;
+    if (m->version <= have || m->version > max_version) continue;
     /* Our own embedded, multi-statement text: the one place that needs
      * the simple query protocol.  It runs inside our transaction, so a
      * failing migration takes every earlier one of this call with it. */
@@ -445,10 +448,15 @@ int kf_store_device_class_id(kf_store *s, const kf_device_class *dc,
 
 static const kf_store__stmt ST_WORKER_INSERT = {
     KF_STMT_WORKER_INSERT,
-    "INSERT INTO workers (name, hostname, device_class_id, device,"
-    " task_kinds, slots)"
+    "WITH env AS (INSERT INTO environments (device_class_id, harness_build,"
+    " toolchain, driver, runtime)"
+    " SELECT $3::bigint, $7, $8, $9, $10 WHERE $7 <> ''"
+    " ON CONFLICT (device_class_id, harness_build, toolchain, driver, runtime)"
+    " DO UPDATE SET harness_build = EXCLUDED.harness_build RETURNING id)"
+    " INSERT INTO workers (name, hostname, device_class_id, device,"
+    " task_kinds, slots, environment_id)"
     " VALUES ($1, $2, $3::bigint, COALESCE($4::jsonb, '{}'), $5::text[],"
-    " $6::int) RETURNING id"};
+    " $6::int, (SELECT id FROM env)) RETURNING id"};
 
 int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
                              int64_t *worker_id, int64_t *device_class_id) {
@@ -470,11 +478,16 @@ int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
   char dcs[24], slots[16];
   snprintf(dcs, sizeof dcs, "%lld", (long long)dc_id);
   snprintf(slots, sizeof slots, "%u", (unsigned)reg->slots);
+  /* The environment (0004): what else its measurements depend on. */
   const char *p[] = {reg->name,        reg->hostname ? reg->hostname : "",
                      dcs,              reg->device_json,
-                     kinds.p,          slots};
+                     kinds.p,          slots,
+                     reg->harness_build ? reg->harness_build : "",
+                     reg->toolchain ? reg->toolchain : "",
+                     reg->driver ? reg->driver : "",
+                     reg->runtime ? reg->runtime : ""};
   PGresult *r;
-  if ((rc = kf_store__exec(s, &ST_WORKER_INSERT, 6, p, false, &r)))
+  if ((rc = kf_store__exec(s, &ST_WORKER_INSERT, 10, p, false, &r)))
     goto rollback;
   int64_t wid = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
   PQclear(r);

@@ -68,10 +68,19 @@ typedef struct {
   const char *const *task_kinds;
   size_t n_task_kinds;
   uint32_t slots;
+  /* The environment its measurements are taken under (DeviceInfo), part
+   * of every measurement's identity.  harness_build NULL or "": none
+   * (what it measures is never reused); the others may be NULL. */
+  const char *harness_build; /* `kf-harness identity`, sha256 hex */
+  const char *toolchain;     /* compiler version line */
+  const char *driver;
+  const char *runtime;
 } kf_worker_reg;
 
-/* Inserts the device class if new and a new worker row.  *worker_id is
- * the new id, *device_class_id the class's id. */
+/* Inserts the device class if new, the environment (device class,
+ * harness build, toolchain, driver, runtime) if new, and a new worker row
+ * pointing at both.  *worker_id is the new id, *device_class_id the
+ * class's id. */
 int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
                              int64_t *worker_id, int64_t *device_class_id);
 
@@ -180,6 +189,14 @@ typedef struct {
   double ref_time_ns_median; /* ns */
   double ref_time_ns_spread;
   double achieved_gbps;      /* GB/s; 0: computed from floor_bytes */
+  uint32_t repetitions;      /* timed repetitions; 0: unknown */
+  /* the verdict depended on timing under load: never reused */
+  bool timing_dependent;
+  /* What the harness says it was (EvalResult); NULL or "": not said.
+   * When either differs from the reporting worker's registered
+   * environment the evaluation gets no environment (never reused). */
+  const char *harness_build;
+  const char *toolchain;
   const void *result;        /* packed EvalResult, stored verbatim */
   size_t result_len;
 } kf_eval_row;
@@ -227,20 +244,27 @@ int kf_store_counts(kf_store *s, int64_t campaign_id, kf_task_counts *out);
 /*
  * Search campaigns (db/store_campaign.c).  A campaign owns candidates
  * (genomes: a template plus knob values, or a proposer's own source) and
- * their evaluations, one per (candidate, device class).  eval_keys makes
- * "the same sha256(source) + flags + device class is evaluated once" a
- * database constraint that holds across campaigns and restarts.  A key
- * another campaign already evaluated is not skipped but reused: this
- * campaign gets its own candidate and an evaluation row copying the
- * original's measurements (task_id NULL, reused_from = the original), and
- * counts it like one of its own (migrations/0003_eval_reuse.sql).
+ * their evaluations, one per (candidate, device class).  A measurement's
+ * identity is (problem_key, sha256(source), flags, environment): the
+ * problem key hashes the canonical spec, the reference and the language;
+ * the environment is the device class with driver, runtime, toolchain and
+ * harness build of the worker that measured it.  eval_keys makes "a key
+ * is measured at most once per campaign" a database constraint.  A key
+ * another campaign of the same problem measured under the environment the
+ * class's workers have now is reused: this campaign gets its own
+ * candidate and an evaluation row aggregating the key's measurements
+ * (task_id NULL, reused_from = the latest of them), and counts it like one
+ * of its own (migrations/0003_eval_reuse.sql, 0004_measurement_identity).
+ * When the search stops, a showdown re-times the top candidates of each
+ * class, and the campaign's best and its numbers come from it.
  *
  * Rows come back as one allocation (structs first, strings after them):
  * free lists with kf_store_list_free, a campaign with kf_store_campaign_free.
  * Every call BLOCKS; run them where the other store calls run.
  */
 
-/* Campaign states, as stored: "running", "done", "failed", "stopped". */
+/* Campaign states, as stored: "running", "showdown" (the search stopped;
+ * the showdown tasks run), "done", "failed", "stopped". */
 
 typedef struct {
   const char *name;
@@ -258,6 +282,11 @@ typedef struct {
   double target_roofline;       /* fraction of the floor, (0, 1] */
   uint64_t search_seed;
   double floor_bytes;           /* bytes at the benchmark size; 0 unknown */
+  /* kf_spec_canonical_hash of the spec, 64 hex; the store hashes the
+   * reference itself and derives the campaign's problem_key */
+  const char *spec_sha256;
+  bool fresh;                   /* reuse no stored measurement */
+  uint32_t showdown_top;        /* candidates per class; 0: 5; <= 64 */
 } kf_campaign_new;
 
 /* Inserts a running campaign; *id is its id. */
@@ -281,6 +310,11 @@ typedef struct {
   double floor_bytes;
   int64_t best_candidate_id;    /* 0: none yet */
   uint64_t elapsed_ms;          /* since started_at (until finished_at) */
+  const char *problem_key;      /* see the section comment */
+  bool fresh;
+  uint32_t showdown_top;
+  const char *showdown;         /* "", "running", "done", "failed: ..." */
+  bool best_from_showdown;
 } kf_campaign;
 
 /* KF_ENOTFOUND when there is no such campaign. */
@@ -288,8 +322,9 @@ int kf_store_campaign_get(kf_store *s, int64_t id, kf_campaign **out);
 /* NULL-safe. */
 void kf_store_campaign_free(kf_campaign *c);
 
-/* Ids of the running campaigns, ascending, into a malloc'd array (free
- * it with free(); NULL when n is 0). */
+/* Ids of the campaigns the search steps (running, or in their showdown),
+ * ascending, into a malloc'd array (free it with free(); NULL when n is
+ * 0). */
 int kf_store_campaigns_running(kf_store *s, int64_t **ids, size_t *n);
 
 typedef struct {
@@ -300,18 +335,25 @@ typedef struct {
   uint32_t evals_reused;  /* of those, copied from another campaign's */
   uint32_t evals_ok;
   uint32_t by_outcome[16];  /* indexed by kf_outcome */
-  double best_speedup;      /* of best_candidate_id, else the max; 0 none */
+  /* The first row of the ranking (kf_store_evaluations KF_EVALS_BEST):
+   * best_candidate_id's, with its showdown's numbers once it had one */
+  double best_speedup;      /* 0 none */
   double best_time_ns;
   double ref_time_ns;
   double roofline_fraction;
+  double best_spread;
+  uint32_t best_repetitions;
+  uint32_t best_measurements;
+  bool best_showdown;       /* the numbers are the showdown's */
 } kf_campaign_counts;
 
 int kf_store_campaign_counts(kf_store *s, int64_t id, kf_campaign_counts *out);
 
-/* Moves a running campaign to state ("done", "failed" or "stopped") with
- * a reason, and fails its queued tasks with last_error = reason (leased
- * ones finish and are recorded).  *changed is false when it was not
- * running (nothing is written).  cancelled may be NULL. */
+/* Moves a running campaign (or one in its showdown) to state ("done",
+ * "failed" or "stopped") with a reason, and fails its queued tasks with
+ * last_error = reason (leased ones finish and are recorded).  A showdown
+ * still running is marked failed with the reason.  *changed is false when
+ * it was neither (nothing is written).  cancelled may be NULL. */
 int kf_store_campaign_finish(kf_store *s, int64_t id, const char *state,
                              const char *reason, bool *changed,
                              int *cancelled);
@@ -328,6 +370,10 @@ typedef struct {
   uint32_t issued;        /* the campaign's eval tasks for it, ever, plus
                            * its evaluations reused there */
   double copy_gbps;       /* best measured copy bandwidth, GB/s; 0 unknown */
+  /* the environment every alive eval worker of the class registered; 0
+   * when they differ or one has none: then nothing is reused there */
+  int64_t environment_id;
+  uint32_t showdown_workers; /* alive ones that also run "showdown" */
 } kf_eval_class;
 
 /* Classes of the campaign's backend with at least one worker that runs
@@ -360,6 +406,13 @@ typedef struct {
    * this campaign by task_id */
   int64_t reused_from;
   int64_t campaign_id;          /* the candidate's (or key's) campaign */
+  uint32_t repetitions;         /* 0: unknown */
+  uint32_t measurements;        /* aggregated; 1 for one measurement */
+  bool timing_dependent;
+  /* KF_EVALS_BEST and kf_store_best: the times, spread, repetitions,
+   * speedup and roofline are the showdown's */
+  bool showdown;
+  int64_t environment_id;       /* measured under; 0: unknown */
 } kf_cand_row;
 
 typedef struct {
@@ -374,7 +427,12 @@ typedef enum {
   KF_EVALS_BY_ID,       /* every evaluation, oldest first (the search) */
   KF_EVALS_RECENT,      /* newest first */
   KF_EVALS_FAILURES,    /* outcome not ok, newest first */
-  KF_EVALS_BEST,        /* ok only, highest speedup first */
+  /* The ranking: ok only; best_candidate_id first, then candidates whose
+   * showdown re-timed them ok (by the showdown's speedup), then the rest
+   * by speedup; a candidate that failed its showdown (any outcome but ok
+   * and infra_error) is left out.  Rows with a showdown carry its numbers
+   * (showdown true). */
+  KF_EVALS_BEST,
 } kf_evals_order;
 
 /* Evaluations of a campaign with their candidates; limit 0: all. */
@@ -382,9 +440,9 @@ int kf_store_evaluations(kf_store *s, int64_t campaign_id,
                          kf_evals_order order, uint32_t limit,
                          kf_cand_list **out);
 
-/* The campaign's best evaluation with the candidate's source:
- * best_candidate_id's, else the highest speedup.  KF_ENOTFOUND when no
- * candidate has evaluated ok yet. */
+/* The campaign's best evaluation with the candidate's source: the first
+ * row of the KF_EVALS_BEST ranking.  KF_ENOTFOUND when no candidate has
+ * evaluated ok yet. */
 int kf_store_best(kf_store *s, int64_t campaign_id, kf_cand_list **out);
 
 /* Proposals (candidates not bred by the search, proposer <> 'evolution')
@@ -394,14 +452,18 @@ int kf_store_pending_candidates(kf_store *s, int64_t campaign_id, int64_t dc,
                                 kf_cand_list **out);
 
 /* The keys on dc the search must know about: every eval_keys row of the
- * campaign on dc (with a task or not), and every row with a task, of any
- * campaign, whose source is one of the campaign's candidates' or one of
+ * campaign on dc (with a task or not), and -- unless the campaign is
+ * fresh -- every row with a task of another campaign of the same
+ * problem_key whose source is one of the campaign's candidates' or one of
  * shas (comma-separated hex, may be "").  Filled: candidate_id,
- * source_sha256, flags, campaign_id, task_id (0: none), eval_id (the
- * evaluation of that task; 0: none yet) and stage (the task's state:
- * "queued", "leased", "done", "failed"; "" without a task). */
+ * source_sha256, flags, campaign_id, task_id (0: none), stage (the task's
+ * state: "queued", "leased", "done", "failed"; "" without a task) and
+ * eval_id: the campaign's own rows, the evaluation of the task (0: none
+ * yet); another campaign's, the evaluation only when it may be reused on
+ * this class now -- measured under env (the class's one environment; 0:
+ * none, so never) and not timing-dependent -- else 0. */
 int kf_store_eval_keys(kf_store *s, int64_t campaign_id, int64_t dc,
-                       const char *shas, kf_cand_list **out);
+                       int64_t env, const char *shas, kf_cand_list **out);
 
 /* Reserves n candidate ids and n task ids (nextval), for payloads that
  * must name them before the rows exist. */
@@ -427,9 +489,13 @@ typedef struct {
   int64_t task_id;              /* reserved */
   int64_t duplicate_of;
   /* with duplicate_of (another campaign's candidate): that candidate's
-   * measured evaluation on this class, copied into this campaign as a
-   * reused evaluation; 0: a plain duplicate, no evaluation */
+   * measured evaluation on this class; this campaign gets a reused
+   * evaluation aggregating every reusable measurement of its key (same
+   * problem_key, source, flags, environment); 0: a plain duplicate, no
+   * evaluation */
   int64_t reuse_eval;
+  int64_t environment_id;       /* reuse_eval must have been measured under
+                                 * this environment */
   const void *payload;          /* packed EvalRequest */
   size_t payload_len;
   uint32_t max_attempts;         /* 0: 2 */
@@ -438,12 +504,13 @@ typedef struct {
 } kf_eval_plan;
 
 /* Inserts the plans' candidates, eval_keys rows, eval tasks and reused
- * evaluations in one transaction.  A plan whose key was taken meanwhile
- * (another coordinator) gets no task: scheduled[i] says which got their
- * task, or for a reuse plan their evaluation (may be NULL).  A reuse is
- * refused (scheduled false) when reuse_eval is not a measured evaluation
- * of another campaign on the plan's class, or this campaign reused it
- * already. */
+ * evaluations in one transaction.  A plan whose key this campaign took
+ * meanwhile (another coordinator) gets no task: scheduled[i] says which
+ * got their task, or for a reuse plan their evaluation (may be NULL).  A
+ * reuse is refused (scheduled false) when reuse_eval is not a measured,
+ * not timing-dependent evaluation of another campaign of the same
+ * problem_key on the plan's class under environment_id, when this
+ * campaign is fresh, or when it reused it already. */
 int kf_store_schedule(kf_store *s, int64_t campaign_id,
                       const kf_eval_plan *plans, size_t n, bool *scheduled);
 
@@ -458,5 +525,120 @@ int kf_store_propose(kf_store *s, int64_t campaign_id,
                      const char *flags, const char *source,
                      const char *proposer, int64_t *candidate_id,
                      bool *duplicate);
+
+/* --------------------------------------------------------- showdown -- */
+/*
+ * When a campaign's search stops, its top candidates of each device class
+ * are re-timed together with the reference in one "showdown" task per
+ * class (payload a ShowdownRequest, result a ShowdownResult).  The search
+ * (coordinator/showdown.c) drives it through these calls; the campaign's
+ * best and its numbers then come from the showdown.
+ */
+
+/* Candidates of a campaign by id, sources filled, in no particular order;
+ * ids that are not the campaign's are left out. */
+int kf_store_candidates(kf_store *s, int64_t campaign_id, const int64_t *ids,
+                        size_t n, kf_cand_list **out);
+
+typedef struct {
+  int64_t device_class_id;
+  int64_t task_id;              /* reserved (kf_store_reserve_ids) */
+  const void *payload;          /* packed ShowdownRequest */
+  size_t payload_len;
+  uint32_t timeout_ms;          /* ms, > 0 */
+  uint32_t max_attempts;        /* 0: 2 */
+  const int64_t *candidates;    /* the entries, in request order */
+  size_t n_candidates;          /* 1..64 */
+} kf_showdown_plan;
+
+/* The search stopped: a running campaign moves to "showdown" with
+ * stop_reason = reason and showdown "running", its queued eval tasks are
+ * failed with the reason, and each plan becomes a "showdown" task with
+ * its showdowns row and entries -- one transaction.  *changed is false
+ * when the campaign was not running (nothing is written).  n > 0: a
+ * campaign with nothing to re-time is concluded directly. */
+int kf_store_showdown_begin(kf_store *s, int64_t campaign_id,
+                            const char *reason, const kf_showdown_plan *plans,
+                            size_t n, bool *changed);
+
+/* One showdown of a campaign, as the search reads it. */
+typedef struct {
+  int64_t id;
+  int64_t device_class_id;
+  int64_t task_id;
+  const char *state;            /* "running", "done", "failed" */
+  const char *reason;           /* why it failed; "" */
+  const char *task_state;       /* "queued", "leased", "done", "failed" */
+  const char *last_error;       /* the task's; "" none */
+  const void *output;           /* the task's final result output (a
+                                 * ShowdownResult) once it is done; NULL */
+  size_t output_len;
+  int64_t worker_id;            /* who reported it; 0 */
+  int result_outcome;           /* kf_outcome of that report; 0 */
+  const char *result_reason;    /* "" */
+  uint64_t age_ms;              /* since it was created */
+  uint32_t timeout_ms;          /* the task's */
+  uint32_t max_attempts;
+  uint32_t showdown_workers;    /* alive workers of its class that run
+                                 * "showdown" */
+} kf_showdown_row;
+
+typedef struct {
+  kf_showdown_row *v;
+  size_t n;
+} kf_showdown_list;
+
+/* The campaign's showdowns, by class id.  One allocation; free it with
+ * kf_store_showdown_list_free (NULL-safe). */
+int kf_store_showdowns(kf_store *s, int64_t campaign_id, uint32_t alive_ms,
+                       kf_showdown_list **out);
+void kf_store_showdown_list_free(kf_showdown_list *l);
+
+/* One candidate's showdown timing (proto ShowdownTiming). */
+typedef struct {
+  int64_t candidate_id;
+  int outcome;                  /* kf_outcome; not ok: it loses its place,
+                                 * but for infra_error (not judged) */
+  const char *stage, *reason;   /* may be NULL */
+  double time_ns_median;        /* ns; 0 unknown */
+  double time_ns_spread;
+  uint32_t repetitions;
+  double speedup;               /* 0: computed as ref / time */
+  double achieved_gbps;         /* 0: computed from floor_bytes */
+} kf_showdown_timing;
+
+typedef struct {
+  int64_t showdown_id;
+  bool ok;                      /* false: the showdown failed (reason) */
+  const char *reason;
+  bool cancel_task;             /* also fail its queued or leased task */
+  int64_t worker_id;            /* the reporting worker; 0 unknown */
+  double ref_time_ns_median;
+  double ref_time_ns_spread;
+  uint32_t ref_repetitions;
+  const void *result;           /* packed ShowdownResult; may be NULL */
+  size_t result_len;
+  const kf_showdown_timing *entries; /* for the showdown's candidates;
+                                      * others are ignored */
+  size_t n_entries;
+} kf_showdown_outcome;
+
+/* Records the end of a running showdown in one transaction: its state,
+ * reference times and result, each entry's timing (roofline fraction
+ * from the campaign's floor_bytes and the worker's copy_gbps), the
+ * environment of the reporting worker.  A showdown no longer running is
+ * left alone (*changed false). */
+int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
+                             bool *changed);
+
+/* Ends a campaign's search and showdown: state "done" from "running" or
+ * "showdown", best_candidate_id (0: none), best_from_showdown and the
+ * showdown text; stop_reason = reason unless it has one already.  Queued
+ * tasks are failed as by kf_store_campaign_finish.  *changed is false
+ * when it was neither running nor in its showdown. */
+int kf_store_campaign_conclude(kf_store *s, int64_t id, const char *reason,
+                               int64_t best_candidate_id,
+                               bool best_from_showdown, const char *showdown,
+                               bool *changed);
 
 #endif

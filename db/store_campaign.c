@@ -4,16 +4,23 @@
  * evaluations: what the search (coordinator/search.c) and the campaign
  * RPCs read and write.
  *
- * The dedupe rule lives in the schema (eval_keys_once, 0002): this file
- * never decides on its own that a key is free, it inserts and lets the
- * unique index say no.  Hashes are computed by PostgreSQL (sha256()), so
- * the coordinator needs no crypto library and every writer agrees on them.
+ * The dedupe rule lives in the schema (eval_keys_once: once per campaign
+ * since 0004): this file never decides on its own that a key is free, it
+ * inserts and lets the unique index say no.  Source and reference hashes
+ * are computed by PostgreSQL (sha256()), so every writer agrees on them;
+ * the spec's canonical hash comes from common/spec.c.
  *
  * Evaluations are measured by kf_store_report (store_tasks.c), in the
  * transaction that accepts the report.  The one evaluation written here
- * is a reuse (0003): kf_store_schedule copies another campaign's measured
- * evaluation of the same key into this campaign, with task_id NULL and
- * reused_from naming the original, instead of creating a task.
+ * is a reuse (0003, 0004): kf_store_schedule aggregates the measurements
+ * of another campaign's key with the same identity into this campaign,
+ * with task_id NULL and reused_from naming the latest, instead of
+ * creating a task.
+ *
+ * The ranking (KF_RANKED_SQL) is written once and read by the top list,
+ * GetBest and the status's best, so they cannot disagree.  The showdown's
+ * rows (showdowns, showdown_entries) are written here for
+ * coordinator/showdown.c.
  *
  * Rows come back as one allocation: the struct array first, then every
  * string it points to.  Reads are single statements (no BEGIN); writes
@@ -29,6 +36,7 @@
 #include "err.h"
 #include "outcome.h"
 #include "store_internal.h"
+#include "util.h"
 
 /* ---------------------------------------------------------- helpers -- */
 
@@ -78,8 +86,9 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
 /* --------------------------------------------------- candidate rows -- */
 
 /* Every candidate query returns these columns, in this order; queries
- * without an evaluation send NULLs for the 18 evaluation columns and
- * reused_from.  The last column is the candidate's campaign. */
+ * without an evaluation send NULLs for the evaluation columns.  Column 28
+ * is the candidate's campaign; 29..33 (0004) repetitions, measurements,
+ * timing_dependent, "numbers from a showdown", environment. */
 #define KF_CAND_COLS(src)                                                    \
   " c.id, c.template_name, c.knobs::text, c.flags, c.source_sha256,"        \
   " c.proposer, " src ", c.generation"
@@ -88,13 +97,49 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
   " d.cc_minor, d.isa, e.outcome::text, e.stage, e.reason,"                 \
   " e.time_ns_median, e.time_ns_spread, e.ref_time_ns_median,"              \
   " e.ref_time_ns_spread, e.speedup, e.achieved_gbps, e.roofline_fraction,"\
-  " e.reused_from, c.campaign_id"
+  " e.reused_from, c.campaign_id, e.repetitions, e.measurements,"          \
+  " e.timing_dependent, false, e.environment_id"
 #define KF_NO_EVAL_COLS                                                      \
   " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"      \
-  " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.campaign_id"
+  " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.campaign_id,"         \
+  " NULL, NULL, NULL, NULL, NULL"
 #define KF_EVAL_FROM                                                         \
   " FROM evaluations e JOIN candidates c ON c.id = e.candidate_id"          \
   " JOIN device_classes d ON d.id = e.device_class_id"
+
+/* The ranking (KF_EVALS_BEST, kf_store_best, the counts' best): a
+ * campaign's ok evaluations joined to the entry of a finished showdown of
+ * their class, if any (x).  A candidate the showdown re-timed ok shows the
+ * showdown's numbers (column 32 true); one that failed it is left out --
+ * unless it failed for the worker's reasons (infra_error: it was not
+ * judged), which leaves it its search numbers.
+ * Order: best_candidate_id, then showdown rows, then by speedup (column
+ * 24), then by time (20). */
+#define KF_SD(col) " CASE WHEN x.outcome = 'ok' THEN x." col " ELSE e." col " END"
+#define KF_RANKED_SQL(src, limit)                                            \
+  "SELECT" KF_CAND_COLS(src) ","                                             \
+  " e.id, e.task_id, e.device_class_id, d.kind, d.model, d.cc_major,"       \
+  " d.cc_minor, d.isa, e.outcome::text, e.stage, e.reason,"                 \
+  KF_SD("time_ns_median") "," KF_SD("time_ns_spread") ","                    \
+  KF_SD("ref_time_ns_median") "," KF_SD("ref_time_ns_spread") ","            \
+  KF_SD("speedup") "," KF_SD("achieved_gbps") ","                            \
+  KF_SD("roofline_fraction") ","                                             \
+  " e.reused_from, c.campaign_id," KF_SD("repetitions") ","                  \
+  " e.measurements, e.timing_dependent, COALESCE(x.outcome = 'ok', false),"  \
+  " e.environment_id" KF_EVAL_FROM                                           \
+  " JOIN campaigns k ON k.id = e.campaign_id"                               \
+  " LEFT JOIN LATERAL (SELECT se.outcome, se.time_ns_median,"               \
+  "  se.time_ns_spread, s.ref_time_ns_median, s.ref_time_ns_spread,"       \
+  "  se.speedup, se.achieved_gbps, se.roofline_fraction, se.repetitions"   \
+  "  FROM showdowns s JOIN showdown_entries se ON se.showdown_id = s.id"   \
+  "  WHERE s.campaign_id = e.campaign_id"                                  \
+  "  AND s.device_class_id = e.device_class_id"                            \
+  "  AND se.candidate_id = e.candidate_id AND s.state = 'done'"            \
+  "  AND se.outcome IS NOT NULL) x ON true"                                \
+  " WHERE e.campaign_id = $1::bigint AND e.outcome = 'ok'"                  \
+  " AND (x.outcome IS NULL OR x.outcome IN ('ok', 'infra_error'))"         \
+  " ORDER BY COALESCE(e.candidate_id = k.best_candidate_id, false) DESC,"   \
+  " 32 DESC, 24 DESC NULLS LAST, 20, e.id LIMIT " limit
 
 static int kf_store__cand_list(kf_store *s, PGresult *r, bool with_source,
                                kf_cand_list **out) {
@@ -138,6 +183,11 @@ static int kf_store__cand_list(kf_store *s, PGresult *r, bool with_source,
     c->roofline_fraction = kf_store__f64(r, i, 25);
     c->reused_from = kf_store__i64(r, i, 26);
     c->campaign_id = kf_store__i64(r, i, 27);
+    c->repetitions = (uint32_t)kf_store__i64(r, i, 28);
+    c->measurements = (uint32_t)kf_store__i64(r, i, 29);
+    c->timing_dependent = PQgetvalue(r, i, 30)[0] == 't';
+    c->showdown = PQgetvalue(r, i, 31)[0] == 't';
+    c->environment_id = kf_store__i64(r, i, 32);
   }
   *out = l;
   return 0;
@@ -147,14 +197,27 @@ void kf_store_list_free(kf_cand_list *l) { free(l); }
 
 /* -------------------------------------------------------- campaigns -- */
 
+/* The problem key hashes what decides a number on the problem's side:
+ * the canonical spec hash, the reference source and the language. */
 static const kf_store__stmt ST_CAMP_CREATE = {
     KF_STMT_CAMP_CREATE,
-    "INSERT INTO campaigns (name, problem, language, backend, spec_json,"
+    "WITH v AS (SELECT encode(sha256(convert_to($6, 'UTF8')), 'hex') AS ref)"
+    " INSERT INTO campaigns (name, problem, language, backend, spec_json,"
     " reference_source, templates, budget_evals, budget_seconds,"
-    " population, plateau_evals, target_roofline, search_seed, floor_bytes)"
-    " VALUES ($1, $2, $3, $4::smallint, $5::bytea, $6, $7::jsonb, $8::int,"
-    " $9::int, $10::int, $11::int, $12::float8, $13::bigint, $14::float8)"
-    " RETURNING id"};
+    " population, plateau_evals, target_roofline, search_seed, floor_bytes,"
+    " spec_sha256, reference_sha256, problem_key, fresh, showdown_top)"
+    " SELECT $1, $2, $3, $4::smallint, $5::bytea, $6, $7::jsonb, $8::int,"
+    " $9::int, $10::int, $11::int, $12::float8, $13::bigint, $14::float8,"
+    " $15, v.ref, encode(sha256(convert_to('kf-problem-v1' || chr(10) || $15"
+    " || chr(10) || v.ref || chr(10) || $3, 'UTF8')), 'hex'),"
+    " $16::boolean, $17::int FROM v RETURNING id"};
+
+static bool kf_store__hex64(const char *h) {
+  if (!h || strlen(h) != 64) return false;
+  for (int i = 0; i < 64; i++)
+    if (!strchr("0123456789abcdef", h[i])) return false;
+  return true;
+}
 
 int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
                              int64_t *id) {
@@ -164,6 +227,11 @@ int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
       (c->backend != 1 && c->backend != 2) || c->budget_evals == 0 ||
       c->budget_seconds == 0 || c->population == 0)
     return kf_store__fail(s, KF_EINVAL, "campaign: missing or bad field");
+  if (!kf_store__hex64(c->spec_sha256))
+    return kf_store__fail(s, KF_EINVAL, "campaign: spec_sha256 must be 64"
+                          " lowercase hex digits");
+  if (c->showdown_top > 64)
+    return kf_store__fail(s, KF_EINVAL, "campaign: showdown_top over 64");
   /* bytea in text form: \x then hex. */
   kf_store__buf spec = {0};
   kf_store__buf_put(&spec, "\\x", 2);
@@ -177,7 +245,9 @@ int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
     kf_store__buf_free(&spec);
     return kf_store__fail(s, KF_ENOMEM, "out of memory");
   }
-  char be[8], bev[16], bs[16], pop[16], pl[16], tr[32], seed[24], fb[32];
+  char be[8], bev[16], bs[16], pop[16], pl[16], tr[32], seed[24], fb[32],
+      sdt[16];
+  snprintf(sdt, sizeof sdt, "%u", c->showdown_top ? c->showdown_top : 5);
   snprintf(be, sizeof be, "%d", c->backend);
   snprintf(bev, sizeof bev, "%u", (unsigned)c->budget_evals);
   snprintf(bs, sizeof bs, "%u", (unsigned)c->budget_seconds);
@@ -200,9 +270,12 @@ int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
                      pl,
                      tr,
                      seed,
-                     fb};
+                     fb,
+                     c->spec_sha256,
+                     c->fresh ? "t" : "f",
+                     sdt};
   PGresult *r;
-  rc = kf_store__exec(s, &ST_CAMP_CREATE, 14, p, false, &r);
+  rc = kf_store__exec(s, &ST_CAMP_CREATE, 17, p, false, &r);
   kf_store__buf_free(&spec);
   if (rc) return rc;
   *id = kf_store__i64(r, 0, 0);
@@ -221,7 +294,8 @@ static const kf_store__stmt ST_CAMP_GET = {
     " target_roofline, search_seed, floor_bytes,"
     " COALESCE(best_candidate_id, 0),"
     " (extract(epoch FROM COALESCE(finished_at, now()) - started_at)"
-    " * 1000)::bigint"
+    " * 1000)::bigint,"
+    " problem_key, fresh, showdown_top, showdown, best_from_showdown"
     " FROM campaigns WHERE id = $1::bigint"};
 
 int kf_store_campaign_get(kf_store *s, int64_t id, kf_campaign **out) {
@@ -278,6 +352,11 @@ int kf_store_campaign_get(kf_store *s, int64_t id, kf_campaign **out) {
   c->best_candidate_id = kf_store__i64(r, 0, 18);
   int64_t el = kf_store__i64(r, 0, 19);
   c->elapsed_ms = el > 0 ? (uint64_t)el : 0;
+  c->problem_key = kf_store__put(&cur, r, 0, 20);
+  c->fresh = PQgetvalue(r, 0, 21)[0] == 't';
+  c->showdown_top = (uint32_t)kf_store__i64(r, 0, 22);
+  c->showdown = kf_store__put(&cur, r, 0, 23);
+  c->best_from_showdown = PQgetvalue(r, 0, 24)[0] == 't';
   PQclear(r);
   *out = c;
   return 0;
@@ -287,7 +366,8 @@ void kf_store_campaign_free(kf_campaign *c) { free(c); }
 
 static const kf_store__stmt ST_CAMP_RUNNING = {
     KF_STMT_CAMP_RUNNING,
-    "SELECT id FROM campaigns WHERE state = 'running' ORDER BY id"};
+    "SELECT id FROM campaigns WHERE state IN ('running', 'showdown')"
+    " ORDER BY id"};
 
 int kf_store_campaigns_running(kf_store *s, int64_t **ids, size_t *n) {
   *ids = NULL;
@@ -311,8 +391,6 @@ int kf_store_campaigns_running(kf_store *s, int64_t **ids, size_t *n) {
   return 0;
 }
 
-/* The best evaluation: best_candidate_id's when the search chose one,
- * else the highest speedup. */
 static const kf_store__stmt ST_CAMP_COUNTS = {
     KF_STMT_CAMP_COUNTS,
     "SELECT (SELECT count(*) FROM eval_keys WHERE campaign_id = $1::bigint"
@@ -320,13 +398,7 @@ static const kf_store__stmt ST_CAMP_COUNTS = {
     " (SELECT count(*) FROM evaluations WHERE campaign_id = $1::bigint"
     "  AND reused_from IS NOT NULL),"
     " (SELECT count(*) FROM eval_keys k JOIN tasks t ON t.id = k.task_id"
-    "  WHERE k.campaign_id = $1::bigint AND t.state IN ('queued', 'leased')),"
-    " b.speedup, b.time_ns_median, b.ref_time_ns_median, b.roofline_fraction"
-    " FROM (SELECT 1) one LEFT JOIN LATERAL ("
-    "  SELECT e.* FROM evaluations e JOIN campaigns c ON c.id = e.campaign_id"
-    "  WHERE e.campaign_id = $1::bigint AND e.outcome = 'ok'"
-    "  ORDER BY COALESCE(e.candidate_id = c.best_candidate_id, false) DESC,"
-    "  e.speedup DESC NULLS LAST, e.id LIMIT 1) b ON true"};
+    "  WHERE k.campaign_id = $1::bigint AND t.state IN ('queued', 'leased'))"};
 
 static const kf_store__stmt ST_CAMP_OUTCOMES = {
     KF_STMT_CAMP_OUTCOMES,
@@ -346,11 +418,23 @@ int kf_store_campaign_counts(kf_store *s, int64_t id,
   out->evals_reused = (uint32_t)kf_store__i64(r, 0, 1);
   out->issued = (uint32_t)kf_store__i64(r, 0, 0) + out->evals_reused;
   out->outstanding = (uint32_t)kf_store__i64(r, 0, 2);
-  out->best_speedup = kf_store__f64(r, 0, 3);
-  out->best_time_ns = kf_store__f64(r, 0, 4);
-  out->ref_time_ns = kf_store__f64(r, 0, 5);
-  out->roofline_fraction = kf_store__f64(r, 0, 6);
   PQclear(r);
+  /* The best is the ranking's first row, so the status, the top list and
+   * GetBest can never name different candidates or numbers. */
+  kf_cand_list *best = NULL;
+  if ((rc = kf_store_evaluations(s, id, KF_EVALS_BEST, 1, &best))) return rc;
+  if (best->n) {
+    const kf_cand_row *b = &best->v[0];
+    out->best_speedup = b->speedup;
+    out->best_time_ns = b->time_ns_median;
+    out->ref_time_ns = b->ref_time_ns_median;
+    out->roofline_fraction = b->roofline_fraction;
+    out->best_spread = b->time_ns_spread;
+    out->best_repetitions = b->repetitions;
+    out->best_measurements = b->measurements;
+    out->best_showdown = b->showdown;
+  }
+  kf_store_list_free(best);
   if ((rc = kf_store__exec(s, &ST_CAMP_OUTCOMES, 1, p, false, &r))) return rc;
   for (int i = 0; i < PQntuples(r); i++) {
     int oc = kf_outcome_parse(PQgetvalue(r, i, 0));
@@ -365,8 +449,14 @@ int kf_store_campaign_counts(kf_store *s, int64_t id,
 
 static const kf_store__stmt ST_CAMP_FINISH = {
     KF_STMT_CAMP_FINISH,
-    "UPDATE campaigns SET state = $2, stop_reason = $3, finished_at = now()"
-    " WHERE id = $1::bigint AND state = 'running' RETURNING id"};
+    "WITH sd AS (UPDATE showdowns SET state = 'failed', reason = $3,"
+    " finished_at = now() WHERE campaign_id = $1::bigint"
+    " AND state = 'running' AND EXISTS (SELECT 1 FROM campaigns"
+    " WHERE id = $1::bigint AND state IN ('running', 'showdown')))"
+    " UPDATE campaigns SET state = $2, stop_reason = $3, finished_at = now(),"
+    " showdown = CASE WHEN state = 'showdown' THEN 'failed: ' || $3"
+    " ELSE showdown END"
+    " WHERE id = $1::bigint AND state IN ('running', 'showdown') RETURNING id"};
 
 static const kf_store__stmt ST_CAMP_CANCEL = {
     KF_STMT_CAMP_CANCEL,
@@ -433,7 +523,11 @@ static const kf_store__stmt ST_CAMP_CLASSES = {
     "  AND k.device_class_id = w.device_class_id AND k.task_id IS NOT NULL)"
     " + (SELECT count(*) FROM evaluations e WHERE e.campaign_id = $1::bigint"
     "  AND e.device_class_id = w.device_class_id"
-    "  AND e.reused_from IS NOT NULL)"
+    "  AND e.reused_from IS NOT NULL),"
+    " CASE WHEN bool_and(w.environment_id IS NOT NULL)"
+    "  AND count(DISTINCT w.environment_id) = 1"
+    "  THEN min(w.environment_id) ELSE 0 END,"
+    " count(*) FILTER (WHERE 'showdown' = ANY(w.task_kinds))"
     " FROM workers w JOIN device_classes d ON d.id = w.device_class_id"
     " JOIN campaigns c ON c.id = $1::bigint"
     " WHERE d.kind = c.backend AND 'eval' = ANY(w.task_kinds)"
@@ -467,7 +561,9 @@ int kf_store_eval_classes(kf_store *s, int64_t campaign_id, uint32_t alive_ms,
         .slots = (uint32_t)kf_store__i64(r, i, 2),
         .copy_gbps = kf_store__f64(r, i, 3),
         .outstanding = (uint32_t)kf_store__i64(r, i, 4),
-        .issued = (uint32_t)kf_store__i64(r, i, 5)};
+        .issued = (uint32_t)kf_store__i64(r, i, 5),
+        .environment_id = kf_store__i64(r, i, 6),
+        .showdown_workers = (uint32_t)kf_store__i64(r, i, 7)};
   }
   *n = m;
   PQclear(r);
@@ -490,8 +586,7 @@ static const kf_store__stmt ST_CAMP_EVALS_FAILURES = {
     KF_EVALS_SQL(" AND e.outcome <> 'ok'", "e.id DESC")};
 static const kf_store__stmt ST_CAMP_EVALS_BEST = {
     KF_STMT_CAMP_EVALS_BEST,
-    KF_EVALS_SQL(" AND e.outcome = 'ok'",
-                 "e.speedup DESC NULLS LAST, e.time_ns_median, e.id")};
+    KF_RANKED_SQL("NULL", "NULLIF($2::bigint, 0)")};
 
 int kf_store_evaluations(kf_store *s, int64_t campaign_id,
                          kf_evals_order order, uint32_t limit,
@@ -515,12 +610,7 @@ int kf_store_evaluations(kf_store *s, int64_t campaign_id,
 }
 
 static const kf_store__stmt ST_CAMP_BEST = {
-    KF_STMT_CAMP_BEST,
-    "SELECT" KF_CAND_COLS("c.source") "," KF_EVAL_COLS KF_EVAL_FROM
-    " JOIN campaigns k ON k.id = e.campaign_id"
-    " WHERE e.campaign_id = $1::bigint AND e.outcome = 'ok'"
-    " ORDER BY COALESCE(e.candidate_id = k.best_candidate_id, false) DESC,"
-    " e.speedup DESC NULLS LAST, e.id LIMIT 1"};
+    KF_STMT_CAMP_BEST, KF_RANKED_SQL("c.source", "1")};
 
 int kf_store_best(kf_store *s, int64_t campaign_id, kf_cand_list **out) {
   *out = NULL;
@@ -576,28 +666,34 @@ int kf_store_pending_candidates(kf_store *s, int64_t campaign_id, int64_t dc,
 static const kf_store__stmt ST_CAMP_KEYS = {
     KF_STMT_CAMP_KEYS,
     "SELECT k.candidate_id, '', '{}', k.flags, k.source_sha256, '', NULL,"
-    " 0, e.id, k.task_id, k.device_class_id, NULL, NULL, NULL, NULL, NULL,"
+    " 0, CASE WHEN k.campaign_id = $1::bigint THEN e.id"
+    "  WHEN e.environment_id = NULLIF($3::bigint, 0)"
+    "  AND NOT e.timing_dependent AND e.reused_from IS NULL THEN e.id END,"
+    " k.task_id, k.device_class_id, NULL, NULL, NULL, NULL, NULL,"
     " NULL, t.state::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-    " NULL, k.campaign_id FROM eval_keys k"
+    " NULL, k.campaign_id, NULL, NULL, NULL, NULL, NULL FROM eval_keys k"
+    " JOIN campaigns me ON me.id = $1::bigint"
     " LEFT JOIN tasks t ON t.id = k.task_id"
     " LEFT JOIN evaluations e ON e.task_id = k.task_id"
     " WHERE k.device_class_id = $2::bigint"
-    " AND (k.campaign_id = $1::bigint OR (k.task_id IS NOT NULL"
-    " AND (k.source_sha256 = ANY(string_to_array($3, ','))"
+    " AND (k.campaign_id = $1::bigint OR (NOT me.fresh"
+    " AND k.task_id IS NOT NULL AND k.problem_key = me.problem_key"
+    " AND (k.source_sha256 = ANY(string_to_array($4, ','))"
     "  OR k.source_sha256 IN (SELECT source_sha256 FROM candidates"
     "  WHERE campaign_id = $1::bigint))))"};
 
 int kf_store_eval_keys(kf_store *s, int64_t campaign_id, int64_t dc,
-                       const char *shas, kf_cand_list **out) {
+                       int64_t env, const char *shas, kf_cand_list **out) {
   *out = NULL;
   int rc = kf_store__ready(s);
   if (rc) return rc;
-  char a[24], b[24];
+  char a[24], b[24], e[24];
   kf_store__itoa(a, sizeof a, campaign_id);
   kf_store__itoa(b, sizeof b, dc);
-  const char *p[] = {a, b, shas ? shas : ""};
+  kf_store__itoa(e, sizeof e, env);
+  const char *p[] = {a, b, e, shas ? shas : ""};
   PGresult *r;
-  if ((rc = kf_store__exec(s, &ST_CAMP_KEYS, 3, p, false, &r))) return rc;
+  if ((rc = kf_store__exec(s, &ST_CAMP_KEYS, 4, p, false, &r))) return rc;
   rc = kf_store__cand_list(s, r, false, out);
   PQclear(r);
   return rc;
@@ -632,24 +728,50 @@ int kf_store_reserve_ids(kf_store *s, size_t n, int64_t *candidate_ids,
 
 /* ------------------------------------------------------- scheduling -- */
 
+/* The measurements a reuse aggregates: every one of the key of the
+ * evaluation o (its campaign ok, its candidate oc) -- same class, same
+ * environment, same problem_key, same source and flags -- that was
+ * measured by its own task and not timing-dependent. */
+#define KF_SAME_KEY                                                          \
+  " FROM evaluations m JOIN candidates mc ON mc.id = m.candidate_id"        \
+  " JOIN campaigns mk ON mk.id = m.campaign_id"                             \
+  " WHERE m.device_class_id = o.device_class_id"                            \
+  " AND m.environment_id = o.environment_id AND m.reused_from IS NULL"      \
+  " AND m.task_id IS NOT NULL AND NOT m.timing_dependent"                   \
+  " AND mk.problem_key = ok.problem_key"                                    \
+  " AND mc.source_sha256 = oc.source_sha256 AND mc.flags = oc.flags"
+#define KF_MEDIAN(col) " percentile_cont(0.5) WITHIN GROUP (ORDER BY m." col ")"
+
 /* One statement: new candidates, then one eval_keys row per plan (with
  * its task, or as a duplicate), then the tasks of the keys that went in
  * and the reused evaluations of the duplicate rows that went in.  A key
- * taken meanwhile makes ON CONFLICT skip that row and so its task.  The
- * foreign keys from eval_keys to tasks and from evaluations to candidates
- * are checked at the end of the statement, when the rows exist.  The
- * result is the ids of the tasks created, then (second column true) the
- * candidate ids whose reused evaluation went in.  A reuse copies only an
- * evaluation of another campaign that was itself measured (reused_from
- * NULL), on the plan's class. */
+ * this campaign took meanwhile makes ON CONFLICT skip that row and so its
+ * task.  The foreign keys from eval_keys to tasks and from evaluations to
+ * candidates are checked at the end of the statement, when the rows
+ * exist.  The result is the ids of the tasks created, then (second column
+ * true) the candidate ids whose reused evaluation went in.
+ *
+ * A reuse starts from the plan's evaluation o, which must be a measured,
+ * not timing-dependent evaluation of another campaign of the same
+ * problem_key on the plan's class and environment (and this campaign not
+ * fresh), and aggregates every measurement of o's key (KF_SAME_KEY): when
+ * one of them failed, the reuse is the latest failure (a candidate once
+ * wrong is wrong); else ok, with the median of the medians (speedup =
+ * reference median / median), the spread the larger of the median spread
+ * and the measurements' own range over their median, the repetitions
+ * summed and their count in `measurements`; reused_from names the latest
+ * measurement, whose EvalResult it carries. */
 static const kf_store__stmt ST_CAMP_SCHEDULE = {
     KF_STMT_CAMP_SCHEDULE,
     "WITH p AS (SELECT * FROM unnest($2::boolean[], $3::bigint[],"
     " $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[],"
     " $9::text[], $10::int[], $11::text[], $12::bigint[], $13::bigint[],"
-    " $14::bytea[], $15::int[], $16::int[], $17::int[], $18::bigint[])"
+    " $14::bytea[], $15::int[], $16::int[], $17::int[], $18::bigint[],"
+    " $19::bigint[])"
     " WITH ORDINALITY AS x(isnew, cand, dc, tmpl, knobs, source, proposer,"
-    " parents, gen, flags, task, dup, payload, ma, tmo, prio, reuse, o)),"
+    " parents, gen, flags, task, dup, payload, ma, tmo, prio, reuse, env, o)),"
+    " me AS (SELECT id, problem_key, fresh FROM campaigns"
+    " WHERE id = $1::bigint),"
     " c AS (INSERT INTO candidates (id, campaign_id, template_name, knobs,"
     " source, source_sha256, flags, proposer, parents, generation,"
     " device_class_id)"
@@ -658,11 +780,12 @@ static const kf_store__stmt ST_CAMP_SCHEDULE = {
     " parents::bigint[], gen, dc FROM p WHERE isnew ORDER BY o"
     " RETURNING id, source_sha256, flags),"
     " k AS (INSERT INTO eval_keys (candidate_id, device_class_id,"
-    " campaign_id, source_sha256, flags, task_id, duplicate_of)"
+    " campaign_id, source_sha256, flags, task_id, duplicate_of, problem_key)"
     " SELECT p.cand, p.dc, $1::bigint,"
     " COALESCE(c.source_sha256, old.source_sha256),"
-    " COALESCE(c.flags, old.flags), NULLIF(p.task, 0), NULLIF(p.dup, 0)"
-    " FROM p LEFT JOIN c ON c.id = p.cand"
+    " COALESCE(c.flags, old.flags), NULLIF(p.task, 0), NULLIF(p.dup, 0),"
+    " me.problem_key"
+    " FROM p CROSS JOIN me LEFT JOIN c ON c.id = p.cand"
     " LEFT JOIN candidates old ON old.id = p.cand ORDER BY p.o"
     " ON CONFLICT DO NOTHING RETURNING candidate_id, device_class_id,"
     " task_id),"
@@ -675,15 +798,40 @@ static const kf_store__stmt ST_CAMP_SCHEDULE = {
     " device_class_id, task_id, worker_id, outcome, stage, reason,"
     " time_ns_median, time_ns_spread, ref_time_ns_median,"
     " ref_time_ns_spread, speedup, achieved_gbps, roofline_fraction, result,"
-    " reused_from)"
-    " SELECT p.cand, $1::bigint, p.dc, NULL, o.worker_id, o.outcome, o.stage,"
-    " o.reason, o.time_ns_median, o.time_ns_spread, o.ref_time_ns_median,"
-    " o.ref_time_ns_spread, o.speedup, o.achieved_gbps, o.roofline_fraction,"
-    " o.result, o.id"
+    " reused_from, environment_id, timing_dependent, repetitions,"
+    " measurements)"
+    " SELECT p.cand, $1::bigint, p.dc, NULL, src.worker_id, src.outcome,"
+    " src.stage, src.reason,"
+    " CASE WHEN a.bad = 0 THEN a.tm END, CASE WHEN a.bad = 0 THEN a.ts END,"
+    " CASE WHEN a.bad = 0 THEN a.rm END, CASE WHEN a.bad = 0 THEN a.rs END,"
+    " CASE WHEN a.bad = 0 AND a.tm > 0 AND a.rm > 0 THEN a.rm / a.tm END,"
+    " CASE WHEN a.bad = 0 THEN a.gbps END,"
+    " CASE WHEN a.bad = 0 THEN a.roof END,"
+    " src.result, src.id, src.environment_id, false,"
+    " CASE WHEN a.bad = 0 THEN a.reps ELSE src.repetitions END, a.n"
     " FROM p JOIN k ON k.candidate_id = p.cand AND k.device_class_id = p.dc"
     " AND k.task_id IS NULL"
+    " JOIN me ON NOT me.fresh"
     " JOIN evaluations o ON o.id = p.reuse AND o.device_class_id = p.dc"
     " AND o.campaign_id <> $1::bigint AND o.reused_from IS NULL"
+    " AND o.task_id IS NOT NULL AND NOT o.timing_dependent"
+    " AND o.environment_id = p.env"
+    " JOIN candidates oc ON oc.id = o.candidate_id"
+    " JOIN campaigns ok ON ok.id = o.campaign_id"
+    " AND ok.problem_key = me.problem_key"
+    " CROSS JOIN LATERAL (SELECT count(*) AS n,"
+    " count(*) FILTER (WHERE m.outcome <> 'ok') AS bad,"
+    KF_MEDIAN("time_ns_median") " AS tm,"
+    " GREATEST(" KF_MEDIAN("time_ns_spread") ", CASE WHEN count(*) > 1 THEN"
+    " (max(m.time_ns_median) - min(m.time_ns_median)) / NULLIF("
+    KF_MEDIAN("time_ns_median") ", 0) END) AS ts,"
+    KF_MEDIAN("ref_time_ns_median") " AS rm,"
+    KF_MEDIAN("ref_time_ns_spread") " AS rs,"
+    KF_MEDIAN("achieved_gbps") " AS gbps,"
+    KF_MEDIAN("roofline_fraction") " AS roof,"
+    " sum(m.repetitions)::int AS reps" KF_SAME_KEY ") a"
+    " CROSS JOIN LATERAL (SELECT m.*" KF_SAME_KEY
+    " ORDER BY (m.outcome <> 'ok') DESC, m.id DESC LIMIT 1) src"
     " ORDER BY p.o ON CONFLICT DO NOTHING RETURNING candidate_id)"
     " SELECT id, false FROM t UNION ALL SELECT candidate_id, true FROM r"};
 
@@ -691,7 +839,7 @@ int kf_store_schedule(kf_store *s, int64_t campaign_id,
                       const kf_eval_plan *plans, size_t n, bool *scheduled) {
   int rc = kf_store__ready(s);
   if (rc || n == 0) return rc;
-  enum { NCOL = 17 };
+  enum { NCOL = 18 };
   kf_store__buf a[NCOL] = {{0}};
   kf_store__buf par = {0};
   PGresult *r = NULL;
@@ -742,6 +890,7 @@ int kf_store_schedule(kf_store *s, int64_t campaign_id,
     kf_store__arr_i64(&a[14], pl->timeout_ms ? pl->timeout_ms : 120000);
     kf_store__arr_i64(&a[15], pl->priority);
     kf_store__arr_i64(&a[16], pl->reuse_eval);
+    kf_store__arr_i64(&a[17], pl->environment_id);
   }
   bool oom = par.oom;
   const char *p[NCOL + 1];
@@ -842,5 +991,386 @@ int kf_store_propose(kf_store *s, int64_t campaign_id,
   PQclear(r);
   if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
   *candidate_id = id;
+  return 0;
+}
+
+/* --------------------------------------------------------- showdown -- */
+
+static const kf_store__stmt ST_CAMP_CANDS = {
+    KF_STMT_CAMP_CANDS,
+    "SELECT" KF_CAND_COLS("c.source") "," KF_NO_EVAL_COLS
+    " FROM candidates c WHERE c.campaign_id = $1::bigint"
+    " AND c.id = ANY($2::bigint[])"};
+
+int kf_store_candidates(kf_store *s, int64_t campaign_id, const int64_t *ids,
+                        size_t n, kf_cand_list **out) {
+  *out = NULL;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  kf_store__buf arr = {0};
+  kf_store__arr_open(&arr);
+  for (size_t i = 0; i < n; i++) kf_store__arr_i64(&arr, ids[i]);
+  kf_store__arr_close(&arr);
+  if (arr.oom) {
+    kf_store__buf_free(&arr);
+    return kf_store__fail(s, KF_ENOMEM, "out of memory");
+  }
+  char a[24];
+  kf_store__itoa(a, sizeof a, campaign_id);
+  const char *p[] = {a, arr.p};
+  PGresult *r;
+  rc = kf_store__exec(s, &ST_CAMP_CANDS, 2, p, false, &r);
+  kf_store__buf_free(&arr);
+  if (rc) return rc;
+  rc = kf_store__cand_list(s, r, true, out);
+  PQclear(r);
+  return rc;
+}
+
+static const kf_store__stmt ST_SD_BEGIN = {
+    KF_STMT_SD_BEGIN,
+    "UPDATE campaigns SET state = 'showdown', stop_reason = $2,"
+    " showdown = 'running' WHERE id = $1::bigint AND state = 'running'"
+    " RETURNING id"};
+
+/* The tasks, their showdowns rows and the entries, in one statement: the
+ * foreign keys between them are checked at its end.  Showdown tasks get
+ * priority 2, ahead of every eval task: they decide a campaign's end. */
+static const kf_store__stmt ST_SD_CREATE = {
+    KF_STMT_SD_CREATE,
+    "WITH p AS (SELECT * FROM unnest($2::bigint[], $3::bigint[],"
+    " $4::bytea[], $5::int[], $6::int[])"
+    " WITH ORDINALITY AS x(dc, task, payload, tmo, ma, o)),"
+    " t AS (INSERT INTO tasks (id, kind, payload, device_class_id,"
+    " max_attempts, campaign_id, timeout_ms, priority)"
+    " SELECT task, 'showdown', payload, dc, ma, $1::bigint, tmo, 2 FROM p"
+    " ORDER BY o RETURNING id),"
+    " sd AS (INSERT INTO showdowns (campaign_id, device_class_id, task_id)"
+    " SELECT $1::bigint, p.dc, p.task FROM p JOIN t ON t.id = p.task"
+    " ORDER BY p.o RETURNING id, task_id)"
+    " INSERT INTO showdown_entries (showdown_id, candidate_id, position)"
+    " SELECT sd.id, e.cand, e.pos FROM unnest($7::bigint[], $8::bigint[],"
+    " $9::int[]) AS e(task, cand, pos) JOIN sd ON sd.task_id = e.task"};
+
+int kf_store_showdown_begin(kf_store *s, int64_t campaign_id,
+                            const char *reason, const kf_showdown_plan *plans,
+                            size_t n, bool *changed) {
+  *changed = false;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  if (n == 0 || !reason)
+    return kf_store__fail(s, KF_EINVAL, "showdown: no plans or no reason");
+  enum { NCOL = 8 };
+  kf_store__buf a[NCOL] = {{0}};
+  PGresult *r = NULL;
+  bool in_tx = false;
+  for (int c = 0; c < NCOL; c++) kf_store__arr_open(&a[c]);
+  for (size_t i = 0; i < n; i++) {
+    const kf_showdown_plan *pl = &plans[i];
+    if (!pl->task_id || !pl->device_class_id || !pl->payload ||
+        !pl->timeout_ms || pl->n_candidates == 0 || pl->n_candidates > 64) {
+      rc = kf_store__fail(s, KF_EINVAL, "showdown plan %zu: missing task,"
+                          " class, payload, timeout or entries", i);
+      goto out;
+    }
+    kf_store__arr_i64(&a[0], pl->device_class_id);
+    kf_store__arr_i64(&a[1], pl->task_id);
+    kf_store__arr_bytea(&a[2], pl->payload, pl->payload_len);
+    kf_store__arr_i64(&a[3], pl->timeout_ms);
+    kf_store__arr_i64(&a[4], pl->max_attempts ? pl->max_attempts : 2);
+    for (size_t j = 0; j < pl->n_candidates; j++) {
+      kf_store__arr_i64(&a[5], pl->task_id);
+      kf_store__arr_i64(&a[6], pl->candidates[j]);
+      kf_store__arr_i64(&a[7], (int64_t)j + 1);
+    }
+  }
+  bool oom = false;
+  const char *p[NCOL + 1];
+  char cid[24];
+  kf_store__itoa(cid, sizeof cid, campaign_id);
+  p[0] = cid;
+  for (int c = 0; c < NCOL; c++) {
+    kf_store__arr_close(&a[c]);
+    oom |= a[c].oom;
+    p[c + 1] = a[c].p;
+  }
+  if (oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = kf_store__begin(s))) goto out;
+  in_tx = true;
+  const char *pb[] = {cid, reason};
+  if ((rc = kf_store__exec(s, &ST_SD_BEGIN, 2, pb, false, &r))) goto out;
+  bool hit = PQntuples(r) == 1;
+  PQclear(r);
+  r = NULL;
+  if (hit) {
+    if ((rc = kf_store__exec(s, &ST_CAMP_CANCEL, 2, pb, false, NULL)))
+      goto out;
+    if ((rc = kf_store__exec(s, &ST_SD_CREATE, NCOL + 1, p, false, NULL)))
+      goto out;
+  }
+  if ((rc = kf_store__commit(s))) goto out;
+  in_tx = false;
+  *changed = hit;
+out:
+  if (in_tx) kf_store__rollback(s, rc);
+  PQclear(r);
+  for (int c = 0; c < NCOL; c++) kf_store__buf_free(&a[c]);
+  return rc;
+}
+
+/* The final result of a done task (its output, the ShowdownResult), and
+ * how many alive workers of the class could run it. */
+static const kf_store__stmt ST_SD_LIST = {
+    KF_STMT_SD_LIST,
+    "SELECT s.id, s.device_class_id, s.task_id, s.state, t.state::text,"
+    " COALESCE(t.last_error, ''), r.output, COALESCE(r.worker_id, 0),"
+    " r.outcome::text, COALESCE(r.reason, ''),"
+    " (extract(epoch FROM now() - s.created_at) * 1000)::bigint,"
+    " t.timeout_ms, t.max_attempts, COALESCE(s.reason, ''),"
+    " (SELECT count(*) FROM workers w"
+    "  WHERE w.device_class_id = s.device_class_id"
+    "  AND 'showdown' = ANY(w.task_kinds)"
+    "  AND w.last_seen > now() - $2::bigint * interval '1 ms')"
+    " FROM showdowns s JOIN tasks t ON t.id = s.task_id"
+    " LEFT JOIN results r ON r.task_id = s.task_id AND r.final"
+    " AND t.state = 'done'"
+    " WHERE s.campaign_id = $1::bigint ORDER BY s.device_class_id"};
+
+int kf_store_showdowns(kf_store *s, int64_t campaign_id, uint32_t alive_ms,
+                       kf_showdown_list **out) {
+  *out = NULL;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char a[24], b[24];
+  kf_store__itoa(a, sizeof a, campaign_id);
+  kf_store__itoa(b, sizeof b, alive_ms);
+  const char *p[] = {a, b};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_SD_LIST, 2, p, false, &r))) return rc;
+  size_t n = (size_t)PQntuples(r);
+  size_t head = sizeof(kf_showdown_list) + n * sizeof(kf_showdown_row);
+  /* An unescaped bytea is shorter than its text form, so the cells'
+   * bytes hold it. */
+  char *blk = malloc(head + kf_store__cells_bytes(r) + 1);
+  if (!blk) {
+    PQclear(r);
+    return kf_store__fail(s, KF_ENOMEM, "out of memory");
+  }
+  kf_showdown_list *l = (kf_showdown_list *)blk;
+  l->v = (kf_showdown_row *)(blk + sizeof *l);
+  l->n = n;
+  char *cur = blk + head;
+  for (int i = 0; i < (int)n; i++) {
+    kf_showdown_row *w = &l->v[i];
+    memset(w, 0, sizeof *w);
+    w->id = kf_store__i64(r, i, 0);
+    w->device_class_id = kf_store__i64(r, i, 1);
+    w->task_id = kf_store__i64(r, i, 2);
+    w->state = kf_store__put(&cur, r, i, 3);
+    w->task_state = kf_store__put(&cur, r, i, 4);
+    w->last_error = kf_store__put(&cur, r, i, 5);
+    if (!PQgetisnull(r, i, 6)) {
+      size_t len = 0;
+      unsigned char *u = PQunescapeBytea(
+          (const unsigned char *)PQgetvalue(r, i, 6), &len);
+      if (!u) {
+        free(blk);
+        PQclear(r);
+        return kf_store__fail(s, KF_ENOMEM, "out of memory");
+      }
+      memcpy(cur, u, len);
+      w->output = cur;
+      w->output_len = len;
+      cur += len;
+      PQfreemem(u);
+    }
+    w->worker_id = kf_store__i64(r, i, 7);
+    w->result_outcome =
+        PQgetisnull(r, i, 8) ? 0 : kf_outcome_parse(PQgetvalue(r, i, 8));
+    w->result_reason = kf_store__put(&cur, r, i, 9);
+    int64_t age = kf_store__i64(r, i, 10);
+    w->age_ms = age > 0 ? (uint64_t)age : 0;
+    w->timeout_ms = (uint32_t)kf_store__i64(r, i, 11);
+    w->max_attempts = (uint32_t)kf_store__i64(r, i, 12);
+    w->reason = kf_store__put(&cur, r, i, 13);
+    w->showdown_workers = (uint32_t)kf_store__i64(r, i, 14);
+  }
+  PQclear(r);
+  *out = l;
+  return 0;
+}
+
+void kf_store_showdown_list_free(kf_showdown_list *l) { free(l); }
+
+static const kf_store__stmt ST_SD_RECORD = {
+    KF_STMT_SD_RECORD,
+    "UPDATE showdowns SET state = CASE WHEN $2::boolean THEN 'done'"
+    " ELSE 'failed' END, reason = NULLIF($3, ''),"
+    " worker_id = NULLIF($4::bigint, 0),"
+    " environment_id = (SELECT environment_id FROM workers"
+    "  WHERE id = NULLIF($4::bigint, 0)),"
+    " ref_time_ns_median = NULLIF($5::float8, 0),"
+    " ref_time_ns_spread = $6::float8, ref_repetitions = NULLIF($7::int, 0),"
+    " result = $8::bytea, finished_at = now()"
+    " WHERE id = $1::bigint AND state = 'running' RETURNING task_id"};
+
+/* Entries of an ok outcome get their numbers; speedup and achieved
+ * bandwidth are derived when the harness gave none, the roofline fraction
+ * always (as for an evaluation: floor time over this median). */
+static const kf_store__stmt ST_SD_ENTRIES = {
+    KF_STMT_SD_ENTRIES,
+    "UPDATE showdown_entries se SET outcome = u.oc, stage = u.stage,"
+    " reason = u.reason,"
+    " time_ns_median = CASE WHEN u.oc = 'ok' THEN u.tm END,"
+    " time_ns_spread = CASE WHEN u.oc = 'ok' THEN u.ts END,"
+    " repetitions = NULLIF(u.reps, 0),"
+    " speedup = CASE WHEN u.oc = 'ok' THEN COALESCE(u.sp,"
+    "  s.ref_time_ns_median / NULLIF(u.tm, 0)) END,"
+    " achieved_gbps = CASE WHEN u.oc = 'ok' THEN COALESCE(u.gbps,"
+    "  CASE WHEN c.floor_bytes > 0 AND u.tm > 0"
+    "  THEN c.floor_bytes / u.tm END) END,"
+    " roofline_fraction = CASE WHEN u.oc = 'ok' AND u.tm > 0"
+    "  AND c.floor_bytes > 0 AND jsonb_typeof(w.device->'copy_gbps') ="
+    "  'number' AND (w.device->>'copy_gbps')::float8 > 0"
+    "  THEN c.floor_bytes / (w.device->>'copy_gbps')::float8 / u.tm END"
+    " FROM unnest($2::bigint[], $3::kf_outcome[], $4::text[], $5::text[],"
+    " $6::float8[], $7::float8[], $8::int[], $9::float8[], $10::float8[])"
+    " AS u(cand, oc, stage, reason, tm, ts, reps, sp, gbps),"
+    " showdowns s JOIN campaigns c ON c.id = s.campaign_id"
+    " LEFT JOIN workers w ON w.id = s.worker_id"
+    " WHERE s.id = $1::bigint AND se.showdown_id = s.id"
+    " AND se.candidate_id = u.cand"};
+
+static const kf_store__stmt ST_SD_CANCEL = {
+    KF_STMT_SD_CANCEL,
+    "UPDATE tasks SET state = 'failed', last_error = $2, lease_owner = NULL,"
+    " lease_expires = NULL, finished_at = now()"
+    " WHERE id = $1::bigint AND state IN ('queued', 'leased')"};
+
+int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
+                             bool *changed) {
+  *changed = false;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  enum { NE = 9 };
+  kf_store__buf e[NE] = {{0}}, res = {0};
+  PGresult *r = NULL;
+  bool in_tx = false;
+  for (int c = 0; c < NE; c++) kf_store__arr_open(&e[c]);
+  for (size_t i = 0; i < o->n_entries; i++) {
+    const kf_showdown_timing *t = &o->entries[i];
+    const char *oc = kf_outcome_name(t->outcome);
+    if (!oc) {
+      rc = kf_store__fail(s, KF_EINVAL, "showdown entry %zu: unknown"
+                          " outcome %d", i, t->outcome);
+      goto out;
+    }
+    kf_store__arr_i64(&e[0], t->candidate_id);
+    kf_store__arr_text(&e[1], oc);
+    kf_store__arr_text(&e[2], t->stage);
+    kf_store__arr_text(&e[3], t->reason);
+    kf_store__arr_f64(&e[4], t->time_ns_median, true);
+    kf_store__arr_f64(&e[5], t->time_ns_spread, false);
+    kf_store__arr_i64(&e[6], t->repetitions);
+    kf_store__arr_f64(&e[7], t->speedup, true);
+    kf_store__arr_f64(&e[8], t->achieved_gbps, true);
+  }
+  /* bytea in text form: \x then hex. */
+  if (o->result) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = o->result;
+    kf_store__buf_put(&res, "\\x", 2);
+    for (size_t i = 0; i < o->result_len; i++) {
+      char two[2] = {hex[u[i] >> 4], hex[u[i] & 15]};
+      kf_store__buf_put(&res, two, 2);
+    }
+  }
+  bool oom = res.oom;
+  const char *pe[NE + 1];
+  char sid[24], wid[24], rm[32], rs[32], rr[16];
+  kf_store__itoa(sid, sizeof sid, o->showdown_id);
+  kf_store__itoa(wid, sizeof wid, o->worker_id);
+  snprintf(rm, sizeof rm, "%.17g",
+           isfinite(o->ref_time_ns_median) ? o->ref_time_ns_median : 0.0);
+  snprintf(rs, sizeof rs, "%.17g",
+           isfinite(o->ref_time_ns_spread) ? o->ref_time_ns_spread : 0.0);
+  snprintf(rr, sizeof rr, "%u", (unsigned)o->ref_repetitions);
+  pe[0] = sid;
+  for (int c = 0; c < NE; c++) {
+    kf_store__arr_close(&e[c]);
+    oom |= e[c].oom;
+    pe[c + 1] = e[c].p;
+  }
+  if (oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = kf_store__begin(s))) goto out;
+  in_tx = true;
+  const char *p[] = {sid, o->ok ? "t" : "f", o->reason ? o->reason : "",
+                     wid, rm, rs, rr, o->result ? res.p : NULL};
+  if ((rc = kf_store__exec(s, &ST_SD_RECORD, 8, p, false, &r))) goto out;
+  bool hit = PQntuples(r) == 1;
+  char task[24] = "";
+  if (hit) kf_strlcpy(task, PQgetvalue(r, 0, 0), sizeof task);
+  PQclear(r);
+  r = NULL;
+  if (hit && o->n_entries &&
+      (rc = kf_store__exec(s, &ST_SD_ENTRIES, NE + 1, pe, false, NULL)))
+    goto out;
+  if (hit && o->cancel_task) {
+    const char *pc[] = {task, o->reason ? o->reason : "showdown failed"};
+    if ((rc = kf_store__exec(s, &ST_SD_CANCEL, 2, pc, false, NULL)))
+      goto out;
+  }
+  if ((rc = kf_store__commit(s))) goto out;
+  in_tx = false;
+  *changed = hit;
+out:
+  if (in_tx) kf_store__rollback(s, rc);
+  PQclear(r);
+  for (int c = 0; c < NE; c++) kf_store__buf_free(&e[c]);
+  kf_store__buf_free(&res);
+  return rc;
+}
+
+static const kf_store__stmt ST_CAMP_CONCLUDE = {
+    KF_STMT_CAMP_CONCLUDE,
+    "UPDATE campaigns SET state = 'done',"
+    " stop_reason = COALESCE(NULLIF(stop_reason, ''), $2),"
+    " finished_at = now(), best_candidate_id = NULLIF($3::bigint, 0),"
+    " best_from_showdown = $4::boolean, showdown = $5"
+    " WHERE id = $1::bigint AND state IN ('running', 'showdown')"
+    " RETURNING id"};
+
+int kf_store_campaign_conclude(kf_store *s, int64_t id, const char *reason,
+                               int64_t best_candidate_id,
+                               bool best_from_showdown, const char *showdown,
+                               bool *changed) {
+  *changed = false;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char ids[24], best[24];
+  kf_store__itoa(ids, sizeof ids, id);
+  kf_store__itoa(best, sizeof best, best_candidate_id);
+  const char *why = reason ? reason : "campaign finished";
+  const char *p[] = {ids, why, best, best_from_showdown ? "t" : "f",
+                     showdown ? showdown : ""};
+  PGresult *r;
+  if ((rc = kf_store__begin(s))) return rc;
+  if ((rc = kf_store__exec(s, &ST_CAMP_CONCLUDE, 5, p, false, &r)))
+    return kf_store__rollback(s, rc);
+  bool hit = PQntuples(r) == 1;
+  PQclear(r);
+  if (hit) {
+    const char *q[] = {ids, why};
+    if ((rc = kf_store__exec(s, &ST_CAMP_CANCEL, 2, q, false, NULL)))
+      return kf_store__rollback(s, rc);
+  }
+  if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
+  *changed = hit;
   return 0;
 }

@@ -67,6 +67,15 @@ typedef enum {
   KF_STMT_CAMP_SCHEDULE,
   KF_STMT_CAMP_PROPOSE_CHECK,
   KF_STMT_CAMP_PROPOSE,
+  /* db/store_campaign.c: measurement identity and the showdown (0004) */
+  KF_STMT_CAMP_CANDS,
+  KF_STMT_CAMP_CONCLUDE,
+  KF_STMT_SD_BEGIN,
+  KF_STMT_SD_CREATE,
+  KF_STMT_SD_LIST,
+  KF_STMT_SD_RECORD,
+  KF_STMT_SD_ENTRIES,
+  KF_STMT_SD_CANCEL,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
@@ -147,6 +156,9 @@ void kf_store__arr_f64(kf_store__buf *b, double v, bool zero_null);
  * 0 or KF_EUNAVAIL / KF_EDB. */
 int kf_store__admin_exec(kf_store *s, const char *sql, char *out,
                          size_t outlen);
+/* kf_store_migrate, but only the migrations numbered up to max_version:
+ * tests build a database as an older release left it. */
+int kf_store__migrate_to(kf_store *s, int max_version);
 /* The server process id of the store's connection (0 when none). */
 int kf_store__backend_pid(const kf_store *s);
 

@@ -390,14 +390,18 @@ static const kf_store__stmt ST_REPORT_WRITE = {
 /* The evaluation of a campaign's eval task, written with the report that
  * finishes it.  The candidate and class come from the task's eval_keys
  * row; speedup and roofline fraction are derived here (floor time in ns
- * is floor_bytes / copy_gbps of the reporting worker).  task_id is
- * unique, and the conflict clause only backs up the verdict logic. */
+ * is floor_bytes / copy_gbps of the reporting worker).  The environment
+ * is the reporting worker's (0004), unless the EvalResult names another
+ * harness build or toolchain: then none, and the number is never reused.
+ * task_id is unique, and the conflict clause only backs up the verdict
+ * logic. */
 static const kf_store__stmt ST_REPORT_EVAL = {
     KF_STMT_REPORT_EVAL,
     "INSERT INTO evaluations (candidate_id, campaign_id, device_class_id,"
     " task_id, worker_id, outcome, stage, reason, time_ns_median,"
     " time_ns_spread, ref_time_ns_median, ref_time_ns_spread, speedup,"
-    " achieved_gbps, roofline_fraction, result)"
+    " achieved_gbps, roofline_fraction, result, environment_id,"
+    " timing_dependent, repetitions)"
     " SELECT k.candidate_id, k.campaign_id, k.device_class_id, u.task,"
     " u.worker, u.oc, u.stage, u.reason, u.tm, u.ts, u.rm, u.rs,"
     " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND u.rm > 0 THEN u.rm / u.tm END,"
@@ -407,14 +411,20 @@ static const kf_store__stmt ST_REPORT_EVAL = {
     "  AND jsonb_typeof(w.device->'copy_gbps') = 'number'"
     "  AND (w.device->>'copy_gbps')::float8 > 0"
     "  THEN c.floor_bytes / (w.device->>'copy_gbps')::float8 / u.tm END,"
-    " u.res"
+    " u.res,"
+    " CASE WHEN COALESCE(u.hb, '') IN ('', env.harness_build)"
+    "  AND COALESCE(u.tc, '') IN ('', env.toolchain) THEN env.id END,"
+    " COALESCE(u.td, false), NULLIF(u.reps, 0)"
     " FROM unnest($1::bigint[], $2::bigint[], $3::kf_outcome[], $4::text[],"
     " $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::float8[],"
-    " $10::float8[], $11::bytea[])"
-    " AS u(task, worker, oc, stage, reason, tm, ts, rm, rs, gbps, res)"
+    " $10::float8[], $11::bytea[], $12::boolean[], $13::int[], $14::text[],"
+    " $15::text[])"
+    " AS u(task, worker, oc, stage, reason, tm, ts, rm, rs, gbps, res, td,"
+    " reps, hb, tc)"
     " JOIN eval_keys k ON k.task_id = u.task"
     " JOIN campaigns c ON c.id = k.campaign_id"
     " LEFT JOIN workers w ON w.id = u.worker"
+    " LEFT JOIN environments env ON env.id = w.environment_id"
     " ON CONFLICT (task_id) DO NOTHING"};
 
 typedef enum { T_QUEUED, T_LEASED, T_DONE, T_FAILED } kf_store__tstate;
@@ -470,7 +480,8 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
   /* Results this batch adds, searched linearly: accepted reports are
    * checked against them so a repeat later in the batch is DUPLICATE. */
   kf_store__result *added = calloc(n, sizeof *added);
-  kf_store__buf ids = {0}, a[11] = {{0}}, e[11] = {{0}};
+  enum { NE = 15 }; /* evaluation columns */
+  kf_store__buf ids = {0}, a[11] = {{0}}, e[NE] = {{0}};
   PGresult *r = NULL;
   bool in_tx = false;
   size_t ntasks = 0, nresults = 0, nacc = 0, neval = 0;
@@ -527,10 +538,8 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
   qsort(tasks, ntasks, sizeof *tasks, kf_store__cmp_task);
   qsort(results, nresults, sizeof *results, kf_store__cmp_result);
 
-  for (int c = 0; c < 11; c++) {
-    kf_store__arr_open(&a[c]);
-    kf_store__arr_open(&e[c]);
-  }
+  for (int c = 0; c < 11; c++) kf_store__arr_open(&a[c]);
+  for (int c = 0; c < NE; c++) kf_store__arr_open(&e[c]);
   for (size_t i = 0; i < n; i++) {
     const kf_report *rp = &reps[i];
     kf_store__task key = {.id = rp->task_id};
@@ -615,6 +624,10 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
         kf_store__arr_bytea(&e[10], ev->result, ev->result_len);
       else
         kf_store__arr_null(&e[10]);
+      kf_store__arr_text(&e[11], ev->timing_dependent ? "t" : "f");
+      kf_store__arr_i64(&e[12], ev->repetitions);
+      kf_store__arr_text(&e[13], ev->harness_build);
+      kf_store__arr_text(&e[14], ev->toolchain);
       neval++;
     }
   }
@@ -643,8 +656,8 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
   }
   if (neval > 0) {
     bool oom = false;
-    const char *p[11];
-    for (int c = 0; c < 11; c++) {
+    const char *p[NE];
+    for (int c = 0; c < NE; c++) {
       kf_store__arr_close(&e[c]);
       oom |= e[c].oom;
       p[c] = e[c].p;
@@ -653,7 +666,7 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
       rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
       goto out;
     }
-    if ((rc = kf_store__exec(s, &ST_REPORT_EVAL, 11, p, false, NULL)))
+    if ((rc = kf_store__exec(s, &ST_REPORT_EVAL, NE, p, false, NULL)))
       goto out;
   }
   if ((rc = kf_store__commit(s))) goto out;
@@ -665,10 +678,8 @@ out:
   free(results);
   free(added);
   kf_store__buf_free(&ids);
-  for (int c = 0; c < 11; c++) {
-    kf_store__buf_free(&a[c]);
-    kf_store__buf_free(&e[c]);
-  }
+  for (int c = 0; c < 11; c++) kf_store__buf_free(&a[c]);
+  for (int c = 0; c < NE; c++) kf_store__buf_free(&e[c]);
   return rc;
 }
 

@@ -17,7 +17,8 @@ typedef struct {
   char isa[32];
   char driver[64];
   char runtime[64];
-  char compiler[64];
+  char compiler[256];   /* the toolchain's version line */
+  char harness_build[65]; /* `kf-harness identity`; "" unknown */
   char pci[32];      /* CUDA: PCI bus id (names the GPU lock); "" for CPU */
   int cuda_index;    /* CUDA device index as this process sees it; -1 CPU */
 } kf_device;
@@ -39,7 +40,10 @@ void kf_device_cuda_isa(int major, int minor, char *out, size_t len);
 /* Sets up the worker's device from --device: "cpu", "cuda:N" or "auto"
  * (cuda:0 when /dev/nvidia0 exists and works, else the CPU); measures the
  * ceilings and hands them, the eval arguments and the device description
- * to the eval task kind.  Blocks for seconds.  0, or -1 with why. */
+ * to the eval task kind; reads the harness identity (DeviceInfo
+ * harness_build, and compiler: the cc line on a CPU, the nvcc line on a
+ * GPU), which keys every measurement, and whether the harness runs
+ * showdowns.  Blocks for seconds.  0, or -1 with why. */
 int kf_device_setup(kf_device *d, const char *which, char *why,
                     size_t whylen);
 

@@ -210,8 +210,32 @@ static int setup_cpu(kf_device *d) {
   return 0;
 }
 
+/* The identity part of the device: harness build and the toolchain that
+ * builds this device's candidates, from `kf-harness identity`.  Without
+ * it the worker still evaluates, but under no identity: nothing it
+ * measures is ever reused. */
+static void setup_identity(kf_device *d, bool cuda) {
+  if (kf_task_eval_identity() == 0) {
+    kf_strlcpy(d->harness_build, kf_task_eval_harness_build(),
+               sizeof d->harness_build);
+    const char *tc = kf_task_eval_toolchain(cuda);
+    if (*tc) kf_strlcpy(d->compiler, tc, sizeof d->compiler);
+  }
+  d->info.harness_build = d->harness_build;
+  d->info.compiler = d->compiler;
+  (void)kf_task_showdown_available(); /* probed now, not on the loop */
+}
+
+static int setup(kf_device *d, const char *which, char *why, size_t whylen);
+
 int kf_device_setup(kf_device *d, const char *which, char *why,
                     size_t whylen) {
+  int rc = setup(d, which, why, whylen);
+  if (rc == 0) setup_identity(d, d->cuda_index >= 0);
+  return rc;
+}
+
+static int setup(kf_device *d, const char *which, char *why, size_t whylen) {
   if (!which || !strcmp(which, "cpu")) return setup_cpu(d);
   bool any = !strcmp(which, "auto");
   int index = 0;

@@ -19,7 +19,16 @@
  * Ceilings: kf_task_eval_ceilings runs `kf-harness ceilings` once at worker
  * start; the numbers go into the worker's DeviceInfo and, through
  * kf_task_eval_set_ceilings, onto every eval's command line.  They are set
- * before any task runs and only read afterwards.
+ * before any task runs and only read afterwards.  So is the identity
+ * (`kf-harness identity`: harness build and compilers), which the worker
+ * registers and every measurement it reports is keyed by.
+ *
+ * The "showdown" task kind runs `kf-harness showdown` the same way, with a
+ * ShowdownRequest in and a ShowdownResult back; a worker offers the kind
+ * only when its harness has that mode.
+ *
+ * An evaluation killed at the task's deadline is reported as TIMEOUT with
+ * an EvalResult that says it was timing-dependent, so it is never reused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -287,7 +296,63 @@ static void set(kf_task_exec *t, int outcome, const char *stage,
   kf_strlcpy(t->reason, reason, sizeof t->reason);
 }
 
-void kf_task_eval(kf_task_exec *t) {
+/* --------------------------------------------------------- identity -- */
+
+static char g_build[65], g_cc[256], g_nvcc[256]; /* written once at start */
+
+int kf_task_eval_identity(void) {
+  char exe[PATH_MAX + 16], why[256];
+  kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
+  char *argv[] = {exe, "identity", NULL};
+  child c;
+  g_build[0] = g_cc[0] = g_nvcc[0] = '\0';
+  if (spawn_harness(argv, false, false, &c, why, sizeof why)) {
+    kf_log(KF_LOG_WARN, "identity: %s; nothing this worker measures will be"
+           " reused", why);
+    return -1;
+  }
+  char text[4096] = "";
+  unsigned char *res;
+  size_t res_len;
+  bool to = drive(&c, NULL, 0, &res, &res_len, text, sizeof text, 60000);
+  free(res);
+  int st = reap(&c);
+  cJSON *j = to ? NULL : cJSON_Parse(text);
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "harness_build");
+  const cJSON *cc = cJSON_GetObjectItemCaseSensitive(j, "cc");
+  const cJSON *nv = cJSON_GetObjectItemCaseSensitive(j, "nvcc");
+  int rc = -1;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && cJSON_IsString(b) &&
+      strlen(b->valuestring) == 64) {
+    kf_strlcpy(g_build, b->valuestring, sizeof g_build);
+    if (cJSON_IsString(cc)) kf_strlcpy(g_cc, cc->valuestring, sizeof g_cc);
+    if (cJSON_IsString(nv))
+      kf_strlcpy(g_nvcc, nv->valuestring, sizeof g_nvcc);
+    rc = 0;
+    kf_log(KF_LOG_INFO, "identity: harness %.12s..., cc \"%s\", nvcc \"%s\"",
+           g_build, g_cc, g_nvcc);
+  } else {
+    kf_log(KF_LOG_WARN, "identity: %s identity gave no harness build (status"
+           " %d); nothing this worker measures will be reused", exe, st);
+  }
+  cJSON_Delete(j);
+  return rc;
+}
+
+const char *kf_task_eval_harness_build(void) { return g_build; }
+const char *kf_task_eval_toolchain(bool cuda) { return cuda ? g_nvcc : g_cc; }
+
+/* -------------------------------------------------------- the child -- */
+
+/* Runs `kf-harness MODE` on the task's payload: a directory of its own,
+ * the device's arguments, the task's deadline.  true: it ran, with its
+ * exit status in *st and its length-prefixed reply in *res (*rl is the
+ * reply's length after the prefix, 0 when the prefix does not match what
+ * came; *res may be NULL); *timed_out when it was killed at the deadline.
+ * false: it could not start (t is set to INFRA_ERROR). */
+static bool run_harness(kf_task_exec *t, const char *mode,
+                        unsigned char **res, size_t *rl, int *st,
+                        bool *timed_out) {
   char exe[PATH_MAX + 16], why[512];
   kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
   char gbps[32], rbps[32], wbps[32], gflops[32];
@@ -298,13 +363,17 @@ void kf_task_eval(kf_task_exec *t) {
   const char *tmp = getenv("TMPDIR");
   char work[PATH_MAX], workarg[PATH_MAX + 16];
   snprintf(work, sizeof work, "%s/kf-eval-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  *res = NULL;
+  *rl = 0;
+  *st = 0;
+  *timed_out = false;
   if (!mkdtemp(work)) {
     snprintf(why, sizeof why, "mkdtemp %.300s: %s", work, strerror(errno));
     set(t, KF_OUTCOME_INFRA_ERROR, "spawn", why);
-    return;
+    return false;
   }
   snprintf(workarg, sizeof workarg, "--workdir=%s", work);
-  char *argv[8 + 8] = {exe, "eval", gbps, rbps, wbps, gflops, workarg};
+  char *argv[8 + 8] = {exe, (char *)mode, gbps, rbps, wbps, gflops, workarg};
   for (int i = 0; i < g_n_dev_args; i++) argv[7 + i] = g_dev_args[i];
   argv[7 + g_n_dev_args] = NULL;
   uint32_t timeout = t->timeout_ms ? t->timeout_ms : DEFAULT_TIMEOUT_MS;
@@ -314,7 +383,7 @@ void kf_task_eval(kf_task_exec *t) {
   if (!req) {
     rmdir(work);
     set(t, KF_OUTCOME_INFRA_ERROR, "spawn", "worker out of memory");
-    return;
+    return false;
   }
   req[0] = (unsigned char)n;
   req[1] = (unsigned char)(n >> 8);
@@ -327,39 +396,79 @@ void kf_task_eval(kf_task_exec *t) {
     free(req);
     rmdir(work);
     set(t, KF_OUTCOME_INFRA_ERROR, "spawn", why);
-    return;
+    return false;
   }
-  unsigned char *res;
   size_t res_len;
-  bool timed_out = drive(&c, req, n + 4, &res, &res_len, NULL, 0, timeout);
+  *timed_out = drive(&c, req, n + 4, res, &res_len, NULL, 0, timeout);
   free(req);
-  int st = reap(&c);
+  *st = reap(&c);
   kf_remove_tree(work);
+  if (!*timed_out && res_len >= 4) {
+    const unsigned char *b = *res;
+    size_t l = (size_t)b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 |
+               (size_t)b[3] << 24;
+    if (l + 4 == res_len) *rl = l;
+  }
+  return true;
+}
+
+/* Why a harness gave no usable reply, from its exit status. */
+static void no_reply(char *why, size_t len, int st, bool any) {
+  if (WIFSIGNALED(st))
+    snprintf(why, len, "kf-harness killed by signal %d without a result",
+             WTERMSIG(st));
+  else
+    snprintf(why, len, "kf-harness exited with status %d and %s",
+             WEXITSTATUS(st), any ? "a malformed result" : "no result");
+}
+
+/* The output of an eval the worker ended at its deadline: an EvalResult
+ * saying so, timing-dependent (a slower machine, or a loaded one, would
+ * have finished), with this worker's device. */
+static void timeout_result(kf_task_exec *t, const char *why) {
+  Kernelfleet__StageResult sr = KERNELFLEET__STAGE_RESULT__INIT;
+  Kernelfleet__StageResult *srp = &sr;
+  sr.stage = "eval";
+  sr.outcome = KERNELFLEET__OUTCOME__OUTCOME_TIMEOUT;
+  sr.reason = (char *)why;
+  Kernelfleet__EvalResult r = KERNELFLEET__EVAL_RESULT__INIT;
+  r.outcome = KERNELFLEET__OUTCOME__OUTCOME_TIMEOUT;
+  r.n_stages = 1;
+  r.stages = &srp;
+  r.timing_dependent = true;
+  r.device_class = (Kernelfleet__DeviceClass *)g_dc;
+  r.device = (Kernelfleet__DeviceInfo *)g_info;
+  size_t pl = kernelfleet__eval_result__get_packed_size(&r);
+  unsigned char *out = malloc(pl ? pl : 1);
+  if (!out) return; /* the outcome alone still says it */
+  kernelfleet__eval_result__pack(&r, out);
+  t->output = out;
+  t->output_len = pl;
+}
+
+void kf_task_eval(kf_task_exec *t) {
+  unsigned char *res;
+  size_t rl;
+  int st;
+  bool timed_out;
+  char why[512];
+  if (!run_harness(t, "eval", &res, &rl, &st, &timed_out)) return;
   if (timed_out) {
     free(res);
     snprintf(why, sizeof why, "evaluation still running after the task's "
-             "%u ms; killed", timeout);
+             "%u ms; killed", t->timeout_ms ? t->timeout_ms
+                                              : DEFAULT_TIMEOUT_MS);
     set(t, KF_OUTCOME_TIMEOUT, "eval", why);
+    timeout_result(t, why);
     kf_log(KF_LOG_WARN, "%s", why);
     return;
   }
-  Kernelfleet__EvalResult *r = NULL;
-  size_t rl = 0;
-  if (res_len >= 4) {
-    rl = (size_t)res[0] | (size_t)res[1] << 8 | (size_t)res[2] << 16 |
-         (size_t)res[3] << 24;
-    if (rl + 4 == res_len)
-      r = kernelfleet__eval_result__unpack(NULL, rl, res + 4);
-  }
+  Kernelfleet__EvalResult *r =
+      rl ? kernelfleet__eval_result__unpack(NULL, rl, res + 4) : NULL;
   if (!r || !kf_outcome_name(r->outcome)) {
     if (r) kernelfleet__eval_result__free_unpacked(r, NULL);
+    no_reply(why, sizeof why, st, res != NULL);
     free(res);
-    if (WIFSIGNALED(st))
-      snprintf(why, sizeof why, "kf-harness killed by signal %d without a "
-               "result", WTERMSIG(st));
-    else
-      snprintf(why, sizeof why, "kf-harness exited with status %d and %s",
-               WEXITSTATUS(st), res_len ? "a malformed result" : "no result");
     set(t, KF_OUTCOME_INFRA_ERROR, "eval", why);
     kf_log(KF_LOG_ERROR, "%s", why);
     return;
@@ -398,6 +507,89 @@ void kf_task_eval(kf_task_exec *t) {
   } else {
     memmove(res, res + 4, rl);
   }
+  t->output = res;
+  t->output_len = rl;
+}
+
+/* --------------------------------------------------------- showdown -- */
+
+static int g_showdown = -1; /* -1 not probed; written once at start */
+
+bool kf_task_showdown_available(void) {
+  if (g_showdown >= 0) return g_showdown == 1;
+  char exe[PATH_MAX + 16], why[256];
+  kf_self_sibling("KF_HARNESS", "kf-harness", exe, sizeof exe);
+  char *argv[] = {exe, "showdown", "--help", NULL};
+  child c;
+  g_showdown = 0;
+  if (spawn_harness(argv, false, false, &c, why, sizeof why)) return false;
+  unsigned char *res;
+  size_t res_len;
+  char text[2048];
+  bool to = drive(&c, NULL, 0, &res, &res_len, text, sizeof text, 30000);
+  free(res);
+  int st = reap(&c);
+  g_showdown = !to && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  if (!g_showdown)
+    kf_log(KF_LOG_INFO, "%s has no showdown mode: this worker does not take"
+           " showdown tasks", exe);
+  return g_showdown == 1;
+}
+
+/* The output of a showdown that gave no usable ShowdownResult. */
+static void showdown_fail(kf_task_exec *t, int outcome, const char *why) {
+  set(t, outcome, "showdown", why);
+  Kernelfleet__ShowdownResult r = KERNELFLEET__SHOWDOWN_RESULT__INIT;
+  r.outcome = (Kernelfleet__Outcome)outcome;
+  r.reason = (char *)why;
+  size_t pl = kernelfleet__showdown_result__get_packed_size(&r);
+  unsigned char *out = malloc(pl ? pl : 1);
+  if (!out) return;
+  kernelfleet__showdown_result__pack(&r, out);
+  t->output = out;
+  t->output_len = pl;
+}
+
+void kf_task_showdown(kf_task_exec *t) {
+  unsigned char *res;
+  size_t rl;
+  int st;
+  bool timed_out;
+  char why[512];
+  if (!run_harness(t, "showdown", &res, &rl, &st, &timed_out)) return;
+  if (timed_out) {
+    free(res);
+    snprintf(why, sizeof why, "showdown still running after the task's "
+             "%u ms; killed", t->timeout_ms ? t->timeout_ms
+                                              : DEFAULT_TIMEOUT_MS);
+    showdown_fail(t, KF_OUTCOME_TIMEOUT, why);
+    kf_log(KF_LOG_WARN, "%s", why);
+    return;
+  }
+  Kernelfleet__ShowdownResult *r =
+      rl ? kernelfleet__showdown_result__unpack(NULL, rl, res + 4) : NULL;
+  if (!r || !kf_outcome_name(r->outcome)) {
+    if (r) kernelfleet__showdown_result__free_unpacked(r, NULL);
+    no_reply(why, sizeof why, st, res != NULL);
+    free(res);
+    set(t, KF_OUTCOME_INFRA_ERROR, "showdown", why);
+    kf_log(KF_LOG_ERROR, "%s", why);
+    return;
+  }
+  if (r->outcome == KERNELFLEET__OUTCOME__OUTCOME_OK) {
+    uint32_t ok = 0;
+    for (size_t i = 0; i < r->n_entries; i++)
+      ok += r->entries[i]->outcome == KERNELFLEET__OUTCOME__OUTCOME_OK;
+    snprintf(why, sizeof why, "%u of %zu candidates re-timed ok; reference "
+             "%.0f ns, %u repetitions", ok, r->n_entries,
+             r->ref_time_ns_median, r->ref_repetitions);
+    set(t, KF_OUTCOME_OK, "showdown", why);
+  } else {
+    set(t, (int)r->outcome, "showdown", r->reason ? r->reason : "");
+  }
+  kernelfleet__showdown_result__free_unpacked(r, NULL);
+  /* output: the ShowdownResult bytes as the harness wrote them */
+  memmove(res, res + 4, rl);
   t->output = res;
   t->output_len = rl;
 }

@@ -16,9 +16,10 @@
 #include "util.h"
 
 const kf_task_kind kf_task_kinds[] = {
-    {"checksum", kf_task_checksum},
-    {"eval", kf_task_eval},
-    {NULL, NULL},
+    {"checksum", kf_task_checksum, NULL},
+    {"eval", kf_task_eval, NULL},
+    {"showdown", kf_task_showdown, kf_task_showdown_available},
+    {NULL, NULL, NULL},
 };
 
 const kf_task_kind *kf_task_kind_find(const char *kind) {

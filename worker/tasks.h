@@ -11,6 +11,7 @@
 #ifndef KF_TASKS_H
 #define KF_TASKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ typedef struct {
 typedef struct {
   const char *kind;
   void (*run)(kf_task_exec *t);
+  /* NULL, or whether this worker can run the kind (asked once, before
+   * registering; may block for seconds) */
+  bool (*available)(void);
 } kf_task_kind;
 
 /* NULL-terminated list of built-in kinds. */
@@ -50,6 +54,23 @@ void kf_task_checksum(kf_task_exec *t);
 /* "eval": payload an EvalRequest; output the EvalResult bytes.  Runs
  * `kf-harness eval` (worker/task_eval.c). */
 void kf_task_eval(kf_task_exec *t);
+
+/* "showdown": payload a ShowdownRequest; output the ShowdownResult bytes.
+ * Runs `kf-harness showdown` (worker/task_eval.c) like eval. */
+void kf_task_showdown(kf_task_exec *t);
+
+/* Whether this worker's kf-harness has the showdown mode (`kf-harness
+ * showdown --help` succeeds); asked once, then cached. */
+bool kf_task_showdown_available(void);
+
+/* Runs `kf-harness identity` once (blocking): 0, or -1 when the harness
+ * gives no build hash (then the getters return ""; what this worker
+ * measures is never reused).  Call at startup, before tasks run. */
+int kf_task_eval_identity(void);
+/* The harness build hash (64 hex) and the compiler version line of the C
+ * (cuda false) or CUDA toolchain; "" unknown. */
+const char *kf_task_eval_harness_build(void);
+const char *kf_task_eval_toolchain(bool cuda);
 
 /* A device's measured ceilings; 0 where unknown. */
 typedef struct {

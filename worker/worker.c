@@ -145,7 +145,7 @@ static void do_register(kf_worker *w) {
   const char *kinds[16];
   size_t n = 0;
   for (const kf_task_kind *k = kf_task_kinds; k->kind && n < 16; k++)
-    kinds[n++] = k->kind;
+    if (!k->available || k->available()) kinds[n++] = k->kind;
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   Kernelfleet__RegisterWorkerRequest req =

@@ -87,11 +87,12 @@ def eval_result_stages(hexbytes):
 
 # ------------------------------------------------------------ campaigns --
 
-def submit(c, problem, evals=20, minutes=3, population=8, seed=7):
+def submit(c, problem, evals=20, minutes=3, population=8, seed=7,
+           extra=()):
     out = c.kf("campaign", "submit", problem, "--evals", str(evals),
                "--minutes", str(minutes), "--population", str(population),
                "--seed", str(seed), "--coordinator", c.target,
-               "--token", kfe2e.TOKEN)
+               "--token", kfe2e.TOKEN, *extra)
     cid = int(out.strip())
     c.log("campaign %d submitted (%s, %d evals)" % (cid, problem, evals))
     return cid
@@ -107,12 +108,14 @@ def n_evals(c, cid):
 
 
 def wait_done(c, cid, timeout, watch=()):
+    """Waits until the campaign ended: its search and its final showdown
+    (state neither "running" nor "showdown")."""
     def ended():
         for p in watch:
             check(p.alive(), "%s (pid %d) died: exit %s"
                   % (p.name, p.pid, p.popen.returncode))
         s = state(c, cid)
-        return s != "running" and s
+        return s not in ("running", "showdown") and s
     s = kfe2e.wait_until(ended, timeout, "campaign %d to end" % cid,
                          interval=0.5)
     c.log("campaign %d ended: %s, %d evaluations" % (cid, s, n_evals(c, cid)))
@@ -120,17 +123,20 @@ def wait_done(c, cid, timeout, watch=()):
 
 
 def check_no_repeats(c):
-    """No evaluation repeated, in any campaign: one per task, one per
-    (source hash, flags, device class)."""
+    """No evaluation repeated within a campaign: one per task, one per
+    (campaign, source hash, flags, device class).  (Across campaigns a key
+    may be measured again: another problem, another environment, --fresh,
+    a timing-dependent verdict.)"""
     dup_task = c.psql("SELECT task_id, count(*) FROM evaluations "
+                      "WHERE task_id IS NOT NULL "
                       "GROUP BY task_id HAVING count(*) > 1")
     check(not dup_task, "evaluations sharing a task: %r" % dup_task[:5])
     dup_key = c.psql(
-        "SELECT k.source_sha256, k.flags, e.device_class_id, count(*) "
-        "FROM evaluations e JOIN candidates k ON k.id = e.candidate_id "
-        "GROUP BY 1, 2, 3 HAVING count(*) > 1")
-    check(not dup_key, "evaluations of the same (source, flags, device "
-          "class): %r" % dup_key[:5])
+        "SELECT e.campaign_id, k.source_sha256, k.flags, e.device_class_id,"
+        " count(*) FROM evaluations e JOIN candidates k ON k.id ="
+        " e.candidate_id GROUP BY 1, 2, 3, 4 HAVING count(*) > 1")
+    check(not dup_key, "evaluations of the same (campaign, source, flags, "
+          "device class): %r" % dup_key[:5])
 
 
 def check_every_task_once(c, cid):
@@ -204,6 +210,14 @@ def check_best(c, cid):
         "e.candidate_id = %s ORDER BY e.speedup DESC NULLS LAST LIMIT 1"
         % best_id)[0]
     check(outcome == "ok", "best candidate's evaluation is %s" % outcome)
+    # Once the final showdown decided, its numbers are the campaign's.
+    sd = c.psql("SELECT se.speedup FROM showdown_entries se JOIN showdowns"
+                " s ON s.id = se.showdown_id JOIN campaigns k ON k.id ="
+                " s.campaign_id WHERE k.id = %d AND k.best_from_showdown"
+                " AND s.state = 'done' AND se.outcome = 'ok' AND"
+                " se.candidate_id = %s" % (cid, best_id))
+    if sd:
+        speedup = sd[0][0]
     check(float(speedup) > 1, "best candidate's speedup is %s" % speedup)
 
     j = json.loads(c.kf("campaign", "best", str(cid), "--json",

@@ -10,8 +10,10 @@
  * of the search.
  *
  * Canned campaigns:
- *   7  "running" for the first 2 GetCampaign calls, then "done" with a
- *      best kernel 2.5x faster; 7 evaluations, 2 of them failures.
+ *   7  "running" for the first 2 GetCampaign calls, "showdown" for the
+ *      third, then "done" with a best kernel 2.5x faster, timed in the
+ *      final showdown (300 repetitions); 7 evaluations, 2 of them
+ *      failures.
  *   9  "done" without a verified kernel (GetBest: NOT_FOUND).
  *   anything else: NOT_FOUND.
  */
@@ -65,6 +67,8 @@ typedef struct {
   uint32_t budget_evals, budget_seconds, population;
   uint64_t seed;
   char language[16];
+  bool fresh;
+  uint32_t showdown_top;
 } fake;
 
 static fake F;
@@ -103,6 +107,9 @@ static void fill_eval(Kernelfleet__EvaluationSummary *e,
   e->ref_time_ns_median = 2500.0;
   e->speedup = 2500.0 / e->time_ns_median;
   e->roofline_fraction = 0.4 / (1 + i);
+  e->repetitions = i == 0 ? 300 : 100;
+  e->showdown = i == 0;
+  e->measurements = i == 2 ? 3 : 1;
 }
 
 static void h_create(kf_rpc_call *call, const ProtobufCMessage *req,
@@ -118,6 +125,8 @@ static void h_create(kf_rpc_call *call, const ProtobufCMessage *req,
   f->budget_seconds = q->budget_seconds;
   f->population = q->population;
   f->seed = q->search_seed;
+  f->fresh = q->fresh;
+  f->showdown_top = q->showdown_top;
   atomic_fetch_add(&f->creates, 1);
   Kernelfleet__CreateCampaignResponse r =
       KERNELFLEET__CREATE_CAMPAIGN_RESPONSE__INIT;
@@ -142,7 +151,8 @@ static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
   c.campaign_id = q->campaign_id;
   c.name = "softmax";
   c.problem = "softmax";
-  c.state = polls > 2 ? "done" : "running";
+  c.state = polls > 3 ? "done" : polls == 3 ? "showdown" : "running";
+  c.showdown_top = 5;
   c.budget_evals = 7;
   c.budget_seconds = 600;
   c.device_class = &dc;
@@ -172,6 +182,12 @@ static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
     st.n_outcomes = 3;
   }
   st.stop_reason = polls > 2 ? "budget: 7 evaluations" : "";
+  if (won && polls > 3) {
+    st.showdown = "done";
+    st.best_from_showdown = true;
+    st.best_repetitions = 300;
+    st.best_time_ns_spread = 0.02;
+  }
   Kernelfleet__EvaluationSummary ev[5], *evp[5];
   size_t ntop = won ? (q->top < 5 ? q->top : 5) : 0;
   for (size_t i = 0; i < ntop; i++) {
@@ -357,6 +373,8 @@ static void test_submit(void **state) {
   assert_int_equal(F.n_knobs0, 1);
   assert_int_equal(F.budget_evals, 60);      /* documented defaults */
   assert_int_equal(F.budget_seconds, 600);
+  assert_false(F.fresh);
+  assert_int_equal(F.showdown_top, 0);       /* the coordinator's 5 */
 
   rc = kf(g_out, sizeof g_out,
           "campaign submit '%s/problems/cpu/softmax' --evals 5 --minutes 2 "
@@ -370,6 +388,17 @@ static void test_submit(void **state) {
   assert_int_equal(F.budget_seconds, 120);
   assert_int_equal(F.population, 4);
   assert_int_equal(F.seed, 99);
+
+  rc = kf(g_out, sizeof g_out,
+          "campaign submit '%s/problems/cpu/softmax' --fresh --showdown 3 "
+          REMOTE, src_dir(), F.target);
+  assert_int_equal(rc, 0);
+  assert_true(F.fresh);
+  assert_int_equal(F.showdown_top, 3);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign submit '%s/problems/"
+                      "cpu/softmax' --showdown 0 " REMOTE, src_dir(),
+                      F.target),
+                   2);
 }
 
 static void test_submit_bad_spec(void **state) {
@@ -429,10 +458,14 @@ static void test_watch(void **state) {
   int rc = kf(g_out, sizeof g_out, "campaign watch 7 --json " REMOTE,
               F.target);
   assert_int_equal(rc, 0);
-  assert_true(atomic_load(&F.polls7) >= 3); /* it polled until done */
+  /* it polled until done, through the showdown */
+  assert_true(atomic_load(&F.polls7) >= 4);
   cJSON *j = json_of(g_out);
   assert_string_equal(str(j, "state"), "done");
   assert_int_equal((int)num(j, "evals_done"), 7);
+  assert_string_equal(str(j, "showdown"), "done");
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "best_from_showdown")));
+  assert_int_equal((int)num(j, "best_repetitions"), 300);
   cJSON_Delete(j);
   /* Ended without a faster kernel: exit 1. */
   assert_int_equal(kf(g_out, sizeof g_out, "campaign watch 9 " REMOTE,
@@ -518,6 +551,35 @@ static void test_run_remote(void **state) {
   cJSON_Delete(j);
   struct stat sb;
   assert_int_equal(stat(file, &sb), 0);
+  /* The summary, the table's first row and the file name one candidate
+   * with one number, and say where it was timed. */
+  atomic_store(&F.polls7, 0);
+  rc = kf(g_out, sizeof g_out,
+          "run '%s/problems/cpu/softmax' --fresh --out %s " REMOTE, src_dir(),
+          file, F.target);
+  assert_int_equal(rc, 0);
+  assert_true(F.fresh);
+  assert_non_null(strstr(g_out, "(2.50x over the reference, spread 2.0%,"
+                                " 300 repetitions, final showdown)"));
+  const char *row = strstr(g_out, "   1* ");
+  assert_non_null(row);
+  const char *eol = strchr(row, '\n');
+  assert_non_null(eol);
+  char first[512];
+  snprintf(first, sizeof first, "%.*s", (int)(eol - row), row);
+  assert_non_null(strstr(first, "2.50x"));
+  assert_non_null(strstr(first, "300"));
+  assert_non_null(strstr(first, "showdown"));
+  assert_non_null(strstr(g_out, "3 runs"));
+  assert_non_null(strstr(g_out, "from the final showdown"));
+  char text[8192] = "";
+  FILE *fp = fopen(file, "r");
+  assert_non_null(fp);
+  text[fread(text, 1, sizeof text - 1, fp)] = '\0';
+  fclose(fp);
+  assert_non_null(strstr(text, "2.500x"));
+  assert_non_null(strstr(text, "300 repetitions"));
+  assert_non_null(strstr(text, "the final showdown"));
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", path);
   assert_int_equal(system(cmd), 0);

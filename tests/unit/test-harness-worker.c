@@ -2,8 +2,9 @@
 /*
  * tests/unit/test-harness-worker.c -- the worker's "eval" task kind
  * (worker/task_eval.c, linked in by tests/CMakeLists.txt) driving the real
- * kf-harness of this build tree: ceilings, an honest eval, the task's
- * wall-clock limit, a malformed payload and a missing harness.
+ * kf-harness of this build tree: ceilings, the identity, an honest eval,
+ * the task's wall-clock limit (a timing-dependent TIMEOUT), a malformed
+ * payload and a missing harness.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,6 +53,26 @@ static void test_ceilings(void **state) {
   assert_true(c.gflops > 0.1);
 }
 
+/* The worker's identity is what `kf-harness identity` prints. */
+static void test_identity(void **state) {
+  (void)state;
+  use_build_harness();
+  assert_int_equal(kf_task_eval_identity(), 0);
+  const char *b = kf_task_eval_harness_build();
+  assert_int_equal(strlen(b), 64);
+  char cmd[1200], out[4096] = "";
+  snprintf(cmd, sizeof cmd, "'%s' identity", getenv("KF_HARNESS"));
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  out[n] = '\0';
+  assert_int_equal(pclose(f), 0);
+  assert_non_null(strstr(out, b));
+  const char *cc = kf_task_eval_toolchain(false);
+  assert_true(*cc);
+  assert_non_null(strstr(out, cc));
+}
+
 static void test_eval_ok(void **state) {
   (void)state;
   use_build_harness();
@@ -91,6 +112,14 @@ static void test_task_timeout(void **state) {
   kf_task_eval(&t);
   uint64_t took = kf_now_ms() - t0;
   free(p);
+  /* An EvalResult that says the verdict depended on timing: it is never
+   * reused, the key is measured again. */
+  Kernelfleet__EvalResult *r =
+      kernelfleet__eval_result__unpack(NULL, t.output_len, t.output);
+  assert_non_null(r);
+  assert_int_equal(r->outcome, KF_OUTCOME_TIMEOUT);
+  assert_true(r->timing_dependent);
+  kernelfleet__eval_result__free_unpacked(r, NULL);
   free(t.output);
   assert_int_equal(t.outcome, KF_OUTCOME_TIMEOUT);
   assert_non_null(strstr(t.reason, "2500 ms"));
@@ -124,6 +153,7 @@ int main(void) {
   kf_log_init('t', KF_LOG_WARN);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ceilings),
+      cmocka_unit_test(test_identity),
       cmocka_unit_test(test_eval_ok),
       cmocka_unit_test(test_task_timeout),
       cmocka_unit_test(test_bad_payload),

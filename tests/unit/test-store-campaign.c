@@ -2,136 +2,19 @@
 /*
  * tests/unit/test-store-campaign.c -- campaigns in the store and the search
  * that drives them (coordinator/search.c, stepped here without a server):
- * migration 0002, the once-per-(source, flags, class) rule across
- * campaigns, reuse of another campaign's evaluations (0003), one
- * evaluation per eval task whatever the reports, and the search's knobs,
- * dedupe, outstanding limit, stop rules and resumption over a fresh
- * connection.
+ * migration 0002, the once-per-(source, flags, class) rule within a
+ * campaign and, through reuse, across campaigns of one problem and
+ * environment (0003; what else the identity holds: test-store-identity),
+ * one evaluation per eval task whatever the reports, and the search's
+ * knobs, dedupe, outstanding limit, stop rules and resumption over a
+ * fresh connection.  The workers here do not run showdown tasks, so a
+ * stopped search ends the campaign at once (test-store-showdown).
  *
- * A "worker" here is the store API used by hand: lease the eval tasks,
- * decode their EvalRequest, answer with an EvalResult whose time is a
- * function of the knobs.
+ * The "worker" is test-campaign-fixture.h's: the store API used by hand.
  */
 #include "test-store-fixture.h"
 
-#include "kernelfleet.pb-c.h"
-#include "outcome.h"
-#include "search.h"
-
-static const char *const eval_kinds[] = {"eval", NULL};
-
-/* Two templates: "t" with 2 x 3 x 2 = 12 genomes, "u" with 2. */
-static const char *templates =
-    "[{\"name\": \"t\", \"file\": \"t.c\", \"source\": \"int t;\","
-    " \"knobs\": [{\"name\": \"A\", \"values\": [\"1\", \"2\"]},"
-    " {\"name\": \"B\", \"values\": [\"x\", \"y\", \"z\"]},"
-    " {\"name\": \"C\", \"values\": [\"0\", \"1\"]}]},"
-    " {\"name\": \"u\", \"file\": \"u.c\", \"source\": \"int u;\","
-    " \"knobs\": [{\"name\": \"K\", \"values\": [\"4\", \"8\"]}]}]";
-
-static const kf_search_opts opts = {.alive_ms = 60000, .per_slot = 2,
-                                    .timeout_ms = 5000, .max_attempts = 2};
-
-static int64_t campaign(const char *tmpl, uint32_t budget, uint32_t plateau,
-                        uint64_t seed) {
-  kf_campaign_new c = {
-      .name = "c", .problem = "p", .language = "c", .backend = 1,
-      .spec_json = "{\"name\": \"p\"}", .spec_json_len = 13,
-      .reference_source = "int ref;", .templates_json = tmpl,
-      .budget_evals = budget, .budget_seconds = 600, .population = 4,
-      .plateau_evals = plateau, .target_roofline = 0.95, .search_seed = seed,
-      .floor_bytes = 1000};
-  int64_t id = 0;
-  if (kf_store_campaign_create(tdb.s, &c, &id))
-    fail_msg("campaign_create: %s", kf_store_errmsg(tdb.s));
-  return id;
-}
-
-/* An eval worker with `slots` slots and a measured copy bandwidth. */
-static int64_t eval_worker(const char *name, uint32_t slots, int64_t *dc) {
-  kf_worker_reg reg = {.name = name, .hostname = "h", .dc = tdb_cpu,
-                       .device_json = "{\"copy_gbps\": 10.0}",
-                       .task_kinds = eval_kinds, .n_task_kinds = 1,
-                       .slots = slots};
-  int64_t wid = 0;
-  if (kf_store_register_worker(tdb.s, &reg, &wid, dc))
-    fail_msg("register: %s", kf_store_errmsg(tdb.s));
-  return wid;
-}
-
-static kf_search_stats step(int64_t cid) {
-  kf_search_stats st;
-  int rc = kf_search_step(tdb.s, cid, &opts, &st);
-  if (rc) fail_msg("search step: %s", kf_store_errmsg(tdb.s));
-  return st;
-}
-
-/* Time of a candidate: A=2 is faster, B=z faster still; u is slow. */
-static double time_of(const Kernelfleet__EvalRequest *rq) {
-  double t = 1000;
-  for (size_t i = 0; i < rq->n_knobs; i++) {
-    const Kernelfleet__Knob *k = rq->knobs[i];
-    if (!strcmp(k->name, "A") && !strcmp(k->value, "2")) t -= 300;
-    if (!strcmp(k->name, "B") && !strcmp(k->value, "z")) t -= 200;
-    if (!strcmp(k->name, "K")) t += 500;
-  }
-  return t;
-}
-
-typedef double (*time_fn)(const Kernelfleet__EvalRequest *rq);
-
-static double flat_time(const Kernelfleet__EvalRequest *rq) {
-  (void)rq;
-  return 1000;
-}
-
-/* Leases every queued eval task for worker w and reports each as ok with
- * time fn(request); returns how many.  *again: report each twice. */
-static size_t run_round(int64_t w, int64_t dc, time_fn fn, bool twice) {
-  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 256);
-  size_t n = g->n;
-  for (size_t i = 0; i < g->n; i++) {
-    const kf_leased_task *t = &g->tasks[i];
-    Kernelfleet__EvalRequest *rq = kernelfleet__eval_request__unpack(
-        NULL, t->payload_len, t->payload);
-    assert_non_null(rq);
-    assert_true(rq->candidate_id > 0);
-    assert_string_equal(rq->problem, "p");
-    assert_string_equal(rq->reference_source, "int ref;");
-    Kernelfleet__EvalResult er = KERNELFLEET__EVAL_RESULT__INIT;
-    er.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
-    er.time_ns_median = fn(rq);
-    er.time_ns_spread = 0.01;
-    er.ref_time_ns_median = 2000;
-    er.ref_time_ns_spread = 0.01;
-    uint8_t buf[256];
-    size_t len = kernelfleet__eval_result__pack(&er, buf);
-    kf_eval_row row = {.time_ns_median = er.time_ns_median,
-                       .time_ns_spread = er.time_ns_spread,
-                       .ref_time_ns_median = er.ref_time_ns_median,
-                       .ref_time_ns_spread = er.ref_time_ns_spread,
-                       .result = buf, .result_len = len};
-    kf_report rep = {.worker_id = w, .task_id = t->task_id,
-                     .attempt = t->attempt, .outcome = KF_OUTCOME_OK,
-                     .stage = "time", .output = buf, .output_len = len,
-                     .eval = &row};
-    kf_verdict v;
-    for (int k = 0; k < (twice ? 2 : 1); k++) {
-      if (kf_store_report(tdb.s, &rep, 1, &v))
-        fail_msg("report: %s", kf_store_errmsg(tdb.s));
-      assert_int_equal(v, k ? KF_VERDICT_DUPLICATE : KF_VERDICT_ACCEPTED);
-    }
-    kernelfleet__eval_request__free_unpacked(rq, NULL);
-  }
-  kf_store_grant_free(g);
-  return n;
-}
-
-static int64_t no_repeats(void) {
-  return tdb_int("SELECT count(*) FROM (SELECT 1 FROM eval_keys"
-                 " WHERE task_id IS NOT NULL GROUP BY source_sha256, flags,"
-                 " device_class_id HAVING count(*) > 1) x");
-}
+#include "test-campaign-fixture.h"
 
 /* ---------------------------------------------------------------- tests */
 
@@ -208,7 +91,8 @@ static void dedupe_across_campaigns(void **state) {
                            " NULL AND y.task_id IS NOT NULL",
                            (long long)a, (long long)b),
                    0);
-  /* The database refuses a second request for a key, whoever asks. */
+  /* The database refuses a second task for a key in one campaign (a
+   * holds the default of t). */
   int64_t cand = 0, task = 0;
   assert_int_equal(kf_store_reserve_ids(tdb.s, 1, &cand, &task), 0);
   kf_eval_plan p = {.new_candidate = true, .candidate_id = cand,
@@ -217,7 +101,7 @@ static void dedupe_across_campaigns(void **state) {
                     .source = "int t;", .flags = "-DA=1 -DB=x -DC=0",
                     .task_id = task, .payload = "x", .payload_len = 1};
   bool sched = true;
-  assert_int_equal(kf_store_schedule(tdb.s, b, &p, 1, &sched), 0);
+  assert_int_equal(kf_store_schedule(tdb.s, a, &p, 1, &sched), 0);
   assert_false(sched);
   assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE id = %lld",
                            (long long)task),
@@ -283,9 +167,6 @@ static int64_t counted_twice(int64_t cid) {
                  " c.flags, e.device_class_id HAVING count(*) > 1) x",
                  (long long)cid);
 }
-
-static const char *run_to_end(int64_t cid, int64_t w, int64_t dc, time_fn fn,
-                              int max_rounds);
 
 /* `kf run` twice on one data directory: the second campaign reuses what
  * the first measured, creates no task for it, and still ends with a best
@@ -460,24 +341,6 @@ static void repeated_report_one_evaluation(void **state) {
                            " 'wrong_answer' AND time_ns_median IS NULL AND"
                            " speedup IS NULL"),
                    1);
-}
-
-/* Steps and runs rounds until the campaign ends; returns its reason. */
-static const char *run_to_end(int64_t cid, int64_t w, int64_t dc, time_fn fn,
-                              int max_rounds) {
-  for (int i = 0; i < max_rounds; i++) {
-    step(cid);
-    if (strcmp(tdb_text("SELECT state FROM campaigns WHERE id = %lld",
-                        (long long)cid),
-               "running"))
-      return tdb_text("SELECT state || ': ' || stop_reason FROM campaigns"
-                      " WHERE id = %lld",
-                      (long long)cid);
-    run_round(w, dc, fn, false);
-  }
-  fail_msg("campaign %lld still running after %d rounds", (long long)cid,
-           max_rounds);
-  return NULL;
 }
 
 static void stops_on_budget(void **state) {

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * coordinator/search_internal.h -- what search.c and showdown.c share and
+ * nothing else.  Same rules as search.h: work thread, store only.
+ */
+#ifndef KF_SEARCH_INTERNAL_H
+#define KF_SEARCH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "search.h"
+#include "store.h"
+
+/* A device class and its noise-aware best row (points into a list). */
+typedef struct {
+  int64_t dc;
+  const kf_cand_row *best;
+} kf_search__best;
+
+/* Walks evals in their order and keeps, per device class, the ok row with
+ * a time that no later row beats (kf_search_beats).  Fills out[0..cap)
+ * and returns how many classes; *since (may be NULL) is the number of
+ * rows after the last change of any class's best: the plateau count. */
+size_t kf_search__class_bests(const kf_cand_list *evals, kf_search__best *out,
+                              size_t cap, uint32_t *since);
+
+/* coordinator/showdown.c.  The search of campaign c stopped (reason):
+ * creates the showdown -- one "showdown" task per device class with an
+ * alive worker that runs them, holding the class's best and then the
+ * fastest of its ok candidates, at most c->showdown_top -- and moves the
+ * campaign to "showdown"; with nothing to re-time anywhere it concludes
+ * the campaign at once, best from the aggregated ranking.  evals: the
+ * campaign's evaluations by id.  Counts the campaign in st (running or
+ * finished). */
+int kf_search__showdown_begin(kf_store *s, const kf_search_opts *o,
+                              const kf_campaign *c, const char *reason,
+                              const kf_cand_list *evals, kf_search_stats *st);
+
+/* A campaign in its showdown: records each showdown task that ended (or
+ * that can no longer end: no worker for it, or past its deadline), and
+ * once none is running concludes the campaign -- per class the showdown's
+ * fastest ok candidate, else the aggregated ranking's best of those that
+ * did not fail a showdown; overall the highest speedup. */
+int kf_search__showdown_step(kf_store *s, const kf_search_opts *o,
+                             const kf_campaign *c, kf_search_stats *st);
+
+#endif
