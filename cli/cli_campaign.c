@@ -23,6 +23,7 @@
 #include "cli_internal.h"
 #include "err.h"
 #include "spec.h"
+#include "text.h"
 #include "util.h"
 
 static volatile sig_atomic_t interrupted;
@@ -336,8 +337,18 @@ static int do_stop(kf_rpc_client *cli, const char *cmd, camp_opts *o,
 static int do_propose(kf_rpc_client *cli, const char *cmd, camp_opts *o,
                       int64_t id, const char *path) {
   char err[512], *src = NULL;
-  if (kf_read_file(path, 1u << 20, &src, NULL, err, sizeof err)) {
+  size_t len = 0;
+  if (kf_read_file(path, 1u << 20, &src, &len, err, sizeof err)) {
     fprintf(stderr, "%s: %s\n", cmd, err);
+    return KF_EXIT_USAGE;
+  }
+  /* Sent as a C string, a source with a NUL would arrive cut short
+   * without a word; and the coordinator refuses text that is not UTF-8. */
+  char why[96];
+  if (kf_text_check(src, len, SIZE_MAX, why, sizeof why)) {
+    fprintf(stderr, "%s: %s: the source %s; a candidate is C or CUDA text"
+            " in UTF-8\n", cmd, path, why);
+    free(src);
     return KF_EXIT_USAGE;
   }
   Kernelfleet__Knob knobs[KF_SPEC_MAX_KNOBS], *kp[KF_SPEC_MAX_KNOBS];

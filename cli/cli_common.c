@@ -17,6 +17,7 @@
 #include "cli_internal.h"
 #include "err.h"
 #include "spec.h"
+#include "text.h"
 #include "util.h"
 
 char **kf_cli__shift_argv(int argc, char **argv, const char *name) {
@@ -48,6 +49,15 @@ int kf_cli__open(const kf_cli__remote *r, const char *cmd,
   return 0;
 }
 
+const char *kf_cli__clean(const char *s, size_t max) {
+  static char ring[8][1024];
+  static unsigned next;
+  char *b = ring[next++ % 8];
+  size_t cap = max && max < sizeof ring[0] ? max + 1 : sizeof ring[0];
+  kf_text_sanitize(s, s ? strlen(s) : 0, b, cap, 0);
+  return b;
+}
+
 int kf_cli__exit_for(int rc) {
   switch (rc) {
   case 0: return KF_EXIT_OK;
@@ -57,6 +67,7 @@ int kf_cli__exit_for(int rc) {
   case KF_EAUTH:
   case KF_EPROTO:
   case KF_ENOTFOUND:
+  case KF_ESTATE: /* a campaign that ended, a problem too big */
   case KF_ESPEC: return KF_EXIT_USAGE;
   default: return KF_EXIT_FAIL;
   }
@@ -71,6 +82,8 @@ int kf_cli__report(const char *cmd, const char *method, int rc,
             cmd, method);
     return KF_EXIT_UNAVAIL;
   }
+  /* The server's text may quote what someone else sent. */
+  err = kf_cli__clean(err, 0);
   if (rc == KF_EUNAVAIL || rc == KF_ETIMEDOUT)
     fprintf(stderr, "%s: %s: coordinator unreachable: %s\n", cmd, method, err);
   else if (rc == KF_EAUTH)

@@ -44,6 +44,15 @@ void kf_cli__remote_init(kf_cli__remote *r);
 int kf_cli__open(const kf_cli__remote *r, const char *cmd,
                  kf_rpc_client **cli);
 
+/* s made safe to print on a terminal (kf_text_sanitize: no control
+ * characters or terminal escapes, no bidi overrides, invalid UTF-8
+ * escaped, newlines and tabs dropped), at most max bytes (0: 1023).
+ * Every name and reason that came from the coordinator -- from whoever
+ * named a campaign, a worker or wrote a candidate -- goes through it
+ * before it is printed.  Returns one of 8 static buffers, reused in turn:
+ * valid until 8 more calls.  NULL prints as "". */
+const char *kf_cli__clean(const char *s, size_t max);
+
 /* Exit code for a KF_E* code that came back from an rpc. */
 int kf_cli__exit_for(int kf_err);
 

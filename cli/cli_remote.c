@@ -3,6 +3,7 @@
  * cli/cli_remote.c -- `kf submit` and `kf status`: talk to a running
  * coordinator (--coordinator/--token, or $KF_COORDINATOR/$KF_TOKEN).
  */
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -203,23 +204,32 @@ int kf_cli_status(int argc, char **argv) {
   }
   const Kernelfleet__GetStatusResponse *s = (const void *)resp;
   if (o.json) {
-    printf("{\"queued\": %llu, \"leased\": %llu, \"done\": %llu, "
-           "\"failed\": %llu, \"workers\": [",
-           (unsigned long long)s->queued, (unsigned long long)s->leased,
-           (unsigned long long)s->done, (unsigned long long)s->failed);
-    for (size_t i = 0; i < s->n_workers; i++)
-      printf("%s{\"id\": %lld, \"name\": \"%s\", \"alive\": %s, \"leased\": %u}",
-             i ? ", " : "", (long long)s->workers[i]->worker_id,
-             s->workers[i]->name, s->workers[i]->alive ? "true" : "false",
-             s->workers[i]->leased);
-    printf("]}\n");
+    /* cJSON escapes what a worker put in its name; the text form strips
+     * it (kf_cli__clean). */
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "queued", (double)s->queued);
+    cJSON_AddNumberToObject(j, "leased", (double)s->leased);
+    cJSON_AddNumberToObject(j, "done", (double)s->done);
+    cJSON_AddNumberToObject(j, "failed", (double)s->failed);
+    cJSON *ws = cJSON_AddArrayToObject(j, "workers");
+    for (size_t i = 0; ws && i < s->n_workers; i++) {
+      cJSON *w = cJSON_CreateObject();
+      if (!w) break;
+      cJSON_AddItemToArray(ws, w);
+      cJSON_AddNumberToObject(w, "id", (double)s->workers[i]->worker_id);
+      cJSON_AddStringToObject(w, "name", s->workers[i]->name);
+      cJSON_AddBoolToObject(w, "alive", s->workers[i]->alive);
+      cJSON_AddNumberToObject(w, "leased", s->workers[i]->leased);
+    }
+    kf_cli__json_print(stdout, j);
   } else {
     printf("queued %llu  leased %llu  done %llu  failed %llu\n",
            (unsigned long long)s->queued, (unsigned long long)s->leased,
            (unsigned long long)s->done, (unsigned long long)s->failed);
     for (size_t i = 0; i < s->n_workers; i++)
       printf("worker %lld %s %s leased=%u\n",
-             (long long)s->workers[i]->worker_id, s->workers[i]->name,
+             (long long)s->workers[i]->worker_id,
+             kf_cli__clean(s->workers[i]->name, 64),
              s->workers[i]->alive ? "alive" : "silent", s->workers[i]->leased);
   }
   kf_rpc_free(resp);

@@ -30,6 +30,7 @@
 #include "cli_internal.h"
 #include "err.h"
 #include "outcome.h"
+#include "text.h"
 #include "util.h"
 
 #define POLL_MS 500
@@ -68,7 +69,8 @@ static void fmt_knobs(char *buf, size_t len, Kernelfleet__Knob *const *k,
   buf[0] = '\0';
   for (size_t i = 0; i < n && used + 1 < len; i++) {
     int w = snprintf(buf + used, len - used, "%s%s=%s", i ? " " : "",
-                     k[i]->name, k[i]->value);
+                     kf_cli__clean(k[i]->name, 64),
+                     kf_cli__clean(k[i]->value, 64));
     if (w < 0) break;
     used += (size_t)w;
   }
@@ -80,21 +82,24 @@ static void fmt_device(char *buf, size_t len,
   if (!dc || dc->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_UNSPECIFIED) {
     snprintf(buf, len, "-");
   } else if (dc->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA) {
-    snprintf(buf, len, "cuda %s (sm_%u%u%s%s)", dc->model, dc->cc_major,
-             dc->cc_minor, *dc->isa ? ", " : "", dc->isa);
+    snprintf(buf, len, "cuda %s (sm_%u%u%s%s)", kf_cli__clean(dc->model, 127),
+             dc->cc_major, dc->cc_minor, *dc->isa ? ", " : "",
+             kf_cli__clean(dc->isa, 31));
   } else {
-    snprintf(buf, len, "cpu %s%s%s%s", dc->model, *dc->isa ? " (" : "",
-             dc->isa, *dc->isa ? ")" : "");
+    snprintf(buf, len, "cpu %s%s%s%s", kf_cli__clean(dc->model, 127),
+             *dc->isa ? " (" : "", kf_cli__clean(dc->isa, 31),
+             *dc->isa ? ")" : "");
   }
 }
 
-/* One line, at most max characters, newlines and tabs as spaces. */
+/* One line of at most max bytes, newlines and tabs as spaces, safe to
+ * print (kf_text_sanitize: no control characters, escapes or bidi
+ * overrides; cut on a character boundary, ending "..." when cut). */
 static void one_line(char *buf, size_t len, const char *s, size_t max) {
-  size_t i = 0;
-  for (; s && s[i] && i < max && i + 1 < len; i++)
-    buf[i] = (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') ? ' ' : s[i];
-  buf[i] = '\0';
-  if (s && s[i] && i + 4 < len && i >= 3) memcpy(buf + i - 3, "...", 4);
+  if (max + 1 < len) len = max + 1;
+  kf_text_sanitize(s, s ? strlen(s) : 0, buf, len, KF_TEXT_MULTILINE);
+  for (char *p = buf; *p; p++)
+    if (*p == '\n' || *p == '\t') *p = ' ';
 }
 
 /* ------------------------------------------------------------- status -- */
@@ -272,9 +277,9 @@ void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st) {
   fmt_device(dev, sizeof dev, c->device_class);
   fmt_secs(el, sizeof el, (double)st->elapsed_ms / 1000.0);
   fprintf(f, "campaign %lld  %s  (problem %s)\n", (long long)c->campaign_id,
-          c->name, c->problem);
-  fprintf(f, "  state        %s%s%s\n", c->state,
-          *st->stop_reason ? ": " : "", st->stop_reason);
+          kf_cli__clean(c->name, 0), kf_cli__clean(c->problem, 0));
+  fprintf(f, "  state        %s%s%s\n", kf_cli__clean(c->state, 0),
+          *st->stop_reason ? ": " : "", kf_cli__clean(st->stop_reason, 0));
   if (strcmp(dev, "-")) fprintf(f, "  device       %s\n", dev);
   fprintf(f, "  evaluations  %u done", st->evals_done);
   if (c->budget_evals) fprintf(f, " of %u", c->budget_evals);
@@ -393,7 +398,8 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
     if (example) one_line(ex, sizeof ex, example, 80);
     fprintf(f, "    %-18s %5u", kf_cli__outcome(oc->outcome), oc->count);
     if (example)
-      fprintf(f, "   e.g. %s%s\"%s\"", stage && *stage ? stage : "",
+      fprintf(f, "   e.g. %s%s\"%s\"",
+              stage && *stage ? kf_cli__clean(stage, 64) : "",
               stage && *stage ? ": " : "", ex);
     fputc('\n', f);
   }
@@ -474,8 +480,10 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
   }
 }
 
-/* Comment text must not close the comment early. */
-static void sb_comment_text(sbuf *b, const char *s) {
+/* Comment text must not close the comment early, nor carry control
+ * characters into the file. */
+static void sb_comment_text(sbuf *b, const char *raw) {
+  const char *s = kf_cli__clean(raw, 0);
   for (; s && *s; s++) {
     if (s[0] == '*' && s[1] == '/') {
       sb_printf(b, "* /");

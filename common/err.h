@@ -30,7 +30,8 @@
   XX(ESPAWN, -14, "cannot start child process")                              \
   XX(EPROTO, -15, "malformed message")                                        \
   XX(ESPEC, -16, "invalid problem spec")                                      \
-  XX(EINTERNAL, -17, "internal error")
+  XX(EINTERNAL, -17, "internal error")                                        \
+  XX(ESTATE, -18, "not allowed in the current state")
 
 typedef enum {
   KF_OK = 0,

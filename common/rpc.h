@@ -16,7 +16,8 @@
  * answers UNAUTHENTICATED (KF_EAUTH) when it is missing or wrong, before the
  * handler sees anything.  Messages over max_msg_bytes are refused by gRPC
  * (RESOURCE_EXHAUSTED, KF_ETOOBIG); bytes that do not unpack as the
- * method's request type are refused with INVALID_ARGUMENT (KF_EPROTO).
+ * method's request type, or (with check_text) whose string fields are
+ * not UTF-8 or hold a NUL, are refused with INVALID_ARGUMENT (KF_EPROTO).
  * A path the server does not serve is answered UNIMPLEMENTED at once
  * (KF_EINTERNAL on the client).
  *
@@ -61,6 +62,14 @@ typedef struct {
   size_t max_msg_bytes;        /* receive and send limit, bytes; 0: 4 MiB */
   const kf_rpc_method *methods;
   size_t n_methods;
+  /* true: a request with a string field (at any depth) that is not UTF-8
+   * or holds a NUL is refused INVALID_ARGUMENT naming the field, before
+   * its handler runs -- unpacked, the string would silently read cut at
+   * the NUL -- except for the methods whose paths raw_text lists
+   * (NULL-terminated; may be NULL), whose handlers judge their strings
+   * themselves. */
+  bool check_text;
+  const char *const *raw_text;
   void *data;                  /* passed to every handler */
 } kf_rpc_server_opts;
 

@@ -53,6 +53,14 @@ grpc_byte_buffer *kf_rpc__bytes(const void *bytes, size_t len);
  * type.  Returns the message, or NULL when the bytes do not parse. */
 ProtobufCMessage *kf_rpc__unpack(grpc_byte_buffer *bb,
                                  const ProtobufCMessageDescriptor *type);
+/* kf_rpc__unpack for a server's request: NULL with why ("malformed
+ * kernelfleet.X", or kf_text_check_wire's "field contains a NUL byte ...")
+ * when the bytes do not parse or, with check_text, a string field is not
+ * UTF-8 or holds a NUL (which unpacking would silently cut at). */
+ProtobufCMessage *kf_rpc__unpack_request(grpc_byte_buffer *bb,
+                                         const ProtobufCMessageDescriptor *type,
+                                         bool check_text, char *why,
+                                         size_t whylen);
 /* Copies bb's bytes into a malloc'd buffer (never NULL on success, even
  * for zero bytes).  Returns 0 or KF_ENOMEM. */
 int kf_rpc__read_all(grpc_byte_buffer *bb, void **out, size_t *len);

@@ -82,7 +82,8 @@ struct kf_rpc_call {
 
 typedef struct {
   kf_rpc_method m;
-  void *reg; /* grpc_server_register_method handle */
+  void *reg;       /* grpc_server_register_method handle */
+  bool check_text; /* refuse bad strings before the handler (rpc.h) */
 } method_slot;
 
 struct kf_rpc_server {
@@ -238,15 +239,15 @@ static void on_arrival(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
     send_answer(c, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong token");
     return;
   }
-  const ProtobufCMessageDescriptor *type = srv->methods[c->method].m.request;
-  c->req = kf_rpc__unpack(c->payload, type);
+  const method_slot *m = &srv->methods[c->method];
+  char msg[320];
+  c->req = kf_rpc__unpack_request(c->payload, m->m.request, m->check_text,
+                                  msg, sizeof msg);
   if (c->payload) {
     grpc_byte_buffer_destroy(c->payload);
     c->payload = NULL;
   }
   if (!c->req) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "malformed %s", type->name);
     send_answer(c, GRPC_STATUS_INVALID_ARGUMENT, msg);
     return;
   }
@@ -387,6 +388,10 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
   }
   for (size_t i = 0; i < opts->n_methods; i++) {
     srv->methods[i].m = opts->methods[i];
+    srv->methods[i].check_text = opts->check_text;
+    for (size_t k = 0; opts->raw_text && opts->raw_text[k]; k++)
+      if (strcmp(opts->raw_text[k], opts->methods[i].path) == 0)
+        srv->methods[i].check_text = false;
     srv->methods[i].reg = grpc_server_register_method(
         srv->server, opts->methods[i].path, NULL,
         GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);

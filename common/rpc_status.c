@@ -16,11 +16,13 @@
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
 #include "rpc_internal.h"
+#include "text.h"
 
 /* ------------------------------------------------------ status table -- */
 
@@ -38,6 +40,7 @@
   XX(KF_ETIMEDOUT, GRPC_STATUS_DEADLINE_EXCEEDED)                             \
   XX(KF_ECANCELED, GRPC_STATUS_CANCELLED)                                     \
   XX(KF_ESTALE, GRPC_STATUS_FAILED_PRECONDITION)                              \
+  XX(KF_ESTATE, GRPC_STATUS_FAILED_PRECONDITION)                              \
   XX(KF_EEXIST, GRPC_STATUS_ALREADY_EXISTS)                                   \
   XX(KF_EDB, GRPC_STATUS_UNAVAILABLE)
 
@@ -67,7 +70,9 @@ int kf_rpc_status_to_err(int grpc_status) {
   case GRPC_STATUS_ABORTED: return KF_EUNAVAIL;
   case GRPC_STATUS_DEADLINE_EXCEEDED: return KF_ETIMEDOUT;
   case GRPC_STATUS_CANCELLED: return KF_ECANCELED;
-  case GRPC_STATUS_FAILED_PRECONDITION: return KF_ESTALE;
+  /* "not now": a campaign that has ended, a cluster too small for a
+   * problem.  (KF_ESTALE travels as the same status.) */
+  case GRPC_STATUS_FAILED_PRECONDITION: return KF_ESTATE;
   case GRPC_STATUS_ALREADY_EXISTS: return KF_EEXIST;
   case GRPC_STATUS_DATA_LOSS: return KF_EIO;
   /* UNKNOWN, INTERNAL, UNIMPLEMENTED (a method the server lacks: a version
@@ -136,6 +141,28 @@ ProtobufCMessage *kf_rpc__unpack(grpc_byte_buffer *bb,
   /* protobuf-c reads nothing when n == 0, but wants a valid pointer. */
   static const uint8_t none[1];
   ProtobufCMessage *m = protobuf_c_message_unpack(type, NULL, n, p ? p : none);
+  grpc_slice_unref(tmp);
+  return m;
+}
+
+ProtobufCMessage *kf_rpc__unpack_request(grpc_byte_buffer *bb,
+                                         const ProtobufCMessageDescriptor *type,
+                                         bool check_text, char *why,
+                                         size_t whylen) {
+  grpc_slice tmp;
+  const uint8_t *p;
+  size_t n;
+  snprintf(why, whylen, "malformed %s", type->name);
+  if (!flatten(bb, &tmp, &p, &n))
+    return NULL;
+  static const uint8_t none[1];
+  ProtobufCMessage *m = protobuf_c_message_unpack(type, NULL, n, p ? p : none);
+  /* After a successful unpack, so the walk only ever sees well-formed
+   * bytes; before the handler, so it never sees a string cut short. */
+  if (m && check_text && kf_text_check_wire(type, p, n, why, whylen) != 0) {
+    protobuf_c_message_free_unpacked(m, NULL);
+    m = NULL;
+  }
   grpc_slice_unref(tmp);
   return m;
 }

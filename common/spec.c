@@ -930,6 +930,44 @@ int kf_spec_shape(const kf_spec *s, const kf_spec_tensor *t,
   return 0;
 }
 
+/* b rounded up to pages, with a guard on both sides, added to *sum;
+ * false on overflow. */
+static bool kf_spec__place(uint64_t *sum, uint64_t b, uint64_t guard) {
+  uint64_t pages;
+  if (__builtin_add_overflow(b, 4095u, &pages)) return false;
+  pages &= ~(uint64_t)4095u;
+  return !__builtin_add_overflow(pages, 2 * guard, &pages) &&
+         !__builtin_add_overflow(*sum, pages, sum);
+}
+
+int kf_spec_runner_bytes(const kf_spec *s, const kf_size *size, int sets,
+                         int slots, uint64_t guard, uint64_t *bytes,
+                         char *err, size_t errlen) {
+  uint64_t sum = 0;
+  for (int side = 0; side < 2; side++) {
+    int n = side ? s->n_outputs : s->n_inputs;
+    for (int i = 0; i < n; i++) {
+      const kf_spec_tensor *t = side ? &s->outputs[i] : &s->inputs[i];
+      int64_t dims[KF_SPEC_MAX_DIMS], numel;
+      int rc = kf_spec_shape(s, t, size, dims, &numel, err, errlen);
+      if (rc) return rc;
+      uint64_t b;
+      if (__builtin_mul_overflow((uint64_t)numel,
+                                 (uint64_t)kf_dtype_size(t->dtype), &b))
+        return kf_seterr(KF_ESPEC, err, errlen, "%s: byte count overflows",
+                         t->name);
+      for (int k = 0; k < (side ? slots : sets); k++)
+        if (!kf_spec__place(&sum, b, guard))
+          return kf_seterr(KF_ESPEC, err, errlen, "%s: byte count overflows",
+                           t->name);
+    }
+  }
+  if (!kf_spec__place(&sum, s->workspace_bytes, guard))
+    return kf_seterr(KF_ESPEC, err, errlen, "workspace: byte count overflows");
+  *bytes = sum;
+  return 0;
+}
+
 const kf_spec_template *kf_spec_template_find(const kf_spec *s,
                                               const char *name) {
   for (int i = 0; s && name && i < s->n_templates; i++)

@@ -152,6 +152,15 @@ int kf_spec_shape(const kf_spec *s, const kf_spec_tensor *t,
                   const kf_size *size, int64_t dims[KF_SPEC_MAX_DIMS],
                   int64_t *numel, char *err, size_t errlen);
 
+/* Bytes of one side's image at a size (harness/core/layout.c): `sets`
+ * copies of every input and `slots` of every output (the harness uses 1
+ * and 1), then the workspace, each buffer rounded up to whole 4 KiB pages
+ * with `guard` bytes on both sides.  The reference and the candidate each
+ * have one.  0, or KF_ESPEC (bad shape, overflow) with the reason. */
+int kf_spec_runner_bytes(const kf_spec *s, const kf_size *size, int sets,
+                         int slots, uint64_t guard, uint64_t *bytes,
+                         char *err, size_t errlen);
+
 /* The template called NAME, or NULL. */
 const kf_spec_template *kf_spec_template_find(const kf_spec *s,
                                               const char *name);

@@ -94,6 +94,7 @@ kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
 void kf_coord__op_free(kf_coord_op *op) {
   if (!op) return;
   free(op->verdicts);
+  free(op->notes);
   free(op->hb_live);
   free(op->ids);
   free(op->granted);
@@ -243,6 +244,8 @@ int kf_coord_run(const kf_coord_config *cfg) {
       .max_msg_bytes = cfg->max_msg_bytes,
       .methods = kf_coord__methods,
       .n_methods = kf_coord__n_methods,
+      .check_text = true,
+      .raw_text = kf_coord__raw_text,
       .data = co,
   };
   rc = kf_rpc_server_start(&o, &co->rpc, &co->port, err, sizeof err);

@@ -77,11 +77,12 @@ typedef struct kf_coord_op {
   kf_lease_req lease;       /* LEASE: copied from the registry */
   /* filled on the work thread */
   int rc;                   /* 0 or KF_E* */
-  char err[256];
+  char err[512];
   int64_t new_id;           /* REGISTER: worker id */
   int64_t new_dc_id;        /* REGISTER/lookup: device class id */
   char kinds_csv[512];      /* lookup: worker's task kinds */
   kf_verdict *verdicts;     /* REPORT */
+  kf_report_note *notes;    /* REPORT: why INVALID, per result */
   int64_t *ids;             /* SUBMIT */
   kf_task_counts counts;    /* STATUS */
   kf_leased_task **granted; /* LEASE: pointers into the batch's grant */
@@ -132,6 +133,7 @@ int kf_coord_run(const kf_coord_config *cfg);
 /* coord_rpc.c */
 extern const kf_rpc_method kf_coord__methods[];
 extern const size_t kf_coord__n_methods;
+extern const char *const kf_coord__raw_text[];
 void kf_coord__answer(kf_coord *co, kf_coord_op *op);
 void kf_coord__expire_parked(kf_coord *co, bool all);
 

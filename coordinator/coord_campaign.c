@@ -48,6 +48,8 @@ typedef struct kf_coord__camp {
   char *knobs_json;     /* PROPOSE */
   char flags[1024];     /* PROPOSE; CREATE: the problem name */
   char spec_sha[65];    /* CREATE: kf_spec_canonical_hash */
+  uint64_t need_bytes;  /* CREATE: memory the harness maps for it */
+  char need_text[256];  /* CREATE: how need_bytes was counted */
   /* outputs, written on the work thread */
   int64_t id;
   bool duplicate, changed;
@@ -224,6 +226,56 @@ oom:
   return NULL;
 }
 
+/* "768.0 GiB" */
+static void fmt_bytes(char *buf, size_t len, uint64_t b) {
+  static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB",
+                                     "PiB", "EiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 6) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0) snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+  else snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+/* Memory the harness maps to evaluate spec: two sides (reference and
+ * candidate), each an image of one input set, one output slot and the
+ * workspace (harness/core/layout.c), page-rounded with the backend's
+ * guards (kf_spec_runner_bytes), at the largest of the bench and check
+ * sizes.  0, or KF_ESPEC. */
+static int footprint(const kf_spec *spec, bool cuda, uint64_t *need,
+                     char *text, size_t tlen, char *bad, size_t blen) {
+  uint64_t guard = cuda ? 64u << 10 : 4096u; /* the backends' guard */
+  char err[384], sz[160];
+  uint64_t b = 0, worst = 0;
+  if (kf_spec_runner_bytes(spec, &spec->bench_size, 1, 1, guard, &worst, err,
+                           sizeof err)) {
+    snprintf(bad, blen, "spec_json: at the bench size: %s", err);
+    return KF_ESPEC;
+  }
+  kf_spec_size_format(spec, &spec->bench_size, sz, sizeof sz);
+  snprintf(text, tlen, "at its bench size %s", sz);
+  for (int i = 0; i < spec->n_check_sizes; i++) {
+    if (kf_spec_runner_bytes(spec, &spec->check_sizes[i], 1, 1, guard, &b,
+                             err, sizeof err)) {
+      snprintf(bad, blen, "spec_json: check size %d: %s", i, err);
+      return KF_ESPEC;
+    }
+    if (b > worst) {
+      worst = b;
+      kf_spec_size_format(spec, &spec->check_sizes[i], sz, sizeof sz);
+      snprintf(text, tlen, "at its check size %s", sz);
+    }
+  }
+  if (__builtin_mul_overflow(worst, 2, need)) *need = UINT64_MAX;
+  size_t l = strlen(text);
+  snprintf(text + l, tlen - l, " (inputs, outputs and workspace, for the"
+           " reference and the candidate)");
+  return 0;
+}
+
 /* ------------------------------------------------------------ handlers -- */
 
 void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
@@ -234,6 +286,8 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
   kf_spec *spec = NULL;
   char *tj = NULL;
   int64_t floor_bytes = 0;
+  uint64_t need = 0;
+  char need_text[256] = "";
   const char *lang = r->language && *r->language ? r->language : NULL;
   bool cpu = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
   bool cuda = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
@@ -252,7 +306,8 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
     snprintf(bad, sizeof bad, "problem must be 1..127 characters of"
              " [A-Za-z0-9_.-]");
   else if (r->name && strlen(r->name) > 127)
-    snprintf(bad, sizeof bad, "name longer than 127 characters");
+    snprintf(bad, sizeof bad, "name is longer than 127 bytes (%zu)",
+             strlen(r->name));
   else if (lang && strcmp(lang, "c") && strcmp(lang, "cuda"))
     snprintf(bad, sizeof bad, "language must be \"c\" or \"cuda\"");
   else if (!r->reference_source || !*r->reference_source ||
@@ -276,7 +331,8 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
            kf_spec_eval(spec, spec->bytes, &spec->bench_size, &floor_bytes,
                         err, sizeof err) != 0)
     snprintf(bad, sizeof bad, "spec_json: bytes at the bench size: %s", err);
-  else
+  else if (footprint(spec, cuda, &need, need_text, sizeof need_text, bad,
+                     sizeof bad) == 0)
     tj = templates_json(r, bad, sizeof bad);
   if (bad[0] || !tj) {
     kf_spec_free(spec);
@@ -291,6 +347,8 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
     return;
   }
   c->templates_json = tj;
+  c->need_bytes = need;
+  kf_strlcpy(c->need_text, need_text, sizeof c->need_text);
   /* The strings below live in the request, which outlives the op; the
    * problem name falls back to the spec's, kept in the op's flags buffer. */
   kf_strlcpy(c->flags, r->problem && *r->problem ? r->problem : spec->name,
@@ -448,9 +506,30 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
   camp_op *c = op->camp;
   int rc = 0;
   switch (c->rpc) {
-  case CAMP_CREATE:
-    rc = kf_store_campaign_create(s, &c->nw, &c->id);
+  case CAMP_CREATE: {
+    /* A problem no worker of its backend can hold is refused now, with
+     * the sizes, rather than accepted and failed (or worse, mapped) by
+     * every harness it reaches.  With no worker registered yet there is
+     * nothing to compare with: the harness refuses it then. */
+    uint64_t mem = 0;
+    uint32_t nworkers = 0;
+    rc = kf_store_backend_memory(s, c->nw.backend, &mem, &nworkers);
+    if (!rc && nworkers > 0 && mem > 0 && c->need_bytes > mem) {
+      char need[32], have[32];
+      fmt_bytes(need, sizeof need, c->need_bytes);
+      fmt_bytes(have, sizeof have, mem);
+      op->rc = KF_ESTATE;
+      snprintf(op->err, sizeof op->err,
+               "spec_json: the harness needs %s (%llu bytes) %s; the"
+               " largest %s worker registered has %s (mem_bytes %llu)", need,
+               (unsigned long long)c->need_bytes, c->need_text,
+               c->nw.backend == 2 ? "cuda" : "cpu", have,
+               (unsigned long long)mem);
+      return;
+    }
+    if (!rc) rc = kf_store_campaign_create(s, &c->nw, &c->id);
     break;
+  }
   case CAMP_GET: {
     const Kernelfleet__GetCampaignRequest *r = (const void *)op->req;
     rc = kf_store_campaign_get(s, r->campaign_id, &c->camp);
@@ -490,9 +569,13 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
     const Kernelfleet__ProposeCandidateRequest *r = (const void *)op->req;
     rc = kf_store_campaign_get(s, r->campaign_id, &c->camp);
     if (!rc && strcmp(c->camp->state, "running") != 0) {
-      op->rc = KF_EINVAL;
-      snprintf(op->err, sizeof op->err, "campaign %" PRId64 " is %s, not"
-               " running", r->campaign_id, c->camp->state);
+      /* Not the caller's input but the campaign's state: FAILED_PRECONDITION,
+       * so a proposer knows that resending cannot help. */
+      op->rc = KF_ESTATE;
+      snprintf(op->err, sizeof op->err, "campaign %" PRId64 " has ended (%s):"
+               " it takes no more proposals", r->campaign_id,
+               c->camp->stop_reason[0] ? c->camp->stop_reason
+                                       : c->camp->state);
       return;
     }
     if (!rc)

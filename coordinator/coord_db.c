@@ -174,9 +174,10 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   if (!n) return false;
   kf_report *reps = calloc(n, sizeof *reps);
   kf_verdict *v = calloc(n, sizeof *v);
+  kf_report_note *notes = calloc(n, sizeof *notes);
   kf_eval_row *rows = calloc(n, sizeof *rows);
   Kernelfleet__EvalResult **msgs = calloc(n, sizeof *msgs);
-  int rc = (!reps || !v || !rows || !msgs) ? KF_ENOMEM : 0;
+  int rc = (!reps || !v || !notes || !rows || !msgs) ? KF_ENOMEM : 0;
   size_t k = 0;
   for (kf_coord_op *op = ops; op && !rc; op = op->next) {
     if (op->kind != KF_OP_REPORT) continue;
@@ -198,7 +199,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
       if (msgs[k - 1]) reps[k - 1].eval = &rows[k - 1];
     }
   }
-  if (!rc) rc = kf_store_report(s, reps, n, v);
+  if (!rc) rc = kf_store_report_ex(s, reps, n, v, notes);
   k = 0;
   for (kf_coord_op *op = ops; op; op = op->next) {
     if (op->kind != KF_OP_REPORT) continue;
@@ -208,8 +209,14 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
       else set_err(op, rc, s);
     } else {
       memcpy(op->verdicts, v + k, m * sizeof *v);
-      for (size_t i = 0; i < m; i++)
+      if (op->notes) memcpy(op->notes, notes + k, m * sizeof *notes);
+      for (size_t i = 0; i < m; i++) {
         if (v[k + i] == KF_VERDICT_ACCEPTED) accepted = true;
+        if (v[k + i] == KF_VERDICT_INVALID)
+          kf_log(KF_LOG_WARN, "worker %" PRId64 ": result of task %" PRId64
+                 " attempt %u refused: %s", reps[k + i].worker_id,
+                 reps[k + i].task_id, reps[k + i].attempt, notes[k + i].text);
+      }
     }
     k += m;
   }
@@ -219,6 +226,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   free(rows);
   free(reps);
   free(v);
+  free(notes);
   return accepted;
 }
 
@@ -335,7 +343,11 @@ static void batch_work(uv_work_t *w) {
   for (kf_coord_op *op = b->ops; op; op = op->next) {
     if (op->kind != KF_OP_STATUS) continue;
     const Kernelfleet__GetStatusRequest *r = (const void *)op->req;
-    int rc = kf_store_counts(s, r->campaign_id, &op->counts);
+    /* A campaign that does not exist is NOT_FOUND, not all zeros. */
+    kf_campaign *c = NULL;
+    int rc = r->campaign_id ? kf_store_campaign_get(s, r->campaign_id, &c) : 0;
+    kf_store_campaign_free(c);
+    if (!rc) rc = kf_store_counts(s, r->campaign_id, &op->counts);
     if (rc) set_err(op, rc, s);
   }
 }

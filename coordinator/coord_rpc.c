@@ -4,12 +4,15 @@
  *
  * Loop thread only.  A handler validates its request (bad input is
  * answered INVALID_ARGUMENT here, naming the field, and never reaches the
- * database), turns the call into a kf_coord_op on the pending list and
+ * database; see "validation" below), turns the call into a kf_coord_op on
+ * the pending list and
  * asks for a flush.  kf_coord__answer turns a finished op into the reply.
  * Long polls that found no task are parked and answered empty when their
  * wait is over (kf_coord__expire_parked, from the cron).
  */
+#include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +21,23 @@
 #include "err.h"
 #include "log.h"
 #include "outcome.h"
+#include "text.h"
 #include "util.h"
 
 #define MAX_LEASE 256       /* tasks per LeaseTasks */
 #define MAX_REPORTS 1024    /* results per ReportResult */
 #define MAX_SUBMIT 10000    /* tasks per SubmitTasks */
 #define MAX_KINDS 16        /* task kinds per worker */
-#define MAX_NAME 63
+#define MAX_NAME 63         /* worker names */
+#define MAX_KIND 31         /* task kinds */
+#define MAX_MODEL 127       /* device_class.model */
+#define MAX_ISA 31          /* device_class.isa */
+#define MAX_SLOTS 1024      /* slots of one worker */
+#define MAX_WAIT_MS 600000u /* wait_ms of a long poll (it is then capped) */
+#define MAX_TIMEOUT_MS 86400000u /* a task's timeout_ms: a day */
+#define MAX_CC 1000         /* compute capability numbers */
+#define MAX_GBPS 1e7        /* a measured bandwidth or GFLOP/s, plausible */
+#define MAX_BYTES (1ull << 62) /* mem_bytes, l2_bytes */
 
 static kf_coord_op *op_new(kf_coord *co, kf_coord_op_kind kind,
                            kf_rpc_call *call, const ProtobufCMessage *req) {
@@ -50,8 +63,107 @@ static void op_push(kf_coord *co, kf_coord_op *op) {
 
 void kf_coord__push(kf_coord *co, kf_coord_op *op) { op_push(co, op); }
 
-static bool str_ok(const char *s, size_t max) {
-  return s && *s && strlen(s) <= max;
+/* ---------------------------------------------------------- validation */
+/*
+ * Everything a request carries is checked here, before any SQL: a value
+ * the database would refuse (an integer out of its column's range, a NaN
+ * in JSON, text that is not UTF-8) must come back as INVALID_ARGUMENT
+ * naming the field, not as UNAVAILABLE with PostgreSQL's words, which
+ * clients retry forever.  NUL bytes and invalid UTF-8 in string fields
+ * were refused already, field named, before the handler ran (rpc.h,
+ * kf_rpc_method.raw_text); the checks below still look at UTF-8 because
+ * they are cheap and the store's copy of them is the last line.
+ */
+
+/* false, with "FIELD is empty" / "FIELD is longer than N bytes (L)" /
+ * "FIELD is not valid UTF-8 (byte K)" in bad, when s is not 1..max (or,
+ * with may_be_empty, 0..max) bytes of UTF-8. */
+static bool text_ok(char *bad, size_t blen, const char *field, const char *s,
+                    bool may_be_empty, size_t max) {
+  size_t n = s ? strlen(s) : 0;
+  char why[96];
+  if (n == 0 && !may_be_empty) {
+    snprintf(bad, blen, "%s is empty", field);
+    return false;
+  }
+  if (kf_text_check(s, n, max, why, sizeof why)) {
+    snprintf(bad, blen, "%s %s", field, why);
+    return false;
+  }
+  return true;
+}
+
+/* A task kind travels in text arrays and, after a restart, through the
+ * comma-separated list kf_store_get_worker returns: so it is 1..31 of
+ * [A-Za-z0-9_.:-], never a ',' or a quote. */
+static bool kind_ok(char *bad, size_t blen, const char *field, const char *s) {
+  if (!text_ok(bad, blen, field, s, false, MAX_KIND)) return false;
+  for (const char *p = s; *p; p++)
+    if (!isalnum((unsigned char)*p) && !strchr("_.:-", *p)) {
+      snprintf(bad, blen, "%s may only hold letters, digits and _.:-"
+               " (byte %zu)", field, (size_t)(p - s));
+      return false;
+    }
+  return true;
+}
+
+/* A measured rate: finite, 0..MAX_GBPS. */
+static bool rate_ok(char *bad, size_t blen, const char *field, double v) {
+  if (isfinite(v) && v >= 0 && v <= MAX_GBPS) return true;
+  snprintf(bad, blen, "%s must be a number in 0..%g (got %g)", field,
+           MAX_GBPS, v);
+  return false;
+}
+
+/* A device class; `field` prefixes the messages ("tasks[3].device_class").
+ * any: kind 0 (any device) is allowed, and then nothing else is read. */
+static bool dc_ok(char *bad, size_t blen, const char *field,
+                  const Kernelfleet__DeviceClass *dc, bool any) {
+  char f[96];
+  if (!dc) {
+    snprintf(bad, blen, "%s is required", field);
+    return false;
+  }
+  if (any && dc->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_UNSPECIFIED)
+    return true;
+  if (dc->kind != KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU &&
+      dc->kind != KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA) {
+    snprintf(bad, blen, "%s.kind must be CPU or CUDA", field);
+    return false;
+  }
+  snprintf(f, sizeof f, "%s.model", field);
+  if (!text_ok(bad, blen, f, dc->model, false, MAX_MODEL)) return false;
+  snprintf(f, sizeof f, "%s.isa", field);
+  if (!text_ok(bad, blen, f, dc->isa, true, MAX_ISA)) return false;
+  if (dc->cc_major > MAX_CC || dc->cc_minor > MAX_CC) {
+    snprintf(bad, blen, "%s.cc_major and cc_minor must be 0..%d", field,
+             MAX_CC);
+    return false;
+  }
+  return true;
+}
+
+static bool device_ok(char *bad, size_t blen,
+                      const Kernelfleet__DeviceInfo *d) {
+  if (!d) return true;
+  if (d->mem_bytes > MAX_BYTES || d->l2_bytes > MAX_BYTES) {
+    snprintf(bad, blen, "device.mem_bytes and l2_bytes must be at most"
+             " 2^62");
+    return false;
+  }
+  return rate_ok(bad, blen, "device.copy_gbps", d->copy_gbps) &&
+         rate_ok(bad, blen, "device.peak_gflops", d->peak_gflops) &&
+         rate_ok(bad, blen, "device.read_gbps", d->read_gbps) &&
+         rate_ok(bad, blen, "device.write_gbps", d->write_gbps) &&
+         text_ok(bad, blen, "device.driver_version", d->driver_version, true,
+                 MAX_MODEL) &&
+         text_ok(bad, blen, "device.runtime_version", d->runtime_version,
+                 true, MAX_MODEL) &&
+         text_ok(bad, blen, "device.compiler", d->compiler, true,
+                 MAX_MODEL) &&
+         /* a key of the measurement identity's index (0004) */
+         text_ok(bad, blen, "device.harness_build", d->harness_build, true,
+                 64);
 }
 
 /* ------------------------------------------------------------ handlers */
@@ -60,29 +172,26 @@ static void on_register(kf_rpc_call *call, const ProtobufCMessage *m,
                         void *data) {
   kf_coord *co = data;
   const Kernelfleet__RegisterWorkerRequest *r = (const void *)m;
-  const char *bad = NULL;
-  if (!str_ok(r->name, MAX_NAME)) bad = "name must be 1..63 characters";
-  else if (!r->device_class) bad = "device_class is required";
-  else if (r->device_class->kind != KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU &&
-           r->device_class->kind != KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA)
-    bad = "device_class.kind must be CPU or CUDA";
-  else if (!str_ok(r->device_class->model, 127))
-    bad = "device_class.model must be 1..127 characters";
-  else if (strlen(r->device_class->isa) > 31)
-    bad = "device_class.isa longer than 31 characters";
-  else if (r->n_task_kinds == 0 || r->n_task_kinds > MAX_KINDS)
-    bad = "task_kinds must list 1..16 kinds";
-  /* The measurement identity's strings (0004): keys of an index. */
-  else if (r->device && strlen(r->device->harness_build) > 64)
-    bad = "device.harness_build longer than 64 characters";
-  else if (r->device && (strlen(r->device->compiler) > 255 ||
-                         strlen(r->device->driver_version) > 255 ||
-                         strlen(r->device->runtime_version) > 255))
-    bad = "device.compiler, driver_version and runtime_version must be at"
-          " most 255 characters";
-  for (size_t i = 0; !bad && i < r->n_task_kinds; i++)
-    if (!str_ok(r->task_kinds[i], 31)) bad = "a task kind must be 1..31 characters";
-  if (bad) {
+  char bad[256] = "";
+  bool ok = text_ok(bad, sizeof bad, "name", r->name, false, MAX_NAME) &&
+            text_ok(bad, sizeof bad, "hostname", r->hostname, true, 255) &&
+            dc_ok(bad, sizeof bad, "device_class", r->device_class, false) &&
+            device_ok(bad, sizeof bad, r->device);
+  if (ok && r->slots > MAX_SLOTS) {
+    snprintf(bad, sizeof bad, "slots must be 0..%d (got %u)", MAX_SLOTS,
+             r->slots);
+    ok = false;
+  }
+  if (ok && (r->n_task_kinds == 0 || r->n_task_kinds > MAX_KINDS)) {
+    snprintf(bad, sizeof bad, "task_kinds must list 1..%d kinds", MAX_KINDS);
+    ok = false;
+  }
+  for (size_t i = 0; ok && i < r->n_task_kinds; i++) {
+    char f[48];
+    snprintf(f, sizeof f, "task_kinds[%zu]", i);
+    ok = kind_ok(bad, sizeof bad, f, r->task_kinds[i]);
+  }
+  if (!ok) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
@@ -122,12 +231,17 @@ static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
                      void *data) {
   kf_coord *co = data;
   const Kernelfleet__LeaseTasksRequest *r = (const void *)m;
-  if (r->worker_id <= 0) {
-    kf_rpc_call_fail(call, KF_EINVAL, "worker_id must be positive");
-    return;
-  }
-  if (r->max_tasks == 0 || r->max_tasks > MAX_LEASE) {
-    kf_rpc_call_fail(call, KF_EINVAL, "max_tasks must be 1..256");
+  char bad[128] = "";
+  if (r->worker_id <= 0)
+    snprintf(bad, sizeof bad, "worker_id must be positive");
+  else if (r->max_tasks == 0 || r->max_tasks > MAX_LEASE)
+    snprintf(bad, sizeof bad, "max_tasks must be 1..%d (got %u)", MAX_LEASE,
+             r->max_tasks);
+  else if (r->wait_ms > MAX_WAIT_MS)
+    snprintf(bad, sizeof bad, "wait_ms must be 0..%u (got %u)", MAX_WAIT_MS,
+             r->wait_ms);
+  if (bad[0]) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
   kf_coord_op *op = op_new(co, KF_OP_LEASE, call, m);
@@ -144,6 +258,12 @@ static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
   op_push(co, op);
 }
 
+/* Only what makes the whole call meaningless is refused here.  Each
+ * result is judged on its own by the store (kf_store_report_ex): a bad
+ * one gets REPORT_INVALID and the rest are stored -- refusing the call
+ * for one result would hold every other result of the batch hostage
+ * (the worker retries the call), which is how one poisoned reason once
+ * stalled a cluster.  So ReportResult is in kf_coord__raw_text. */
 static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
@@ -153,16 +273,6 @@ static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
     snprintf(bad, sizeof bad, "worker_id must be positive");
   else if (r->n_results == 0 || r->n_results > MAX_REPORTS)
     snprintf(bad, sizeof bad, "results must hold 1..%d entries", MAX_REPORTS);
-  for (size_t i = 0; !bad[0] && i < r->n_results; i++) {
-    const Kernelfleet__TaskResult *t = r->results[i];
-    if (t->task_id <= 0)
-      snprintf(bad, sizeof bad, "results[%zu].task_id must be positive", i);
-    else if (t->attempt == 0)
-      snprintf(bad, sizeof bad, "results[%zu].attempt must be positive", i);
-    else if (!kf_outcome_name((int)t->outcome))
-      snprintf(bad, sizeof bad, "results[%zu].outcome %d is not an outcome",
-               i, (int)t->outcome);
-  }
   if (bad[0]) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
@@ -171,7 +281,8 @@ static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
   kf_coord_op *op = op_new(co, KF_OP_REPORT, call, m);
   if (!op) return;
   op->verdicts = calloc(r->n_results, sizeof *op->verdicts);
-  if (!op->verdicts) {
+  op->notes = calloc(r->n_results, sizeof *op->notes);
+  if (!op->verdicts || !op->notes) {
     kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
     kf_coord__op_free(op);
     return;
@@ -179,24 +290,41 @@ static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
   op_push(co, op);
 }
 
+static bool task_spec_ok(char *bad, size_t blen, size_t i,
+                         const Kernelfleet__TaskSpec *t) {
+  char f[64];
+  snprintf(f, sizeof f, "tasks[%zu].kind", i);
+  if (!kind_ok(bad, blen, f, t->kind)) return false;
+  if (t->max_attempts > 100) {
+    snprintf(bad, blen, "tasks[%zu].max_attempts must be 0..100 (got %u)", i,
+             t->max_attempts);
+    return false;
+  }
+  if (t->timeout_ms > MAX_TIMEOUT_MS) {
+    snprintf(bad, blen, "tasks[%zu].timeout_ms must be 0..%u (a day; got"
+             " %u)", i, MAX_TIMEOUT_MS, t->timeout_ms);
+    return false;
+  }
+  if (t->campaign_id < 0) {
+    snprintf(bad, blen, "tasks[%zu].campaign_id must be 0 (none) or a"
+             " campaign's id (got %" PRId64 ")", i, t->campaign_id);
+    return false;
+  }
+  snprintf(f, sizeof f, "tasks[%zu].device_class", i);
+  if (t->device_class && !dc_ok(bad, blen, f, t->device_class, true))
+    return false;
+  return true;
+}
+
 static void on_submit(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
   const Kernelfleet__SubmitTasksRequest *r = (const void *)m;
-  char bad[160] = "";
+  char bad[256] = "";
   if (r->n_tasks == 0 || r->n_tasks > MAX_SUBMIT)
     snprintf(bad, sizeof bad, "tasks must hold 1..%d entries", MAX_SUBMIT);
-  for (size_t i = 0; !bad[0] && i < r->n_tasks; i++) {
-    const Kernelfleet__TaskSpec *t = r->tasks[i];
-    if (!str_ok(t->kind, 31))
-      snprintf(bad, sizeof bad, "tasks[%zu].kind must be 1..31 characters",
-               i);
-    else if (t->max_attempts > 100)
-      snprintf(bad, sizeof bad, "tasks[%zu].max_attempts over 100", i);
-    else if (t->device_class && t->device_class->kind != 0 &&
-             !str_ok(t->device_class->model, 127))
-      snprintf(bad, sizeof bad, "tasks[%zu].device_class.model is empty", i);
-  }
+  for (size_t i = 0; !bad[0] && i < r->n_tasks; i++)
+    task_spec_ok(bad, sizeof bad, i, r->tasks[i]);
   if (bad[0]) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
@@ -215,6 +343,12 @@ static void on_submit(kf_rpc_call *call, const ProtobufCMessage *m,
 static void on_status(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
+  const Kernelfleet__GetStatusRequest *r = (const void *)m;
+  if (r->campaign_id < 0) {
+    kf_rpc_call_fail(call, KF_EINVAL, "campaign_id must be 0 (the whole"
+                     " cluster) or a campaign's id");
+    return;
+  }
   kf_coord_op *op = op_new(co, KF_OP_STATUS, call, m);
   if (op) op_push(co, op);
 }
@@ -241,6 +375,10 @@ const kf_rpc_method kf_coord__methods[] = {
 };
 const size_t kf_coord__n_methods =
     sizeof kf_coord__methods / sizeof kf_coord__methods[0];
+/* Methods whose strings are judged by their handlers, not at the door:
+ * ReportResult refuses a bad result alone (on_report). */
+const char *const kf_coord__raw_text[] = {
+    "/kernelfleet.Coordinator/ReportResult", NULL};
 
 /* ------------------------------------------------------------- answers */
 
@@ -347,18 +485,29 @@ void kf_coord__answer(kf_coord *co, kf_coord_op *op) {
     Kernelfleet__ReportResultResponse resp =
         KERNELFLEET__REPORT_RESULT_RESPONSE__INIT;
     Kernelfleet__ReportVerdict *v = calloc(r->n_results, sizeof *v);
-    if (!v) {
+    char **why = calloc(r->n_results, sizeof *why);
+    if (!v || !why) {
+      free(v);
+      free(why);
       kf_rpc_call_fail(op->call, KF_ENOMEM, "coordinator out of memory");
       return;
     }
+    bool refused = false;
     for (size_t i = 0; i < r->n_results; i++) {
       v[i] = (Kernelfleet__ReportVerdict)op->verdicts[i];
       if (op->verdicts[i] == KF_VERDICT_ACCEPTED) co->n_reported++;
+      why[i] = op->notes ? op->notes[i].text : "";
+      if (why[i][0]) refused = true;
     }
     resp.n_verdicts = r->n_results;
     resp.verdicts = v;
+    /* details only when something was refused: the common answer stays
+     * as small as before. */
+    resp.n_details = refused ? r->n_results : 0;
+    resp.details = why;
     kf_rpc_call_reply(op->call, &resp.base);
     free(v);
+    free(why);
     break;
   }
   case KF_OP_SUBMIT: {

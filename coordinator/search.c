@@ -572,8 +572,10 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
       np++;
       continue;
     }
-    if (!budget || (kind == KEY_FREE ? !left : reuses == REUSE_PER_STEP))
-      break;
+    /* A proposal was accepted, so it is evaluated even past budget_evals
+     * (it still counts toward it, leaving the search less); only the
+     * workers' capacity paces it. */
+    if (kind == KEY_FREE ? !left : reuses == REUSE_PER_STEP) break;
     if (kind == KEY_REUSE) {
       p->plan.duplicate_of = owner;
       p->plan.reuse_eval = ev;
@@ -587,7 +589,7 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     }
     if ((rc = keyset_put(&ks, h, KEY_MINE, r->candidate_id, 0))) goto out;
     np++;
-    budget--;
+    if (budget) budget--;
   }
 
   /* The class's population: its ok, breedable evaluations, best first. */
@@ -832,10 +834,20 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
       (rc = kf_store_campaign_set_best(s, id, best->candidate_id)))
     goto out;
 
+  /* A proposal the campaign accepted is evaluated before the campaign
+   * ends: no rule stops it while one waits (never planned, or its task
+   * queued or leased), unless no worker could evaluate it -- then the
+   * wall-clock budget still ends the campaign. */
+  if ((rc = kf_store_eval_classes(s, id, o->alive_ms, &cls, &ncls))) goto out;
+  bool waiting = cnt.proposals_waiting > 0;
+
   /* Stop rules, cheapest evidence first. */
   const char *stop = NULL;
-  if (c->elapsed_ms >= (uint64_t)c->budget_seconds * 1000)
+  if (c->elapsed_ms >= (uint64_t)c->budget_seconds * 1000 &&
+      !(waiting && ncls > 0))
     stop = "budget_seconds elapsed";
+  else if (waiting)
+    stop = NULL;
   else if (c->target_roofline > 0 && roof >= c->target_roofline)
     stop = "target roofline reached";
   else if (cnt.evals >= c->budget_evals ||
@@ -849,10 +861,10 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
     goto out;
   }
   st->running++;
-  if (cnt.issued >= c->budget_evals) goto out; /* wait for the last ones */
+  /* Past the budget only waiting proposals are planned. */
+  if (cnt.issued >= c->budget_evals && !waiting) goto out;
 
   if ((rc = parse_templates(c, &tree, &ts, &nt))) goto out;
-  if ((rc = kf_store_eval_classes(s, id, o->alive_ms, &cls, &ncls))) goto out;
   camp_ctx x = {s, o, c, ts, nt, evals};
   uint32_t issued = cnt.issued, made_all = 0;
   bool all_exhausted = ncls > 0;
@@ -860,15 +872,18 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
   for (size_t i = 0; i < ncls; i++) {
     uint32_t want = per_slot * (cls[i].slots ? cls[i].slots : cls[i].workers);
     uint32_t need = want > cls[i].outstanding ? want - cls[i].outstanding : 0;
-    if (need > c->budget_evals - issued) need = c->budget_evals - issued;
+    uint32_t budget = c->budget_evals > issued ? c->budget_evals - issued : 0;
+    /* The budget caps the search's own candidates; a waiting proposal
+     * needs only room on the class (step_class). */
+    if (need > budget && !waiting) need = budget;
     if (need == 0) {
       all_exhausted = false;
       continue;
     }
     uint32_t made = 0, reused = 0;
     bool exh = false;
-    if ((rc = step_class(&x, &cls[i], need, c->budget_evals - issued, issued,
-                         &made, &reused, &exh)))
+    if ((rc = step_class(&x, &cls[i], need, budget, issued, &made, &reused,
+                         &exh)))
       goto out;
     issued += made + reused;
     made_all += made + reused;
@@ -876,7 +891,7 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
     st->reused += reused;
     if (!exh || made || reused) all_exhausted = false;
   }
-  if (all_exhausted && made_all == 0 && cnt.outstanding == 0) {
+  if (all_exhausted && made_all == 0 && cnt.outstanding == 0 && !waiting) {
     st->running--;
     rc = kf_search__showdown_begin(s, o, c, "search space exhausted", evals,
                                    st);

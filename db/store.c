@@ -124,10 +124,21 @@ int kf_store__ready(kf_store *s) {
 static int kf_store__result_fail(kf_store *s, PGresult *r, const char *what) {
   const char *msg = r ? PQresultErrorMessage(r) : "";
   if (!msg || !*msg) msg = PQerrorMessage(s->conn);
+  const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+  snprintf(s->sqlstate, sizeof s->sqlstate, "%s", state ? state : "");
   int err = PQstatus(s->conn) == CONNECTION_BAD ? KF_EUNAVAIL : KF_EDB;
+  /* A data exception is the input's fault: answering it as an outage
+   * (UNAVAILABLE) would make clients send the same bytes forever. */
+  if (err == KF_EDB && strncmp(s->sqlstate, "22", 2) == 0) err = KF_EINVAL;
   kf_store__fail(s, err, "%s: %s", what, msg);
   PQclear(r);
   return err;
+}
+
+bool kf_store__data_error(const kf_store *s) {
+  return strncmp(s->sqlstate, "22", 2) == 0 ||
+         strncmp(s->sqlstate, "23", 2) == 0 ||
+         strncmp(s->sqlstate, "54", 2) == 0;
 }
 
 static bool kf_store__ok(const PGresult *r) {
@@ -140,6 +151,7 @@ int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
   char name[16];
   snprintf(name, sizeof name, "kf%d", (int)st->id);
   if (out) *out = NULL;
+  s->sqlstate[0] = '\0';
   if (!s->prepared[st->id]) {
     /* Parameter types come from the casts in the SQL ($1::bigint[]). */
     PGresult *r = PQprepare(s->conn, name, st->sql, n, NULL);

@@ -121,7 +121,10 @@ typedef struct {
   uint32_t timeout_ms;     /* 0: 60000 */
 } kf_task_spec;
 
-/* Inserts n tasks in one transaction; ids[i] receives each new id. */
+/* Inserts n tasks in one transaction; ids[i] receives each new id.  A
+ * campaign_id that names no campaign is KF_ENOTFOUND ("task 3:
+ * campaign_id 999999: no such campaign"), a kind that is not UTF-8
+ * KF_EINVAL; nothing is written then. */
 int kf_store_submit(kf_store *s, const kf_task_spec *specs, size_t n,
                     int64_t *ids);
 
@@ -178,7 +181,16 @@ typedef enum {
   /* never this worker's: another worker's live lease or stored result,
    * an attempt not started yet, or attempt 0 */
   KF_VERDICT_NOT_HOLDER = 5,
+  /* the live lease's report, but it can never be stored (see
+   * kf_store_report_ex): the task is failed with the reason instead */
+  KF_VERDICT_INVALID = 6,
 } kf_verdict; /* values equal proto ReportVerdict */
+
+/* Why a report got KF_VERDICT_INVALID, as a phrase naming the field
+ * ("reason is not valid UTF-8 (byte 17)"); "" for other verdicts. */
+typedef struct {
+  char text[200];
+} kf_report_note;
 
 /* What an eval task's report adds to its evaluation row, decoded by the
  * coordinator from the EvalResult in the output.  Times are 0 when
@@ -224,9 +236,26 @@ typedef struct {
  * requeues the task (or fails it after max_attempts) instead of finishing
  * it; its result row is still stored.  An accepted report that finishes a
  * campaign's eval task also writes its evaluation (see kf_report.eval);
- * evaluations.task_id is unique, so a repeated report never adds one. */
+ * evaluations.task_id is unique, so a repeated report never adds one.
+ *
+ * Poison isolation: one report never fails another's write.  A report of
+ * the live lease that cannot be stored -- an unknown outcome, a stage or
+ * reason that is not UTF-8 (kf_text_check) or longer than
+ * KF_TEXT_NAME_MAX / KF_TEXT_REASON_MAX, elapsed_us or an evaluation's
+ * numbers out of range, or rows the database refuses as data (SQLSTATE
+ * class 22/23/54, found by writing the batch's rows one by one under
+ * savepoints when the batch write is refused) -- gets KF_VERDICT_INVALID:
+ * nothing of it is stored and its task is failed, with "result of attempt
+ * N refused: <why>" as last_error.  Reports that are not the live lease's
+ * get their usual verdict whatever they hold (they write nothing).  A
+ * failure that is not the data's (connection, timeout) still fails the
+ * whole call, which then changed nothing. */
 int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
                     kf_verdict *verdicts);
+/* kf_store_report, with notes[i] saying why reps[i] was INVALID (notes may
+ * be NULL). */
+int kf_store_report_ex(kf_store *s, const kf_report *reps, size_t n,
+                       kf_verdict *verdicts, kf_report_note *notes);
 
 /* Requeues leases that expired before now; fails tasks whose attempts are
  * used up.  Counts go to *requeued and *failed (either may be NULL). */
@@ -334,6 +363,9 @@ typedef struct {
   uint32_t evals;         /* evaluations recorded, reused ones included */
   uint32_t evals_reused;  /* of those, copied from another campaign's */
   uint32_t evals_ok;
+  /* proposals (proposer not "evolution") not evaluated yet: never
+   * planned on any class, or their task queued or leased */
+  uint32_t proposals_waiting;
   uint32_t by_outcome[16];  /* indexed by kf_outcome */
   /* The first row of the ranking (kf_store_evaluations KF_EVALS_BEST):
    * best_candidate_id's, with its showdown's numbers once it had one */
@@ -360,6 +392,12 @@ int kf_store_campaign_finish(kf_store *s, int64_t id, const char *state,
 
 /* Records the campaign's best candidate (0 clears it). */
 int kf_store_campaign_set_best(kf_store *s, int64_t id, int64_t candidate_id);
+
+/* The largest memory (DeviceInfo.mem_bytes, bytes) any worker of backend
+ * (proto DeviceKind) registered with, and how many workers of it are
+ * registered (alive or not).  *max_mem is 0 when none said. */
+int kf_store_backend_memory(kf_store *s, int backend, uint64_t *max_mem,
+                            uint32_t *workers);
 
 /* A device class that can evaluate a campaign's candidates now. */
 typedef struct {

@@ -398,7 +398,12 @@ static const kf_store__stmt ST_CAMP_COUNTS = {
     " (SELECT count(*) FROM evaluations WHERE campaign_id = $1::bigint"
     "  AND reused_from IS NOT NULL),"
     " (SELECT count(*) FROM eval_keys k JOIN tasks t ON t.id = k.task_id"
-    "  WHERE k.campaign_id = $1::bigint AND t.state IN ('queued', 'leased'))"};
+    "  WHERE k.campaign_id = $1::bigint AND t.state IN ('queued', 'leased')),"
+    " (SELECT count(*) FROM candidates p WHERE p.campaign_id = $1::bigint"
+    "  AND p.proposer <> 'evolution'"
+    "  AND (NOT EXISTS (SELECT 1 FROM eval_keys k WHERE k.candidate_id = p.id)"
+    "  OR EXISTS (SELECT 1 FROM eval_keys k JOIN tasks t ON t.id = k.task_id"
+    "  WHERE k.candidate_id = p.id AND t.state IN ('queued', 'leased'))))"};
 
 static const kf_store__stmt ST_CAMP_OUTCOMES = {
     KF_STMT_CAMP_OUTCOMES,
@@ -418,6 +423,7 @@ int kf_store_campaign_counts(kf_store *s, int64_t id,
   out->evals_reused = (uint32_t)kf_store__i64(r, 0, 1);
   out->issued = (uint32_t)kf_store__i64(r, 0, 0) + out->evals_reused;
   out->outstanding = (uint32_t)kf_store__i64(r, 0, 2);
+  out->proposals_waiting = (uint32_t)kf_store__i64(r, 0, 3);
   PQclear(r);
   /* The best is the ranking's first row, so the status, the top list and
    * GetBest can never name different candidates or numbers. */
@@ -509,6 +515,33 @@ int kf_store_campaign_set_best(kf_store *s, int64_t id,
 }
 
 /* ---------------------------------------------------------- classes -- */
+
+/* numeric, not bigint: mem_bytes is whatever JSON number a worker sent. */
+static const kf_store__stmt ST_BACKEND_MEMORY = {
+    KF_STMT_BACKEND_MEMORY,
+    "SELECT COALESCE(max(CASE WHEN jsonb_typeof(w.device->'mem_bytes')"
+    " = 'number' THEN least((w.device->>'mem_bytes')::numeric,"
+    " 9223372036854775807) END), 0)::bigint, count(*)"
+    " FROM workers w JOIN device_classes d ON d.id = w.device_class_id"
+    " WHERE d.kind = $1::smallint"};
+
+int kf_store_backend_memory(kf_store *s, int backend, uint64_t *max_mem,
+                            uint32_t *workers) {
+  *max_mem = 0;
+  *workers = 0;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char a[24];
+  kf_store__itoa(a, sizeof a, backend);
+  const char *p[] = {a};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_BACKEND_MEMORY, 1, p, false, &r))) return rc;
+  int64_t m = kf_store__i64(r, 0, 0);
+  *max_mem = m > 0 ? (uint64_t)m : 0;
+  *workers = (uint32_t)kf_store__i64(r, 0, 1);
+  PQclear(r);
+  return 0;
+}
 
 static const kf_store__stmt ST_CAMP_CLASSES = {
     KF_STMT_CAMP_CLASSES,

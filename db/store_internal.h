@@ -76,6 +76,13 @@ typedef enum {
   KF_STMT_SD_RECORD,
   KF_STMT_SD_ENTRIES,
   KF_STMT_SD_CANCEL,
+  /* poison isolation (store_tasks.c) */
+  KF_STMT_SAVEPOINT,
+  KF_STMT_SAVEPOINT_UNDO,
+  KF_STMT_SAVEPOINT_RELEASE,
+  KF_STMT_REPORT_REFUSE,
+  KF_STMT_SUBMIT_CAMPAIGNS,
+  KF_STMT_BACKEND_MEMORY,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
@@ -88,6 +95,7 @@ struct kf_store {
   PGconn *conn;
   bool prepared[KF_STMT__COUNT]; /* valid for the current connection */
   char errmsg[1024];
+  char sqlstate[6]; /* of the last failed statement; "" when none */
 };
 
 /* Sets s->errmsg (printf) and returns err. */
@@ -103,10 +111,18 @@ int kf_store__ready(kf_store *s);
 /* Runs a prepared statement (preparing it first on this connection).
  * params: n text values (NULL = SQL NULL).  binary: ask for binary
  * results.  On success *out (when out is not NULL) owns the result, else
- * it is cleared.  Returns 0, KF_EUNAVAIL (connection lost) or KF_EDB, with
- * libpq's text in s->errmsg. */
+ * it is cleared.  Returns 0, KF_EUNAVAIL (connection lost), KF_EINVAL (the
+ * server refused the data: SQLSTATE class 22, "data exception", e.g. text
+ * that is not UTF-8 or a number out of range -- input no retry can fix) or
+ * KF_EDB, with libpq's text in s->errmsg and the SQLSTATE in s->sqlstate. */
 int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
                    const char *const *params, bool binary, PGresult **out);
+
+/* true when the last failure was the data's fault, not the database's:
+ * SQLSTATE class 22 (data exception), 23 (integrity constraint) or 54
+ * (program limit, e.g. a value too large).  Such a statement fails again
+ * with the same rows; without them it would not. */
+bool kf_store__data_error(const kf_store *s);
 
 /* BEGIN, retried once over a fresh connection when the old one turns out
  * dead: nothing has been sent yet, so the retry is safe. */

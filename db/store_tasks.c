@@ -19,10 +19,22 @@
  * one UPDATE of their tasks, in one statement; then, when some of them
  * finish a campaign's eval task, one INSERT of those evaluations, in the
  * same transaction.
+ *
+ * Poison isolation: a report is data from outside, and one bad row must
+ * not fail everybody's batch (it once did: one reason that was not UTF-8
+ * made PostgreSQL refuse the whole INSERT, every worker's results waited
+ * and their leases ran out).  So each accepted report is checked first
+ * (outcome, text, numbers), and a bad one is refused alone (INVALID, task
+ * failed with the reason).  Whatever the checks miss and the database
+ * refuses as data is found by rolling back to a savepoint and writing the
+ * batch's rows one by one, each under its own savepoint: only the rows
+ * the database refuses are refused.  That costs round trips per row, but
+ * only for a batch that holds such a row.
  */
 #include <libpq-fe.h>
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +42,8 @@
 #include "err.h"
 #include "outcome.h"
 #include "store_internal.h"
+#include "text.h"
+#include "util.h"
 
 /* ----------------------------------------------------------- submit -- */
 
@@ -50,16 +64,61 @@ static int kf_store__cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The first campaign id of $1 that names no campaign (NULLs skipped). */
+static const kf_store__stmt ST_SUBMIT_CAMPAIGNS = {
+    KF_STMT_SUBMIT_CAMPAIGNS,
+    "SELECT x FROM unnest($1::bigint[]) AS x WHERE x IS NOT NULL"
+    " AND NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = x) LIMIT 1"};
+
+/* KF_ENOTFOUND when a spec names a campaign that does not exist: found
+ * here, the caller hears which one, instead of a foreign-key error. */
+static int kf_store__submit_campaigns(kf_store *s, const kf_task_spec *specs,
+                                      size_t n) {
+  kf_store__buf b = {0};
+  bool any = false;
+  kf_store__arr_open(&b);
+  for (size_t i = 0; i < n; i++)
+    if (specs[i].campaign_id) {
+      kf_store__arr_i64(&b, specs[i].campaign_id);
+      any = true;
+    }
+  kf_store__arr_close(&b);
+  int rc = 0;
+  if (b.oom) rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+  PGresult *r = NULL;
+  const char *p[] = {b.p};
+  if (!rc && any &&
+      !(rc = kf_store__exec(s, &ST_SUBMIT_CAMPAIGNS, 1, p, false, &r)) &&
+      PQntuples(r) > 0) {
+    int64_t bad = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    size_t i = 0;
+    while (i < n && specs[i].campaign_id != bad) i++;
+    rc = kf_store__fail(s, KF_ENOTFOUND,
+                        "task %zu: campaign_id %lld: no such campaign", i,
+                        (long long)bad);
+  }
+  PQclear(r);
+  kf_store__buf_free(&b);
+  return rc;
+}
+
 int kf_store_submit(kf_store *s, const kf_task_spec *specs, size_t n,
                     int64_t *ids) {
   int rc = kf_store__ready(s);
   if (rc || n == 0) return rc;
   kf_store__buf a[7] = {{0}};
   for (int c = 0; c < 7; c++) kf_store__arr_open(&a[c]);
+  if ((rc = kf_store__submit_campaigns(s, specs, n))) goto out;
   for (size_t i = 0; i < n; i++) {
     const kf_task_spec *t = &specs[i];
+    char why[96];
     if (!t->kind) {
       rc = kf_store__fail(s, KF_EINVAL, "task %zu has no kind", i);
+      goto out;
+    }
+    if (kf_text_check(t->kind, strlen(t->kind), KF_TEXT_NAME_MAX, why,
+                      sizeof why)) {
+      rc = kf_store__fail(s, KF_EINVAL, "task %zu: kind %s", i, why);
       goto out;
     }
     kf_store__arr_text(&a[0], t->kind);
@@ -467,25 +526,219 @@ static kf_store__tstate kf_store__parse_state(const char *s) {
 static const char *const kf_store__state_name[] = {"queued", "leased", "done",
                                                    "failed"};
 
+/* A failed task's last_error, for a report refused as INVALID. */
+static const kf_store__stmt ST_REPORT_REFUSE = {
+    KF_STMT_REPORT_REFUSE,
+    "UPDATE tasks t SET state = 'failed', lease_owner = NULL,"
+    " lease_expires = NULL, finished_at = now(), last_error = u.err"
+    " FROM unnest($1::bigint[], $2::text[]) AS u(id, err) WHERE t.id = u.id"};
+
+static const kf_store__stmt ST_SAVEPOINT = {KF_STMT_SAVEPOINT,
+                                            "SAVEPOINT kf_report"};
+static const kf_store__stmt ST_SAVEPOINT_UNDO = {
+    KF_STMT_SAVEPOINT_UNDO, "ROLLBACK TO SAVEPOINT kf_report"};
+static const kf_store__stmt ST_SAVEPOINT_RELEASE = {
+    KF_STMT_SAVEPOINT_RELEASE, "RELEASE SAVEPOINT kf_report"};
+
+/* An accepted report on its way to the database. */
+typedef struct {
+  size_t i;               /* its index in reps */
+  kf_store__tstate state; /* the task's new state */
+  const char *err;        /* the task's new last_error, or NULL */
+  bool final;             /* not retried: the task's one final result */
+  bool eval;              /* writes an evaluation too */
+} kf_store__acc;
+
+/* Largest believable time (ns), spread or bandwidth: beyond it a number
+ * is garbage, and dividing by it (speedup, roofline) could overflow. */
+#define KF_STORE__NUM_MAX 1e15
+/* Smallest believable non-zero time, ns. */
+#define KF_STORE__TIME_MIN 1e-3
+
+static bool kf_store__num_bad(double v, bool is_time) {
+  if (!isfinite(v) || v == 0) return false; /* stored as NULL */
+  return v < 0 || v > KF_STORE__NUM_MAX || (is_time && v < KF_STORE__TIME_MIN);
+}
+
+/* Why a report of the live lease cannot be stored ("" when it can).
+ * The same bounds the worker sanitizes to (text.h), so what a worker
+ * made is never refused here. */
+static bool kf_store__report_bad(const kf_report *rp, bool eval, char *why,
+                                 size_t len) {
+  char w[120];
+  if (!kf_outcome_name(rp->outcome)) {
+    snprintf(why, len, "outcome %d is not an outcome", rp->outcome);
+    return true;
+  }
+  if (rp->stage &&
+      kf_text_check(rp->stage, strlen(rp->stage), KF_TEXT_NAME_MAX, w,
+                    sizeof w)) {
+    snprintf(why, len, "stage %s", w);
+    return true;
+  }
+  if (rp->reason &&
+      kf_text_check(rp->reason, strlen(rp->reason), KF_TEXT_REASON_MAX, w,
+                    sizeof w)) {
+    snprintf(why, len, "reason %s", w);
+    return true;
+  }
+  if (rp->elapsed_us > (uint64_t)INT64_MAX) {
+    snprintf(why, len, "elapsed_us %llu is out of range",
+             (unsigned long long)rp->elapsed_us);
+    return true;
+  }
+  if (eval && rp->eval) {
+    const kf_eval_row *e = rp->eval;
+    const struct {
+      const char *name;
+      double v;
+      bool time;
+    } nums[] = {{"time_ns_median", e->time_ns_median, true},
+                {"time_ns_spread", e->time_ns_spread, false},
+                {"ref_time_ns_median", e->ref_time_ns_median, true},
+                {"ref_time_ns_spread", e->ref_time_ns_spread, false},
+                {"achieved_gbps", e->achieved_gbps, false}};
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+      if (kf_store__num_bad(nums[k].v, nums[k].time)) {
+        snprintf(why, len, "%s %g is out of range", nums[k].name, nums[k].v);
+        return true;
+      }
+    const struct {
+      const char *name, *v;
+    } texts[] = {{"harness_build", e->harness_build},
+                 {"toolchain", e->toolchain}};
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+      if (texts[k].v && kf_text_check(texts[k].v, strlen(texts[k].v),
+                                      KF_TEXT_NAME_MAX, w, sizeof w)) {
+        snprintf(why, len, "%s %s", texts[k].name, w);
+        return true;
+      }
+    if (e->repetitions > INT32_MAX) {
+      snprintf(why, len, "repetitions %llu is out of range",
+               (unsigned long long)e->repetitions);
+      return true;
+    }
+  }
+  why[0] = '\0';
+  return false;
+}
+
+/* Writes the m accepted reports acc[] (results, task states, evaluations):
+ * one statement for the results and tasks, one for the evaluations. */
+static int kf_store__report_write(kf_store *s, const kf_report *reps,
+                                  const kf_store__acc *acc, size_t m) {
+  enum { NA = 11, NE = 15 }; /* result and evaluation columns */
+  kf_store__buf a[NA] = {{0}}, e[NE] = {{0}};
+  PGresult *r = NULL;
+  size_t neval = 0;
+  int rc = 0;
+  for (int c = 0; c < NA; c++) kf_store__arr_open(&a[c]);
+  for (int c = 0; c < NE; c++) kf_store__arr_open(&e[c]);
+  for (size_t k = 0; k < m; k++) {
+    const kf_report *rp = &reps[acc[k].i];
+    kf_store__arr_i64(&a[0], rp->task_id);
+    kf_store__arr_i64(&a[1], rp->attempt);
+    kf_store__arr_i64(&a[2], rp->worker_id);
+    kf_store__arr_text(&a[3], kf_outcome_name(rp->outcome));
+    kf_store__arr_text(&a[4], rp->stage);
+    kf_store__arr_text(&a[5], rp->reason);
+    kf_store__arr_bytea(&a[6], rp->output, rp->output ? rp->output_len : 0);
+    kf_store__arr_i64(&a[7], (int64_t)rp->elapsed_us);
+    kf_store__arr_text(&a[8], acc[k].final ? "t" : "f");
+    kf_store__arr_text(&a[9], kf_store__state_name[acc[k].state]);
+    kf_store__arr_text(&a[10], acc[k].err);
+    if (!acc[k].eval) continue;
+    /* Final: this report is the candidate's evaluation.  (A task that
+     * fails after its retries has no evaluation: the worker, not the
+     * candidate, failed.) */
+    const kf_eval_row *ev = rp->eval;
+    const kf_eval_row none = {0};
+    if (!ev) ev = &none;
+    kf_store__arr_i64(&e[0], rp->task_id);
+    kf_store__arr_i64(&e[1], rp->worker_id);
+    kf_store__arr_text(&e[2], kf_outcome_name(rp->outcome));
+    kf_store__arr_text(&e[3], rp->stage);
+    kf_store__arr_text(&e[4], rp->reason);
+    kf_store__arr_f64(&e[5], ev->time_ns_median, true);
+    kf_store__arr_f64(&e[6], ev->time_ns_spread, false);
+    kf_store__arr_f64(&e[7], ev->ref_time_ns_median, true);
+    kf_store__arr_f64(&e[8], ev->ref_time_ns_spread, false);
+    kf_store__arr_f64(&e[9], ev->achieved_gbps, true);
+    if (ev->result)
+      kf_store__arr_bytea(&e[10], ev->result, ev->result_len);
+    else
+      kf_store__arr_null(&e[10]);
+    kf_store__arr_text(&e[11], ev->timing_dependent ? "t" : "f");
+    kf_store__arr_i64(&e[12], ev->repetitions);
+    kf_store__arr_text(&e[13], ev->harness_build);
+    kf_store__arr_text(&e[14], ev->toolchain);
+    neval++;
+  }
+  bool oom = false;
+  const char *p[NA], *q[NE];
+  for (int c = 0; c < NA; c++) {
+    kf_store__arr_close(&a[c]);
+    oom |= a[c].oom;
+    p[c] = a[c].p;
+  }
+  for (int c = 0; c < NE; c++) {
+    kf_store__arr_close(&e[c]);
+    oom |= e[c].oom;
+    q[c] = e[c].p;
+  }
+  if (oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = kf_store__exec(s, &ST_REPORT_WRITE, NA, p, false, &r))) goto out;
+  long updated = strtol(PQcmdTuples(r), NULL, 10);
+  if (updated != (long)m) {
+    rc = kf_store__fail(s, KF_EDB, "report updated %ld of %zu tasks",
+                        updated, m);
+    goto out;
+  }
+  if (neval > 0)
+    rc = kf_store__exec(s, &ST_REPORT_EVAL, NE, q, false, NULL);
+out:
+  PQclear(r);
+  for (int c = 0; c < NA; c++) kf_store__buf_free(&a[c]);
+  for (int c = 0; c < NE; c++) kf_store__buf_free(&e[c]);
+  return rc;
+}
+
+/* The database refused a row: the reason for the worker, without the
+ * bytes that caused it (libpq quotes hex, but say so plainly anyway). */
+static void kf_store__refused_by_db(kf_store *s, char *why, size_t len) {
+  char clean[144];
+  kf_text_sanitize(s->errmsg, strlen(s->errmsg), clean, sizeof clean, 0);
+  snprintf(why, len, "the database refused it (SQLSTATE %.5s): %s",
+           s->sqlstate, clean);
+}
+
 int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
                     kf_verdict *verdicts) {
+  return kf_store_report_ex(s, reps, n, verdicts, NULL);
+}
+
+int kf_store_report_ex(kf_store *s, const kf_report *reps, size_t n,
+                       kf_verdict *verdicts, kf_report_note *notes) {
   int rc = kf_store__ready(s);
   if (rc || n == 0) return rc;
-  for (size_t i = 0; i < n; i++)
-    if (!kf_outcome_name(reps[i].outcome))
-      return kf_store__fail(s, KF_EINVAL, "report %zu: unknown outcome %d", i,
-                            reps[i].outcome);
+  if (notes)
+    for (size_t i = 0; i < n; i++) notes[i].text[0] = '\0';
   kf_store__task *tasks = NULL;
   kf_store__result *results = NULL;
   /* Results this batch adds, searched linearly: accepted reports are
    * checked against them so a repeat later in the batch is DUPLICATE. */
   kf_store__result *added = calloc(n, sizeof *added);
-  enum { NE = 15 }; /* evaluation columns */
-  kf_store__buf ids = {0}, a[11] = {{0}}, e[NE] = {{0}};
+  kf_store__acc *acc = calloc(n, sizeof *acc);
+  size_t *refused = calloc(n, sizeof *refused); /* indices into reps */
+  char (*why)[200] = calloc(n, sizeof *why);     /* per refused report */
+  kf_store__buf ids = {0}, rid = {0}, rerr = {0};
   PGresult *r = NULL;
   bool in_tx = false;
-  size_t ntasks = 0, nresults = 0, nacc = 0, neval = 0;
-  if (!added) {
+  size_t ntasks = 0, nresults = 0, nacc = 0, nref = 0;
+  if (!added || !acc || !refused || !why) {
     rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
     goto out;
   }
@@ -538,8 +791,6 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
   qsort(tasks, ntasks, sizeof *tasks, kf_store__cmp_task);
   qsort(results, nresults, sizeof *results, kf_store__cmp_result);
 
-  for (int c = 0; c < 11; c++) kf_store__arr_open(&a[c]);
-  for (int c = 0; c < NE; c++) kf_store__arr_open(&e[c]);
   for (size_t i = 0; i < n; i++) {
     const kf_report *rp = &reps[i];
     kf_store__task key = {.id = rp->task_id};
@@ -579,94 +830,84 @@ int kf_store_report(kf_store *s, const kf_report *reps, size_t n,
       verdicts[i] = KF_VERDICT_STALE;
       continue;
     }
-    /* The live lease, held by this worker: accept. */
-    verdicts[i] = KF_VERDICT_ACCEPTED;
-    bool retry = kf_outcome_retryable(rp->outcome);
-    const char *err = NULL;
-    if (!retry) {
-      t->state = T_DONE;
-    } else {
-      t->state = t->attempt >= t->max_attempts ? T_FAILED : T_QUEUED;
-      err = rp->reason ? rp->reason : kf_outcome_name(rp->outcome);
+    /* The live lease, held by this worker: accept, unless it cannot be
+     * stored -- then the task fails with the reason (a resend of the same
+     * bytes could never do better), and the batch goes on without it. */
+    bool retry = kf_outcome_name(rp->outcome) &&
+                 kf_outcome_retryable(rp->outcome);
+    kf_store__tstate next =
+        !retry ? T_DONE
+               : t->attempt >= t->max_attempts ? T_FAILED : T_QUEUED;
+    if (kf_store__report_bad(rp, t->eval && next == T_DONE, why[nref],
+                             sizeof why[nref])) {
+      verdicts[i] = KF_VERDICT_INVALID;
+      refused[nref++] = i;
+      t->state = T_FAILED;
+      t->owner = 0;
+      continue;
     }
+    verdicts[i] = KF_VERDICT_ACCEPTED;
+    t->state = next;
     t->owner = 0;
+    acc[nacc] = (kf_store__acc){
+        .i = i,
+        .state = next,
+        .err = retry ? (rp->reason ? rp->reason : kf_outcome_name(rp->outcome))
+                     : NULL,
+        .final = !retry,
+        .eval = t->eval && next == T_DONE};
     added[nacc++] = (kf_store__result){rp->task_id, rp->attempt,
                                        rp->worker_id};
-    kf_store__arr_i64(&a[0], rp->task_id);
-    kf_store__arr_i64(&a[1], rp->attempt);
-    kf_store__arr_i64(&a[2], rp->worker_id);
-    kf_store__arr_text(&a[3], kf_outcome_name(rp->outcome));
-    kf_store__arr_text(&a[4], rp->stage);
-    kf_store__arr_text(&a[5], rp->reason);
-    kf_store__arr_bytea(&a[6], rp->output, rp->output ? rp->output_len : 0);
-    kf_store__arr_i64(&a[7], (int64_t)rp->elapsed_us);
-    kf_store__arr_text(&a[8], retry ? "f" : "t");
-    kf_store__arr_text(&a[9], kf_store__state_name[t->state]);
-    kf_store__arr_text(&a[10], err);
-    if (t->eval && t->state == T_DONE) {
-      /* Final: this report is the candidate's evaluation.  (A task that
-       * fails after its retries has no evaluation: the worker, not the
-       * candidate, failed.) */
-      const kf_eval_row *ev = rp->eval;
-      const kf_eval_row none = {0};
-      if (!ev) ev = &none;
-      kf_store__arr_i64(&e[0], rp->task_id);
-      kf_store__arr_i64(&e[1], rp->worker_id);
-      kf_store__arr_text(&e[2], kf_outcome_name(rp->outcome));
-      kf_store__arr_text(&e[3], rp->stage);
-      kf_store__arr_text(&e[4], rp->reason);
-      kf_store__arr_f64(&e[5], ev->time_ns_median, true);
-      kf_store__arr_f64(&e[6], ev->time_ns_spread, false);
-      kf_store__arr_f64(&e[7], ev->ref_time_ns_median, true);
-      kf_store__arr_f64(&e[8], ev->ref_time_ns_spread, false);
-      kf_store__arr_f64(&e[9], ev->achieved_gbps, true);
-      if (ev->result)
-        kf_store__arr_bytea(&e[10], ev->result, ev->result_len);
-      else
-        kf_store__arr_null(&e[10]);
-      kf_store__arr_text(&e[11], ev->timing_dependent ? "t" : "f");
-      kf_store__arr_i64(&e[12], ev->repetitions);
-      kf_store__arr_text(&e[13], ev->harness_build);
-      kf_store__arr_text(&e[14], ev->toolchain);
-      neval++;
-    }
   }
   if (nacc > 0) {
-    bool oom = false;
-    const char *p[11];
-    for (int c = 0; c < 11; c++) {
-      kf_store__arr_close(&a[c]);
-      oom |= a[c].oom;
-      p[c] = a[c].p;
-    }
-    if (oom) {
-      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    /* The batch in one go; if the database refuses its data, find the
+     * rows it refuses one by one, each under its own savepoint. */
+    if ((rc = kf_store__exec(s, &ST_SAVEPOINT, 0, NULL, false, NULL)))
       goto out;
-    }
-    if ((rc = kf_store__exec(s, &ST_REPORT_WRITE, 11, p, false, &r)))
-      goto out;
-    long updated = strtol(PQcmdTuples(r), NULL, 10);
-    PQclear(r);
-    r = NULL;
-    if (updated != (long)nacc) {
-      rc = kf_store__fail(s, KF_EDB, "report updated %ld of %zu tasks",
-                          updated, nacc);
+    rc = kf_store__report_write(s, reps, acc, nacc);
+    if (rc && kf_store__data_error(s)) {
+      if ((rc = kf_store__exec(s, &ST_SAVEPOINT_UNDO, 0, NULL, false, NULL)))
+        goto out;
+      for (size_t k = 0; k < nacc; k++) {
+        if ((rc = kf_store__exec(s, &ST_SAVEPOINT, 0, NULL, false, NULL)))
+          goto out;
+        rc = kf_store__report_write(s, reps, &acc[k], 1);
+        if (rc && kf_store__data_error(s)) {
+          size_t i = acc[k].i;
+          kf_store__refused_by_db(s, why[nref], sizeof why[nref]);
+          verdicts[i] = KF_VERDICT_INVALID;
+          refused[nref++] = i;
+          rc = kf_store__exec(s, &ST_SAVEPOINT_UNDO, 0, NULL, false, NULL);
+        } else if (!rc) {
+          rc = kf_store__exec(s, &ST_SAVEPOINT_RELEASE, 0, NULL, false, NULL);
+        }
+        if (rc) goto out;
+      }
+    } else if (rc) {
       goto out;
     }
   }
-  if (neval > 0) {
-    bool oom = false;
-    const char *p[NE];
-    for (int c = 0; c < NE; c++) {
-      kf_store__arr_close(&e[c]);
-      oom |= e[c].oom;
-      p[c] = e[c].p;
+  if (nref > 0) {
+    kf_store__arr_open(&rid);
+    kf_store__arr_open(&rerr);
+    for (size_t k = 0; k < nref; k++) {
+      const kf_report *rp = &reps[refused[k]];
+      char err[300];
+      snprintf(err, sizeof err, "result of attempt %u refused: %s",
+               rp->attempt, why[k]);
+      kf_store__arr_i64(&rid, rp->task_id);
+      kf_store__arr_text(&rerr, err);
+      if (notes)
+        kf_strlcpy(notes[refused[k]].text, why[k], sizeof notes[0].text);
     }
-    if (oom) {
+    kf_store__arr_close(&rid);
+    kf_store__arr_close(&rerr);
+    if (rid.oom || rerr.oom) {
       rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
       goto out;
     }
-    if ((rc = kf_store__exec(s, &ST_REPORT_EVAL, NE, p, false, NULL)))
+    const char *p2[] = {rid.p, rerr.p};
+    if ((rc = kf_store__exec(s, &ST_REPORT_REFUSE, 2, p2, false, NULL)))
       goto out;
   }
   if ((rc = kf_store__commit(s))) goto out;
@@ -677,9 +918,12 @@ out:
   free(tasks);
   free(results);
   free(added);
+  free(acc);
+  free(refused);
+  free(why);
   kf_store__buf_free(&ids);
-  for (int c = 0; c < 11; c++) kf_store__buf_free(&a[c]);
-  for (int c = 0; c < NE; c++) kf_store__buf_free(&e[c]);
+  kf_store__buf_free(&rid);
+  kf_store__buf_free(&rerr);
   return rc;
 }
 

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "log.h"
 #include "util.h"
+#include "watchdog.h"
 #include "worker.h"
 
 static void usage(FILE *f) {
@@ -37,6 +38,9 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  /* The worker's watchdog is this program too (watchdog.h). */
+  if (argc >= 2 && strcmp(argv[1], KF_WATCHDOG_ARG) == 0)
+    return kf_watchdog_main(argc, argv);
   char name[96];
   char host[64] = "worker";
   gethostname(host, sizeof host - 1);

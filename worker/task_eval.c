@@ -5,13 +5,15 @@
  *
  * The worker never loads candidate code.  The run function (on a libuv work
  * thread) spawns kf-harness -- the sibling of this kf-worker binary, or
- * $KF_HARNESS -- in its own process group with posix_spawn (safe in a
- * threaded process), writes the task payload (an EvalRequest) to its stdin
+ * $KF_HARNESS -- in its own process group, with the worker's death as its
+ * own (kf_watchdog_spawn), writes the task payload (an EvalRequest) to its stdin
  * with a 4-byte little-endian length, and reads one length-prefixed
  * EvalResult from its fd 3 within the task's timeout; on expiry the whole
  * group (harness, compiler, runners) gets SIGKILL and the task is a
- * TIMEOUT.  The harness works in a per-task directory made here and
- * removed here after it exits, so a killed harness leaves nothing behind.
+ * TIMEOUT.  The harness works in a per-task directory made here, under
+ * the worker's work directory, and removed here after it exits, so a
+ * killed harness leaves nothing behind; if the worker itself is killed,
+ * its watchdog kills the harness's group and removes the directory.
  * The harness's stderr lines are logged again here, under the
  * task id.  A harness that dies or writes no result is INFRA_ERROR, which
  * the coordinator retries.
@@ -49,12 +51,15 @@
 #include "log.h"
 #include "outcome.h"
 #include "tasks.h"
+#include "text.h"
 #include "util.h"
+#include "watchdog.h"
 
 #define DEFAULT_TIMEOUT_MS (10u * 60u * 1000u)
 #define MAX_RESULT (16u << 20)
 
 static kf_ceilings g_ceil; /* written once before tasks run */
+static char g_workdir[PATH_MAX];     /* likewise: the worker's work dir */
 static char g_dev_args[8][PATH_MAX]; /* likewise: device arguments */
 static int g_n_dev_args;
 static const Kernelfleet__DeviceClass *g_dc; /* likewise: into results */
@@ -64,6 +69,10 @@ void kf_task_eval_set_device_args(const char *const *args, int n) {
   g_n_dev_args = 0;
   for (int i = 0; i < n && i < 8; i++)
     kf_strlcpy(g_dev_args[g_n_dev_args++], args[i], sizeof g_dev_args[0]);
+}
+
+void kf_task_eval_set_workdir(const char *dir) {
+  kf_strlcpy(g_workdir, dir ? dir : "", sizeof g_workdir);
 }
 
 void kf_task_eval_set_device(const Kernelfleet__DeviceClass *dc,
@@ -91,32 +100,11 @@ static int spawn_harness(char *const argv[], bool want_in, bool want_res,
     snprintf(why, whylen, "pipe: %s", strerror(errno));
     goto fail;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawnattr_init(&at);
-  if (want_in) posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  if (want_res) posix_spawn_file_actions_adddup2(&fa, res[1], 3);
-  sigset_t none, def;
-  sigemptyset(&none);
-  sigemptyset(&def);
-  sigaddset(&def, SIGPIPE);
-  sigaddset(&def, SIGINT);
-  sigaddset(&def, SIGTERM);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setsigdefault(&at, &def);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                    POSIX_SPAWN_SETSIGDEF);
-  extern char **environ;
-  int rc = posix_spawn(&c->pid, argv[0], &fa, &at, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
-  if (rc) {
-    snprintf(why, whylen, "cannot start %s: %s", argv[0], strerror(rc));
+  /* Its own process group, with the worker's death as its own
+   * (watchdog.c): a harness never outlives the worker. */
+  if (kf_watchdog_spawn(argv, want_in ? in[0] : -1, err[1],
+                        want_res ? res[1] : -1, true, &c->pid, why,
+                        whylen) != 0) {
     c->pid = 0;
     goto fail;
   }
@@ -244,6 +232,7 @@ static int reap(child *c) {
   while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
   }
   kill(-c->pid, SIGKILL); /* stragglers of the group, if any */
+  kf_watchdog_untrack(c->pid);
   return st;
 }
 
@@ -289,11 +278,14 @@ int kf_task_eval_ceilings(kf_ceilings *out) {
   return rc;
 }
 
+/* Stage and reason are cut on a character boundary (kf_text_sanitize),
+ * never mid-character as a byte copy would. */
 static void set(kf_task_exec *t, int outcome, const char *stage,
                 const char *reason) {
   t->outcome = outcome;
-  kf_strlcpy(t->stage, stage, sizeof t->stage);
-  kf_strlcpy(t->reason, reason, sizeof t->reason);
+  kf_text_sanitize(stage, strlen(stage), t->stage, sizeof t->stage, 0);
+  kf_text_sanitize(reason, strlen(reason), t->reason, sizeof t->reason,
+                   KF_TEXT_MULTILINE);
 }
 
 /* --------------------------------------------------------- identity -- */
@@ -360,9 +352,13 @@ static bool run_harness(kf_task_exec *t, const char *mode,
   snprintf(rbps, sizeof rbps, "--read-gbps=%.3f", g_ceil.read_gbps);
   snprintf(wbps, sizeof wbps, "--write-gbps=%.3f", g_ceil.write_gbps);
   snprintf(gflops, sizeof gflops, "--gflops=%.3f", g_ceil.gflops);
-  const char *tmp = getenv("TMPDIR");
-  char work[PATH_MAX], workarg[PATH_MAX + 16];
-  snprintf(work, sizeof work, "%s/kf-eval-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  /* Under the worker's work directory, which its watchdog removes
+   * whatever happens to the worker (watchdog.h). */
+  const char *tmp = g_workdir[0] ? g_workdir : getenv("TMPDIR");
+  char work[PATH_MAX + 16], workarg[PATH_MAX + 32];
+  snprintf(work, sizeof work, "%.*s/%s", PATH_MAX - 1,
+           tmp && *tmp ? tmp : "/tmp",
+           g_workdir[0] ? "eval-XXXXXX" : "kf-eval-XXXXXX");
   *res = NULL;
   *rl = 0;
   *st = 0;
@@ -465,6 +461,15 @@ void kf_task_eval(kf_task_exec *t) {
   }
   Kernelfleet__EvalResult *r =
       rl ? kernelfleet__eval_result__unpack(NULL, rl, res + 4) : NULL;
+  /* Every string in the EvalResult (stage names, reasons quoting the
+   * candidate's compiler output and symbol names, tool names) is made
+   * valid, display-safe and bounded before anything reads it: it is
+   * stored and shown as it is here. */
+  if (r && kf_text_sanitize_pb(&r->base, KF_TEXT_REASON_MAX,
+                               KF_TEXT_MULTILINE) != 0) {
+    kernelfleet__eval_result__free_unpacked(r, NULL);
+    r = NULL;
+  }
   if (!r || !kf_outcome_name(r->outcome)) {
     if (r) kernelfleet__eval_result__free_unpacked(r, NULL);
     no_reply(why, sizeof why, st, res != NULL);
@@ -488,15 +493,19 @@ void kf_task_eval(kf_task_exec *t) {
         last ? last->reason : "");
   }
   /* output: the EvalResult bytes, with this worker's device in them */
+  /* Packed again, always: the strings may have been sanitized. */
   unsigned char *packed = NULL;
-  if (g_dc && !r->device_class && !r->device) {
+  bool add_dev = g_dc && !r->device_class && !r->device;
+  if (add_dev) {
     r->device_class = (Kernelfleet__DeviceClass *)g_dc;
     r->device = (Kernelfleet__DeviceInfo *)g_info;
-    size_t pl = kernelfleet__eval_result__get_packed_size(r);
-    if ((packed = malloc(pl ? pl : 1))) {
-      kernelfleet__eval_result__pack(r, packed);
-      rl = pl;
-    }
+  }
+  size_t pl = kernelfleet__eval_result__get_packed_size(r);
+  if ((packed = malloc(pl ? pl : 1))) {
+    kernelfleet__eval_result__pack(r, packed);
+    rl = pl;
+  }
+  if (add_dev) {
     r->device_class = NULL;
     r->device = NULL;
   }
@@ -505,7 +514,11 @@ void kf_task_eval(kf_task_exec *t) {
     free(res);
     res = packed;
   } else {
-    memmove(res, res + 4, rl);
+    /* No memory to pack: nothing unsanitized may leave, so no output. */
+    free(res);
+    set(t, KF_OUTCOME_INFRA_ERROR, "eval", "worker out of memory packing the"
+        " result");
+    return;
   }
   t->output = res;
   t->output_len = rl;
@@ -568,6 +581,12 @@ void kf_task_showdown(kf_task_exec *t) {
   }
   Kernelfleet__ShowdownResult *r =
       rl ? kernelfleet__showdown_result__unpack(NULL, rl, res + 4) : NULL;
+  /* Its strings are stored and shown: made safe as an eval's are. */
+  if (r && kf_text_sanitize_pb(&r->base, KF_TEXT_REASON_MAX,
+                               KF_TEXT_MULTILINE) != 0) {
+    kernelfleet__showdown_result__free_unpacked(r, NULL);
+    r = NULL;
+  }
   if (!r || !kf_outcome_name(r->outcome)) {
     if (r) kernelfleet__showdown_result__free_unpacked(r, NULL);
     no_reply(why, sizeof why, st, res != NULL);
@@ -587,9 +606,16 @@ void kf_task_showdown(kf_task_exec *t) {
   } else {
     set(t, (int)r->outcome, "showdown", r->reason ? r->reason : "");
   }
+  /* output: the ShowdownResult, packed again (sanitized strings) */
+  free(res);
+  size_t pl = kernelfleet__showdown_result__get_packed_size(r);
+  unsigned char *out = malloc(pl ? pl : 1);
+  if (out) {
+    kernelfleet__showdown_result__pack(r, out);
+    t->output = out;
+    t->output_len = pl;
+  } else {
+    set(t, KF_OUTCOME_INFRA_ERROR, "showdown", "worker out of memory");
+  }
   kernelfleet__showdown_result__free_unpacked(r, NULL);
-  /* output: the ShowdownResult bytes as the harness wrote them */
-  memmove(res, res + 4, rl);
-  t->output = res;
-  t->output_len = rl;
 }

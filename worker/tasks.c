@@ -7,6 +7,7 @@
 #include "tasks.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,33 @@ static void fail(kf_task_exec *t, int outcome, const char *stage,
   kf_strlcpy(t->reason, reason, sizeof t->reason);
 }
 
+/* The task's time is up: TIMEOUT, like an eval the harness had to kill. */
+static void timed_out(kf_task_exec *t) {
+  char why[128];
+  snprintf(why, sizeof why, "checksum still running after the task's %u ms;"
+           " stopped", t->timeout_ms);
+  fail(t, KF_OUTCOME_TIMEOUT, "checksum", why);
+}
+
+/* Sleeps until now + ms or the deadline (ms, kf_now_ms clock; 0: none),
+ * whichever comes first; false when the deadline cut it short. */
+static bool sleep_until(uint64_t ms, uint64_t deadline) {
+  uint64_t end = kf_now_ms() + ms;
+  bool cut = deadline && deadline < end;
+  if (cut) end = deadline;
+  for (uint64_t now; (now = kf_now_ms()) < end;) {
+    uint64_t left = end - now;
+    struct timespec ts = {(time_t)(left / 1000),
+                          (long)(left % 1000) * 1000000L};
+    nanosleep(&ts, NULL); /* EINTR: the loop sleeps the rest */
+  }
+  return !cut;
+}
+
 void kf_task_checksum(kf_task_exec *t) {
   uint64_t t0 = kf_now_us();
+  /* timeout_ms bounds the whole task (sleep and hashing); 0: unbounded. */
+  uint64_t deadline = t->timeout_ms ? kf_now_ms() + t->timeout_ms : 0;
   cJSON *j = cJSON_ParseWithLength(t->payload, t->payload_len);
   if (!j || !cJSON_IsObject(j)) {
     cJSON_Delete(j);
@@ -61,19 +87,27 @@ void kf_task_checksum(kf_task_exec *t) {
          "checksum payload: repeat must be 1..1e6, sleep_ms 0..600000");
     return;
   }
-  if (sleep_ms > 0) {
-    struct timespec ts = {(time_t)(sleep_ms / 1000),
-                          (long)((long long)sleep_ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+  if (sleep_ms > 0 && !sleep_until((uint64_t)sleep_ms, deadline)) {
+    cJSON_Delete(j);
+    timed_out(t);
+    return;
   }
   uint64_t h = 0xcbf29ce484222325ull;
   const unsigned char *p = (const unsigned char *)data->valuestring;
   size_t n = strlen(data->valuestring);
-  for (long r = 0; r < (long)repeat; r++)
+  /* Look at the clock about every MiB hashed. */
+  long every = n >= (1u << 20) ? 1 : (long)((1u << 20) / (n ? n : 1));
+  for (long r = 0; r < (long)repeat; r++) {
+    if (deadline && r % every == 0 && kf_now_ms() >= deadline) {
+      cJSON_Delete(j);
+      timed_out(t);
+      return;
+    }
     for (size_t i = 0; i < n; i++) {
       h ^= p[i];
       h *= 0x100000001b3ull;
     }
+  }
   cJSON_Delete(j);
   char out[64];
   int len = snprintf(out, sizeof out, "{\"fnv1a64\": \"%016llx\"}",

@@ -48,7 +48,9 @@ const kf_task_kind *kf_task_kind_find(const char *kind);
 
 /* "checksum": payload {"data": str, "repeat": n, "sleep_ms": n}; output
  * {"fnv1a64": "<16 hex digits>"} over data repeated n times.  sleep_ms
- * makes the task hold its lease for a while (demos and fault tests). */
+ * makes the task hold its lease for a while (demos and fault tests).
+ * timeout_ms (0: none) bounds sleep and hashing together: past it the
+ * task stops with outcome TIMEOUT. */
 void kf_task_checksum(kf_task_exec *t);
 
 /* "eval": payload an EvalRequest; output the EvalResult bytes.  Runs
@@ -93,6 +95,10 @@ void kf_task_eval_set_ceilings(const kf_ceilings *c);
  * --device, --cuda-arch, --gpu-lock); copied; at most 8; set once, before
  * any task runs. */
 void kf_task_eval_set_device_args(const char *const *args, int n);
+
+/* The worker's work directory (watchdog.h): each eval's directory is
+ * made in it.  NULL or "": $TMPDIR.  Set once, before any task runs. */
+void kf_task_eval_set_workdir(const char *dir);
 
 struct Kernelfleet__DeviceClass;
 struct Kernelfleet__DeviceInfo;

@@ -9,11 +9,24 @@
  *    2 s); running tasks go on; results wait in the outbox;
  *  - coordinator forgot us (NOT_FOUND): register again; leases held under
  *    the old id are reported under it and judged by the coordinator;
- *  - a verdict other than ACCEPTED is final: logged, the result dropped.
+ *  - a verdict other than ACCEPTED is final: logged, the result dropped;
+ *    REPORT_INVALID (the coordinator can never store that result) counts
+ *    the task as failed, with the coordinator's reason.
+ *
+ * Poison: every text a task reports is sanitized here first (kf_text_*:
+ * valid UTF-8, no control characters, bounded), whatever the task kind
+ * produced, so a candidate's bytes quoted in a reason cannot make the
+ * store refuse the report.  A report call the coordinator refuses as a
+ * whole (INVALID_ARGUMENT, or too large) is retried one result per call,
+ * and a single result refused that way is dropped as failed: one result
+ * never holds the others back.  While some result is undeliverable (the
+ * last report call failed), the worker leases nothing new, and the outbox
+ * bound counts the results in flight too, so results cannot pile up.
  */
 #include "worker.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +41,15 @@
 #include "outcome.h"
 #include "rpc.h"
 #include "tasks.h"
+#include "text.h"
 #include "util.h"
+#include "watchdog.h"
 
 #define PATH(m) "/kernelfleet.Coordinator/" m
-#define REPORT_BATCH 256
+#define REPORT_BATCH 256        /* results per report call, at most */
+#define REPORT_BYTES (4u << 20) /* packed results per report call, about */
+#define OUTBOX_MAX 256          /* unacknowledged results (outbox + in
+                                 * flight) at which we stop leasing */
 #define CALL_TIMEOUT_MS 10000
 
 typedef struct task_rec {
@@ -65,6 +83,9 @@ typedef struct kf_worker {
   task_rec *outbox;  /* finished, not yet acknowledged */
   size_t n_outbox;
   struct report_ctx *report; /* the report in flight, if any */
+  size_t report_max; /* results per report call: REPORT_BATCH, or 1 after a
+                      * call was refused as a whole */
+  bool undelivered;  /* the last report call failed: lease nothing */
 
   bool registering, lease_inflight, report_inflight, hb_inflight;
   bool stopping, closed;
@@ -74,6 +95,8 @@ typedef struct kf_worker {
   uv_timer_t hb_timer, retry_timer, report_timer;
   uv_signal_t sigint, sigterm;
   uint64_t n_done;
+  uint64_t n_failed; /* results the coordinator refused as INVALID, or
+                      * could not take at all */
 } kf_worker;
 
 static void do_register(kf_worker *w);
@@ -230,6 +253,19 @@ static void on_hb_timer(uv_timer_t *h) {
 
 /* ----------------------------------------------------------------- run */
 
+/* What leaves the worker is valid, display-safe UTF-8 of bounded length,
+ * whatever the task kind wrote (a harness reason quotes a candidate's
+ * symbol names and compiler output byte for byte). */
+static void sanitize_exec(kf_task_exec *e) {
+  char tmp[sizeof e->reason];
+  kf_text_sanitize(e->stage, strnlen(e->stage, sizeof e->stage), tmp,
+                   sizeof e->stage, 0);
+  memcpy(e->stage, tmp, sizeof e->stage);
+  kf_text_sanitize(e->reason, strnlen(e->reason, sizeof e->reason), tmp,
+                   sizeof tmp, KF_TEXT_MULTILINE);
+  memcpy(e->reason, tmp, sizeof tmp);
+}
+
 static void run_task(uv_work_t *req) {
   task_rec *t = req->data;
   const kf_task_kind *k = kf_task_kind_find(t->kind);
@@ -245,6 +281,7 @@ static void run_task(uv_work_t *req) {
     kf_log_set_task(0);
   }
   if (!t->exec.elapsed_us) t->exec.elapsed_us = kf_now_us() - t0;
+  sanitize_exec(&t->exec);
 }
 
 static void after_task(uv_work_t *req, int status) {
@@ -363,8 +400,14 @@ static void on_leased(int status, const char *detail,
 static void do_lease(kf_worker *w) {
   if (w->lease_inflight || w->stopping || !w->id || w->registering) return;
   if (w->n_running >= w->cfg.slots) return;
-  /* Keep the outbox bounded: a worker that cannot report stops taking work. */
-  if (w->n_outbox >= REPORT_BATCH) return;
+  /* A result that cannot be delivered now stops new work until it is
+   * delivered or dropped: otherwise the worker keeps leasing (and
+   * heartbeating those leases) while results pile up undelivered. */
+  if (w->undelivered) return;
+  /* Keep the outbox bounded, counting the results in flight too: a
+   * worker that cannot report stops taking work. */
+  size_t unacked = w->n_outbox + (w->report ? w->report->n : 0);
+  if (unacked >= OUTBOX_MAX) return;
   Kernelfleet__LeaseTasksRequest req = KERNELFLEET__LEASE_TASKS_REQUEST__INIT;
   req.worker_id = w->id;
   req.max_tasks = w->cfg.slots - w->n_running;
@@ -385,44 +428,86 @@ static void do_lease(kf_worker *w) {
 
 static void on_report_timer(uv_timer_t *h) { do_report(h->data); }
 
+/* The result is gone for good: counted as failed, with why. */
+static void drop_failed(kf_worker *w, task_rec *t, const char *why) {
+  w->n_failed++;
+  kf_log(KF_LOG_ERROR, "task %" PRId64 " attempt %u: result refused for good"
+         " (%s); recorded as failed, dropped", t->exec.task_id,
+         t->exec.attempt, why);
+  task_free(t);
+}
+
 static void on_reported(int status, const char *detail,
                         const ProtobufCMessage *m, void *data) {
   report_ctx *ctx = data;
   kf_worker *w = ctx->w;
   w->report_inflight = false;
   w->report = NULL;
-  if (status) {
+  /* Refused as a whole: INVALID_ARGUMENT (the client reads KF_EPROTO) or
+   * too large.  Resending the same call cannot help.  Several results:
+   * send them one per call, so the one at fault is found and the others
+   * get through; a single one: it can never be delivered. */
+  bool whole = status == KF_EPROTO || status == KF_EINVAL ||
+               status == KF_ETOOBIG;
+  if (whole && ctx->n == 1) {
+    char why[300];
+    snprintf(why, sizeof why, "%s: %s", kf_strerror(status), detail);
+    drop_failed(w, ctx->sent[0], why);
+    w->undelivered = false;
+    w->report_max = REPORT_BATCH; /* the one at fault is found */
+  } else if (status) {
     /* Put them back; nothing is lost until a verdict arrives. */
     for (size_t i = 0; i < ctx->n; i++) {
       ctx->sent[i]->next = w->outbox;
       w->outbox = ctx->sent[i];
       w->n_outbox++;
     }
-    kf_log(KF_LOG_WARN, "report of %zu results: %s: %s; will retry", ctx->n,
-           kf_strerror(status), detail);
+    if (whole) {
+      w->report_max = 1;
+      kf_log(KF_LOG_WARN, "report of %zu results refused as a whole: %s: %s;"
+             " sending them one by one", ctx->n, kf_strerror(status),
+             detail);
+    } else {
+      w->undelivered = true;
+      kf_log(KF_LOG_WARN, "report of %zu results: %s: %s; will retry",
+             ctx->n, kf_strerror(status), detail);
+    }
     if (!w->stopping || kf_now_ms() < w->stop_deadline_ms) {
       backoff(w);
-      uv_timer_start(&w->report_timer, on_report_timer, w->backoff_ms, 0);
+      uv_timer_start(&w->report_timer, on_report_timer,
+                     whole ? 0 : w->backoff_ms, 0);
     }
   } else {
     const Kernelfleet__ReportResultResponse *r = (const void *)m;
     for (size_t i = 0; i < ctx->n; i++) {
       int v = i < r->n_verdicts ? (int)r->verdicts[i] : 0;
+      const char *why = i < r->n_details ? r->details[i] : "";
       task_rec *t = ctx->sent[i];
       if (v == KERNELFLEET__REPORT_VERDICT__REPORT_ACCEPTED ||
           v == KERNELFLEET__REPORT_VERDICT__REPORT_DUPLICATE) {
         w->n_done++;
+      } else if (v == KERNELFLEET__REPORT_VERDICT__REPORT_INVALID) {
+        char clean[256];
+        kf_text_sanitize(why, strlen(why), clean, sizeof clean, 0);
+        drop_failed(w, t, clean);
+        continue;
       } else {
         kf_log(KF_LOG_WARN, "task %" PRId64 " attempt %u: result refused (%s)",
                t->exec.task_id, t->exec.attempt,
                v == KERNELFLEET__REPORT_VERDICT__REPORT_STALE ? "stale lease"
                : v == KERNELFLEET__REPORT_VERDICT__REPORT_NOT_HOLDER
                    ? "not the lease holder"
-                   : "unknown task");
+               : v == KERNELFLEET__REPORT_VERDICT__REPORT_UNKNOWN_TASK
+                   ? "unknown task"
+                   : "unknown verdict");
       }
       task_free(t);
     }
     w->backoff_ms = 0;
+    w->undelivered = false;
+    /* One by one until the outbox is empty, so a refused batch is not
+     * rebuilt around its culprit again. */
+    if (!w->outbox) w->report_max = REPORT_BATCH;
   }
   free(ctx->sent);
   free(ctx);
@@ -433,7 +518,8 @@ static void on_reported(int status, const char *detail,
 
 static void do_report(kf_worker *w) {
   if (w->report_inflight || !w->outbox || w->closed) return;
-  size_t n = w->n_outbox < REPORT_BATCH ? w->n_outbox : REPORT_BATCH;
+  size_t max = w->report_max ? w->report_max : REPORT_BATCH;
+  size_t n = w->n_outbox < max ? w->n_outbox : max;
   report_ctx *ctx = calloc(1, sizeof *ctx);
   task_rec **sent = calloc(n, sizeof *sent);
   Kernelfleet__TaskResult *res = calloc(n, sizeof *res);
@@ -450,13 +536,17 @@ static void do_report(kf_worker *w) {
   /* One call carries results of one worker id; results from before a
    * re-registration go out under their own id in a later call. */
   int64_t wid = w->outbox->worker_id;
-  size_t k = 0;
+  size_t k = 0, bytes = 0;
   for (task_rec **pp = &w->outbox; *pp && k < n;) {
     task_rec *t = *pp;
     if (t->worker_id != wid) {
       pp = &t->next;
       continue;
     }
+    /* Keep a call well under the message limit; one result always goes. */
+    size_t sz = t->exec.output_len + strlen(t->exec.reason) + 64;
+    if (k > 0 && bytes + sz > REPORT_BYTES) break;
+    bytes += sz;
     *pp = t->next;
     w->n_outbox--;
     sent[k] = t;
@@ -553,6 +643,14 @@ int kf_worker_run(const kf_worker_config *cfg) {
   kf_worker *w = &ws;
   memset(w, 0, sizeof *w);
   w->cfg = *cfg;
+  /* First, before any thread or child: the work directory and the
+   * watchdog that removes it, and kills every harness, when we die. */
+  char workdir[PATH_MAX], why[512];
+  if (kf_watchdog_start(workdir, sizeof workdir, why, sizeof why)) {
+    kf_log(KF_LOG_FATAL, "%s", why);
+    return KF_EIO;
+  }
+  kf_task_eval_set_workdir(workdir);
   /* The device (worker/device_cuda.c): ceilings measured once, registered
    * with the device and used by every eval's roofline check. */
   char derr[512];
@@ -599,7 +697,7 @@ int kf_worker_run(const kf_worker_config *cfg) {
   rc = uv_loop_close(&loop);
   if (rc) kf_log(KF_LOG_WARN, "loop closed with handles open: %s",
                  uv_strerror(rc));
-  kf_log(KF_LOG_INFO, "stopped after %llu tasks",
-         (unsigned long long)w->n_done);
+  kf_log(KF_LOG_INFO, "stopped after %llu tasks (%llu results refused)",
+         (unsigned long long)w->n_done, (unsigned long long)w->n_failed);
   return 0;
 }

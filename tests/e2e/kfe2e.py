@@ -232,11 +232,13 @@ class Cluster:
 
     # -------------------------------------------------------- workers --
 
-    def start_worker(self, name, slots=2, extra=()):
+    def start_worker(self, name, slots=2, extra=(), env=None):
+        """env: extra environment variables for this worker only."""
         argv = [self.path("kf-worker"), "--coordinator", self.target,
                 "--token", TOKEN, "--name", name, "--slots", str(slots),
                 "--lease-wait-ms", "2000"] + list(extra)
-        p = Proc(name, argv, os.path.join(self.dir, name + ".log"), self.env)
+        wenv = dict(self.env, **(env or {}))
+        p = Proc(name, argv, os.path.join(self.dir, name + ".log"), wenv)
         self.procs.append(p)
         self.log("worker %s pid %d" % (name, p.pid))
         return p

@@ -15,7 +15,10 @@
  *      final showdown (300 repetitions); 7 evaluations, 2 of them
  *      failures.
  *   9  "done" without a verified kernel (GetBest: NOT_FOUND).
+ *   11 like 7 once done, but every name in it hostile: terminal escapes,
+ *      a right-to-left override, bytes that are not UTF-8.
  *   anything else: NOT_FOUND.
+ * GetStatus lists one worker with such a name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,6 +84,10 @@ static Kernelfleet__Knob kLanes = {PROTOBUF_C_MESSAGE_INIT(
                                    "LANES", "4"};
 static Kernelfleet__Knob *kKnobs[] = {&kBlock, &kLanes};
 
+/* What someone hostile names things: a screen clear, colour, a title
+ * change, a right-to-left override (U+202E), invalid UTF-8. */
+#define EVIL "ev\x1b[2J\x1b[31mil\x1b]0;pwned\x07\xe2\x80\xae" "cba\xff"
+
 static void fill_eval(Kernelfleet__EvaluationSummary *e,
                       Kernelfleet__DeviceClass *dc, int i) {
   kernelfleet__evaluation_summary__init(e);
@@ -137,12 +144,13 @@ static void h_create(kf_rpc_call *call, const ProtobufCMessage *req,
 static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
   fake *f = data;
   const Kernelfleet__GetCampaignRequest *q = (const void *)req;
-  if (q->campaign_id != 7 && q->campaign_id != 9) {
+  if (q->campaign_id != 7 && q->campaign_id != 9 && q->campaign_id != 11) {
     kf_rpc_call_fail(call, KF_ENOTFOUND, "no such campaign");
     return;
   }
-  bool won = q->campaign_id == 7;
-  int polls = won ? atomic_fetch_add(&f->polls7, 1) + 1 : 100;
+  bool evil = q->campaign_id == 11;
+  bool won = q->campaign_id == 7 || evil;
+  int polls = q->campaign_id == 7 ? atomic_fetch_add(&f->polls7, 1) + 1 : 100;
   Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
   dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
   dc.model = "Test CPU";
@@ -192,7 +200,15 @@ static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
   size_t ntop = won ? (q->top < 5 ? q->top : 5) : 0;
   for (size_t i = 0; i < ntop; i++) {
     fill_eval(&ev[i], &dc, (int)i);
+    if (evil) ev[i].template_name = EVIL;
     evp[i] = &ev[i];
+  }
+  if (evil) {
+    c.name = EVIL;
+    c.problem = EVIL;
+    st.stop_reason = EVIL;
+    dc.model = EVIL;
+    dc.isa = EVIL;
   }
   Kernelfleet__GetCampaignResponse r = KERNELFLEET__GET_CAMPAIGN_RESPONSE__INIT;
   r.status = &st;
@@ -209,9 +225,14 @@ static void h_list(kf_rpc_call *call, const ProtobufCMessage *req,
   dc.model = "Test CPU";
   Kernelfleet__EvaluationSummary ev[7], *evp[7];
   size_t n = 0;
-  for (int i = 0; q->campaign_id == 7 && i < 7; i++) {
+  bool evil = q->campaign_id == 11;
+  for (int i = 0; (q->campaign_id == 7 || evil) && i < 7; i++) {
     if (q->failures_only && i < 5) continue;
     fill_eval(&ev[n], &dc, i);
+    if (evil) {
+      ev[n].stage = EVIL;
+      ev[n].reason = EVIL "\n" EVIL;
+    }
     evp[n] = &ev[n];
     n++;
   }
@@ -255,7 +276,23 @@ static void h_stop(kf_rpc_call *call, const ProtobufCMessage *req,
   kf_rpc_call_reply(call, &r.base);
 }
 
+static void h_status(kf_rpc_call *call, const ProtobufCMessage *req,
+                     void *data) {
+  Kernelfleet__WorkerStatus w = KERNELFLEET__WORKER_STATUS__INIT;
+  w.worker_id = 3;
+  w.name = EVIL;
+  w.alive = true;
+  Kernelfleet__WorkerStatus *wp[] = {&w};
+  Kernelfleet__GetStatusResponse r = KERNELFLEET__GET_STATUS_RESPONSE__INIT;
+  r.done = 5;
+  r.workers = wp;
+  r.n_workers = 1;
+  kf_rpc_call_reply(call, &r.base);
+}
+
 static const kf_rpc_method kMethods[] = {
+    {PATH("GetStatus"), &kernelfleet__get_status_request__descriptor,
+     h_status},
     {PATH("CreateCampaign"), &kernelfleet__create_campaign_request__descriptor,
      h_create},
     {PATH("GetCampaign"), &kernelfleet__get_campaign_request__descriptor,
@@ -453,6 +490,42 @@ static void test_status(void **state) {
                       F.target), 2);
 }
 
+/* What kf prints of hostile names holds no terminal escape, no control
+ * character, no bidi override and no invalid UTF-8 -- but still the
+ * visible text.  (The JSON forms are data: escaped by cJSON, checked to
+ * parse and to keep the name.) */
+static void assert_printable(const char *out, const char *what) {
+  if (strchr(out, '\x1b')) fail_msg("%s prints an ESC: %s", what, out);
+  if (strstr(out, "\xe2\x80\xae"))
+    fail_msg("%s prints a right-to-left override", what);
+  if (strchr(out, '\x07')) fail_msg("%s prints a BEL", what);
+  for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+    if (*p == 0xff) fail_msg("%s prints a 0xff byte", what);
+}
+
+static void test_hostile_names(void **state) {
+  int rc = kf(g_out, sizeof g_out, "campaign status 11 --top 5 " REMOTE,
+              F.target);
+  assert_int_equal(rc, 0);
+  assert_printable(g_out, "kf campaign status");
+  assert_non_null(strstr(g_out, "evilcba\\xff"));
+  assert_non_null(strstr(g_out, "wrong_answer"));
+  rc = kf(g_out, sizeof g_out, "campaign watch 11 " REMOTE, F.target);
+  assert_printable(g_out, "kf campaign watch");
+  rc = kf(g_out, sizeof g_out, "status " REMOTE, F.target);
+  assert_int_equal(rc, 0);
+  assert_printable(g_out, "kf status");
+  assert_non_null(strstr(g_out, "worker 3 evilcba\\xff alive"));
+  rc = kf(g_out, sizeof g_out, "status --json " REMOTE, F.target);
+  assert_int_equal(rc, 0);
+  cJSON *j = json_of(g_out);
+  const cJSON *w0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "workers"), 0);
+  assert_non_null(w0);
+  assert_non_null(strstr(str(w0, "name"), "ev\x1b[2J"));
+  cJSON_Delete(j);
+  assert_null(strchr(g_out, '\x1b')); /* escaped as \u001b */
+}
+
 static void test_watch(void **state) {
   atomic_store(&F.polls7, 0);
   int rc = kf(g_out, sizeof g_out, "campaign watch 7 --json " REMOTE,
@@ -588,7 +661,8 @@ static void test_run_remote(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_submit),      cmocka_unit_test(test_submit_bad_spec),
-      cmocka_unit_test(test_status),      cmocka_unit_test(test_watch),
+      cmocka_unit_test(test_status),      cmocka_unit_test(test_hostile_names),
+      cmocka_unit_test(test_watch),
       cmocka_unit_test(test_best),        cmocka_unit_test(test_export_stop),
       cmocka_unit_test(test_errors),      cmocka_unit_test(test_run_remote),
   };

@@ -3,7 +3,10 @@
  * tests/unit/test-coord-badinput.c -- a real kf-coordinator process fed
  * bad input: wrong or missing token, bytes that are not a protobuf, a
  * message over --max-msg-bytes, reports for tasks that do not exist or
- * that another worker holds, and fields out of range.
+ * that another worker holds, fields out of range or too long, ids that
+ * name nothing, NaNs, NUL bytes and text that is not UTF-8, a ',' in a
+ * kind, a poisoned result among good ones, a spec too big for every
+ * worker, and a proposal to a campaign that has ended.
  *
  * The group setup creates a private database on the "pg" fixture's server
  * (KF_TEST_PG) and spawns $KF_BIN_DIR/kf-coordinator on it with a port
@@ -18,6 +21,7 @@
  * so "invalid field" refusals are told from "malformed bytes" by their
  * message, which must name the field.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,7 +43,7 @@
 #include "store_internal.h"
 
 #define TOKEN "badinput-token"
-#define MAX_MSG 4096
+#define MAX_MSG 65536
 #define PATH(m) "/kernelfleet.Coordinator/" m
 
 static struct {
@@ -51,6 +55,7 @@ static struct {
   char target[64];
   pid_t pid;
   kf_rpc_client *c; /* right token */
+  int64_t tasks_made, results_made; /* by tests that must write */
 } g;
 
 static void sleep_ms(int ms) {
@@ -443,30 +448,18 @@ static void test_invalid_fields(void **state) {
   char err[256];
   int64_t w = register_worker("bi-fields");
 
+  /* Only what makes a whole report meaningless is refused as a call; a
+   * bad result is judged alone (test_report_poison). */
   Kernelfleet__TaskResult t = KERNELFLEET__TASK_RESULT__INIT;
   t.task_id = 1;
   t.attempt = 1;
-  t.outcome = (Kernelfleet__Outcome)99;
+  t.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
   Kernelfleet__TaskResult *tp[] = {&t};
   Kernelfleet__ReportResultRequest rr = KERNELFLEET__REPORT_RESULT_REQUEST__INIT;
-  rr.worker_id = w;
   rr.results = tp;
   rr.n_results = 1;
-  int rc = call(g.c, PATH("ReportResult"), &rr.base,
-                &kernelfleet__report_result_response__descriptor, NULL, err,
-                sizeof err);
-  expect_invalid(rc, err, "outcome 99", "outcome");
-
-  t.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
-  t.attempt = 0;
-  rc = call(g.c, PATH("ReportResult"), &rr.base,
-            &kernelfleet__report_result_response__descriptor, NULL, err,
-            sizeof err);
-  expect_invalid(rc, err, "attempt 0", "attempt");
-
-  t.attempt = 1;
   rr.worker_id = 0;
-  rc = call(g.c, PATH("ReportResult"), &rr.base,
+  int rc = call(g.c, PATH("ReportResult"), &rr.base,
             &kernelfleet__report_result_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "report worker_id 0", "worker_id");
@@ -551,14 +544,482 @@ static void test_invalid_fields(void **state) {
   assert_alive();
 }
 
+/* ------------------------------------------- values the database refused
+ *
+ * Each of these once reached PostgreSQL and came back UNAVAILABLE with
+ * its error text (integer out of range, foreign key, invalid JSON, invalid
+ * byte sequence), so clients retried them forever -- or was silently
+ * changed (a NUL cut a kind short; a ',' split one after a restart).  Now
+ * each is refused before any SQL with a status a client does not retry,
+ * naming the field, and writes nothing. */
+
+/* rc must be want (KF_EPROTO: INVALID_ARGUMENT) and the text name field. */
+static void expect(int rc, const char *err, int want, const char *what,
+                   const char *field) {
+  if (rc != want)
+    fail_msg("%s: got %s (%s), want %s", what, kf_err_name(rc), err,
+             kf_err_name(want));
+  if (!strstr(err, field))
+    fail_msg("%s: message '%s' does not name '%s'", what, err, field);
+}
+
+static int64_t rows(const char *table) {
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+  return db_int(sql);
+}
+
+typedef struct {
+  int64_t tasks, workers, campaigns, candidates, results, classes;
+} snap;
+
+static snap snapshot(void) {
+  return (snap){rows("tasks"), rows("workers"), rows("campaigns"),
+                rows("candidates"), rows("results"), rows("device_classes")};
+}
+
+static void assert_unchanged(const snap *a, const char *what) {
+  snap b = snapshot();
+  if (memcmp(a, &b, sizeof b))
+    fail_msg("%s wrote something: tasks %lld->%lld workers %lld->%lld"
+             " campaigns %lld->%lld candidates %lld->%lld results"
+             " %lld->%lld classes %lld->%lld", what, (long long)a->tasks,
+             (long long)b.tasks, (long long)a->workers, (long long)b.workers,
+             (long long)a->campaigns, (long long)b.campaigns,
+             (long long)a->candidates, (long long)b.candidates,
+             (long long)a->results, (long long)b.results,
+             (long long)a->classes, (long long)b.classes);
+}
+
+static int submit_one(const Kernelfleet__TaskSpec *spec, char *err,
+                      size_t errlen) {
+  Kernelfleet__TaskSpec *sp[] = {(Kernelfleet__TaskSpec *)spec};
+  Kernelfleet__SubmitTasksRequest sub = KERNELFLEET__SUBMIT_TASKS_REQUEST__INIT;
+  sub.tasks = sp;
+  sub.n_tasks = 1;
+  return call(g.c, PATH("SubmitTasks"), &sub.base,
+              &kernelfleet__submit_tasks_response__descriptor, NULL, err,
+              errlen);
+}
+
+static Kernelfleet__TaskSpec checksum_spec(void) {
+  Kernelfleet__TaskSpec t = KERNELFLEET__TASK_SPEC__INIT;
+  t.kind = "checksum";
+  t.payload.data = (uint8_t *)"{\"data\": \"x\"}";
+  t.payload.len = strlen("{\"data\": \"x\"}");
+  return t;
+}
+
+static int register_with(Kernelfleet__RegisterWorkerRequest *req, char *err,
+                         size_t errlen) {
+  return call(g.c, PATH("RegisterWorker"), &req->base,
+              &kernelfleet__register_worker_response__descriptor, NULL, err,
+              errlen);
+}
+
+/* A 10 KB string of 'm'. */
+static char *ten_kb(void) {
+  static char s[10241];
+  memset(s, 'm', 10240);
+  s[10240] = '\0';
+  return s;
+}
+
+static void test_ranges_and_lengths(void **state) {
+  (void)state;
+  char err[512];
+  snap before = snapshot();
+  Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
+  dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  dc.model = "badinput-cpu";
+  dc.isa = "x86_64";
+  Kernelfleet__DeviceInfo info = KERNELFLEET__DEVICE_INFO__INIT;
+  char *kinds[] = {"checksum"};
+  Kernelfleet__RegisterWorkerRequest reg =
+      KERNELFLEET__REGISTER_WORKER_REQUEST__INIT;
+  reg.name = "bi-ranges";
+  reg.device_class = &dc;
+  reg.device = &info;
+  reg.task_kinds = kinds;
+  reg.n_task_kinds = 1;
+
+  reg.slots = UINT32_MAX;
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO, "slots 2^32-1",
+         "slots");
+  reg.slots = 1;
+  info.copy_gbps = NAN;
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO,
+         "copy_gbps NaN", "device.copy_gbps");
+  info.copy_gbps = INFINITY;
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO,
+         "copy_gbps Inf", "device.copy_gbps");
+  info.copy_gbps = 10;
+  info.peak_gflops = -1;
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO,
+         "peak_gflops -1", "device.peak_gflops");
+  info.peak_gflops = 0;
+  /* A 10 KB model is too long, not "empty". */
+  dc.model = ten_kb();
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO, "10 KB model",
+         "device_class.model is longer than 127 bytes (10240)");
+  dc.model = "badinput-cpu";
+  dc.isa = ten_kb();
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO, "10 KB isa",
+         "device_class.isa is longer than 31 bytes");
+  dc.isa = "x86_64";
+  reg.name = ten_kb();
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO, "10 KB name",
+         "name is longer than 63 bytes");
+  reg.name = "bi-ranges";
+  /* A ',' in a kind was split into two kinds after a restart. */
+  char *comma[] = {"check,sum"};
+  reg.task_kinds = comma;
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO, "kind a,b",
+         "task_kinds[0] may only hold letters, digits and _.:-");
+  reg.task_kinds = kinds;
+
+  Kernelfleet__TaskSpec t = checksum_spec();
+  t.timeout_ms = UINT32_MAX;
+  expect(submit_one(&t, err, sizeof err), err, KF_EPROTO,
+         "timeout_ms 2^32-1", "tasks[0].timeout_ms");
+  t.timeout_ms = 0;
+  t.campaign_id = -1;
+  expect(submit_one(&t, err, sizeof err), err, KF_EPROTO, "campaign_id -1",
+         "tasks[0].campaign_id");
+  t.campaign_id = 999999;
+  expect(submit_one(&t, err, sizeof err), err, KF_ENOTFOUND,
+         "campaign_id 999999", "campaign_id 999999: no such campaign");
+  t.campaign_id = 0;
+  t.kind = "check,sum";
+  expect(submit_one(&t, err, sizeof err), err, KF_EPROTO, "kind a,b",
+         "tasks[0].kind may only hold");
+  t.kind = ten_kb();
+  expect(submit_one(&t, err, sizeof err), err, KF_EPROTO, "10 KB kind",
+         "tasks[0].kind is longer than 31 bytes");
+  t.kind = "checksum";
+  t.device_class = &dc;
+  dc.model = ten_kb();
+  expect(submit_one(&t, err, sizeof err), err, KF_EPROTO, "task 10 KB model",
+         "tasks[0].device_class.model is longer than 127 bytes");
+  dc.model = "";
+  expect(submit_one(&t, err, sizeof err), err, KF_EPROTO, "task empty model",
+         "tasks[0].device_class.model is empty");
+  dc.model = "badinput-cpu";
+  dc.isa = ten_kb();
+  expect(submit_one(&t, err, sizeof err), err, KF_EPROTO, "task 10 KB isa",
+         "tasks[0].device_class.isa");
+  dc.isa = "x86_64";
+
+  Kernelfleet__LeaseTasksRequest lr = KERNELFLEET__LEASE_TASKS_REQUEST__INIT;
+  lr.worker_id = 1;
+  lr.max_tasks = 1;
+  lr.wait_ms = UINT32_MAX;
+  expect(call(g.c, PATH("LeaseTasks"), &lr.base,
+              &kernelfleet__lease_tasks_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_EPROTO, "wait_ms 2^32-1", "wait_ms");
+  assert_unchanged(&before, "refused ranges");
+  assert_alive();
+}
+
+/* Ids that name nothing: NOT_FOUND; ids that cannot name anything:
+ * INVALID_ARGUMENT.  Never UNAVAILABLE. */
+static void test_ids_that_do_not_exist(void **state) {
+  (void)state;
+  char err[512];
+  snap before = snapshot();
+  Kernelfleet__GetStatusRequest st = KERNELFLEET__GET_STATUS_REQUEST__INIT;
+  st.campaign_id = 999999;
+  expect(call(g.c, PATH("GetStatus"), &st.base,
+              &kernelfleet__get_status_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_ENOTFOUND, "status of campaign 999999", "999999");
+  st.campaign_id = -1;
+  expect(call(g.c, PATH("GetStatus"), &st.base,
+              &kernelfleet__get_status_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_EPROTO, "status of campaign -1", "campaign_id");
+  Kernelfleet__GetCampaignRequest gc = KERNELFLEET__GET_CAMPAIGN_REQUEST__INIT;
+  gc.campaign_id = 999999;
+  expect(call(g.c, PATH("GetCampaign"), &gc.base,
+              &kernelfleet__get_campaign_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_ENOTFOUND, "campaign 999999", "999999");
+  gc.campaign_id = -1;
+  expect(call(g.c, PATH("GetCampaign"), &gc.base,
+              &kernelfleet__get_campaign_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_EPROTO, "campaign -1", "campaign_id");
+  Kernelfleet__ProposeCandidateRequest pc =
+      KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
+  pc.campaign_id = 999999;
+  pc.source = "int kf_launch(void) { return 0; }";
+  expect(call(g.c, PATH("ProposeCandidate"), &pc.base,
+              &kernelfleet__propose_candidate_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_ENOTFOUND, "propose to campaign 999999", "999999");
+  Kernelfleet__StopCampaignRequest sc = KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
+  sc.campaign_id = 999999;
+  expect(call(g.c, PATH("StopCampaign"), &sc.base,
+              &kernelfleet__stop_campaign_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_ENOTFOUND, "stop campaign 999999", "999999");
+  assert_unchanged(&before, "unknown ids");
+  assert_alive();
+}
+
+/* Packs a SubmitTasks of one task whose kind is `kind` with the byte at
+ * `at` replaced by `b`, and sends it raw. */
+static int submit_patched_kind(const char *kind, size_t at, uint8_t b,
+                               char *err, size_t errlen) {
+  Kernelfleet__TaskSpec t = checksum_spec();
+  t.kind = (char *)kind;
+  Kernelfleet__TaskSpec *sp[] = {&t};
+  Kernelfleet__SubmitTasksRequest sub = KERNELFLEET__SUBMIT_TASKS_REQUEST__INIT;
+  sub.tasks = sp;
+  sub.n_tasks = 1;
+  uint8_t buf[256];
+  size_t n = kernelfleet__submit_tasks_request__pack(&sub, buf);
+  uint8_t *k = memmem(buf, n, kind, strlen(kind));
+  assert_non_null(k);
+  k[at] = b;
+  void *out = NULL;
+  size_t outlen = 0;
+  int rc = kf_rpc_client_call_raw_sync(g.c, PATH("SubmitTasks"), buf, n, NULL,
+                                       10000, &out, &outlen, err, errlen);
+  free(out);
+  return rc;
+}
+
+/* A NUL inside a string field is refused, never cut; so is text that is
+ * not UTF-8, in any string of any request but ReportResult's results. */
+static void test_nul_and_utf8(void **state) {
+  (void)state;
+  char err[512];
+  snap before = snapshot();
+  expect(submit_patched_kind("checksum", 5, 0, err, sizeof err), err,
+         KF_EPROTO, "NUL in kind", "tasks[0].kind contains a NUL byte (byte 5)");
+  expect(submit_patched_kind("checksum", 2, 0xFF, err, sizeof err), err,
+         KF_EPROTO, "0xFF in kind", "tasks[0].kind is not valid UTF-8");
+  Kernelfleet__ProposeCandidateRequest pc =
+      KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
+  pc.campaign_id = 1;
+  pc.source = "int x = 1; /* caf\xe9 in Latin-1 */";
+  expect(call(g.c, PATH("ProposeCandidate"), &pc.base,
+              &kernelfleet__propose_candidate_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_EPROTO, "Latin-1 source", "source is not valid UTF-8");
+  Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
+  dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  dc.model = "cpu \xc3";
+  char *kinds[] = {"checksum"};
+  Kernelfleet__RegisterWorkerRequest reg =
+      KERNELFLEET__REGISTER_WORKER_REQUEST__INIT;
+  reg.name = "bi-utf8";
+  reg.device_class = &dc;
+  reg.task_kinds = kinds;
+  reg.n_task_kinds = 1;
+  expect(register_with(&reg, err, sizeof err), err, KF_EPROTO,
+         "model cut mid-character", "device_class.model is not valid UTF-8");
+  assert_unchanged(&before, "NUL and UTF-8");
+  assert_alive();
+}
+
+/* One poisoned result in a report is refused alone: INVALID with the
+ * reason, its task failed; the other result of the same call is stored. */
+static void test_report_poison(void **state) {
+  (void)state;
+  char err[512];
+  int64_t w = register_worker("bi-poison");
+  Kernelfleet__TaskSpec t = checksum_spec();
+  Kernelfleet__TaskSpec *sp[] = {&t, &t, &t};
+  Kernelfleet__SubmitTasksRequest sub = KERNELFLEET__SUBMIT_TASKS_REQUEST__INIT;
+  sub.tasks = sp;
+  sub.n_tasks = 3;
+  ProtobufCMessage *resp = NULL;
+  int rc = call(g.c, PATH("SubmitTasks"), &sub.base,
+                &kernelfleet__submit_tasks_response__descriptor, &resp, err,
+                sizeof err);
+  if (rc) fail_msg("SubmitTasks: %s: %s", kf_err_name(rc), err);
+  kf_rpc_free(resp);
+  Kernelfleet__LeaseTasksRequest lr = KERNELFLEET__LEASE_TASKS_REQUEST__INIT;
+  lr.worker_id = w;
+  lr.max_tasks = 3;
+  lr.wait_ms = 3000;
+  int64_t id[3];
+  uint32_t att[3];
+  size_t got = 0;
+  for (int tries = 0; got < 3 && tries < 20; tries++) {
+    rc = call(g.c, PATH("LeaseTasks"), &lr.base,
+              &kernelfleet__lease_tasks_response__descriptor, &resp, err,
+              sizeof err);
+    if (rc) fail_msg("LeaseTasks: %s: %s", kf_err_name(rc), err);
+    const Kernelfleet__LeaseTasksResponse *l = (const void *)resp;
+    for (size_t i = 0; i < l->n_tasks && got < 3; i++) {
+      id[got] = l->tasks[i]->task_id;
+      att[got++] = l->tasks[i]->attempt;
+    }
+    kf_rpc_free(resp);
+    lr.max_tasks = (uint32_t)(3 - got);
+  }
+  assert_int_equal(got, 3);
+
+  Kernelfleet__TaskResult r[3];
+  Kernelfleet__TaskResult *rp[3];
+  for (int i = 0; i < 3; i++) {
+    kernelfleet__task_result__init(&r[i]);
+    r[i].task_id = id[i];
+    r[i].attempt = att[i];
+    r[i].outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+    r[i].stage = "done";
+    r[i].output.data = (uint8_t *)"{}";
+    r[i].output.len = 2;
+    rp[i] = &r[i];
+  }
+  r[0].reason = "calls '\xfe\xfe', which candidates may not use";
+  r[1].reason = "fine";
+  r[2].outcome = (Kernelfleet__Outcome)99;
+  Kernelfleet__ReportResultRequest rr = KERNELFLEET__REPORT_RESULT_REQUEST__INIT;
+  rr.worker_id = w;
+  rr.results = rp;
+  rr.n_results = 3;
+  rc = call(g.c, PATH("ReportResult"), &rr.base,
+            &kernelfleet__report_result_response__descriptor, &resp, err,
+            sizeof err);
+  if (rc) fail_msg("ReportResult: %s: %s", kf_err_name(rc), err);
+  const Kernelfleet__ReportResultResponse *v = (const void *)resp;
+  assert_int_equal(v->n_verdicts, 3);
+  assert_int_equal(v->verdicts[0], KERNELFLEET__REPORT_VERDICT__REPORT_INVALID);
+  assert_int_equal(v->verdicts[1], KERNELFLEET__REPORT_VERDICT__REPORT_ACCEPTED);
+  assert_int_equal(v->verdicts[2], KERNELFLEET__REPORT_VERDICT__REPORT_INVALID);
+  assert_int_equal(v->n_details, 3);
+  assert_string_equal(v->details[0], "reason is not valid UTF-8 (byte 7)");
+  assert_string_equal(v->details[1], "");
+  assert_string_equal(v->details[2], "outcome 99 is not an outcome");
+  kf_rpc_free(resp);
+  char sql[256];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM results WHERE task_id ="
+           " %lld AND outcome = 'ok'", (long long)id[1]);
+  assert_int_equal(db_int(sql), 1);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE id IN (%lld,"
+           " %lld) AND state = 'failed' AND last_error LIKE 'result of"
+           " attempt 1 refused: %%'", (long long)id[0], (long long)id[2]);
+  assert_int_equal(db_int(sql), 2);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM results WHERE task_id IN"
+           " (%lld, %lld)", (long long)id[0], (long long)id[2]);
+  assert_int_equal(db_int(sql), 0);
+  g.tasks_made += 3;
+  g.results_made += 1;
+  assert_alive();
+}
+
+/* A spec whose tensors alone exceed every worker's memory is refused at
+ * submit, naming the sizes; a proposal to a campaign that has ended is
+ * refused naming why it ended. */
+static const char *BIG_SPEC =
+    "{\"name\": \"big\", \"backend\": \"cpu\", \"params\": [\"N\"],"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"],"
+    " \"dists\": [\"normal\"]}],"
+    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+    " \"sizes\": {\"check\": [{\"N\": 4}], \"bench\": {\"N\": %s}},"
+    " \"tolerance\": {\"f32\": {\"rtol\": 1e-4, \"atol\": 1e-6}},"
+    " \"flops\": \"N\", \"bytes\": \"8*N\", \"reference\": \"reference.c\","
+    " \"templates\": [{\"name\": \"t\", \"file\": \"t.c\"}]}";
+
+static int create_campaign(const char *bench_n, int64_t *id, char *err,
+                           size_t errlen) {
+  char spec[2048];
+  snprintf(spec, sizeof spec, BIG_SPEC, bench_n);
+  Kernelfleet__TemplateSource ts = KERNELFLEET__TEMPLATE_SOURCE__INIT;
+  ts.name = "t";
+  ts.file = "t.c";
+  ts.source = "int kf_launch(void) { return 0; }";
+  Kernelfleet__TemplateSource *tp[] = {&ts};
+  Kernelfleet__CreateCampaignRequest q =
+      KERNELFLEET__CREATE_CAMPAIGN_REQUEST__INIT;
+  q.name = "bi-big";
+  q.spec_json.data = (uint8_t *)spec;
+  q.spec_json.len = strlen(spec);
+  q.reference_source = "int kf_launch(void) { return 0; }";
+  q.templates = tp;
+  q.n_templates = 1;
+  q.backend = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  q.budget_evals = 1;
+  ProtobufCMessage *resp = NULL;
+  int rc = call(g.c, PATH("CreateCampaign"), &q.base,
+                &kernelfleet__create_campaign_response__descriptor, &resp, err,
+                errlen);
+  if (!rc) *id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
+  kf_rpc_free(resp);
+  return rc;
+}
+
+static void test_spec_limits_and_ended_campaign(void **state) {
+  (void)state;
+  char err[512];
+  /* A CPU worker with 16 GiB registered (it runs no eval: the campaign
+   * made below gets no tasks). */
+  Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
+  dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  dc.model = "badinput-cpu";
+  Kernelfleet__DeviceInfo info = KERNELFLEET__DEVICE_INFO__INIT;
+  info.mem_bytes = 16ull << 30;
+  char *kinds[] = {"checksum"};
+  Kernelfleet__RegisterWorkerRequest reg =
+      KERNELFLEET__REGISTER_WORKER_REQUEST__INIT;
+  reg.name = "bi-16g";
+  reg.device_class = &dc;
+  reg.device = &info;
+  reg.task_kinds = kinds;
+  reg.n_task_kinds = 1;
+  int rc = register_with(&reg, err, sizeof err);
+  if (rc) fail_msg("RegisterWorker: %s: %s", kf_err_name(rc), err);
+
+  snap before = snapshot();
+  int64_t id = 0;
+  /* 2^34 floats per tensor: 64 GiB each, an input and an output on each
+   * of two sides: 256 GiB. */
+  rc = create_campaign("17179869184", &id, err, sizeof err);
+  expect(rc, err, KF_ESTATE, "2^34 floats per tensor",
+         "the harness needs 256.0 GiB");
+  expect(rc, err, KF_ESTATE, "2^34 floats per tensor",
+         "has 16.0 GiB (mem_bytes 17179869184)");
+  expect(rc, err, KF_ESTATE, "2^34 floats per tensor", "bench size N=");
+  assert_unchanged(&before, "a spec too big");
+
+  /* A small one is created; stopped, it takes no proposal. */
+  rc = create_campaign("1024", &id, err, sizeof err);
+  if (rc) fail_msg("CreateCampaign: %s: %s", kf_err_name(rc), err);
+  Kernelfleet__StopCampaignRequest sc = KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
+  sc.campaign_id = id;
+  rc = call(g.c, PATH("StopCampaign"), &sc.base,
+            &kernelfleet__stop_campaign_response__descriptor, NULL, err,
+            sizeof err);
+  if (rc) fail_msg("StopCampaign: %s: %s", kf_err_name(rc), err);
+  before = snapshot();
+  Kernelfleet__ProposeCandidateRequest pc =
+      KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
+  pc.campaign_id = id;
+  pc.source = "int kf_launch(void) { return 1; }";
+  char want[96];
+  snprintf(want, sizeof want, "campaign %lld has ended (campaign stopped)",
+           (long long)id);
+  expect(call(g.c, PATH("ProposeCandidate"), &pc.base,
+              &kernelfleet__propose_candidate_response__descriptor, NULL, err,
+              sizeof err),
+         err, KF_ESTATE, "propose after the end", want);
+  assert_unchanged(&before, "a late proposal");
+  assert_alive();
+}
+
 /* Runs last: the process survived all of the above and stops cleanly. */
 static void test_still_alive_then_clean_exit(void **state) {
   (void)state;
   assert_alive();
   get_status_ok();
-  assert_int_equal(db_int("SELECT count(*) FROM results"), 0);
-  /* Only the one task test_not_holder submitted exists. */
-  assert_int_equal(db_int("SELECT count(*) FROM tasks"), 1);
+  /* Only what test_not_holder and test_report_poison made exists. */
+  assert_int_equal(db_int("SELECT count(*) FROM results"), g.results_made);
+  assert_int_equal(db_int("SELECT count(*) FROM tasks"), 1 + g.tasks_made);
 
   assert_int_equal(kill(g.pid, SIGTERM), 0);
   int st = -1;
@@ -577,6 +1038,11 @@ int main(void) {
       cmocka_unit_test(test_unknown_task),
       cmocka_unit_test(test_not_holder),
       cmocka_unit_test(test_invalid_fields),
+      cmocka_unit_test(test_ranges_and_lengths),
+      cmocka_unit_test(test_ids_that_do_not_exist),
+      cmocka_unit_test(test_nul_and_utf8),
+      cmocka_unit_test(test_report_poison),
+      cmocka_unit_test(test_spec_limits_and_ended_campaign),
       cmocka_unit_test(test_still_alive_then_clean_exit),
   };
   return cmocka_run_group_tests_name("coord-badinput", tests, group_setup,

@@ -368,6 +368,66 @@ static void stops_on_budget(void **state) {
   assert_int_equal(step(cid).scheduled, 0);
 }
 
+/* A proposal accepted while the campaign runs is evaluated before it
+ * ends, even when stored results already meet its budget: campaign b
+ * reuses all of a's evaluations at its first step (budget met, nothing
+ * outstanding), and a proposal made right after that must still get a
+ * task and an evaluation before b stops.  (It once ended "budget_evals
+ * reached" with the proposal never evaluated.) */
+static void proposal_evaluated_before_end(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 2, &dc);
+  int64_t a = campaign(templates, 4, 0, 3);
+  assert_string_equal(run_to_end(a, w, dc, time_of, 20),
+                      "done: budget_evals reached");
+  int64_t b = campaign(templates, 4, 0, 3);
+  /* b's first step reuses a's measurements up to its whole budget. */
+  kf_search_stats first = step(b);
+  assert_int_equal(first.reused, 4);
+  assert_int_equal(first.scheduled, 0);
+  assert_string_equal(tdb_text("SELECT state FROM campaigns WHERE id = %lld",
+                               (long long)b),
+                      "running");
+  int64_t pid = 0;
+  bool dup = true;
+  assert_int_equal(kf_store_propose(tdb.s, b, "", "{}", "", "int mine;",
+                                    "llm:test", &pid, &dup),
+                   0);
+  assert_false(dup);
+  /* Step until b ends; while the proposal has no evaluation, b runs. */
+  for (int i = 0; i < 20; i++) {
+    kf_search_stats st = step(b);
+    (void)st;
+    int64_t evaluated = tdb_int("SELECT count(*) FROM evaluations WHERE"
+                                " candidate_id = %lld", (long long)pid);
+    const char *state = tdb_text("SELECT state FROM campaigns WHERE id ="
+                                 " %lld", (long long)b);
+    if (strcmp(state, "running") != 0) {
+      if (evaluated != 1)
+        fail_msg("campaign %lld ended (%s) with its proposal unevaluated",
+                 (long long)b,
+                 tdb_text("SELECT stop_reason FROM campaigns WHERE id ="
+                          " %lld", (long long)b));
+      break;
+    }
+    run_round(w, dc, time_of, false);
+  }
+  assert_string_equal(tdb_text("SELECT state || ': ' || stop_reason FROM"
+                               " campaigns WHERE id = %lld", (long long)b),
+                      "done: budget_evals reached");
+  /* The proposal was measured for b (a task of b), the rest reused. */
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " candidate_id = %lld AND task_id IS NOT NULL"
+                           " AND campaign_id = %lld", (long long)pid,
+                           (long long)b),
+                   1);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " campaign_id = %lld AND reused_from IS NOT NULL",
+                           (long long)b),
+                   4);
+}
+
 static void stops_on_plateau(void **state) {
   (void)state;
   int64_t dc = 0;
@@ -494,6 +554,7 @@ int main(void) {
       cmocka_unit_test_setup(reuse_waits_for_inflight, tdb_setup),
       cmocka_unit_test_setup(repeated_report_one_evaluation, tdb_setup),
       cmocka_unit_test_setup(stops_on_budget, tdb_setup),
+      cmocka_unit_test_setup(proposal_evaluated_before_end, tdb_setup),
       cmocka_unit_test_setup(stops_on_plateau, tdb_setup),
       cmocka_unit_test_setup(stops_when_exhausted, tdb_setup),
       cmocka_unit_test_setup(stops_on_roofline, tdb_setup),

@@ -138,9 +138,21 @@ static void not_holder_and_unknown(void **state) {
   assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE state='leased'"
                            " AND lease_owner = %lld", (long long)w1),
                    1);
-  /* A bad outcome value is refused before anything is sent. */
-  kf_report bad = rep(w1, id[0], 1, 999);
-  assert_int_equal(kf_store_report(tdb.s, &bad, 1, v), KF_EINVAL);
+  /* A bad outcome value from someone else is just not theirs; from the
+   * holder it is refused alone, and the task fails with the reason
+   * (test-store-poison.c has the rest of these). */
+  kf_report bad = rep(w2, id[0], 1, 999);
+  assert_int_equal(kf_store_report(tdb.s, &bad, 1, v), 0);
+  assert_int_equal(v[0], KF_VERDICT_NOT_HOLDER);
+  bad.worker_id = w1;
+  assert_int_equal(kf_store_report(tdb.s, &bad, 1, v), 0);
+  assert_int_equal(v[0], KF_VERDICT_INVALID);
+  assert_int_equal(nresults(), 0);
+  assert_string_equal(tdb_text("SELECT state::text || ': ' || last_error"
+                               " FROM tasks WHERE id = %lld",
+                               (long long)id[0]),
+                      "failed: result of attempt 1 refused: outcome 999 is"
+                      " not an outcome");
   assert_int_equal(kf_store_report(tdb.s, NULL, 0, NULL), 0);
 }
 
