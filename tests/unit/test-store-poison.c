@@ -194,8 +194,9 @@ static void eval_numbers_out_of_range(void **state) {
           " '', 'user')");
   char sql[512];
   snprintf(sql, sizeof sql, "INSERT INTO eval_keys (candidate_id,"
-           " device_class_id, campaign_id, source_sha256, flags, task_id)"
-           " VALUES ((SELECT id FROM candidates), %lld, %lld, 'h', '', %lld)",
+           " device_class_id, campaign_id, source_sha256, flags, task_id,"
+           " problem_key) VALUES ((SELECT id FROM candidates), %lld, %lld,"
+           " 'h', '', %lld, 'p')",
            (long long)dc, (long long)cid, (long long)tid);
   tdb_sql(sql);
   static const char *const ek[] = {"eval", NULL};
