@@ -7,7 +7,8 @@
  * different times under different load; the number a campaign reports
  * must not be the luckiest of them.  When the search stops, the top
  * candidates of each device class are re-timed together with the
- * reference, interleaved in one evaluation process on one worker
+ * reference, interleaved in one evaluation process on one worker -- not
+ * the one that measured the best, when the class has another alive
  * (`kf-harness showdown`, a "showdown" task whose payload is a
  * ShowdownRequest), after each passed verification again.  The
  * campaign's best and its speedup are the showdown's; a candidate that
@@ -41,6 +42,12 @@
 #define SHOWDOWN_MAX_TOP 64
 #define SHOWDOWN_MAX_TIMEOUT_MS (60u * 60u * 1000u)
 #define SHOWDOWN_SLACK_MS (60u * 1000u)
+/* With a second alive worker in the class, the showdown task is kept from
+ * the worker that measured the best for this long, so that the number the
+ * campaign reports is confirmed on other hardware.  Showdown tasks lead
+ * the queue, so a second worker with a free slot takes it within a lease
+ * round; one that is busy or gone delays the showdown by this at most. */
+#define SHOWDOWN_AVOID_MS (60u * 1000u)
 
 /* ------------------------------------------------------------ begin -- */
 
@@ -49,6 +56,7 @@ typedef struct {
   int64_t dc;
   const kf_cand_row *rows[SHOWDOWN_MAX_TOP];
   size_t n;
+  bool second; /* another alive worker of the class runs showdowns */
 } pick_t;
 
 static int cmp_fastest(const void *a, const void *b) {
@@ -207,6 +215,7 @@ int kf_search__showdown_begin(kf_store *s, const kf_search_opts *o,
       continue;
     }
     pick_class(evals, bests[b].best, bests[b].dc, top, &picks[np]);
+    picks[np].second = k->showdown_workers >= 2;
     if (picks[np].n) total += picks[np++].n;
   }
   if (np == 0) {
@@ -264,6 +273,7 @@ int kf_search__showdown_begin(kf_store *s, const kf_search_opts *o,
         .max_attempts = o->max_attempts ? o->max_attempts : 2,
         .candidates = &cands[k],
         .n_candidates = picks[i].n,
+        .avoid_ms = picks[i].second ? SHOWDOWN_AVOID_MS : 0,
     };
     k += picks[i].n;
   }

@@ -587,6 +587,10 @@ typedef struct {
   uint32_t max_attempts;        /* 0: 2 */
   const int64_t *candidates;    /* the entries, in request order */
   size_t n_candidates;          /* 1..64 */
+  /* > 0: for this long the task is not leased to the worker that
+   * measured candidates[0] in the search, so that a second worker of
+   * the class confirms the best; 0: any worker at once */
+  uint32_t avoid_ms;
 } kf_showdown_plan;
 
 /* The search stopped: a running campaign moves to "showdown" with

@@ -1071,12 +1071,18 @@ static const kf_store__stmt ST_SD_BEGIN = {
  * priority 2, ahead of every eval task: they decide a campaign's end. */
 static const kf_store__stmt ST_SD_CREATE = {
     KF_STMT_SD_CREATE,
-    "WITH p AS (SELECT * FROM unnest($2::bigint[], $3::bigint[],"
-    " $4::bytea[], $5::int[], $6::int[])"
-    " WITH ORDINALITY AS x(dc, task, payload, tmo, ma, o)),"
+    "WITH p0 AS (SELECT * FROM unnest($2::bigint[], $3::bigint[],"
+    " $4::bytea[], $5::int[], $6::int[], $10::int[], $11::bigint[])"
+    " WITH ORDINALITY AS x(dc, task, payload, tmo, ma, av, best, o)),"
+    " p AS (SELECT p0.*, CASE WHEN p0.av > 0 THEN (SELECT e.worker_id"
+    "  FROM evaluations e WHERE e.campaign_id = $1::bigint"
+    "  AND e.device_class_id = p0.dc AND e.candidate_id = p0.best"
+    "  AND e.outcome = 'ok' ORDER BY e.id DESC LIMIT 1) END AS aw FROM p0),"
     " t AS (INSERT INTO tasks (id, kind, payload, device_class_id,"
-    " max_attempts, campaign_id, timeout_ms, priority)"
-    " SELECT task, 'showdown', payload, dc, ma, $1::bigint, tmo, 2 FROM p"
+    " max_attempts, campaign_id, timeout_ms, priority, avoid_worker,"
+    " avoid_until)"
+    " SELECT task, 'showdown', payload, dc, ma, $1::bigint, tmo, 2, aw,"
+    " CASE WHEN aw IS NOT NULL THEN now() + av * interval '1 ms' END FROM p"
     " ORDER BY o RETURNING id),"
     " sd AS (INSERT INTO showdowns (campaign_id, device_class_id, task_id)"
     " SELECT $1::bigint, p.dc, p.task FROM p JOIN t ON t.id = p.task"
@@ -1093,7 +1099,7 @@ int kf_store_showdown_begin(kf_store *s, int64_t campaign_id,
   if (rc) return rc;
   if (n == 0 || !reason)
     return kf_store__fail(s, KF_EINVAL, "showdown: no plans or no reason");
-  enum { NCOL = 8 };
+  enum { NCOL = 10 };
   kf_store__buf a[NCOL] = {{0}};
   PGresult *r = NULL;
   bool in_tx = false;
@@ -1111,6 +1117,8 @@ int kf_store_showdown_begin(kf_store *s, int64_t campaign_id,
     kf_store__arr_bytea(&a[2], pl->payload, pl->payload_len);
     kf_store__arr_i64(&a[3], pl->timeout_ms);
     kf_store__arr_i64(&a[4], pl->max_attempts ? pl->max_attempts : 2);
+    kf_store__arr_i64(&a[8], pl->avoid_ms);
+    kf_store__arr_i64(&a[9], pl->candidates[0]);
     for (size_t j = 0; j < pl->n_candidates; j++) {
       kf_store__arr_i64(&a[5], pl->task_id);
       kf_store__arr_i64(&a[6], pl->candidates[j]);

@@ -166,7 +166,9 @@ out:
 /* ------------------------------------------------------------ lease -- */
 
 /* $1 class, $2 kinds, $3 how many, $4/$5 the slots (owner and request
- * index, in hand-out order), $6 ttl.  The window numbers the picked tasks
+ * index, in hand-out order), $6 ttl.  A task that avoids a worker
+ * (0006) is left out while it does and that worker is among the owners,
+ * whichever slot it would have gone to.  The window numbers the picked tasks
  * in priority order so that the k-th best task goes to slot k, read by
  * subscript rather than by joining an unnest (a join the planner, blind to
  * the array's size, ran as a nested loop).  The window sits outside the
@@ -179,6 +181,8 @@ static const kf_store__stmt ST_LEASE = {
     " WHERE state = 'queued'"
     " AND (device_class_id IS NULL OR device_class_id = $1::bigint)"
     " AND kind = ANY($2::text[])"
+    " AND (avoid_worker IS NULL OR avoid_until <= now()"
+    "  OR avoid_worker <> ALL($4::bigint[]))"
     " ORDER BY priority DESC, id LIMIT $3::int"
     " FOR UPDATE SKIP LOCKED),"
     " picked AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id)"

@@ -500,6 +500,60 @@ static int group_setup(void **state) {
   return tdb_group_setup("showdown");
 }
 
+/* With a second alive worker of the class, the showdown goes to the other
+ * worker than the one that measured the search's best; once the avoidance
+ * ends (the second worker busy or gone), the first takes it. */
+static void showdown_on_second_worker(void **state) {
+  (void)state;
+  int64_t w = 0, dc = 0;
+  int64_t cid = to_showdown(&w, &dc, 6, 3);
+  /* to_showdown's worker alone: nothing avoided */
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE kind ="
+                           " 'showdown' AND avoid_worker IS NULL"), 1);
+  (void)cid;
+  int64_t w2 = worker_env("w2", 2, "build-1", eval_showdown_kinds, &dc);
+  int64_t c2 = campaign_with(templates, 6, 0, 5, &(tcamp){.fresh = true});
+  assert_string_equal(run_to_end(c2, w, dc, time_of, 20),
+                      "showdown: budget_evals reached");
+  int64_t best = tdb_int("SELECT best_candidate_id FROM campaigns WHERE"
+                         " id = %lld", (long long)c2);
+  assert_int_equal(tdb_int("SELECT worker_id FROM evaluations WHERE"
+                           " candidate_id = %lld", (long long)best), w);
+  assert_int_equal(tdb_int("SELECT count(*) FROM tasks WHERE kind ="
+                           " 'showdown' AND campaign_id = %lld AND"
+                           " avoid_worker = %lld AND avoid_until > now()",
+                           (long long)c2, (long long)w),
+                   1);
+  /* The first campaign's showdown (no avoidance) is not in the way. */
+  char sql[256];
+  snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'failed' WHERE kind ="
+           " 'showdown' AND campaign_id = %lld", (long long)cid);
+  tdb_sql(sql);
+  /* The worker that measured the best is refused it... */
+  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, showdown_kinds, 8);
+  assert_int_equal(g->n, 0);
+  kf_store_grant_free(g);
+  /* ...and the second worker gets it. */
+  Kernelfleet__ShowdownRequest *rq = NULL;
+  g = lease_showdown(w2, dc, &rq);
+  assert_int_equal(rq->entries[0]->candidate_id, best);
+  assert_int_equal(tdb_int("SELECT lease_owner FROM tasks WHERE id = %lld",
+                           (long long)g->tasks[0].task_id),
+                   w2);
+  kernelfleet__showdown_request__free_unpacked(rq, NULL);
+  /* Requeued (the second worker lost it) after the avoidance ended: the
+   * first worker may take it. */
+  snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'queued',"
+           " lease_owner = NULL, lease_expires = NULL,"
+           " avoid_until = now() - interval '1 s'"
+           " WHERE id = %lld", (long long)g->tasks[0].task_id);
+  tdb_sql(sql);
+  kf_store_grant_free(g);
+  g = lease_showdown(w, dc, &rq);
+  kernelfleet__showdown_request__free_unpacked(rq, NULL);
+  kf_store_grant_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(showdown_decides_best, tdb_setup),
@@ -511,6 +565,7 @@ int main(void) {
       cmocka_unit_test_setup(showdown_deadline, tdb_setup),
       cmocka_unit_test_setup(stop_during_showdown, tdb_setup),
       cmocka_unit_test_setup(resumes_in_showdown, tdb_setup),
+      cmocka_unit_test_setup(showdown_on_second_worker, tdb_setup),
   };
   return cmocka_run_group_tests(tests, group_setup, tdb_group_teardown);
 }
