@@ -396,6 +396,10 @@ typedef struct {
   double ceil_gbps;      /* the bandwidth the floor used (0: none) */
   bool too_fast;
 } kf_harness_roof;
+/* The factor over the best measured ceiling (copy, read or write
+ * bandwidth; compute) that every backend's too-fast floor uses: measured
+ * ceilings are a few percent below what a kernel can reach, not more. */
+#define KF_HARNESS_ROOF_FACTOR 1.05
 void kf_harness__roofline(const kf_spec *s, const kf_size *sz, double ns,
                           double ceil_gbps, double ceil_gflops, double factor,
                           kf_harness_roof *out);

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/test-harness-core.c -- properties of the timing protocol that
+ * live in harness/core and need no candidate to check:
+ *
+ *  - (d) the too-fast floor: a median faster than factor x the ceiling is
+ *    too fast, one just inside it is not, for bandwidth and for compute,
+ *    and the floor is the larger of the two times the ceilings allow; the
+ *    factor every backend uses is at most 1.05 (the 108%-of-copy result
+ *    that once passed is refused);
+ *  - (a)/(c) input draws: each timed set's key is a keyed hash of the
+ *    secret seed, so sets drawn under different keys are independent --
+ *    not shifts, copies or scalings of each other -- while one key draws
+ *    the same values every time (the reference and candidate runners see
+ *    the same inputs).
+ *
+ * stats.c, inputs.c and parallel.c are linked in; the pipeline's use of
+ * them is tested end to end by the exploit corpus (peek_next_set,
+ * slot_counter, bench_dist_branch).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "spec.h"
+
+#define SPEC_JSON                                                            \
+  "{\"name\": \"t\", \"backend\": \"cpu\", \"params\": [\"N\"],"             \
+  " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"],"      \
+  " \"dists\": [\"normal\"]}],"                                            \
+  " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"\
+  " \"sizes\": {\"check\": [{\"N\": 1}], \"bench\": {\"N\": 1000000}},"      \
+  " \"tolerance\": {\"f32\": {\"rtol\": 1e-5, \"atol\": 1e-6}},"             \
+  " \"flops\": \"2*N\", \"bytes\": \"8*N\", \"workspace_bytes\": 0,"        \
+  " \"reference\": \"reference.c\", \"templates\": [{\"name\": \"a\","   \
+  " \"file\": \"a.c\", \"knobs\": []}]}"
+
+static kf_spec *spec(void) {
+  kf_spec *s = NULL;
+  char err[256];
+  if (kf_spec_parse(SPEC_JSON, strlen(SPEC_JSON), NULL, &s, err, sizeof err))
+    fail_msg("spec: %s", err);
+  return s;
+}
+
+/* 8 MB at N = 1e6: at ceiling C GB/s the floor is 8e6 / (f * C) ns. */
+static void test_floor_bandwidth(void **state) {
+  (void)state;
+  kf_spec *s = spec();
+  kf_size sz = s->bench_size;
+  kf_harness_roof r;
+  const double ceil = 1000.0, f = KF_HARNESS_ROOF_FACTOR;
+  /* the case: 108% of the measured copy bandwidth */
+  double ns = 8e6 / (1.08 * ceil);
+  kf_harness__roofline(s, &sz, ns, ceil, 0, f, &r);
+  assert_int_equal(r.bytes, 8000000);
+  assert_true(r.too_fast);
+  assert_true(r.gbps > 1.079 * ceil && r.gbps < 1.081 * ceil);
+  /* just over the factor: refused; just under it: allowed */
+  kf_harness__roofline(s, &sz, 8e6 / (1.051 * ceil), ceil, 0, f, &r);
+  assert_true(r.too_fast);
+  kf_harness__roofline(s, &sz, 8e6 / (1.049 * ceil), ceil, 0, f, &r);
+  assert_false(r.too_fast);
+  /* at the ceiling itself: an honest streaming kernel */
+  kf_harness__roofline(s, &sz, 8e6 / ceil, ceil, 0, f, &r);
+  assert_false(r.too_fast);
+  /* no ceiling measured: nothing to compare with */
+  kf_harness__roofline(s, &sz, 1.0, 0, 0, f, &r);
+  assert_false(r.too_fast);
+  kf_spec_free(s);
+}
+
+/* 2e6 flops: the compute ceiling bounds a kernel the bandwidth one
+ * would let through, and the floor is the larger of the two. */
+static void test_floor_compute(void **state) {
+  (void)state;
+  kf_spec *s = spec();
+  kf_size sz = s->bench_size;
+  kf_harness_roof r;
+  const double bw = 1e9, gf = 100.0, f = KF_HARNESS_ROOF_FACTOR;
+  kf_harness__roofline(s, &sz, 2e6 / (1.06 * gf), bw, gf, f, &r);
+  assert_int_equal(r.flops, 2000000);
+  assert_true(r.too_fast);
+  kf_harness__roofline(s, &sz, 2e6 / (1.04 * gf), bw, gf, f, &r);
+  assert_false(r.too_fast);
+  /* both ceilings given, the bandwidth one binding */
+  kf_harness__roofline(s, &sz, 8e6 / (1.06 * 10.0), 10.0, 1e9, f, &r);
+  assert_true(r.too_fast);
+  kf_spec_free(s);
+}
+
+#define N_DRAW 4096
+
+static float draw_a[N_DRAW], draw_b[N_DRAW];
+
+/* "mixed" draws exact 0 and +-1 on purpose: equal by design, not by
+ * derivation. */
+static int special(float v) { return v == 0 || v == 1 || v == -1; }
+
+/* Fraction of positions where b[i + shift] == a[i] (bitwise), over the
+ * values that are not special. */
+static double matches(const float *a, const float *b, int shift) {
+  int n = 0, same = 0;
+  for (int i = 0; i < N_DRAW; i++) {
+    int j = i + shift;
+    if (j < 0 || j >= N_DRAW || special(a[i])) continue;
+    n++;
+    same += memcmp(&a[i], &b[j], sizeof(float)) == 0;
+  }
+  return n ? (double)same / n : 0;
+}
+
+static void test_draws_independent(void **state) {
+  (void)state;
+  const uint64_t seed = 0x0123456789abcdefull;
+  /* keys of consecutive repetitions, sets and distributions all differ,
+   * and differ from those of another seed */
+  uint64_t keys[64];
+  int nk = 0;
+  for (uint64_t rep = 0; rep < 4; rep++)
+    for (uint64_t set = 0; set < 4; set++)
+      for (uint64_t d = 0; d < 2; d++)
+        keys[nk++] = kf_harness__key(seed, rep, set, d);
+  for (int i = 0; i < 16; i++)
+    keys[nk++] = kf_harness__key(seed + 1, (uint64_t)i / 4, (uint64_t)i % 4,
+                                 0);
+  for (int i = 0; i < nk; i++)
+    for (int j = i + 1; j < nk; j++)
+      assert_true(keys[i] != keys[j]);
+  /* one key draws the same values twice (both runners get the same) */
+  for (int dist = 0; dist < KF_DIST_COUNT; dist++) {
+    if (dist == KF_DIST_INDEX) continue;
+    kf_harness__fill(draw_a, KF_DT_F32, N_DRAW, dist, 0, keys[0]);
+    kf_harness__fill(draw_b, KF_DT_F32, N_DRAW, dist, 0, keys[0]);
+    assert_memory_equal(draw_a, draw_b, sizeof draw_a);
+  }
+  /* two keys: no shift of one set is the other (a shift-derived set once
+   * let a result invariant under the shift be cached), and no scaling */
+  for (int dist = 0; dist < KF_DIST_COUNT; dist++) {
+    if (dist == KF_DIST_INDEX) continue;
+    kf_harness__fill(draw_a, KF_DT_F32, N_DRAW, dist, 0, keys[0]);
+    kf_harness__fill(draw_b, KF_DT_F32, N_DRAW, dist, 0, keys[2]);
+    for (int sh = -256; sh <= 256; sh++)
+      if (matches(draw_a, draw_b, sh) > 0.05)
+        fail_msg("distribution %d: the set under another key is the first"
+                 " shifted by %d (%.0f%% of elements equal)", dist, sh,
+                 100 * matches(draw_a, draw_b, sh));
+    int scaled = 0;
+    for (int i = 1; i < N_DRAW; i++)
+      if (!special(draw_a[0]) && !special(draw_a[i]) &&
+          draw_b[i] * draw_a[0] == draw_b[0] * draw_a[i])
+        scaled++;
+    assert_true(scaled < N_DRAW / 20);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_floor_bandwidth),
+      cmocka_unit_test(test_floor_compute),
+      cmocka_unit_test(test_draws_independent),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
