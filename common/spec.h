@@ -6,7 +6,7 @@
  * A problem is a directory (problems/README.md documents the format):
  *   spec.json        this structure, as JSON
  *   reference.c|.cu  trusted reference implementation (the launcher ABI of
- *                    harness/kf_candidate.h)
+ *                    harness/core/kf_candidate.h)
  *   templates named in spec.json, each with declared knobs
  * The coordinator, the CLI and the harness all read specs through this
  * module.  The harness receives the spec as JSON text inside an
@@ -48,7 +48,7 @@ typedef enum {
   KF_DT_COUNT
 } kf_dtype;
 
-/* Input distributions the harness can draw from (harness/inputs.c).
+/* Input distributions the harness can draw from (harness/core/inputs.c).
  * XX(enum name, json name, meaning) */
 #define KF_DIST_MAP(XX)                                                       \
   XX(NORMAL, "normal", "N(0, 1)")                                             \

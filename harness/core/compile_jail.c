@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/compile_jail.c -- the compiler's mount jail: cc and nvcc (and
+ * harness/core/compile_jail.c -- the compiler's mount jail: cc and nvcc (and
  * everything they run: cc1, as, ld, cicc, ptxas...) see the toolchain and
  * the build directory, and nothing else of the host.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/elf_util.c -- bounds-checked views into an in-memory ELF file,
- * shared by the C and CUDA link checks (harness/elf_util.h).
+ * harness/core/elf_util.c -- bounds-checked views into an in-memory ELF file,
+ * shared by the C and CUDA link checks (harness/core/elf_util.h).
  */
 #include "elf_util.h"
 

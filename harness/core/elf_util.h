@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/elf_util.h -- bounds-checked reading of an ELF file held in
- * memory, for the link checks of C (harness/elfcheck.c) and CUDA
- * (harness/elfcheck_cuda.c) shared objects.  Nothing here trusts an
+ * harness/core/elf_util.h -- bounds-checked reading of an ELF file held in
+ * memory, for the link checks of C (harness/cpu/elfcheck.c) and CUDA
+ * (harness/cuda/elfcheck.c) shared objects.  Nothing here trusts an
  * offset or size the file states: a view that does not fit is NULL.
  */
 #ifndef KF_HARNESS_ELF_UTIL_H

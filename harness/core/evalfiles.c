@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/evalfiles.c -- `kf-harness eval-files`: one evaluation from files
- * on disk, for people and scripts (tests/e2e/test_exploits.py,
+ * harness/core/evalfiles.c -- `kf-harness eval-files`: one evaluation from
+ * files on disk, for people and scripts (tests/e2e/test_exploits.py,
  * scripts/run-exploits) rather than for the worker.
  *
  *   kf-harness eval-files --spec DIR --source FILE [--knob NAME=VALUE]...

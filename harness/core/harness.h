@@ -17,7 +17,7 @@
  *   kf-harness eval-files --spec DIR --source FILE [--knob K=V]... [--seed N]
  *       builds the EvalRequest from a problem directory and a source file,
  *       runs eval on it as a child and prints the EvalResult as JSON
- *       (harness/evalfiles.c); for people and test scripts.
+ *       (harness/core/evalfiles.c); for people and test scripts.
  *   kf-harness ceilings
  *       prints {"copy_gbps": X, "gflops": Y} for this CPU, one core.
  *   kf-harness cuda-info [--device N] [--no-measure]

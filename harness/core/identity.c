@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/identity.c -- `kf-harness identity`: what a measurement taken by
+ * harness/core/identity.c -- `kf-harness identity`: what a measurement taken by
  * this harness depends on besides the problem, the candidate and the
  * device: the harness build itself and the compilers it drives.
  *

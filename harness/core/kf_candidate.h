@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/kf_candidate.h -- the ABI every candidate and reference kernel
+ * harness/core/kf_candidate.h -- the ABI every candidate and reference kernel
  * implements.  Shipped with KernelFleet; a candidate includes it and
  * defines exactly one function:
  *

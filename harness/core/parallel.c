@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/parallel.c -- data-parallel loops for the eval process's host
+ * harness/core/parallel.c -- data-parallel loops for the eval process's host
  * work on big tensors: comparing a 64M-element output with the
  * reference's, and copying inputs into place, once per timed repetition.
  * Single-threaded, that host work, not the GPU, set how many evaluations

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/proc.c -- the harness's one spawn path (compiler and runners) and
- * its reaper.  fork + exec only: between the two the child calls nothing
- * but syscalls, and any failure there is written to a close-on-exec pipe
- * as (step, errno), so the parent learns at spawn time that the exec did
- * not happen.  The same pipe carries notes that do not stop the exec: a
- * compiler jail (compile_jail.c) that could not begin, a network
- * namespace refused.  Deadlines end in SIGKILL to the child's process
- * group.
+ * harness/core/proc.c -- the harness's one spawn path (compiler and
+ * runners) and its reaper.  fork + exec only: between the two the child
+ * calls nothing but syscalls, and any failure there is written to a
+ * close-on-exec pipe as (step, errno), so the parent learns at spawn time
+ * that the exec did not happen.  The same pipe carries notes that do not
+ * stop the exec: a compiler jail (compile_jail.c) that could not begin, a
+ * network namespace refused.  Deadlines end in SIGKILL to the child's
+ * process group.
  * The eval process is single-threaded whenever it forks (parallel.c's
  * threads are joined before their call returns), so fork is safe here.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/sandbox.c -- seccomp filter building blocks and small helpers
- * shared by the CPU and CUDA runners (harness/sandbox.h).  The filters are
+ * harness/core/sandbox.c -- seccomp filter building blocks and small helpers
+ * shared by the CPU and CUDA runners (harness/core/sandbox.h).  The filters are
  * classic BPF over struct seccomp_data; arguments are 64-bit and compared
  * as two 32-bit halves.
  */

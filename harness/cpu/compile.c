@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/compile.c -- the "compile" stage: one C source to one shared
+ * harness/cpu/compile.c -- the "compile" stage: one C source to one shared
  * object with the system compiler.
  *
  * The compiler gets argv only, never a shell: knob names and values are
@@ -10,7 +10,7 @@
  * installed bundle alike, with no include path to find.
  *
  * The compiler runs in its own process group, in a mount jail when we are
- * root (harness/compile_jail.c: it sees the toolchain, /dev/null, a
+ * root (harness/core/compile_jail.c: it sees the toolchain, /dev/null, a
  * private /tmp and the build directory, nothing else of the host), as uid
  * 65534, with an almost empty environment, without network (when it may
  * unshare), under rlimits (CPU 60 s, AS 2 GiB, FSIZE 64 MiB, NPROC 64) and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/elfcheck.c -- the "link" stage: what a compiled candidate may
+ * harness/cpu/elfcheck.c -- the "link" stage: what a compiled candidate may
  * import and run on load.  Parses the ELF64 file itself (no nm child): the
  * section headers, .dynsym/.dynstr and .dynamic, every offset bounds-
  * checked, since the bytes came from a compiler fed hostile source.

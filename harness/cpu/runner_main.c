@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/runner_main.c -- kf-harness-runner: the runner mode of kf-harness
+ * harness/cpu/runner_main.c -- kf-harness-runner: the runner mode of kf-harness
  * as its own small executable, built without sanitizers so that RLIMIT_AS
  * and seccomp apply to plain code (ASan reserves terabytes of shadow
  * memory and makes syscalls of its own).  kf-harness eval execs this file

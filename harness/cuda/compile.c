@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_compile.c -- the compile stage for CUDA: one .cu to one
+ * harness/cuda/compile.c -- the compile stage for CUDA: one .cu to one
  * shared object with nvcc, for the worker's own GPU target:
  *
  *   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -cudart shared
@@ -8,11 +8,11 @@
  *        -o base.so base.cu
  *
  * (SASS for exactly that target and no PTX, so the driver never JIT-
- * compiles at load time.)  As with cc (harness/compile.c): argv only, no
+ * compiles at load time.)  As with cc (harness/cpu/compile.c): argv only, no
  * shell, knobs checked against fixed character sets, the same text check
  * of the source (no absolute or ".." includes, no .incbin/.include),
  * kf_candidate.h written beside the source, the mount jail of
- * harness/compile_jail.c when root (the toolchain -- /usr, which holds
+ * harness/core/compile_jail.c when root (the toolchain -- /usr, which holds
  * /usr/local/cuda, or the toolkit's own prefix -- /dev/null, a private
  * /tmp and the build directory: host code's inline asm can spell .incbin
  * by string pasting, and the host assembler would read any host file),

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/elfcheck_cuda.c -- the link stage for CUDA candidates: what an
+ * harness/cuda/elfcheck.c -- the link stage for CUDA candidates: what an
  * nvcc-built shared object (-cudart shared) may import and run on load.
- * Same bounds-checked ELF64 reading as harness/elfcheck.c, with a policy
+ * Same bounds-checked ELF64 reading as harness/cpu/elfcheck.c, with a policy
  * for nvcc's output:
  *
  *  - every undefined dynamic symbol on the allow-list below: the CUDA
@@ -44,7 +44,7 @@
  *  - no writable static state in the host code either: the runner is one
  *    process for all calls, so a `static unsigned calls;` in kf_launch, a
  *    host-side cache keyed by pointer or a static local would survive from
- *    call to call.  As for CPU candidates (harness/elfcheck.c), every
+ *    call to call.  As for CPU candidates (harness/cpu/elfcheck.c), every
  *    .symtab symbol defined in a writable section other than the
  *    toolchain's (.got, .dynamic, the init arrays, .data.rel.ro) must be
  *    explained: defined by the baseline too (an empty kf_launch built by

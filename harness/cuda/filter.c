@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_filter.c -- the syscalls the CUDA runner lets a candidate
- * make (harness/cuda_filter.h).  The list is the CPU runner's plus what the
+ * harness/cuda/filter.c -- the syscalls the CUDA runner lets a candidate
+ * make (harness/cuda/filter.h).  The list is the CPU runner's plus what the
  * CUDA driver uses to launch work and wait for it on the fds it opened
  * before the filter went on; kept without CUDA headers so that CI, which
  * has no GPU, installs these very filters and probes them.

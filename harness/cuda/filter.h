@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_filter.h -- the CUDA runner's seccomp policy, apart from the
+ * harness/cuda/filter.h -- the CUDA runner's seccomp policy, apart from the
  * runner so that it can be installed and probed on a machine without a GPU
  * (tests/unit/test-harness-cudafilter.c): which syscalls a CUDA candidate
  * may make while it is loaded, and while it runs.

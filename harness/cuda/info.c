@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_info.c -- the "info" mode of kf-harness-cuda: one GPU's
+ * harness/cuda/info.c -- the "info" mode of kf-harness-cuda: one GPU's
  * identity and its measured ceilings, as one JSON object on stdout.
  *
  *   identity  name, compute capability, SMs, L2, memory, PCI bus id, UUID,

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_info_cmd.c -- `kf-harness cuda-info [--device N]
+ * harness/cuda/info_cmd.c -- `kf-harness cuda-info [--device N]
  * [--no-measure]`: one GPU's identity and measured ceilings as JSON.
  *
  * This process never touches CUDA: it runs `kf-harness-cuda info` (the
- * one program of ours linked with the CUDA runtime, harness/cuda_info.c)
+ * one program of ours linked with the CUDA runtime, harness/cuda/info.c)
  * as a child with our environment (CUDA_VISIBLE_DEVICES, library paths),
  * adds the nvcc version the compile stage will use, and prints the merged
  * object.  Exit 0 with the object; 1 with {"error": "..."} when there is

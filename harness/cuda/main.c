@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_main.c -- kf-harness-cuda: the harness's only program that
+ * harness/cuda/main.c -- kf-harness-cuda: the harness's only program that
  * links the CUDA runtime (shared, libcudart.so.13 -- the same instance a
  * candidate built with -cudart shared binds to).  Built only when CMake
  * finds the CUDA toolkit (KF_CUDA).  Modes, never run by users directly:
  *
  *   kf-harness-cuda info [--device N] [--no-measure]
- *       the device and its measured ceilings as JSON (harness/cuda_info.c);
+ *       the device and its measured ceilings as JSON (harness/cuda/info.c);
  *       users run `kf-harness cuda-info`, which adds the nvcc version
  *   kf-harness-cuda runner --jail DIR --so NAME --device N ...
  *       the sandboxed process that loads one CUDA candidate
- *       (harness/cuda_runner.c), exec'd by `kf-harness eval`
+ *       (harness/cuda/runner.c), exec'd by `kf-harness eval`
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_runner.c -- the only code that loads a CUDA candidate: the
+ * harness/cuda/runner.c -- the only code that loads a CUDA candidate: the
  * "runner" mode of kf-harness-cuda.  exec'd fresh by the eval process
- * (harness/eval_cuda.c) for each of candidate and reference, so each gets
+ * (harness/cuda/backend.c) for each of candidate and reference, so each gets
  * its own process and its own CUDA context: an illegal address, a launch
  * failure or a hang ends this process and nothing else.  Wire:
- * harness/cuda_proto.h.
+ * harness/cuda/proto.h.
  *
  * Setup, in this order, before any candidate code runs:
  *   1. map the memfd (fd 3), close it and every fd above 2;
@@ -34,7 +34,7 @@
  *      uses to launch and wait (ioctl, poll/ppoll, epoll_wait/pwait,
  *      close, fcntl, sched_getaffinity); openat fails with EPERM instead
  *      of trapping (module loading may probe files; the jail holds none).
- *      Both filters are harness/cuda_filter.c's.
+ *      Both filters are harness/cuda/filter.c's.
  *      --seccomp off skips 7-9's filters, for diagnosing a driver that
  *      needs more (the READY defenses then say so).
  *
@@ -59,8 +59,8 @@
  *
  * This file logs nothing (stderr is /dev/null) and links nothing of
  * KernelFleet but the seccomp/rlimit helpers it shares with the CPU
- * runner (harness/sandbox.c) and its own seccomp policy
- * (harness/cuda_filter.c); it is built without sanitizers.
+ * runner (harness/core/sandbox.c) and its own seccomp policy
+ * (harness/cuda/filter.c); it is built without sanitizers.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -144,7 +144,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc) {
 
 /* --------------------------------------------------------------- seccomp */
 
-/* The policy is harness/cuda_filter.c's. */
+/* The policy is harness/cuda/filter.c's. */
 static int install_filter(bool loading, pid_t self) {
   kf_sandbox_bpf p = {.n = 0};
   kf_harness__cuda_filter(&p, loading, self);

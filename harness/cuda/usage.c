@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * harness/cuda_usage.c -- reads ptxas's resource report (nvcc
+ * harness/cuda/usage.c -- reads ptxas's resource report (nvcc
  * --resource-usage, printed on the compiler's stderr) into one record per
  * kernel entry:
  *

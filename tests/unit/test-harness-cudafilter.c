@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/test-harness-cudafilter.c -- the CUDA runner's seccomp policy
- * (harness/cuda_filter.c, linked in), installed for real in a forked child
+ * (harness/cuda/filter.c, linked in), installed for real in a forked child
  * and probed with raw syscalls: the kernel, not a reading of the BPF, says
  * what a CUDA candidate may do.  No GPU needed; the runner installs these
  * same filters after the driver has opened its device fds.

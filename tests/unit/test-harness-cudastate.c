@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/test-harness-cudastate.c -- the mutable ranges of the CUDA
- * link check (harness/elfcheck_cuda.c, linked in): kf_harness_cuda_elf's
+ * link check (harness/cuda/elfcheck.c, linked in): kf_harness_cuda_elf's
  * mut_off/mut_len/n_mut, which the eval passes to the runner as
  * --mutable.  The runner restores a candidate's writable pages before each
  * call and, after it, refuses a change anywhere but these ranges; so they
@@ -10,7 +10,7 @@
  * candidate could keep state in: not the host shadow of a __constant__
  * variable, not bytes between symbols beyond alignment padding.
  *
- * nvcc builds, exactly as harness/cuda_compile.c does (-O3, -gencode for
+ * nvcc builds, exactly as harness/cuda/compile.c does (-O3, -gencode for
  * sm_90a, -cudart shared, -Xcompiler -fPIC, -shared, --resource-usage,
  * -I. with kf_candidate.h beside the source), into a temporary directory:
  * the link check's baseline (KF_HARNESS_CUDA_BASELINE_SRC), a shipped

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/test-harness-jail.c -- the compiler's mount jail
- * (harness/compile_jail.c), through `kf-harness eval-files`.
+ * (harness/core/compile_jail.c), through `kf-harness eval-files`.
  *
  * A candidate whose inline asm spells .incbin by joining two string
  * literals passes the compile stage's text check; the jail is what stops

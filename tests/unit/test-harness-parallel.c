@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/test-harness-parallel.c -- harness/parallel.c, the eval
+ * tests/unit/test-harness-parallel.c -- harness/core/parallel.c, the eval
  * process's data-parallel loops (linked in):
  *
  *  - kf_harness__par_range splits [0, n) into contiguous parts that cover

@@ -2,7 +2,7 @@
 /*
  * tests/unit/test-nvcc.h -- whether the CUDA compile tests can run: nvcc
  * looked up the way the harness does (kf_harness__nvcc_path in
- * harness/cuda_compile.c: $KF_NVCC, /usr/local/cuda/bin/nvcc, then PATH),
+ * harness/cuda/compile.c: $KF_NVCC, /usr/local/cuda/bin/nvcc, then PATH),
  * so that a test skips exactly where the harness would find no nvcc.
  * Include after <cmocka.h>.
  */
