@@ -553,8 +553,14 @@ static int do_determinism(pl *p) {
     }
     const unsigned char *a[KF_HARNESS_MAX_T], *bb[KF_HARNESS_MAX_T];
     size_t o = 0;
+    /* ...and run 1's results leave every image the runner can see: on
+     * CUDA the host image the outputs were downloaded into is mapped in
+     * the runner's process, where run 2's host code could copy them back
+     * (e). */
     for (int j = 0; j < L.n_out; j++) {
       memcpy(first + o, s->map + L.out_off[j], L.out_b[j]);
+      memset(s->map + L.out_off[j],
+             kf_harness__poison_byte(sp->outputs[j].dtype), L.out_b[j]);
       a[j] = first + o;
       o += L.out_b[j];
     }

@@ -44,9 +44,12 @@
 #define MAX_API 65536  /* candidate API calls remembered per call */
 #define MAX_GPU 65536  /* GPU activities remembered per call */
 
+typedef enum { REC_KERNEL, REC_COPY, REC_MEMSET } rec_kind;
+
 typedef struct {
   uint32_t corr, stream, ctx;
   uint64_t start, end;
+  rec_kind kind;
   char what[64];
 } gpu_rec;
 
@@ -61,6 +64,13 @@ static uint32_t g_lost;           /* records that did not fit */
 static int64_t g_mem_net;         /* bytes allocated minus released */
 static char g_mem_what[96];       /* the first allocation, for the reason */
 static bool g_on;
+/* The harness's marker after a call (kf_cupti_mark): when it began,
+ * whether it allocates, and whether that allocation's record came.  Set
+ * before the marker's work, so a record delivered early (a full buffer)
+ * is still recognised by its timestamp. */
+static uint64_t g_mark_t;
+static bool g_mark_mem;
+static bool g_mark_mem_seen;
 
 static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size,
                                    size_t *max_records) {
@@ -76,8 +86,9 @@ static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size,
     }
 }
 
-static void keep_gpu(uint32_t corr, uint32_t stream, uint32_t ctx,
-                     uint64_t start, uint64_t end, const char *what) {
+static void keep_gpu(rec_kind kind, uint32_t corr, uint32_t stream,
+                     uint32_t ctx, uint64_t start, uint64_t end,
+                     const char *what) {
   if (g_n_gpu == MAX_GPU) {
     g_lost++;
     return;
@@ -88,6 +99,7 @@ static void keep_gpu(uint32_t corr, uint32_t stream, uint32_t ctx,
   r->ctx = ctx;
   r->start = start;
   r->end = end;
+  r->kind = kind;
   snprintf(r->what, sizeof r->what, "%s", what ? what : "?");
 }
 
@@ -116,18 +128,23 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream_id,
       const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
       char what[64];
       snprintf(what, sizeof what, "kernel %.48s", k->name ? k->name : "?");
-      keep_gpu(k->correlationId, k->streamId, k->contextId, k->start, k->end,
-               what);
+      keep_gpu(REC_KERNEL, k->correlationId, k->streamId, k->contextId,
+               k->start, k->end, what);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-      keep_gpu(m->correlationId, m->streamId, m->contextId, m->start, m->end,
-               "a copy");
+      keep_gpu(REC_COPY, m->correlationId, m->streamId, m->contextId,
+               m->start, m->end, "a copy");
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const CUpti_ActivityMemory4 *m = (const CUpti_ActivityMemory4 *)rec;
+      if (g_mark_t && m->timestamp >= g_mark_t) {
+        /* the harness's marker, allocated and freed after the call */
+        g_mark_mem_seen = true;
+        break;
+      }
       if (m->memoryOperationType ==
           CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) {
         if (!g_mem_what[0])
@@ -143,8 +160,8 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream_id,
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-      keep_gpu(m->correlationId, m->streamId, m->contextId, m->start, m->end,
-               "a memset");
+      keep_gpu(REC_MEMSET, m->correlationId, m->streamId, m->contextId,
+               m->start, m->end, "a memset");
       break;
     }
     default: break;
@@ -210,7 +227,15 @@ void kf_cupti_discard(void) {
   g_mem_what[0] = '\0';
 }
 
+void kf_cupti_mark(bool with_alloc) {
+  g_mark_mem = with_alloc && g_mem_on;
+  g_mark_mem_seen = false;
+  g_mark_t = kf_cupti_now();
+}
+
 void kf_cupti_reset(void) {
+  g_mark_t = 0;
+  g_mark_mem = g_mark_mem_seen = false;
   g_n_api = g_n_gpu = 0;
   g_lost = 0;
   g_mem_net = 0;
@@ -257,6 +282,27 @@ int kf_cupti_end(uint64_t t0, uint64_t t1, uint32_t stream, uint32_t ctx,
   memset(out, 0, sizeof *out);
   if (!g_on) return -1;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  /* The marker first: each kind of its work must have come back with the
+   * API call that issued it. */
+  if (g_mark_t) {
+    bool seen[3] = {false, false, false};
+    for (uint32_t i = 0; i < g_n_gpu; i++)
+      for (uint32_t j = 0; j < g_n_api; j++)
+        if (g_api_t[j] >= g_mark_t && g_api[j] == g_gpu[i].corr)
+          seen[g_gpu[i].kind] = true;
+    static const char *const names[] = {"kernel", "copy", "memset"};
+    for (int kd = 0; kd < 3 && !out->bad; kd++)
+      if (!seen[kd]) {
+        out->bad = KF_CUPTI_BLIND;
+        snprintf(out->what, sizeof out->what, "the harness's own %s after "
+                 "the call left no trace record", names[kd]);
+      }
+    if (!out->bad && g_mark_mem && !g_mark_mem_seen) {
+      out->bad = KF_CUPTI_BLIND;
+      snprintf(out->what, sizeof out->what, "the harness's own allocation "
+               "after the call left no trace record");
+    }
+  }
   /* keep only the candidate's API calls: started within [t0, t1] */
   uint32_t k = 0, lo = UINT32_MAX, hi = 0;
   for (uint32_t i = 0; i < g_n_api; i++)
@@ -300,6 +346,8 @@ int kf_cupti_end(uint64_t t0, uint64_t t1, uint32_t stream, uint32_t ctx,
   g_lost = 0;
   g_mem_net = 0;
   g_mem_what[0] = '\0';
+  g_mark_t = 0;
+  g_mark_mem = g_mark_mem_seen = false;
   return 0;
 }
 

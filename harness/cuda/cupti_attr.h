@@ -15,6 +15,8 @@ enum {
   KF_CUPTI_OK = 0,
   KF_CUPTI_FOREIGN_STREAM = 1, /* work on another stream or context */
   KF_CUPTI_EARLY = 2,          /* work that began before the call's start */
+  KF_CUPTI_BLIND = 3,          /* the harness's own work after the call left
+                                  no record: tracing was switched off */
 };
 
 typedef struct {
@@ -49,6 +51,14 @@ uint64_t kf_cupti_now(void);
  * forgetting them. */
 uint32_t kf_cupti_stream_of_last(void);
 uint32_t kf_cupti_context_of_last(void);
+/* Begins the harness's own traced work after a call, which kf_cupti_end
+ * then checks: called after the call's device-wide synchronize and before
+ * that work -- a memset, a kernel and a copy (each must come back as a GPU
+ * record with the API call that issued it) and, with_alloc, an allocation
+ * freed again (its record must come back when allocation records are
+ * on).  A candidate that switched any of these kinds of tracing off
+ * inside its call, and left it so, is caught by the missing record. */
+void kf_cupti_mark(bool with_alloc);
 /* After the device-wide synchronize of a call whose kf_launch ran between
  * CUPTI times t0 and t1: the candidate's activities, judged against the
  * expected stream and context ids.  0, or -1 when tracing is off. */

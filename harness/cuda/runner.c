@@ -620,6 +620,24 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   e = cudaEventElapsedTime(&ms, s->ev0, s->ev1);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "reading the events");
   check_state(s, c->seq);
+  if (s->cupti) {
+    /* The harness's own work after the call, traced like the call: if
+     * the candidate switched tracing off inside it, these records are
+     * missing and nothing it did can be believed (kf_cupti_end).  The
+     * flush buffer is scratch, scrubbed before every call. */
+    kf_cupti_mark(true);
+    void *mp = NULL;
+    if ((e = cudaMemsetAsync(s->flush, 0x5b, 256, s->stream)) != cudaSuccess ||
+        (e = (cudaError_t)kf_cuda_canary(s->flush, 256, 256)) !=
+            cudaSuccess ||
+        (e = cudaMemcpyAsync((unsigned char *)s->flush + 512, s->flush, 256,
+                             cudaMemcpyDeviceToDevice, s->stream)) !=
+            cudaSuccess ||
+        (e = cudaMalloc(&mp, 4096)) != cudaSuccess ||
+        (e = cudaFree(mp)) != cudaSuccess ||
+        (e = cudaDeviceSynchronize()) != cudaSuccess)
+      cuda_fail(c->seq, e, "the trace check after the call");
+  }
   /* no device memory kept from one call to the next: with CUPTI, the
    * allocation records of this process (below); without, the device's
    * free memory, which other processes also move (diagnosis only) */
@@ -653,6 +671,11 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
       if (cc.bad == KF_CUPTI_FOREIGN_STREAM) {
         snprintf(msg, sizeof msg, "GPU work outside the stream it was "
                  "given: %.150s", cc.what);
+        timing_fail(c->seq, msg);
+      }
+      if (cc.bad == KF_CUPTI_BLIND) {
+        snprintf(msg, sizeof msg, "GPU activity tracing was switched off "
+                 "during the call: %.150s", cc.what);
         timing_fail(c->seq, msg);
       }
       if (cc.bad == KF_CUPTI_EARLY) {
