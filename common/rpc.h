@@ -70,6 +70,18 @@ typedef struct {
    * themselves. */
   bool check_text;
   const char *const *raw_text;
+  /* Calls in flight (from arrival, token checked, to the answer sent):
+   * at most max_calls in all and max_calls_per_peer from one peer host
+   * (rpc_limits.h); beyond either the call is answered RESOURCE_EXHAUSTED
+   * (KF_ETOOBIG) naming the cap, before its request is unpacked.  0: no
+   * cap. */
+  uint32_t max_calls;
+  uint32_t max_calls_per_peer;
+  /* NULL, or n_methods entries: the largest request methods[i] takes,
+   * bytes (0: max_msg_bytes).  A larger one is refused RESOURCE_EXHAUSTED
+   * before it is unpacked -- unpacked, a message of many tiny entries
+   * takes many times its size. */
+  const size_t *max_request_bytes;
   void *data;                  /* passed to every handler */
 } kf_rpc_server_opts;
 
