@@ -21,7 +21,10 @@
  * A path the server does not serve is answered UNIMPLEMENTED at once
  * (KF_EINTERNAL on the client).
  *
- * Status mapping (rpc_status.c) is lossy: KF_EINVAL and KF_EPROTO both
+ * Status mapping (rpc_status.c) is lossy: KF_ETOOBIG (message too large)
+ * and KF_EBUSY (a cap on calls or queued work; retry later) both travel
+ * as RESOURCE_EXHAUSTED, told apart by the status text's "busy: " prefix
+ * (rpc_internal.h); KF_EINVAL and KF_EPROTO both
  * travel as INVALID_ARGUMENT and arrive as KF_EPROTO; KF_EDB and
  * KF_EUNAVAIL both arrive as KF_EUNAVAIL; codes with no gRPC meaning
  * (ENOMEM, EIO, ...) arrive as KF_EINTERNAL.  The status text carries the
@@ -73,8 +76,8 @@ typedef struct {
   /* Calls in flight (from arrival, token checked, to the answer sent):
    * at most max_calls in all and max_calls_per_peer from one peer host
    * (rpc_limits.h); beyond either the call is answered RESOURCE_EXHAUSTED
-   * (KF_ETOOBIG) naming the cap, before its request is unpacked.  0: no
-   * cap. */
+   * naming the cap (the client reads KF_EBUSY: retry later, unlike
+   * KF_ETOOBIG), before its request is unpacked.  0: no cap. */
   uint32_t max_calls;
   uint32_t max_calls_per_peer;
   /* NULL, or n_methods entries: the largest request methods[i] takes,

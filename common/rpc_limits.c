@@ -100,11 +100,11 @@ int kf_rpc_limits_admit(kf_rpc_limits *l, const char *key, char *why,
   pthread_mutex_lock(&l->mu);
   peer **pp = find(l, key);
   if (l->max_calls && l->total >= l->max_calls) {
-    rc = kf_seterr(KF_ETOOBIG, why, whylen,
+    rc = kf_seterr(KF_EBUSY, why, whylen,
                    "total cap reached: %u calls in flight; try again later",
                    l->total);
   } else if (l->max_per_peer && *pp && (*pp)->n >= l->max_per_peer) {
-    rc = kf_seterr(KF_ETOOBIG, why, whylen,
+    rc = kf_seterr(KF_EBUSY, why, whylen,
                    "per-peer cap reached: %u calls in flight from %s; try"
                    " again later", (*pp)->n, key);
   } else {

@@ -40,7 +40,7 @@ void kf_rpc_limits_peer_key(const char *peer, char *key);
 
 /* Counts one more call from key (a kf_rpc_limits_peer_key result).
  * Returns 0 when admitted -- the caller then owes exactly one
- * kf_rpc_limits_release with the same key -- or KF_ETOOBIG with the cap
+ * kf_rpc_limits_release with the same key -- or KF_EBUSY with the cap
  * that refused it in why ("per-peer cap reached: 64 calls in flight
  * from 127.0.0.1"), or KF_ENOMEM. */
 int kf_rpc_limits_admit(kf_rpc_limits *l, const char *key, char *why,

@@ -263,7 +263,9 @@ static void on_arrival(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
   }
   c->peer = grpc_call_get_peer(c->call);
   kf_rpc_limits_peer_key(c->peer, c->peer_key);
-  if (kf_rpc_limits_admit(srv->limits, c->peer_key, msg, sizeof msg) != 0) {
+  char why[256];
+  if (kf_rpc_limits_admit(srv->limits, c->peer_key, why, sizeof why) != 0) {
+    snprintf(msg, sizeof msg, "%s%s", KF_RPC__BUSY_PREFIX, why);
     send_answer(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
     return;
   }
@@ -593,5 +595,12 @@ void kf_rpc_call_fail(kf_rpc_call *call, int kf_err, const char *msg) {
    * client as a protocol error, so say plainly that something broke. */
   grpc_status_code st = kf_err ? (grpc_status_code)kf_rpc_err_to_status(kf_err)
                                : GRPC_STATUS_INTERNAL;
+  if (kf_err == KF_EBUSY) { /* the client tells it from KF_ETOOBIG by this */
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", KF_RPC__BUSY_PREFIX,
+             msg ? msg : kf_strerror(kf_err));
+    send_answer(call, st, text);
+    return;
+  }
   send_answer(call, st, msg ? msg : kf_strerror(kf_err));
 }

@@ -57,7 +57,7 @@ kf_coord_op *kf_coord__op_new(kf_coord *co, kf_coord_op_kind kind,
     snprintf(msg, sizeof msg, "coordinator queue full: %zu operations wait "
              "for the database or a task (cap %u, --max-queued-ops); try "
              "again later", co->n_ops, co->cfg.max_queued_ops);
-    kf_rpc_call_fail(call, KF_ETOOBIG, msg);
+    kf_rpc_call_fail(call, KF_EBUSY, msg);
     return NULL;
   }
   kf_coord_op *op = calloc(1, sizeof *op);

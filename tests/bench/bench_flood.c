@@ -44,6 +44,7 @@ static const char *code_name(int rc) {
   switch (rc) {
   case KF_ETIMEDOUT: return "DEADLINE_EXCEEDED";
   case KF_ETOOBIG: return "RESOURCE_EXHAUSTED";
+  case KF_EBUSY: return "RESOURCE_EXHAUSTED(busy)";
   case KF_EUNAVAIL: return "UNAVAILABLE";
   case KF_EPROTO: return "INVALID_ARGUMENT";
   case KF_EAUTH: return "UNAUTHENTICATED";

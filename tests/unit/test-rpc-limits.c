@@ -6,8 +6,8 @@
  * A real server on 127.0.0.1 (the rpc fixture's methods) whose handler
  * holds GetStatus(-2) calls unanswered: holder threads block in sync
  * calls until the test releases them.  With the cap's worth of calls held,
- * one more call must come back RESOURCE_EXHAUSTED (KF_ETOOBIG) naming the
- * cap, without reaching a handler; once the held calls are answered, the
+ * one more call must come back RESOURCE_EXHAUSTED, read as KF_EBUSY (retry
+ * later; not KF_ETOOBIG, which a worker treats as final) naming the cap, without reaching a handler; once the held calls are answered, the
  * same call succeeds (the count went back down).  A Heartbeat over its
  * method's byte limit is refused the same way before it is unpacked.
  * Waits are on conditions (the handler's call counter), never on time.
@@ -153,17 +153,17 @@ static void per_peer_cap(void **state) {
   hold(&l, b, hs + 2, ts + 2, 1);
   int calls = atomic_load(&l.f.calls);
   char err[256] = "";
-  assert_int_equal(quick(b, err, sizeof err), KF_ETOOBIG);
+  assert_int_equal(quick(b, err, sizeof err), KF_EBUSY);
   assert_non_null(strstr(err, "per-peer cap"));
   assert_non_null(strstr(err, "127.0.0.1"));
-  assert_int_equal(quick(a, err, sizeof err), KF_ETOOBIG);
+  assert_int_equal(quick(a, err, sizeof err), KF_EBUSY);
   assert_int_equal(atomic_load(&l.f.calls), calls); /* no handler ran */
   unhold(&l, hs, ts, 3);
   /* Answered calls no longer count: the cap's worth again, then more. */
   err[0] = '\0';
   if (quick(a, err, sizeof err)) fail_msg("after release: %s", err);
   hold(&l, a, hs, ts, 3);
-  assert_int_equal(quick(a, err, sizeof err), KF_ETOOBIG);
+  assert_int_equal(quick(a, err, sizeof err), KF_EBUSY);
   unhold(&l, hs, ts, 3);
   kf_rpc_client_close(a);
   kf_rpc_client_close(b);
@@ -179,7 +179,7 @@ static void total_cap(void **state) {
   pthread_t ts[2];
   hold(&l, c, hs, ts, 2);
   char err[256] = "";
-  assert_int_equal(quick(c, err, sizeof err), KF_ETOOBIG);
+  assert_int_equal(quick(c, err, sizeof err), KF_EBUSY);
   assert_non_null(strstr(err, "total cap"));
   /* A wrong token is still told so: the caps count only callers who
    * passed the door. */
@@ -250,9 +250,9 @@ static void peer_keys(void **state) {
   char why[160];
   assert_int_equal(kf_rpc_limits_admit(l, "a", why, sizeof why), 0);
   assert_int_equal(kf_rpc_limits_admit(l, "a", why, sizeof why), 0);
-  assert_int_equal(kf_rpc_limits_admit(l, "a", why, sizeof why), KF_ETOOBIG);
+  assert_int_equal(kf_rpc_limits_admit(l, "a", why, sizeof why), KF_EBUSY);
   assert_int_equal(kf_rpc_limits_admit(l, "b", why, sizeof why), 0);
-  assert_int_equal(kf_rpc_limits_admit(l, "c", why, sizeof why), KF_ETOOBIG);
+  assert_int_equal(kf_rpc_limits_admit(l, "c", why, sizeof why), KF_EBUSY);
   assert_non_null(strstr(why, "total cap"));
   assert_int_equal(kf_rpc_limits_in_flight(l, NULL), 3);
   kf_rpc_limits_release(l, "a");
