@@ -48,7 +48,7 @@ int kf_rpc_limits_admit(kf_rpc_limits *l, const char *key, char *why,
 /* Forgets one admitted call from key. */
 void kf_rpc_limits_release(kf_rpc_limits *l, const char *key);
 
-/* Calls admitted now, in total and from key (NULL: total only). */
+/* Calls admitted now: from key's host, or in total when key is NULL. */
 uint32_t kf_rpc_limits_in_flight(kf_rpc_limits *l, const char *key);
 
 #endif
