@@ -38,8 +38,10 @@
 #define MAX_CC 1000         /* compute capability numbers */
 #define MAX_GBPS 1e7        /* a measured bandwidth or GFLOP/s, plausible */
 #define MAX_BYTES (1ull << 62) /* mem_bytes, l2_bytes */
-/* Leases a worker may list in one Heartbeat: far more than it can hold
- * (MAX_SLOTS slots), far less than the 2.7M refs that once took 375 MB.
+/* Leases a worker may list in one Heartbeat: far more than kf-worker
+ * ever lists (its running tasks, at most MAX_SLOTS, plus at most 256
+ * unacknowledged results), far less than the 2.7M refs that once took
+ * 375 MB.
  * The method's request limit below is sized from it. */
 #define MAX_RUNNING 4096
 /* A TaskRef is at most 19 bytes on the wire (tag, length, two varints). */
