@@ -62,6 +62,7 @@ int kf_cli__exit_for(int rc) {
   switch (rc) {
   case 0: return KF_EXIT_OK;
   case KF_EUNAVAIL:
+  case KF_EBUSY: /* a coordinator cap: try again later */
   case KF_ETIMEDOUT: return KF_EXIT_UNAVAIL;
   case KF_EINVAL:
   case KF_EAUTH:

@@ -31,7 +31,8 @@
   XX(EPROTO, -15, "malformed message")                                        \
   XX(ESPEC, -16, "invalid problem spec")                                      \
   XX(EINTERNAL, -17, "internal error")                                        \
-  XX(ESTATE, -18, "not allowed in the current state")
+  XX(ESTATE, -18, "not allowed in the current state")                         \
+  XX(EBUSY, -19, "too busy; try again later")
 
 typedef enum {
   KF_OK = 0,

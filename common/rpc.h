@@ -21,7 +21,10 @@
  * A path the server does not serve is answered UNIMPLEMENTED at once
  * (KF_EINTERNAL on the client).
  *
- * Status mapping (rpc_status.c) is lossy: KF_EINVAL and KF_EPROTO both
+ * Status mapping (rpc_status.c) is lossy: KF_ETOOBIG (message too large)
+ * and KF_EBUSY (a cap on calls or queued work; retry later) both travel
+ * as RESOURCE_EXHAUSTED, told apart by the status text's "busy: " prefix
+ * (rpc_internal.h); KF_EINVAL and KF_EPROTO both
  * travel as INVALID_ARGUMENT and arrive as KF_EPROTO; KF_EDB and
  * KF_EUNAVAIL both arrive as KF_EUNAVAIL; codes with no gRPC meaning
  * (ENOMEM, EIO, ...) arrive as KF_EINTERNAL.  The status text carries the
@@ -70,6 +73,18 @@ typedef struct {
    * themselves. */
   bool check_text;
   const char *const *raw_text;
+  /* Calls in flight (from arrival, token checked, to the answer sent):
+   * at most max_calls in all and max_calls_per_peer from one peer host
+   * (rpc_limits.h); beyond either the call is answered RESOURCE_EXHAUSTED
+   * naming the cap (the client reads KF_EBUSY: retry later, unlike
+   * KF_ETOOBIG), before its request is unpacked.  0: no cap. */
+  uint32_t max_calls;
+  uint32_t max_calls_per_peer;
+  /* NULL, or n_methods entries: the largest request methods[i] takes,
+   * bytes (0: max_msg_bytes).  A larger one is refused RESOURCE_EXHAUSTED
+   * before it is unpacked -- unpacked, a message of many tiny entries
+   * takes many times its size. */
+  const size_t *max_request_bytes;
   void *data;                  /* passed to every handler */
 } kf_rpc_server_opts;
 

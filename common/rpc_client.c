@@ -121,9 +121,15 @@ static grpc_call *create_call(kf_rpc_client *c, grpc_completion_queue *cq,
 }
 
 /* Status of a finished call, to 0 / KF_E*; unpacks into *resp when asked. */
-static int finish(grpc_status_code status, grpc_byte_buffer *recv,
+static int finish(grpc_status_code status, const grpc_slice *details,
+                  grpc_byte_buffer *recv,
                   const ProtobufCMessageDescriptor *type,
                   ProtobufCMessage **resp) {
+  size_t bl = strlen(KF_RPC__BUSY_PREFIX);
+  if (status == GRPC_STATUS_RESOURCE_EXHAUSTED &&
+      GRPC_SLICE_LENGTH(*details) >= bl &&
+      memcmp(GRPC_SLICE_START_PTR(*details), KF_RPC__BUSY_PREFIX, bl) == 0)
+    return KF_EBUSY; /* a cap, not a message too large: retry later */
   if (status != GRPC_STATUS_OK)
     return kf_rpc_status_to_err(status);
   /* A unary OK always carries a message, even an empty one. */
@@ -233,7 +239,8 @@ static void *cq_main(void *arg) {
     if (!ev.success)
       cc->rc = KF_EINTERNAL; /* a client batch fails only on misuse */
     else
-      cc->rc = finish(cc->status, cc->recv, cc->resp_type, &cc->resp);
+      cc->rc = finish(cc->status, &cc->details, cc->recv, cc->resp_type,
+                      &cc->resp);
     cc->detail = grpc_slice_to_c_string(cc->details);
     /* The bytes are no longer needed; free them off the loop thread. */
     if (cc->send) {
@@ -407,7 +414,7 @@ static int call_sync(kf_rpc_client *c, const char *path, grpc_byte_buffer *send,
       rc = kf_seterr(KF_EINTERNAL, err, errlen, "rpc: %s did not complete",
                      path);
     } else {
-      rc = finish(status, recv, type, resp);
+      rc = finish(status, &details, recv, type, resp);
       if (rc != 0) {
         char *d = grpc_slice_to_c_string(details);
         kf_seterr(rc, err, errlen, "%s",

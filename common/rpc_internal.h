@@ -65,6 +65,12 @@ ProtobufCMessage *kf_rpc__unpack_request(grpc_byte_buffer *bb,
  * for zero bytes).  Returns 0 or KF_ENOMEM. */
 int kf_rpc__read_all(grpc_byte_buffer *bb, void **out, size_t *len);
 
+/* RESOURCE_EXHAUSTED means two things: a message too large (KF_ETOOBIG:
+ * sending it again cannot help) or a cap on calls or queued work reached
+ * (KF_EBUSY: try again later).  The server starts the status text of the
+ * second with this prefix, and the client reads it back as KF_EBUSY. */
+#define KF_RPC__BUSY_PREFIX "busy: "
+
 /* Absolute deadline timeout_ms from now; <= 0 means none. */
 gpr_timespec kf_rpc__deadline(int timeout_ms);
 /* Channel args for max_msg_bytes (0: 4 MiB), into caller storage of two

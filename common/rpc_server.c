@@ -4,10 +4,13 @@
  *
  * Threads.  One completion-queue thread (cq_main) blocks in
  * grpc_completion_queue_next and does everything that needs no loop state:
- * it re-posts the request for the next call, checks the bearer token and
- * unpacks the request, answers refusals (UNAUTHENTICATED, INVALID_ARGUMENT)
- * itself, and frees calls whose answer has been sent.  Accepted calls go to
- * the loop through the handoff (rpc_internal.h), where the handler runs.
+ * it re-posts the request for the next call, checks the bearer token, the
+ * method's request size and the caps on calls in flight (rpc_limits.c: a
+ * call counts from here until its answer is sent), unpacks the request,
+ * answers refusals (UNAUTHENTICATED, RESOURCE_EXHAUSTED, INVALID_ARGUMENT)
+ * itself, and frees calls whose answer has been sent.  Accepted calls go
+ * to the loop through the handoff (rpc_internal.h), where the handler
+ * runs.
  * The handler answers with kf_rpc_call_reply / kf_rpc_call_fail, which start
  * the one send batch; its completion comes back to the queue thread, which
  * frees the call.  So the loop thread never frees a live call's gRPC state,
@@ -48,6 +51,7 @@
 #include "err.h"
 #include "log.h"
 #include "rpc_internal.h"
+#include "rpc_limits.h"
 
 typedef enum {
   CALL_POSTED,
@@ -72,6 +76,8 @@ struct kf_rpc_call {
   grpc_slice details;             /* status text while SENDING */
   int cancelled;                  /* RECV_CLOSE_ON_SERVER output */
   char *peer;                     /* gpr_malloc'd, filled on first ask */
+  bool admitted;                  /* counted by srv->limits until freed */
+  char peer_key[KF_RPC_PEER_KEY]; /* its host, as srv->limits counts it */
   struct kf_rpc_call *hprev, *hnext; /* srv->held while HELD */
 };
 
@@ -84,6 +90,7 @@ typedef struct {
   kf_rpc_method m;
   void *reg;       /* grpc_server_register_method handle */
   bool check_text; /* refuse bad strings before the handler (rpc.h) */
+  size_t max_bytes; /* largest request, bytes; 0: the server's limit */
 } method_slot;
 
 struct kf_rpc_server {
@@ -97,6 +104,7 @@ struct kf_rpc_server {
   size_t n_methods;
   char *auth;     /* "Bearer <token>", the whole expected header value */
   size_t auth_len;
+  kf_rpc_limits *limits; /* calls in flight (rpc_limits.h) */
   kf_rpc__handoff handoff;
   atomic_bool stopping;
   kf_rpc_call *held; /* handed to handlers, unanswered; loop thread only */
@@ -112,6 +120,9 @@ struct kf_rpc_server {
 /* Frees a call in any phase but HELD/ORPHAN bookkeeping (callers unlink it
  * from srv->held first).  Any thread: touches only the call itself. */
 static void call_free(kf_rpc_call *c) {
+  /* An orphan's server (and its counts) are gone already. */
+  if (c->admitted && c->srv)
+    kf_rpc_limits_release(c->srv->limits, c->peer_key);
   if (c->call)
     grpc_call_unref(c->call); /* cancels it if it is still running */
   grpc_metadata_array_destroy(&c->md);
@@ -241,6 +252,24 @@ static void on_arrival(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
   }
   const method_slot *m = &srv->methods[c->method];
   char msg[320];
+  /* Caps before unpacking: the unpacked request is where the memory
+   * goes.  Bytes first (answering costs nothing), then calls in flight. */
+  size_t len = c->payload ? grpc_byte_buffer_length(c->payload) : 0;
+  if (m->max_bytes && len > m->max_bytes) {
+    snprintf(msg, sizeof msg, "request of %zu bytes is over the %zu-byte "
+             "limit of %s", len, m->max_bytes, m->m.path);
+    send_answer(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+    return;
+  }
+  c->peer = grpc_call_get_peer(c->call);
+  kf_rpc_limits_peer_key(c->peer, c->peer_key);
+  char why[256];
+  if (kf_rpc_limits_admit(srv->limits, c->peer_key, why, sizeof why) != 0) {
+    snprintf(msg, sizeof msg, "%s%s", KF_RPC__BUSY_PREFIX, why);
+    send_answer(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+    return;
+  }
+  c->admitted = true;
   c->req = kf_rpc__unpack_request(c->payload, m->m.request, m->check_text,
                                   msg, sizeof msg);
   if (c->payload) {
@@ -333,6 +362,7 @@ static void server_free(kf_rpc_server *srv) {
   pthread_mutex_destroy(&srv->sd_mu);
   free(srv->methods);
   free(srv->auth);
+  kf_rpc_limits_free(srv->limits);
   free(srv);
   grpc_shutdown();
 }
@@ -365,6 +395,11 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
     server_free(srv);
     return kf_seterr(rc, err, errlen, "rpc server: cannot create async");
   }
+  if (kf_rpc_limits_new(opts->max_calls, opts->max_calls_per_peer,
+                        &srv->limits) != 0) {
+    server_free(srv);
+    return kf_seterr(KF_ENOMEM, err, errlen, "rpc server: out of memory");
+  }
   srv->auth_len = strlen("Bearer ") + strlen(opts->token);
   srv->auth = malloc(srv->auth_len + 1);
   srv->methods = calloc(opts->n_methods ? opts->n_methods : 1,
@@ -389,6 +424,8 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
   for (size_t i = 0; i < opts->n_methods; i++) {
     srv->methods[i].m = opts->methods[i];
     srv->methods[i].check_text = opts->check_text;
+    srv->methods[i].max_bytes =
+        opts->max_request_bytes ? opts->max_request_bytes[i] : 0;
     for (size_t k = 0; opts->raw_text && opts->raw_text[k]; k++)
       if (strcmp(opts->raw_text[k], opts->methods[i].path) == 0)
         srv->methods[i].check_text = false;
@@ -471,6 +508,9 @@ void kf_rpc_server_stop(kf_rpc_server *srv) {
     c->call = NULL;
     grpc_metadata_array_destroy(&c->md);
     grpc_metadata_array_init(&c->md); /* empty: nothing to free later */
+    if (c->admitted)
+      kf_rpc_limits_release(srv->limits, c->peer_key);
+    c->admitted = false;
     c->srv = NULL;
     c->phase = CALL_ORPHAN;
   }
@@ -555,5 +595,12 @@ void kf_rpc_call_fail(kf_rpc_call *call, int kf_err, const char *msg) {
    * client as a protocol error, so say plainly that something broke. */
   grpc_status_code st = kf_err ? (grpc_status_code)kf_rpc_err_to_status(kf_err)
                                : GRPC_STATUS_INTERNAL;
+  if (kf_err == KF_EBUSY) { /* the client tells it from KF_ETOOBIG by this */
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", KF_RPC__BUSY_PREFIX,
+             msg ? msg : kf_strerror(kf_err));
+    send_answer(call, st, text);
+    return;
+  }
   send_answer(call, st, msg ? msg : kf_strerror(kf_err));
 }

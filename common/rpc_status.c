@@ -36,6 +36,7 @@
   XX(KF_EPERM, GRPC_STATUS_PERMISSION_DENIED)                                 \
   XX(KF_ENOTFOUND, GRPC_STATUS_NOT_FOUND)                                     \
   XX(KF_ETOOBIG, GRPC_STATUS_RESOURCE_EXHAUSTED)                              \
+  XX(KF_EBUSY, GRPC_STATUS_RESOURCE_EXHAUSTED)                                \
   XX(KF_EUNAVAIL, GRPC_STATUS_UNAVAILABLE)                                    \
   XX(KF_ETIMEDOUT, GRPC_STATUS_DEADLINE_EXCEEDED)                             \
   XX(KF_ECANCELED, GRPC_STATUS_CANCELLED)                                     \

@@ -93,6 +93,7 @@ kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
 
 void kf_coord__op_free(kf_coord_op *op) {
   if (!op) return;
+  if (op->co) op->co->n_ops--;
   free(op->verdicts);
   free(op->notes);
   free(op->hb_live);
@@ -122,6 +123,8 @@ static void on_check(uv_check_t *h) {
 /*
  * kf_coord_cron, every 100 ms:
  *  - answer long polls whose wait is over (empty);
+ *  - answer pending ops whose caller's deadline has passed (a batch stuck
+ *    on a hung database must not make them pile up, nor run them later);
  *  - every reap_ms, requeue expired leases (in the next batch);
  *  - every second, allow a lease attempt even if the last one found
  *    nothing, because tasks may be inserted by another coordinator or by
@@ -135,6 +138,7 @@ static void kf_coord_cron(uv_timer_t *t) {
   kf_coord *co = t->data;
   uint64_t now = kf_now_ms();
   kf_coord__expire_parked(co, false);
+  kf_coord__drop_expired(co);
   if (now - co->last_reap_ms >= co->cfg.reap_ms) {
     co->want_reap = true;
     co->last_reap_ms = now;
@@ -228,6 +232,13 @@ int kf_coord_run(const kf_coord_config *cfg) {
   }
   kf_log(KF_LOG_INFO, "schema at version %d",
          kf_store_schema_version(co->store));
+  /* After migrating: migrations run without time limits anyway. */
+  if ((rc = kf_store_set_timeouts(co->store, cfg->db_statement_ms,
+                                  cfg->db_lock_ms))) {
+    kf_log(KF_LOG_FATAL, "database: %s", kf_store_errmsg(co->store));
+    kf_store_close(co->store);
+    return rc;
+  }
 
   uv_loop_t loop;
   if ((rc = uv_loop_init(&loop)) != 0) {
@@ -246,6 +257,9 @@ int kf_coord_run(const kf_coord_config *cfg) {
       .n_methods = kf_coord__n_methods,
       .check_text = true,
       .raw_text = kf_coord__raw_text,
+      .max_calls = cfg->max_calls,
+      .max_calls_per_peer = cfg->max_calls_per_peer,
+      .max_request_bytes = kf_coord__max_request_bytes,
       .data = co,
   };
   rc = kf_rpc_server_start(&o, &co->rpc, &co->port, err, sizeof err);

@@ -40,6 +40,13 @@ typedef struct {
                               * slot, count */
   uint32_t eval_timeout_ms;  /* each eval task's wall-clock budget, ms */
   uint32_t eval_attempts;    /* attempts per eval task, count */
+  /* bounded resources (docs/security.md, Resources) */
+  uint32_t max_calls;          /* calls in flight in all, count; 0: no cap */
+  uint32_t max_calls_per_peer; /* calls in flight from one host, count */
+  uint32_t max_queued_ops;     /* ops waiting for the database, in a batch
+                                * or parked as long polls, count */
+  uint32_t db_statement_ms;    /* statement_timeout of every session, ms */
+  uint32_t db_lock_ms;         /* lock_timeout of every session, ms */
 } kf_coord_config;
 
 typedef enum {
@@ -68,10 +75,17 @@ typedef struct {
  * call; everything the work thread writes is in the `out` fields. */
 typedef struct kf_coord_op {
   struct kf_coord_op *next;
+  struct kf_coord *co;      /* counts it in n_ops until it is freed */
   kf_coord_op_kind kind;
   kf_rpc_call *call;
   const ProtobufCMessage *req;
   uint64_t deadline_ms;     /* LEASE: answer empty at this time */
+  /* kf_now_ms after which the op must not reach the database: the
+   * caller's deadline (LEASE: minus the margin a grant needs to reach
+   * it); UINT64_MAX when it set none.  Read by the work thread too. */
+  uint64_t give_up_ms;
+  bool gave_up;             /* LEASE: dropped on the work thread, answer
+                             * empty */
   bool needs_lookup;        /* worker unknown to the loop: ask the store */
   bool *hb_live;            /* HEARTBEAT: per listed lease, still held */
   kf_lease_req lease;       /* LEASE: copied from the registry */
@@ -99,6 +113,7 @@ typedef struct kf_coord {
 
   kf_coord_op *pending;    /* ops for the next batch, in arrival order */
   kf_coord_op *parked;     /* long polls waiting for tasks */
+  size_t n_ops;            /* ops alive (pending, parked, in the batch) */
   bool batch_running;
   bool want_reap;
   bool maybe_tasks;        /* a lease attempt could find something */
@@ -134,10 +149,19 @@ int kf_coord_run(const kf_coord_config *cfg);
 extern const kf_rpc_method kf_coord__methods[];
 extern const size_t kf_coord__n_methods;
 extern const char *const kf_coord__raw_text[];
+extern const size_t kf_coord__max_request_bytes[];
 void kf_coord__answer(kf_coord *co, kf_coord_op *op);
 void kf_coord__expire_parked(kf_coord *co, bool all);
 
 void kf_coord__push(kf_coord *co, kf_coord_op *op);
+/* A new op for call, counted against max_queued_ops and given its
+ * give_up_ms; NULL when refused (the call is then answered
+ * RESOURCE_EXHAUSTED naming the cap) or out of memory (answered too). */
+kf_coord_op *kf_coord__op_new(kf_coord *co, kf_coord_op_kind kind,
+                              kf_rpc_call *call, const ProtobufCMessage *req);
+/* Answers and frees pending ops whose caller's deadline has passed, so a
+ * call the client gave up on never reaches the database. */
+void kf_coord__drop_expired(kf_coord *co);
 
 /* coord_db.c */
 void kf_coord__flush(kf_coord *co);

@@ -71,17 +71,13 @@ void kf_coord__campaign_free(kf_coord_op *op) {
 
 static void push(kf_coord *co, kf_rpc_call *call, const ProtobufCMessage *m,
                  camp_op *c) {
-  kf_coord_op *op = calloc(1, sizeof *op);
-  if (!op) {
+  kf_coord_op *op = kf_coord__op_new(co, KF_OP_CAMPAIGN, call, m);
+  if (!op) { /* answered already */
     free(c->templates_json);
     free(c->knobs_json);
     free(c);
-    kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
     return;
   }
-  op->kind = KF_OP_CAMPAIGN;
-  op->call = call;
-  op->req = m;
   op->camp = c;
   kf_coord__push(co, op);
 }

@@ -13,6 +13,13 @@
  * The work thread reads the ops' requests and writes only the ops' result
  * fields; it never touches kf_coord's lists or the registry.
  *
+ * Deadlines: an op whose caller's deadline has passed is never run
+ * against the database.  The loop drops expired pending ops (cron and
+ * flush); the work thread checks each op again right before its
+ * statements (gone()), since a batch may sit for seconds on a hung
+ * database; and a lease granted while its caller gave up is undone at
+ * once (kf_store_unlease) instead of being answered into a dead call.
+ *
  * Campaigns: a batch runs a search step (search.c) after its reports and
  * before its leases when the loop asked for one (cron, a new campaign or
  * proposal) or when it accepted a report while campaigns may be running,
@@ -47,6 +54,24 @@ typedef struct {
   kf_search_opts search_opts;
   kf_search_stats search_st;
 } kf_batch;
+
+/* Work thread: true when op's caller gave up (its deadline, for a lease
+ * less the margin, has passed) -- the op then fails KF_ETIMEDOUT, or as a
+ * lease is answered empty (gave_up) -- and it must not reach the
+ * database.  Once true, stays true: callers that decide in one loop read
+ * op->rc / op->gave_up in the next. */
+static bool gone(kf_coord_op *op) {
+  if (op->gave_up || op->rc == KF_ETIMEDOUT) return true;
+  if (kf_now_ms() < op->give_up_ms) return false;
+  if (op->kind == KF_OP_LEASE) {
+    op->gave_up = true;
+  } else {
+    op->rc = KF_ETIMEDOUT;
+    snprintf(op->err, sizeof op->err, "the call's deadline passed while it "
+             "waited for the database; nothing was done");
+  }
+  return true;
+}
 
 static void set_err(kf_coord_op *op, int rc, kf_store *s) {
   op->rc = rc;
@@ -169,7 +194,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   size_t n = 0;
   bool accepted = false;
   for (kf_coord_op *op = ops; op; op = op->next)
-    if (op->kind == KF_OP_REPORT)
+    if (op->kind == KF_OP_REPORT && !gone(op))
       n += ((const Kernelfleet__ReportResultRequest *)op->req)->n_results;
   if (!n) return false;
   kf_report *reps = calloc(n, sizeof *reps);
@@ -180,7 +205,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   int rc = (!reps || !v || !notes || !rows || !msgs) ? KF_ENOMEM : 0;
   size_t k = 0;
   for (kf_coord_op *op = ops; op && !rc; op = op->next) {
-    if (op->kind != KF_OP_REPORT) continue;
+    if (op->kind != KF_OP_REPORT || op->rc) continue;
     const Kernelfleet__ReportResultRequest *r = (const void *)op->req;
     for (size_t i = 0; i < r->n_results; i++) {
       const Kernelfleet__TaskResult *t = r->results[i];
@@ -202,7 +227,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   if (!rc) rc = kf_store_report_ex(s, reps, n, v, notes);
   k = 0;
   for (kf_coord_op *op = ops; op; op = op->next) {
-    if (op->kind != KF_OP_REPORT) continue;
+    if (op->kind != KF_OP_REPORT || op->rc) continue;
     size_t m = ((const Kernelfleet__ReportResultRequest *)op->req)->n_results;
     if (rc) {
       if (rc == KF_ENOMEM) op->rc = rc;
@@ -236,7 +261,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
 static void do_heartbeats(kf_store *s, kf_coord_op *ops, int ttl) {
   size_t n = 0, nrefs = 0;
   for (kf_coord_op *op = ops; op; op = op->next)
-    if (op->kind == KF_OP_HEARTBEAT && !op->rc) {
+    if (op->kind == KF_OP_HEARTBEAT && !op->rc && !gone(op)) {
       n++;
       nrefs += ((const Kernelfleet__HeartbeatRequest *)op->req)->n_running;
     }
@@ -269,10 +294,42 @@ static void do_heartbeats(kf_store *s, kf_coord_op *ops, int ttl) {
   free(live);
 }
 
+/* The lease statement may have waited (a stopped database resumed):
+ * grants whose caller has given up since go back to the queue now, or
+ * they would sit leased to a call nobody reads until the lease expired. */
+static void undo_late_grants(kf_store *s, kf_coord_op **who, size_t n) {
+  size_t nref = 0;
+  for (size_t i = 0; i < n; i++)
+    if (who[i]->n_granted && gone(who[i])) nref += who[i]->n_granted;
+  if (!nref) return;
+  kf_lease_ref *refs = calloc(nref, sizeof *refs);
+  size_t k = 0;
+  for (size_t i = 0; refs && i < n; i++) {
+    kf_coord_op *op = who[i];
+    if (!op->gave_up) continue;
+    for (size_t j = 0; j < op->n_granted; j++)
+      refs[k++] = (kf_lease_ref){op->lease.worker_id,
+                                 op->granted[j]->task_id,
+                                 op->granted[j]->attempt};
+  }
+  int undone = 0;
+  int rc = refs ? kf_store_unlease(s, refs, nref, &undone) : KF_ENOMEM;
+  if (rc)
+    kf_log(KF_LOG_WARN, "%zu lease(s) granted after their caller gave up "
+           "stay leased until they expire: %s", nref,
+           rc == KF_ENOMEM ? "out of memory" : kf_store_errmsg(s));
+  else
+    kf_log(KF_LOG_INFO, "%d lease(s) granted after their caller gave up "
+           "went back to the queue", undone);
+  for (size_t i = 0; i < n; i++)
+    if (who[i]->gave_up) who[i]->n_granted = 0;
+  free(refs);
+}
+
 static void do_leases(kf_batch *b, kf_store *s, int ttl) {
   size_t n = 0;
   for (kf_coord_op *op = b->ops; op; op = op->next)
-    if (op->kind == KF_OP_LEASE && !op->needs_lookup) n++;
+    if (op->kind == KF_OP_LEASE && !op->needs_lookup && !gone(op)) n++;
   if (!n) return;
   kf_lease_req *reqs = calloc(n, sizeof *reqs);
   kf_coord_op **who = calloc(n, sizeof *who);
@@ -280,12 +337,13 @@ static void do_leases(kf_batch *b, kf_store *s, int ttl) {
     free(reqs);
     free(who);
     for (kf_coord_op *op = b->ops; op; op = op->next)
-      if (op->kind == KF_OP_LEASE && !op->needs_lookup) op->rc = KF_ENOMEM;
+      if (op->kind == KF_OP_LEASE && !op->needs_lookup && !op->gave_up)
+        op->rc = KF_ENOMEM;
     return;
   }
   size_t k = 0;
   for (kf_coord_op *op = b->ops; op; op = op->next)
-    if (op->kind == KF_OP_LEASE && !op->needs_lookup) {
+    if (op->kind == KF_OP_LEASE && !op->needs_lookup && !op->gave_up) {
       reqs[k] = op->lease;
       who[k++] = op;
     }
@@ -308,6 +366,7 @@ static void do_leases(kf_batch *b, kf_store *s, int ttl) {
       kf_coord_op *op = who[b->grant->tasks[i].req_index];
       if (op->granted) op->granted[op->n_granted++] = &b->grant->tasks[i];
     }
+    undo_late_grants(s, who, n);
   }
   free(reqs);
   free(who);
@@ -319,6 +378,9 @@ static void batch_work(uv_work_t *w) {
   kf_store *s = co->store;
   int ttl = (int)co->cfg.lease_ttl_ms;
   for (kf_coord_op *op = b->ops; op; op = op->next) {
+    if (op->kind != KF_OP_REPORT && op->kind != KF_OP_STATUS &&
+        op->kind != KF_OP_HEARTBEAT && gone(op))
+      continue; /* the others are judged right before their statements */
     if (op->kind == KF_OP_REGISTER) do_register(s, op);
     else if (op->needs_lookup) do_lookup(s, op);
     else if (op->kind == KF_OP_SUBMIT) do_submit(s, op, co->cfg.max_attempts);
@@ -341,7 +403,7 @@ static void batch_work(uv_work_t *w) {
   }
   do_leases(b, s, ttl);
   for (kf_coord_op *op = b->ops; op; op = op->next) {
-    if (op->kind != KF_OP_STATUS) continue;
+    if (op->kind != KF_OP_STATUS || gone(op)) continue;
     const Kernelfleet__GetStatusRequest *r = (const void *)op->req;
     /* A campaign that does not exist is NOT_FOUND, not all zeros. */
     kf_campaign *c = NULL;
@@ -418,7 +480,14 @@ static void after_batch(uv_work_t *w, int status) {
   kf_coord_op *op = b->ops;
   while (op) {
     kf_coord_op *next = op->next;
-    if (op->needs_lookup && op->kind != KF_OP_REGISTER) {
+    if (op->gave_up) {
+      /* A lease whose caller gave up during the batch: nothing was (or
+       * stays) granted; its empty answer goes nowhere, but frees it. */
+      op->n_granted = 0;
+      op->rc = 0;
+      kf_coord__answer(co, op);
+      kf_coord__op_free(op);
+    } else if (op->needs_lookup && op->kind != KF_OP_REGISTER) {
       if (op->rc) {
         kf_coord__answer(co, op);
         kf_coord__op_free(op);
@@ -460,6 +529,7 @@ static void after_batch(uv_work_t *w, int status) {
 
 void kf_coord__flush(kf_coord *co) {
   if (co->batch_running || co->stopping) return;
+  kf_coord__drop_expired(co);
   bool take_parked = co->parked && co->maybe_tasks;
   if (!co->pending && !co->want_reap && !take_parked && !co->want_search)
     return;

@@ -38,18 +38,49 @@
 #define MAX_CC 1000         /* compute capability numbers */
 #define MAX_GBPS 1e7        /* a measured bandwidth or GFLOP/s, plausible */
 #define MAX_BYTES (1ull << 62) /* mem_bytes, l2_bytes */
+/* Leases a worker may list in one Heartbeat: far more than kf-worker
+ * ever lists (its running tasks, at most MAX_SLOTS, plus at most 256
+ * unacknowledged results), far less than the 2.7M refs that once took
+ * 375 MB.
+ * The method's request limit below is sized from it. */
+#define MAX_RUNNING 4096
+/* A TaskRef is at most 19 bytes on the wire (tag, length, two varints). */
+#define HEARTBEAT_MAX_BYTES (MAX_RUNNING * 20 + 64)
+/* Requests of the methods that carry no lists or sources. */
+#define SMALL_MAX_BYTES (64u << 10)
+/* A lease must be answered this long before the caller's deadline, or
+ * the tasks could be granted into a call the client has given up on. */
+#define LEASE_MARGIN_MS 500
 
-static kf_coord_op *op_new(kf_coord *co, kf_coord_op_kind kind,
-                           kf_rpc_call *call, const ProtobufCMessage *req) {
+kf_coord_op *kf_coord__op_new(kf_coord *co, kf_coord_op_kind kind,
+                              kf_rpc_call *call, const ProtobufCMessage *req) {
+  if (co->cfg.max_queued_ops && co->n_ops >= co->cfg.max_queued_ops) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "coordinator queue full: %zu operations wait "
+             "for the database or a task (cap %u, --max-queued-ops); try "
+             "again later", co->n_ops, co->cfg.max_queued_ops);
+    kf_rpc_call_fail(call, KF_EBUSY, msg);
+    return NULL;
+  }
   kf_coord_op *op = calloc(1, sizeof *op);
   if (!op) {
     kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
     return NULL;
   }
+  op->co = co;
+  co->n_ops++;
   op->kind = kind;
   op->call = call;
   op->req = req;
+  int64_t left = kf_rpc_call_remaining_ms(call);
+  op->give_up_ms = left == INT64_MAX ? UINT64_MAX
+                                     : kf_now_ms() + (uint64_t)left;
   return op;
+}
+
+static kf_coord_op *op_new(kf_coord *co, kf_coord_op_kind kind,
+                           kf_rpc_call *call, const ProtobufCMessage *req) {
+  return kf_coord__op_new(co, kind, call, req);
 }
 
 static void op_push(kf_coord *co, kf_coord_op *op) {
@@ -213,6 +244,13 @@ static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
     kf_rpc_call_fail(call, KF_EINVAL, "worker_id must be positive");
     return;
   }
+  if (r->n_running > MAX_RUNNING) {
+    char bad[128];
+    snprintf(bad, sizeof bad, "running must hold 0..%d leases (got %zu)",
+             MAX_RUNNING, r->n_running);
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
   kf_coord_op *op = op_new(co, KF_OP_HEARTBEAT, call, m);
   if (!op) return;
   op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
@@ -244,11 +282,21 @@ static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
+  /* Answer a little before the caller's deadline, so tasks we lease are
+   * never sent into a call the client already gave up on; a caller that
+   * left us less than that gets its empty answer now. */
+  int64_t left = kf_rpc_call_remaining_ms(call);
+  if (left <= LEASE_MARGIN_MS) {
+    Kernelfleet__LeaseTasksResponse resp =
+        KERNELFLEET__LEASE_TASKS_RESPONSE__INIT;
+    resp.lease_ttl_ms = co->cfg.lease_ttl_ms;
+    kf_rpc_call_reply(call, &resp.base);
+    return;
+  }
   kf_coord_op *op = op_new(co, KF_OP_LEASE, call, m);
   if (!op) return;
-  /* Answer a little before the caller's deadline, so tasks we lease are
-   * never sent into a call the client already gave up on. */
-  int64_t remain = kf_rpc_call_remaining_ms(call) - 500;
+  if (left != INT64_MAX) op->give_up_ms -= LEASE_MARGIN_MS;
+  int64_t remain = left - LEASE_MARGIN_MS;
   uint64_t wait = r->wait_ms < co->cfg.max_wait_ms ? r->wait_ms
                                                    : co->cfg.max_wait_ms;
   if (remain < 0) remain = 0;
@@ -373,6 +421,27 @@ const kf_rpc_method kf_coord__methods[] = {
     METHOD("ProposeCandidate", propose_candidate_request,
            kf_coord__on_propose_candidate),
 };
+/* Each method's request limit, bytes, in kf_coord__methods' order (0:
+ * --max-msg-bytes): only reports, submits, campaigns and proposals carry
+ * lists or sources that need more than a small message. */
+const size_t kf_coord__max_request_bytes[] = {
+    SMALL_MAX_BYTES,     /* RegisterWorker */
+    HEARTBEAT_MAX_BYTES, /* Heartbeat */
+    SMALL_MAX_BYTES,     /* LeaseTasks */
+    0,                   /* ReportResult */
+    0,                   /* SubmitTasks */
+    SMALL_MAX_BYTES,     /* GetStatus */
+    0,                   /* CreateCampaign */
+    SMALL_MAX_BYTES,     /* GetCampaign */
+    SMALL_MAX_BYTES,     /* ListEvaluations */
+    SMALL_MAX_BYTES,     /* GetBest */
+    SMALL_MAX_BYTES,     /* StopCampaign */
+    0,                   /* ProposeCandidate */
+};
+_Static_assert(sizeof kf_coord__max_request_bytes /
+                       sizeof kf_coord__max_request_bytes[0] ==
+                   sizeof kf_coord__methods / sizeof kf_coord__methods[0],
+               "one request limit per method");
 const size_t kf_coord__n_methods =
     sizeof kf_coord__methods / sizeof kf_coord__methods[0];
 /* Methods whose strings are judged by their handlers, not at the door:
@@ -554,6 +623,29 @@ void kf_coord__answer(kf_coord *co, kf_coord_op *op) {
     free(wp);
     break;
   }
+  }
+}
+
+void kf_coord__drop_expired(kf_coord *co) {
+  uint64_t now = kf_now_ms();
+  kf_coord_op **pp = &co->pending;
+  while (*pp) {
+    kf_coord_op *op = *pp;
+    if (op->give_up_ms > now) {
+      pp = &op->next;
+      continue;
+    }
+    *pp = op->next;
+    if (op->kind == KF_OP_LEASE) {
+      /* A long poll's ordinary end: nothing for you (yet). */
+      op->n_granted = 0;
+      op->rc = 0;
+      answer_lease(co, op);
+    } else {
+      kf_rpc_call_fail(op->call, KF_ETIMEDOUT, "the call's deadline passed "
+                       "while it waited for the database; nothing was done");
+    }
+    kf_coord__op_free(op);
   }
 }
 

@@ -32,6 +32,17 @@ static void usage(FILE *f) {
 "                       worker slot                      [2]\n"
 "  --eval-timeout-ms N  wall-clock limit of one eval task [120000]\n"
 "  --eval-attempts N    attempts per eval task           [2]\n"
+"\n"
+"Bounded resources (beyond a cap a call is answered RESOURCE_EXHAUSTED\n"
+"naming the cap; docs/security.md, Resources):\n"
+"  --max-calls N        calls in flight at once, in all   [2048]\n"
+"  --max-calls-per-peer N  calls in flight from one client host [512]\n"
+"  --max-queued-ops N   calls waiting for the database or parked as\n"
+"                       long polls                       [1024]\n"
+"  --db-statement-timeout-ms N  PostgreSQL statement_timeout; the\n"
+"                       coordinator also gives up on a silent database\n"
+"                       2 s after it (0: no limit)      [10000]\n"
+"  --db-lock-timeout-ms N  PostgreSQL lock_timeout (0: none) [5000]\n"
 "  --log-level LEVEL    debug|info|warn|error            [$KF_LOG_LEVEL, info]\n"
 "  -h, --help           this text\n"
 "\n"
@@ -62,6 +73,11 @@ int main(int argc, char **argv) {
       .eval_per_slot = 2,
       .eval_timeout_ms = 120000,
       .eval_attempts = 2,
+      .max_calls = 2048,
+      .max_calls_per_peer = 512,
+      .max_queued_ops = 1024,
+      .db_statement_ms = KF_STORE_STATEMENT_MS,
+      .db_lock_ms = KF_STORE_LOCK_MS,
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
   uint64_t v;
@@ -89,6 +105,11 @@ int main(int argc, char **argv) {
       {"eval-per-slot", required_argument, 0, 'S'},
       {"eval-timeout-ms", required_argument, 0, 'T'},
       {"eval-attempts", required_argument, 0, 'E'},
+      {"max-calls", required_argument, 0, 'C'},
+      {"max-calls-per-peer", required_argument, 0, 'P'},
+      {"max-queued-ops", required_argument, 0, 'Q'},
+      {"db-statement-timeout-ms", required_argument, 0, 'D'},
+      {"db-lock-timeout-ms", required_argument, 0, 'K'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -130,6 +151,27 @@ int main(int argc, char **argv) {
     case 'E':
       if (num_opt("eval-attempts", optarg, 1, 100, &v)) return 2;
       cfg.eval_attempts = (uint32_t)v;
+      break;
+    case 'C':
+      if (num_opt("max-calls", optarg, 1, 1000000, &v)) return 2;
+      cfg.max_calls = (uint32_t)v;
+      break;
+    case 'P':
+      if (num_opt("max-calls-per-peer", optarg, 1, 1000000, &v)) return 2;
+      cfg.max_calls_per_peer = (uint32_t)v;
+      break;
+    case 'Q':
+      if (num_opt("max-queued-ops", optarg, 1, 1000000, &v)) return 2;
+      cfg.max_queued_ops = (uint32_t)v;
+      break;
+    case 'D':
+      if (num_opt("db-statement-timeout-ms", optarg, 0, 3600000, &v))
+        return 2;
+      cfg.db_statement_ms = (uint32_t)v;
+      break;
+    case 'K':
+      if (num_opt("db-lock-timeout-ms", optarg, 0, 3600000, &v)) return 2;
+      cfg.db_lock_ms = (uint32_t)v;
       break;
     case 'v': level = optarg; break;
     case 'h': usage(stdout); return 0;

@@ -18,6 +18,16 @@
  * connection because nothing was done yet; a write is never retried, since
  * it may have committed before the connection died.
  *
+ * Time limits (kf_store_set_timeouts): every session gets
+ * statement_timeout and lock_timeout, so a statement stuck behind a lock
+ * or a slow plan ends in an error instead of holding the coordinator's
+ * batch.  The server cannot enforce them when it is itself stopped
+ * (SIGSTOP, a frozen host), so the client waits at most wait_ms for any
+ * answer too: the connection is nonblocking, we poll its socket, and past
+ * the limit we shut the socket down under libpq, which then reports the
+ * connection lost (KF_EUNAVAIL, "did not answer within N ms").
+ * Connecting is bounded by connect_timeout.
+ *
  * Batches travel as text array literals unnested on the server, so a call
  * costs a fixed number of round trips whatever its size.
  *
@@ -26,11 +36,15 @@
 #include <libpq-fe.h>
 
 #include <assert.h>
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "err.h"
 #include "migrations.h"
@@ -58,6 +72,126 @@ const char *kf_store_errmsg(const kf_store *s) {
   return s ? s->errmsg : "no store";
 }
 
+/* ---------------------------------------------------- time limits -- */
+
+static bool kf_store__ok(const PGresult *r) {
+  ExecStatusType st = PQresultStatus(r);
+  return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+static int kf_store__result_fail(kf_store *s, PGresult *r, const char *what);
+
+static uint64_t kf_store__now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Waits until fd is ready for events or until deadline (monotonic ms; 0:
+ * none).  false only when the deadline passed; an error or a hang-up is
+ * "ready", for libpq to read and report. */
+static bool kf_store__poll(int fd, short events, uint64_t deadline) {
+  for (;;) {
+    int ms = -1;
+    if (deadline) {
+      uint64_t now = kf_store__now_ms();
+      if (now >= deadline) return false;
+      ms = deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
+    }
+    struct pollfd p = {.fd = fd, .events = events};
+    int n = poll(&p, 1, ms);
+    if (n > 0) return true;
+    if (n == 0) continue; /* loops back to the deadline check */
+    if (errno != EINTR) return true;
+  }
+}
+
+/* Collects the answer to the query just sent, like PQexec: the first
+ * error result if there was one, else the last result; NULL when libpq
+ * had none (the connection's error text says why).  Waits at most
+ * s->wait_ms (unless s->unbounded); past that, shuts the socket down so
+ * libpq sees the connection as lost and ends the query with an error. */
+static PGresult *kf_store__wait(kf_store *s) {
+  PGconn *c = s->conn;
+  int fd = PQsocket(c);
+  uint64_t limit = s->unbounded ? 0 : s->wait_ms;
+  uint64_t deadline = limit ? kf_store__now_ms() + limit : 0;
+  bool gave_up = false;
+  /* Nonblocking: the query may still sit in libpq's buffer. */
+  for (;;) {
+    int f = PQflush(c);
+    if (f <= 0) break; /* sent, or failed (the result will say) */
+    if (!kf_store__poll(fd, POLLIN | POLLOUT, deadline)) {
+      gave_up = true;
+      break;
+    }
+    if (!PQconsumeInput(c)) break;
+  }
+  PGresult *keep = NULL;
+  for (;;) {
+    while (!gave_up && PQisBusy(c)) {
+      if (!kf_store__poll(fd, POLLIN, deadline)) {
+        gave_up = true;
+        break;
+      }
+      if (!PQconsumeInput(c)) break;
+    }
+    if (gave_up && !s->timed_out) {
+      /* libpq blocks in PQgetResult while busy: after this it reads EOF
+       * at once and fails the query. */
+      if (fd >= 0) shutdown(fd, SHUT_RDWR);
+      s->timed_out = true;
+    }
+    PGresult *r = PQgetResult(c);
+    if (!r) break;
+    if (keep && PQresultStatus(keep) == PGRES_FATAL_ERROR) {
+      PQclear(r);
+      continue;
+    }
+    PQclear(keep);
+    keep = r;
+  }
+  return keep;
+}
+
+PGresult *kf_store__pq_params(kf_store *s, const char *sql, int n,
+                              const char *const *params) {
+  s->timed_out = false;
+  if (!PQsendQueryParams(s->conn, sql, n, NULL, params, NULL, NULL, 0))
+    return NULL;
+  return kf_store__wait(s);
+}
+
+/* Sets up a fresh connection: nonblocking (kf_store__wait drives it) and
+ * the session's time limits.  0 or KF_EUNAVAIL with the text in errmsg. */
+static int kf_store__session(kf_store *s) {
+  if (PQsetnonblocking(s->conn, 1) != 0)
+    return kf_store__fail(s, KF_EUNAVAIL, "cannot make the connection "
+                          "nonblocking: %s", PQerrorMessage(s->conn));
+  char st[16], lk[16];
+  snprintf(st, sizeof st, "%u", s->statement_ms);
+  snprintf(lk, sizeof lk, "%u", s->lock_ms);
+  const char *p[] = {st, lk};
+  PGresult *r = kf_store__pq_params(
+      s, "SELECT set_config('statement_timeout', $1, false),"
+         " set_config('lock_timeout', $2, false)", 2, p);
+  if (!r || !kf_store__ok(r)) {
+    kf_store__result_fail(s, r, "setting the session's time limits");
+    return KF_EUNAVAIL;
+  }
+  PQclear(r);
+  return 0;
+}
+
+int kf_store_set_timeouts(kf_store *s, uint32_t statement_ms,
+                          uint32_t lock_ms) {
+  s->statement_ms = statement_ms;
+  s->lock_ms = lock_ms;
+  s->wait_ms = statement_ms ? statement_ms + KF_STORE_WAIT_GRACE_MS : 0;
+  if (PQstatus(s->conn) != CONNECTION_OK) return 0; /* on reconnect */
+  return kf_store__session(s);
+}
+
 /* ------------------------------------------------------ connection -- */
 
 /* Our NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) are expected;
@@ -72,7 +206,15 @@ int kf_store_open(const char *conninfo, kf_store **out, char *err,
   *out = NULL;
   kf_store *s = calloc(1, sizeof *s);
   if (!s) return kf_seterr(KF_ENOMEM, err, errlen, "out of memory");
-  s->conn = PQconnectdb(conninfo ? conninfo : "");
+  /* connect_timeout first: the caller's conninfo, expanded after it,
+   * may override it. */
+  const char *const keys[] = {"connect_timeout", "dbname", NULL};
+  const char *const vals[] = {KF_STORE_CONNECT_S, conninfo ? conninfo : "",
+                              NULL};
+  s->statement_ms = KF_STORE_STATEMENT_MS;
+  s->lock_ms = KF_STORE_LOCK_MS;
+  s->wait_ms = KF_STORE_STATEMENT_MS + KF_STORE_WAIT_GRACE_MS;
+  s->conn = PQconnectdbParams(keys, vals, 1);
   if (!s->conn) {
     free(s);
     return kf_seterr(KF_ENOMEM, err, errlen, "PQconnectdb: out of memory");
@@ -85,6 +227,12 @@ int kf_store_open(const char *conninfo, kf_store **out, char *err,
     return rc;
   }
   PQsetNoticeProcessor(s->conn, kf_store__quiet, NULL);
+  if (kf_store__session(s) != 0) {
+    int rc = kf_seterr(KF_EUNAVAIL, err, errlen, "%s", s->errmsg);
+    PQfinish(s->conn);
+    free(s);
+    return rc;
+  }
   *out = s;
   return 0;
 }
@@ -102,7 +250,7 @@ static int kf_store__reset(kf_store *s) {
     return kf_store__fail(s, KF_EUNAVAIL, "reconnect failed: %s",
                           PQerrorMessage(s->conn));
   PQsetNoticeProcessor(s->conn, kf_store__quiet, NULL);
-  return 0;
+  return kf_store__session(s);
 }
 
 int kf_store__ready(kf_store *s) {
@@ -114,14 +262,25 @@ int kf_store__ready(kf_store *s) {
   if (PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
     /* Only reachable if an earlier call bailed out without rolling back;
      * never run a new call inside someone else's transaction. */
-    PGresult *r = PQexec(s->conn, "ROLLBACK");
+    s->timed_out = false;
+    PGresult *r = PQsendQuery(s->conn, "ROLLBACK") ? kf_store__wait(s)
+                                                   : NULL;
     PQclear(r);
+    s->timed_out = false;
     if (PQstatus(s->conn) != CONNECTION_OK) return kf_store__reset(s);
   }
   return 0;
 }
 
 static int kf_store__result_fail(kf_store *s, PGresult *r, const char *what) {
+  if (s->timed_out) {
+    s->timed_out = false;
+    s->sqlstate[0] = '\0';
+    PQclear(r);
+    return kf_store__fail(s, KF_EUNAVAIL, "%s: PostgreSQL did not answer "
+                          "within %u ms; connection dropped", what,
+                          s->wait_ms);
+  }
   const char *msg = r ? PQresultErrorMessage(r) : "";
   if (!msg || !*msg) msg = PQerrorMessage(s->conn);
   const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -141,10 +300,6 @@ bool kf_store__data_error(const kf_store *s) {
          strncmp(s->sqlstate, "54", 2) == 0;
 }
 
-static bool kf_store__ok(const PGresult *r) {
-  ExecStatusType st = PQresultStatus(r);
-  return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
-}
 
 int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
                    const char *const *params, bool binary, PGresult **out) {
@@ -152,16 +307,21 @@ int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
   snprintf(name, sizeof name, "kf%d", (int)st->id);
   if (out) *out = NULL;
   s->sqlstate[0] = '\0';
+  s->timed_out = false;
   if (!s->prepared[st->id]) {
     /* Parameter types come from the casts in the SQL ($1::bigint[]). */
-    PGresult *r = PQprepare(s->conn, name, st->sql, n, NULL);
+    PGresult *r = PQsendPrepare(s->conn, name, st->sql, n, NULL)
+                      ? kf_store__wait(s)
+                      : NULL;
     if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
       return kf_store__result_fail(s, r, "prepare");
     PQclear(r);
     s->prepared[st->id] = true;
   }
-  PGresult *r =
-      PQexecPrepared(s->conn, name, n, params, NULL, NULL, binary ? 1 : 0);
+  PGresult *r = PQsendQueryPrepared(s->conn, name, n, params, NULL, NULL,
+                                    binary ? 1 : 0)
+                    ? kf_store__wait(s)
+                    : NULL;
   if (!r || !kf_store__ok(r)) return kf_store__result_fail(s, r, name);
   if (out)
     *out = r;
@@ -321,7 +481,7 @@ static const kf_store__stmt ST_SCHEMA_MAX = {
  * schema_version may not exist when a prepare would need it. */
 static int kf_store__params(kf_store *s, const char *sql, int n,
                             const char *const *params, PGresult **out) {
-  PGresult *r = PQexecParams(s->conn, sql, n, NULL, params, NULL, NULL, 0);
+  PGresult *r = kf_store__pq_params(s, sql, n, params);
   if (!r || !kf_store__ok(r)) return kf_store__result_fail(s, r, "migrate");
   if (out)
     *out = r;
@@ -332,10 +492,27 @@ static int kf_store__params(kf_store *s, const char *sql, int n,
 
 int kf_store_migrate(kf_store *s) { return kf_store__migrate_to(s, INT_MAX); }
 
+static int kf_store__migrate_locked(kf_store *s, int max_version);
+
 int kf_store__migrate_to(kf_store *s, int max_version) {
   int rc = kf_store__ready(s);
   if (rc) return rc;
+  /* A migration may rewrite big tables and wait for another coordinator's
+   * migration: no time limit on either side, for this transaction only. */
+  s->unbounded = true;
+  rc = kf_store__migrate_locked(s, max_version);
+  s->unbounded = false;
+  return rc;
+}
+
+static int kf_store__migrate_locked(kf_store *s, int max_version) {
+  int rc;
   if ((rc = kf_store__begin(s))) return rc;
+  if ((rc = kf_store__params(s, "SET LOCAL statement_timeout = 0", 0, NULL,
+                             NULL)) ||
+      (rc = kf_store__params(s, "SET LOCAL lock_timeout = 0", 0, NULL,
+                             NULL)))
+    return kf_store__rollback(s, rc);
   /* The lock comes before CREATE TABLE IF NOT EXISTS: two coordinators
    * creating the table at once would otherwise collide on its type. */
   const char *key[] = {KF_MIGRATE_LOCK_KEY};
@@ -349,7 +526,7 @@ int kf_store__migrate_to(kf_store *s, int max_version) {
            " applied_at timestamptz NOT NULL DEFAULT now())",
            0, NULL, NULL)))
     return kf_store__rollback(s, rc);
-  PGresult *r;
+  PGresult *r = NULL;
   if ((rc = kf_store__params(
            s, "SELECT COALESCE(max(version), 0) FROM schema_version", 0,
            NULL, &r)))
@@ -362,7 +539,8 @@ int kf_store__migrate_to(kf_store *s, int max_version) {
     /* Our own embedded, multi-statement text: the one place that needs
      * the simple query protocol.  It runs inside our transaction, so a
      * failing migration takes every earlier one of this call with it. */
-    r = PQexec(s->conn, m->sql);
+    s->timed_out = false;
+    r = PQsendQuery(s->conn, m->sql) ? kf_store__wait(s) : NULL;
     if (!r || !kf_store__ok(r)) {
       char what[128];
       snprintf(what, sizeof what, "migration %s", m->name);
@@ -647,7 +825,7 @@ int kf_store__admin_exec(kf_store *s, const char *sql, char *out,
   /* No kf_store__ready: a test may hold a transaction open across calls
    * (BEGIN, then SELECT ... FOR UPDATE) to make another store wait. */
   if (out && outlen) out[0] = '\0';
-  PGresult *r = PQexecParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+  PGresult *r = kf_store__pq_params(s, sql, 0, NULL);
   if (!r || !kf_store__ok(r)) return kf_store__result_fail(s, r, "admin");
   if (out && outlen && PQntuples(r) > 0 && PQnfields(r) > 0)
     snprintf(out, outlen, "%s", PQgetvalue(r, 0, 0));

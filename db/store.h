@@ -48,6 +48,24 @@ int kf_store_open(const char *conninfo, kf_store **out, char *err,
                   size_t errlen);
 /* NULL-safe. */
 void kf_store_close(kf_store *s);
+
+/* Time limits.  Every session a store opens (kf_store_open and each
+ * reconnect) runs with statement_timeout and lock_timeout, KF_STORE_*_MS
+ * unless set here, so a statement stuck on a lock or a hung plan fails
+ * (KF_EDB: the coordinator answers UNAVAILABLE) instead of hanging.  The
+ * client side waits at most statement_ms + KF_STORE_WAIT_GRACE_MS for any
+ * answer -- the server's timers do not run while it is stopped -- and
+ * then drops the connection (KF_EUNAVAIL); connecting waits at most
+ * KF_STORE_CONNECT_S seconds unless the conninfo says otherwise.
+ * Migrations run without limits.  0 means no limit.  Applies now (0 or
+ * KF_EUNAVAIL when the live connection cannot take it) and on every
+ * reconnect. */
+#define KF_STORE_STATEMENT_MS 10000u
+#define KF_STORE_LOCK_MS 5000u
+#define KF_STORE_WAIT_GRACE_MS 2000u
+#define KF_STORE_CONNECT_S "5"
+int kf_store_set_timeouts(kf_store *s, uint32_t statement_ms,
+                          uint32_t lock_ms);
 /* Last error text on this store; never NULL. */
 const char *kf_store_errmsg(const kf_store *s);
 
@@ -127,6 +145,14 @@ typedef struct {
  * KF_EINVAL; nothing is written then. */
 int kf_store_submit(kf_store *s, const kf_task_spec *specs, size_t n,
                     int64_t *ids);
+
+/* Undoes leases granted to a caller that gave up before it could be told
+ * (its call's deadline passed while the lease statement ran): each listed
+ * lease still held exactly as granted (state leased, same owner and
+ * attempt) goes back to queued with its attempt count as before.  One
+ * statement; *undone (may be NULL) counts the leases undone. */
+int kf_store_unlease(kf_store *s, const kf_lease_ref *refs, size_t n,
+                     int *undone);
 
 /* Looks up (or inserts) a device class and returns its id. */
 int kf_store_device_class_id(kf_store *s, const kf_device_class *dc,

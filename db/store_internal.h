@@ -83,6 +83,7 @@ typedef enum {
   KF_STMT_REPORT_REFUSE,
   KF_STMT_SUBMIT_CAMPAIGNS,
   KF_STMT_BACKEND_MEMORY,
+  KF_STMT_UNLEASE,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
@@ -96,7 +97,25 @@ struct kf_store {
   bool prepared[KF_STMT__COUNT]; /* valid for the current connection */
   char errmsg[1024];
   char sqlstate[6]; /* of the last failed statement; "" when none */
+  /* Session limits, set on every connection this store opens
+   * (kf_store_set_timeouts); 0: none. */
+  uint32_t statement_ms; /* statement_timeout, ms */
+  uint32_t lock_ms;      /* lock_timeout, ms */
+  /* How long we wait for any answer, ms; 0: forever.  The server's own
+   * timeouts cannot fire when the server is stopped (SIGSTOP, a hung
+   * host); past this the connection is closed and the call is
+   * KF_EUNAVAIL. */
+  uint32_t wait_ms;
+  bool unbounded;  /* migrations: no statement or client time limit */
+  bool timed_out;  /* the last wait ran out (for the error text) */
 };
+
+/* Sends sql with n text params (extended protocol, unnamed statement)
+ * and waits at most s->wait_ms for its result, like PQexecParams.  NULL
+ * only when libpq cannot even queue it (the connection's error text tells
+ * why).  Used for the statements that are not prepared. */
+PGresult *kf_store__pq_params(kf_store *s, const char *sql, int n,
+                              const char *const *params);
 
 /* Sets s->errmsg (printf) and returns err. */
 int kf_store__fail(kf_store *s, int err, const char *fmt, ...)

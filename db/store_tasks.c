@@ -960,3 +960,46 @@ int kf_store_reap(kf_store *s, int *requeued, int *failed) {
   PQclear(r);
   return 0;
 }
+
+/* ---------------------------------------------------------- unlease -- */
+
+/* $1 owners, $2 task ids, $3 attempts: only a lease still exactly as
+ * granted goes back, so a task already requeued, reported or leased again
+ * is left alone. */
+static const kf_store__stmt ST_UNLEASE = {
+    KF_STMT_UNLEASE,
+    "WITH g AS (SELECT * FROM unnest($1::bigint[], $2::bigint[],"
+    " $3::int[]) AS g(owner, id, attempt)),"
+    " u AS (UPDATE tasks t SET state = 'queued', lease_owner = NULL,"
+    " lease_expires = NULL, attempt = t.attempt - 1 FROM g"
+    " WHERE t.id = g.id AND t.state = 'leased' AND t.lease_owner = g.owner"
+    " AND t.attempt = g.attempt RETURNING 1)"
+    " SELECT count(*) FROM u"};
+
+int kf_store_unlease(kf_store *s, const kf_lease_ref *refs, size_t n,
+                     int *undone) {
+  if (undone) *undone = 0;
+  int rc = kf_store__ready(s);
+  if (rc || n == 0) return rc;
+  kf_store__buf a[3] = {{0}};
+  for (int c = 0; c < 3; c++) kf_store__arr_open(&a[c]);
+  for (size_t i = 0; i < n; i++) {
+    kf_store__arr_i64(&a[0], refs[i].worker_id);
+    kf_store__arr_i64(&a[1], refs[i].task_id);
+    kf_store__arr_i64(&a[2], refs[i].attempt);
+  }
+  for (int c = 0; c < 3; c++) kf_store__arr_close(&a[c]);
+  if (a[0].oom || a[1].oom || a[2].oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+  } else {
+    const char *p[] = {a[0].p, a[1].p, a[2].p};
+    PGresult *r = NULL;
+    rc = kf_store__exec(s, &ST_UNLEASE, 3, p, false, &r);
+    if (!rc) {
+      if (undone) *undone = atoi(PQgetvalue(r, 0, 0));
+      PQclear(r);
+    }
+  }
+  for (int c = 0; c < 3; c++) kf_store__buf_free(&a[c]);
+  return rc;
+}
