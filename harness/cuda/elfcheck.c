@@ -292,6 +292,23 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
                  "a symbol): candidates may not keep state between calls",
                  (unsigned long long)(sh[s].sh_size - allowed_bytes), sec);
   }
+  /* Functions the cubin leaves to the driver to supply at load: the
+   * device heap (malloc/free: blocks that outlive the call in memory no
+   * buffer of the harness covers), device printf (vprintf), dynamic
+   * parallelism (kernels launched from the device).  Shipped kernels and
+   * references have none. */
+  for (size_t i = 1; i < nsym; i++) {
+    if (sym[i].st_shndx != SHN_UNDEF ||
+        ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC)
+      continue;
+    const char *nm = kf_harness__elf_str(buf, len, symstr, sym[i].st_name);
+    if (!nm) REJECT("device code: bad symbol name");
+    if (!*nm) continue;
+    REJECT("calls '%.64s' in device code, which the driver supplies at load:"
+           " candidates may not use the device heap (malloc/free keep "
+           "memory from one call to the next; declare workspace_bytes), "
+           "device printf or launch kernels from the device", nm);
+  }
   /* kernels and __constant__ variables */
   for (size_t i = 1; i < nsym && ds->n < MAX_DEVSYMS; i++) {
     int type = ELF64_ST_TYPE(sym[i].st_info);

@@ -48,7 +48,7 @@
 
 /* ------------------------------------------------------------ builds -- */
 
-enum { SO_BASELINE, SO_SOFTMAX, SO_SHADOW, SO_ALIAS, N_SO };
+enum { SO_BASELINE, SO_SOFTMAX, SO_SHADOW, SO_ALIAS, SO_DEVMALLOC, N_SO };
 
 static const struct {
   const char *base; /* base.cu -> base.so */
@@ -60,6 +60,7 @@ static const struct {
                    "tests/exploits/cuda/constant_shadow_cache.cu"},
     [SO_ALIAS] = {"alias_baseline_symbol",
                   "tests/exploits/cuda/alias_baseline_symbol.cu"},
+    [SO_DEVMALLOC] = {"device_malloc", "tests/exploits/cuda/device_malloc.cu"},
 };
 
 typedef struct {
@@ -551,8 +552,29 @@ static void test_baseline_name_needs_its_size(void **state) {
     fail_msg("unexpected reason: %s", why);
 }
 
+/* Device-side malloc leaves 'malloc' undefined in the cubin, for the
+ * driver to supply: refused, since the heap outlives the call (g); the
+ * shipped template (SO_SOFTMAX, checked elsewhere) has no such symbol. */
+static void test_device_heap_refused(void **state) {
+  fixture *f = *state;
+  NEED_BUILDS(f);
+  kf_harness_cuda_elf info;
+  char why[1024] = "";
+  int oc = kf_harness__elf_check_cuda(f->so[SO_DEVMALLOC],
+                                      f->so_len[SO_DEVMALLOC], &f->bi, &info,
+                                      why, sizeof why);
+  assert_int_equal(oc, KF_OUTCOME_LINK_REJECTED);
+  if (!strstr(why, "'malloc' in device code"))
+    fail_msg("unexpected reason: %s", why);
+  why[0] = '\0';
+  oc = kf_harness__elf_check_cuda(f->so[SO_SOFTMAX], f->so_len[SO_SOFTMAX],
+                                  &f->bi, &info, why, sizeof why);
+  if (oc) fail_msg("the softmax template refused (%d): %s", oc, why);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_device_heap_refused),
       cmocka_unit_test(test_baseline_collects_state),
       cmocka_unit_test(test_baseline_against_itself),
       cmocka_unit_test(test_template_stub_statics_mutable),
