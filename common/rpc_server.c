@@ -4,9 +4,19 @@
  *
  * Threads.  One completion-queue thread (cq_main) blocks in
  * grpc_completion_queue_next and does everything that needs no loop state:
- * it re-posts the request for the next call, checks the bearer token and
- * unpacks the request, answers refusals (UNAUTHENTICATED, INVALID_ARGUMENT)
- * itself, and frees calls whose answer has been sent.  Accepted calls go to
+ * it re-posts the request for the next call, checks the bearer token from
+ * the call's metadata, only then asks gRPC for the message (RECEIVING) and
+ * unpacks it, answers refusals (UNAUTHENTICATED, PERMISSION_DENIED,
+ * INVALID_ARGUMENT) itself, and frees calls whose answer has been sent.
+ *
+ * Credentials.  Methods are registered with GRPC_SRM_PAYLOAD_NONE, so a
+ * call's body is not read (beyond HTTP/2's flow-control window) until the
+ * credential passed: an unauthenticated 16 MiB call costs the server a
+ * window, not 16 MiB.  The check hashes the presented secret (SHA-256)
+ * and looks it up in the credential table, a sorted array the loop
+ * replaces whole (kf_rpc_server_set_creds) under creds_mu; the queue
+ * thread only reads it under that lock.  The bootstrap token is compared
+ * in constant time, as before.  Accepted calls go to
  * the loop through the handoff (rpc_internal.h), where the handler runs.
  * The handler answers with kf_rpc_call_reply / kf_rpc_call_fail, which start
  * the one send batch; its completion comes back to the queue thread, which
@@ -15,6 +25,7 @@
  *
  * Who owns a call (phase):
  *   POSTED   gRPC: a requested call waiting for a client.
+ *   RECEIVING gRPC: authorized, its message being read.
  *   QUEUED   the handoff queue: unpacked, on its way to the loop.
  *   HELD     the handler, on srv->held (loop thread only).
  *   SENDING  gRPC again: the answer batch is in flight; the queue thread
@@ -32,13 +43,17 @@
  * uv_close, so the loop must turn once more for its memory to be freed
  * (any uv_run after stop does it).
  *
- * Not here: streaming methods, TLS (the cluster runs on a private network
- * and authenticates with the bearer token), per-method tokens.
+ * TLS: gRPC core's SSL server credentials over PEM files (rpc.h
+ * kf_rpc_tls); without them the port is plaintext, and a port that is not
+ * loopback logs a warning.
+ *
+ * Not here: streaming methods.
  */
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <arpa/inet.h>
 #include <assert.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,9 +63,12 @@
 #include "err.h"
 #include "log.h"
 #include "rpc_internal.h"
+#include "token.h"
+#include "util.h"
 
 typedef enum {
   CALL_POSTED,
+  CALL_RECEIVING,
   CALL_QUEUED,
   CALL_HELD,
   CALL_SENDING,
@@ -72,6 +90,8 @@ struct kf_rpc_call {
   grpc_slice details;             /* status text while SENDING */
   int cancelled;                  /* RECV_CLOSE_ON_SERVER output */
   char *peer;                     /* gpr_malloc'd, filled on first ask */
+  int64_t cred_id;                /* who: 0 bootstrap, else api token id */
+  unsigned role;                  /* KF_ROLE_* of that credential */
   struct kf_rpc_call *hprev, *hnext; /* srv->held while HELD */
 };
 
@@ -97,6 +117,10 @@ struct kf_rpc_server {
   size_t n_methods;
   char *auth;     /* "Bearer <token>", the whole expected header value */
   size_t auth_len;
+  pthread_mutex_t creds_mu;
+  kf_rpc_cred *creds; /* sorted by hash; guarded by creds_mu */
+  size_t n_creds;
+  atomic_bool cred_miss; /* an unknown token was presented */
   kf_rpc__handoff handoff;
   atomic_bool stopping;
   kf_rpc_call *held; /* handed to handlers, unanswered; loop thread only */
@@ -148,7 +172,8 @@ static int post(kf_rpc_server *srv, size_t i) {
   } else {
     e = grpc_server_request_registered_call(
         srv->server, srv->methods[i].reg, &c->call, &c->deadline, &c->md,
-        &c->payload, srv->cq, srv->cq, c);
+        NULL /* PAYLOAD_NONE: the body is asked for after the check */,
+        srv->cq, srv->cq, c);
   }
   if (e != GRPC_CALL_OK) {
     call_free(c);
@@ -192,22 +217,87 @@ static void send_answer(kf_rpc_call *c, grpc_status_code st,
   }
 }
 
-/* Constant-time comparison: the token is a secret, so how long a wrong
- * guess takes to reject must not say how much of it was right. */
-static bool token_ok(const kf_rpc_server *srv, const grpc_metadata_array *md) {
+static int cred_cmp(const void *a, const void *b) {
+  return memcmp(((const kf_rpc_cred *)a)->hash, ((const kf_rpc_cred *)b)->hash,
+                KF_TOKEN_HASH_LEN);
+}
+
+/* Who presented md's bearer token: true with c->cred_id and c->role set,
+ * false when none was presented or it is unknown.  The bootstrap token is
+ * compared in constant time (how long a wrong guess takes to reject must
+ * not say how much of it was right); table entries are compared by hash,
+ * which says nothing useful about the secret.  Queue thread. */
+static bool authenticate(kf_rpc_server *srv, kf_rpc_call *c) {
+  const grpc_metadata_array *md = &c->md;
   for (size_t i = 0; i < md->count; i++) {
     if (grpc_slice_str_cmp(md->metadata[i].key, "authorization") != 0)
       continue;
     grpc_slice v = md->metadata[i].value;
-    if (GRPC_SLICE_LENGTH(v) != srv->auth_len)
-      return false;
+    size_t len = GRPC_SLICE_LENGTH(v);
     const uint8_t *p = GRPC_SLICE_START_PTR(v);
-    unsigned char diff = 0;
-    for (size_t k = 0; k < srv->auth_len; k++)
-      diff |= (unsigned char)(p[k] ^ (uint8_t)srv->auth[k]);
-    return diff == 0;
+    if (len == srv->auth_len) {
+      unsigned char diff = 0;
+      for (size_t k = 0; k < srv->auth_len; k++)
+        diff |= (unsigned char)(p[k] ^ (uint8_t)srv->auth[k]);
+      if (diff == 0) {
+        c->cred_id = 0;
+        c->role = KF_ROLE_ADMIN;
+        return true;
+      }
+    }
+    if (len <= 7 || memcmp(p, "Bearer ", 7) != 0)
+      return false;
+    kf_rpc_cred key;
+    if (kf_token_hash((const char *)p + 7, len - 7, key.hash) != 0)
+      return false;
+    bool found = false;
+    pthread_mutex_lock(&srv->creds_mu);
+    const kf_rpc_cred *hit =
+        srv->n_creds ? bsearch(&key, srv->creds, srv->n_creds,
+                               sizeof *srv->creds, cred_cmp)
+                     : NULL;
+    if (hit) {
+      c->cred_id = hit->id;
+      c->role = hit->role;
+      found = true;
+    }
+    pthread_mutex_unlock(&srv->creds_mu);
+    if (!found)
+      atomic_store(&srv->cred_miss, true);
+    return found;
   }
   return false;
+}
+
+/* The role names a method allows, for PERMISSION_DENIED's text. */
+static void roles_text(unsigned roles, char *out, size_t len) {
+  snprintf(out, len, "%s%s%sadmin",
+           roles & KF_ROLE_WORKER ? "worker, " : "",
+           roles & KF_ROLE_SUBMITTER ? "submitter, " : "", "");
+}
+
+/* The call's message has arrived (or failed to): unpack it and hand it to
+ * the loop.  Queue thread. */
+static void on_message(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
+  if (!ok || atomic_load(&srv->stopping)) {
+    /* The client went away mid-message, or we are stopping. */
+    call_free(c);
+    return;
+  }
+  const method_slot *m = &srv->methods[c->method];
+  char msg[320];
+  c->req = kf_rpc__unpack_request(c->payload, m->m.request, m->check_text,
+                                  msg, sizeof msg);
+  if (c->payload) {
+    grpc_byte_buffer_destroy(c->payload);
+    c->payload = NULL;
+  }
+  if (!c->req) {
+    send_answer(c, GRPC_STATUS_INVALID_ARGUMENT, msg);
+    return;
+  }
+  c->phase = CALL_QUEUED;
+  kf_rpc__handoff_push(&srv->handoff, &c->node);
 }
 
 /* A requested call arrived (queue thread). */
@@ -235,24 +325,34 @@ static void on_arrival(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
     send_answer(c, GRPC_STATUS_UNIMPLEMENTED, msg);
     return;
   }
-  if (!token_ok(srv, &c->md)) {
+  /* Judged from the metadata alone: nothing of the body has been asked
+   * for yet, so a refused call never costs its message's memory. */
+  if (!authenticate(srv, c)) {
     send_answer(c, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong token");
     return;
   }
   const method_slot *m = &srv->methods[c->method];
-  char msg[320];
-  c->req = kf_rpc__unpack_request(c->payload, m->m.request, m->check_text,
-                                  msg, sizeof msg);
-  if (c->payload) {
-    grpc_byte_buffer_destroy(c->payload);
-    c->payload = NULL;
-  }
-  if (!c->req) {
-    send_answer(c, GRPC_STATUS_INVALID_ARGUMENT, msg);
+  if (!(c->role & (m->m.roles | KF_ROLE_ADMIN))) {
+    const char *name = strrchr(m->m.path, '/');
+    char allowed[64], msg[200];
+    roles_text(m->m.roles, allowed, sizeof allowed);
+    snprintf(msg, sizeof msg, "a %s credential may not call %s (allowed: %s)",
+             kf_token_role_name(c->role), name ? name + 1 : m->m.path,
+             allowed);
+    send_answer(c, GRPC_STATUS_PERMISSION_DENIED, msg);
     return;
   }
-  c->phase = CALL_QUEUED;
-  kf_rpc__handoff_push(&srv->handoff, &c->node);
+  c->phase = CALL_RECEIVING;
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_MESSAGE;
+  op.data.recv_message.recv_message = &c->payload;
+  grpc_call_error e = grpc_call_start_batch(c->call, &op, 1, c, NULL);
+  if (e != GRPC_CALL_OK) {
+    kf_log(KF_LOG_ERROR, "rpc: cannot receive message: %s",
+           grpc_call_error_to_string(e));
+    call_free(c);
+  }
 }
 
 static void *cq_main(void *arg) {
@@ -274,6 +374,8 @@ static void *cq_main(void *arg) {
     kf_rpc_call *c = ev.tag;
     if (c->phase == CALL_POSTED)
       on_arrival(srv, c, ev.success);
+    else if (c->phase == CALL_RECEIVING)
+      on_message(srv, c, ev.success);
     else /* CALL_SENDING: answered (or failed to be); either way done */
       call_free(c);
   }
@@ -331,11 +433,107 @@ static void server_free(kf_rpc_server *srv) {
   kf_rpc__handoff_close(&srv->handoff);
   pthread_cond_destroy(&srv->sd_cv);
   pthread_mutex_destroy(&srv->sd_mu);
+  pthread_mutex_destroy(&srv->creds_mu);
+  free(srv->creds);
   free(srv->methods);
   free(srv->auth);
   free(srv);
   grpc_shutdown();
 }
+
+/* true when addr ("host:port", "[v6]:port") names a loopback host only. */
+static bool is_loopback(const char *addr) {
+  char host[256];
+  const char *colon = strrchr(addr, ':');
+  size_t n = colon ? (size_t)(colon - addr) : strlen(addr);
+  if (n >= sizeof host)
+    return false;
+  memcpy(host, addr, n);
+  host[n] = '\0';
+  if (!strcmp(host, "localhost"))
+    return true;
+  char *h = host;
+  if (h[0] == '[' && n >= 2 && h[n - 1] == ']') {
+    h[n - 1] = '\0';
+    h++;
+  }
+  struct in_addr a4;
+  struct in6_addr a6;
+  if (inet_pton(AF_INET, h, &a4) == 1)
+    return (ntohl(a4.s_addr) >> 24) == 127;
+  if (inet_pton(AF_INET6, h, &a6) == 1)
+    return IN6_IS_ADDR_LOOPBACK(&a6);
+  return false; /* a name, "0.0.0.0", "[::]": reachable from elsewhere */
+}
+
+/* Server credentials: SSL over the PEM files when tls->cert_file is set
+ * (requiring client certificates signed by tls->ca_file when that is set
+ * too), else insecure.  NULL with err filled on failure. */
+static grpc_server_credentials *server_creds(const kf_rpc_tls *tls, char *err,
+                                             size_t errlen) {
+  if (!tls || !tls->cert_file || !*tls->cert_file) {
+    grpc_server_credentials *c = grpc_insecure_server_credentials_create();
+    if (!c)
+      kf_seterr(KF_EINTERNAL, err, errlen, "rpc server: no credentials");
+    return c;
+  }
+  char *cert = NULL, *key = NULL, *ca = NULL;
+  size_t len;
+  grpc_server_credentials *c = NULL;
+  if (!tls->key_file || !*tls->key_file) {
+    kf_seterr(KF_EINVAL, err, errlen, "rpc server: --tls-cert needs --tls-key");
+    return NULL;
+  }
+  if (kf_read_file(tls->cert_file, 1u << 20, &cert, &len, err, errlen) ||
+      kf_read_file(tls->key_file, 1u << 20, &key, &len, err, errlen))
+    goto out;
+  if (tls->ca_file && *tls->ca_file &&
+      kf_read_file(tls->ca_file, 1u << 20, &ca, &len, err, errlen))
+    goto out;
+  grpc_ssl_pem_key_cert_pair kp = {.private_key = key, .cert_chain = cert};
+  c = grpc_ssl_server_credentials_create_ex(
+      ca, &kp, 1,
+      ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+         : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+      NULL);
+  if (!c)
+    kf_seterr(KF_EINVAL, err, errlen, "rpc server: bad TLS certificate/key");
+out:
+  free(cert);
+  free(ca);
+  if (key) {
+    memset(key, 0, strlen(key)); /* a private key: do not leave it around */
+    free(key);
+  }
+  return c;
+}
+
+int kf_rpc_server_set_creds(kf_rpc_server *srv, const kf_rpc_cred *creds,
+                            size_t n) {
+  kf_rpc_cred *copy = NULL;
+  if (n) {
+    copy = malloc(n * sizeof *copy);
+    if (!copy)
+      return KF_ENOMEM;
+    memcpy(copy, creds, n * sizeof *copy);
+    qsort(copy, n, sizeof *copy, cred_cmp);
+  }
+  pthread_mutex_lock(&srv->creds_mu);
+  kf_rpc_cred *old = srv->creds;
+  srv->creds = copy;
+  srv->n_creds = n;
+  pthread_mutex_unlock(&srv->creds_mu);
+  free(old);
+  return 0;
+}
+
+bool kf_rpc_server_take_miss(kf_rpc_server *srv) {
+  return atomic_exchange(&srv->cred_miss, false);
+}
+
+int64_t kf_rpc_call_cred_id(const kf_rpc_call *call) { return call->cred_id; }
+
+unsigned kf_rpc_call_role(const kf_rpc_call *call) { return call->role; }
 
 int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
                         int *bound_port, char *err, size_t errlen) {
@@ -359,6 +557,8 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
   atomic_init(&srv->stopping, false);
   pthread_mutex_init(&srv->sd_mu, NULL);
   pthread_cond_init(&srv->sd_cv, NULL);
+  pthread_mutex_init(&srv->creds_mu, NULL);
+  atomic_init(&srv->cred_miss, false);
   int rc;
   if ((rc = kf_rpc__handoff_init(&srv->handoff, opts->loop, on_async, srv))) {
     /* handoff_close is a no-op on a handoff that never got its handle */
@@ -374,6 +574,10 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
     return kf_seterr(KF_ENOMEM, err, errlen, "rpc server: out of memory");
   }
   snprintf(srv->auth, srv->auth_len + 1, "Bearer %s", opts->token);
+  if ((rc = kf_rpc_server_set_creds(srv, opts->creds, opts->n_creds))) {
+    server_free(srv);
+    return kf_seterr(rc, err, errlen, "rpc server: out of memory");
+  }
   srv->n_methods = opts->n_methods;
 
   grpc_arg args[2];
@@ -394,7 +598,7 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
         srv->methods[i].check_text = false;
     srv->methods[i].reg = grpc_server_register_method(
         srv->server, opts->methods[i].path, NULL,
-        GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+        GRPC_SRM_PAYLOAD_NONE, 0);
     if (!srv->methods[i].reg) {
       server_free(srv);
       return kf_seterr(KF_EINVAL, err, errlen,
@@ -403,17 +607,22 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
     }
   }
   grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
-  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-  int port = creds ? grpc_server_add_http2_port(srv->server, opts->listen_addr,
-                                                creds)
-                   : 0;
-  if (creds)
-    grpc_server_credentials_release(creds);
+  grpc_server_credentials *creds = server_creds(opts->tls, err, errlen);
+  if (!creds) {
+    server_free(srv);
+    return KF_EIO;
+  }
+  int port = grpc_server_add_http2_port(srv->server, opts->listen_addr, creds);
+  grpc_server_credentials_release(creds);
   if (port <= 0) {
     server_free(srv);
     return kf_seterr(KF_EIO, err, errlen, "rpc server: cannot listen on %s",
                      opts->listen_addr);
   }
+  if (!(opts->tls && opts->tls->cert_file) && !is_loopback(opts->listen_addr))
+    kf_log(KF_LOG_WARN, "rpc: listening on %s without TLS: tokens and results"
+           " cross the network in the clear (pass --tls-cert/--tls-key)",
+           opts->listen_addr);
   grpc_server_start(srv->server);
 
   /* The server is live: from here a failure must go through the full stop

@@ -11,6 +11,7 @@
 #include "coord.h"
 #include "err.h"
 #include "log.h"
+#include "token.h"
 #include "util.h"
 
 static void usage(FILE *f) {
@@ -21,7 +22,14 @@ static void usage(FILE *f) {
 "\n"
 "  --db URL             libpq conninfo or URI            [$KF_DB_URL]\n"
 "  --listen HOST:PORT   gRPC address (port 0: any free)  [$KF_LISTEN, 127.0.0.1:7070]\n"
-"  --token TOKEN        bearer token clients must send   [$KF_TOKEN]\n"
+"  --token-file PATH    bootstrap admin token, read from a file only its\n"
+"                       owner may read [$KF_TOKEN_FILE; or $KF_TOKEN itself].\n"
+"                       Tokens are never taken from argv (ps shows argv).\n"
+"                       Other credentials: `kf token create`.\n"
+"  --tls-cert PATH      PEM certificate: serve TLS       [$KF_TLS_CERT]\n"
+"  --tls-key PATH       its PEM private key              [$KF_TLS_KEY]\n"
+"  --tls-client-ca PATH require client certificates signed by this CA\n"
+"                                                       [$KF_TLS_CLIENT_CA]\n"
 "  --port-file PATH     write the bound port here once listening\n"
 "  --lease-ttl-ms N     lease length without heartbeats  [$KF_LEASE_TTL_MS, 15000]\n"
 "  --heartbeat-ms N     heartbeat interval for workers   [$KF_HEARTBEAT_MS, 3000]\n"
@@ -52,7 +60,9 @@ int main(int argc, char **argv) {
   kf_coord_config cfg = {
       .db_url = kf_getenv_or("KF_DB_URL", NULL),
       .listen_addr = kf_getenv_or("KF_LISTEN", "127.0.0.1:7070"),
-      .token = kf_getenv_or("KF_TOKEN", NULL),
+      .tls_cert = kf_getenv_or("KF_TLS_CERT", NULL),
+      .tls_key = kf_getenv_or("KF_TLS_KEY", NULL),
+      .tls_client_ca = kf_getenv_or("KF_TLS_CLIENT_CA", NULL),
       .lease_ttl_ms = 15000,
       .heartbeat_ms = 3000,
       .reap_ms = 1000,
@@ -64,6 +74,7 @@ int main(int argc, char **argv) {
       .eval_attempts = 2,
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
+  const char *token_file = NULL;
   uint64_t v;
   const char *e;
   if ((e = getenv("KF_LEASE_TTL_MS")) && *e) {
@@ -78,7 +89,10 @@ int main(int argc, char **argv) {
   static const struct option opts[] = {
       {"db", required_argument, 0, 'd'},
       {"listen", required_argument, 0, 'l'},
-      {"token", required_argument, 0, 't'},
+      {"token-file", required_argument, 0, 't'},
+      {"tls-cert", required_argument, 0, 'C'},
+      {"tls-key", required_argument, 0, 'K'},
+      {"tls-client-ca", required_argument, 0, 'Q'},
       {"port-file", required_argument, 0, 'p'},
       {"lease-ttl-ms", required_argument, 0, 'L'},
       {"heartbeat-ms", required_argument, 0, 'H'},
@@ -97,7 +111,10 @@ int main(int argc, char **argv) {
     switch (c) {
     case 'd': cfg.db_url = optarg; break;
     case 'l': cfg.listen_addr = optarg; break;
-    case 't': cfg.token = optarg; break;
+    case 't': token_file = optarg; break;
+    case 'C': cfg.tls_cert = optarg; break;
+    case 'K': cfg.tls_key = optarg; break;
+    case 'Q': cfg.tls_client_ca = optarg; break;
     case 'p': cfg.port_file = optarg; break;
     case 'L':
       if (num_opt("lease-ttl-ms", optarg, 500, 3600000, &v)) return 2;
@@ -150,18 +167,37 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kf-coordinator: no database: pass --db or set KF_DB_URL\n");
     return 2;
   }
-  if (!cfg.token || !*cfg.token) {
-    fprintf(stderr, "kf-coordinator: no token: pass --token or set KF_TOKEN "
-            "(clients must present it)\n");
+  char terr[512];
+  char *token = NULL;
+  if (kf_token_load(token_file, &token, terr, sizeof terr)) {
+    fprintf(stderr, "kf-coordinator: %s\n", terr);
+    return 2;
+  }
+  if (!token) {
+    fprintf(stderr, "kf-coordinator: no token: pass --token-file or set "
+            "KF_TOKEN (the bootstrap admin credential)\n");
+    return 2;
+  }
+  cfg.token = token;
+  if (!cfg.tls_cert != !cfg.tls_key) {
+    fprintf(stderr, "kf-coordinator: --tls-cert and --tls-key go together\n");
+    free(token);
+    return 2;
+  }
+  if (cfg.tls_client_ca && !cfg.tls_cert) {
+    fprintf(stderr, "kf-coordinator: --tls-client-ca needs --tls-cert\n");
+    free(token);
     return 2;
   }
   if (cfg.heartbeat_ms * 2 > cfg.lease_ttl_ms) {
     fprintf(stderr, "kf-coordinator: --heartbeat-ms %u must be at most half "
             "of --lease-ttl-ms %u, or live leases would expire\n",
             cfg.heartbeat_ms, cfg.lease_ttl_ms);
+    free(token);
     return 2;
   }
   kf_log_init('c', (kf_log_level)lv);
   int rc = kf_coord_run(&cfg);
+  free(token);
   return rc == 0 ? 0 : (rc == KF_EUNAVAIL || rc == KF_EDB) ? 3 : 1;
 }
