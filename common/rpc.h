@@ -92,6 +92,12 @@ typedef struct {
   const kf_rpc_cred *creds;    /* initial credential table (copied) */
   size_t n_creds;
   const kf_rpc_tls *tls;       /* NULL or no cert_file: plaintext */
+  /* true: a call whose token is not in the table waits (at most 64 at
+   * once, its body unread) for the owner's next kf_rpc_server_set_creds
+   * or kf_rpc_server_recheck instead of being refused at once, so a
+   * credential stored a moment ago works on its first call.  The owner
+   * must then reload soon after kf_rpc_server_take_miss says true. */
+  bool hold_misses;
   size_t max_msg_bytes;        /* receive and send limit, bytes; 0: 4 MiB */
   const kf_rpc_method *methods;
   size_t n_methods;
@@ -132,6 +138,11 @@ void kf_rpc_server_stop(kf_rpc_server *srv);
  * table stays).  Loop thread. */
 int kf_rpc_server_set_creds(kf_rpc_server *srv, const kf_rpc_cred *creds,
                             size_t n);
+
+/* Judges the calls waiting for a reload (opts.hold_misses) against the
+ * current table: admitted or refused UNAUTHENTICATED.  set_creds does it
+ * too; call this when a reload failed.  Loop thread. */
+void kf_rpc_server_recheck(kf_rpc_server *srv);
 
 /* true when some call presented a token the table does not hold since the
  * last time this was asked (the owner may reload its table sooner).  Any

@@ -91,6 +91,7 @@ struct kf_rpc_call {
   int cancelled;                  /* RECV_CLOSE_ON_SERVER output */
   char *peer;                     /* gpr_malloc'd, filled on first ask */
   int64_t cred_id;                /* who: 0 bootstrap, else api token id */
+  uint8_t hash[KF_TOKEN_HASH_LEN]; /* SHA-256 of the presented secret */
   unsigned role;                  /* KF_ROLE_* of that credential */
   struct kf_rpc_call *hprev, *hnext; /* srv->held while HELD */
 };
@@ -121,6 +122,9 @@ struct kf_rpc_server {
   kf_rpc_cred *creds; /* sorted by hash; guarded by creds_mu */
   size_t n_creds;
   atomic_bool cred_miss; /* an unknown token was presented */
+  bool hold_misses;      /* park unknown tokens until the next reload */
+  kf_rpc__node *auth_wait; /* those calls; guarded by creds_mu */
+  size_t n_auth_wait;
   kf_rpc__handoff handoff;
   atomic_bool stopping;
   kf_rpc_call *held; /* handed to handlers, unanswered; loop thread only */
@@ -222,12 +226,39 @@ static int cred_cmp(const void *a, const void *b) {
                 KF_TOKEN_HASH_LEN);
 }
 
-/* Who presented md's bearer token: true with c->cred_id and c->role set,
- * false when none was presented or it is unknown.  The bootstrap token is
- * compared in constant time (how long a wrong guess takes to reject must
- * not say how much of it was right); table entries are compared by hash,
- * which says nothing useful about the secret.  Queue thread. */
-static bool authenticate(kf_rpc_server *srv, kf_rpc_call *c) {
+/* At most this many calls wait for a credential reload at once; beyond
+ * it an unknown token is refused at once.  Such a call holds its
+ * metadata only (its body is not read), a few hundred bytes. */
+#define MAX_AUTH_WAIT 64
+
+enum { AUTH_REFUSED, AUTH_OK, AUTH_WAITING };
+
+/* Looks c->hash up in the table; true with c->cred_id/role set.  Caller
+ * holds creds_mu. */
+static bool lookup_locked(kf_rpc_server *srv, kf_rpc_call *c) {
+  kf_rpc_cred key;
+  memcpy(key.hash, c->hash, sizeof key.hash);
+  const kf_rpc_cred *hit =
+      srv->n_creds ? bsearch(&key, srv->creds, srv->n_creds,
+                             sizeof *srv->creds, cred_cmp)
+                   : NULL;
+  if (!hit)
+    return false;
+  c->cred_id = hit->id;
+  c->role = hit->role;
+  return true;
+}
+
+/* Who presented md's bearer token: AUTH_OK with c->cred_id and c->role
+ * set; AUTH_REFUSED when none was presented or it is unknown; or, with
+ * hold_misses, AUTH_WAITING: an unknown token parks the call on
+ * srv->auth_wait until the owner's next set_creds / recheck judges it
+ * again (so a credential created a moment ago works at once).  The
+ * bootstrap token is compared in constant time (how long a wrong guess
+ * takes to reject must not say how much of it was right); table entries
+ * are compared by SHA-256, which says nothing useful about the secret.
+ * Queue thread. */
+static int authenticate(kf_rpc_server *srv, kf_rpc_call *c) {
   const grpc_metadata_array *md = &c->md;
   for (size_t i = 0; i < md->count; i++) {
     if (grpc_slice_str_cmp(md->metadata[i].key, "authorization") != 0)
@@ -242,38 +273,37 @@ static bool authenticate(kf_rpc_server *srv, kf_rpc_call *c) {
       if (diff == 0) {
         c->cred_id = 0;
         c->role = KF_ROLE_ADMIN;
-        return true;
+        return AUTH_OK;
       }
     }
-    if (len <= 7 || memcmp(p, "Bearer ", 7) != 0)
-      return false;
-    kf_rpc_cred key;
-    if (kf_token_hash((const char *)p + 7, len - 7, key.hash) != 0)
-      return false;
-    bool found = false;
+    if (len <= 7 || len > 7 + KF_TOKEN_MAX || memcmp(p, "Bearer ", 7) != 0)
+      return AUTH_REFUSED;
+    if (kf_token_hash((const char *)p + 7, len - 7, c->hash) != 0)
+      return AUTH_REFUSED;
+    int verdict = AUTH_REFUSED;
     pthread_mutex_lock(&srv->creds_mu);
-    const kf_rpc_cred *hit =
-        srv->n_creds ? bsearch(&key, srv->creds, srv->n_creds,
-                               sizeof *srv->creds, cred_cmp)
-                     : NULL;
-    if (hit) {
-      c->cred_id = hit->id;
-      c->role = hit->role;
-      found = true;
+    if (lookup_locked(srv, c)) {
+      verdict = AUTH_OK;
+    } else if (srv->hold_misses && srv->n_auth_wait < MAX_AUTH_WAIT) {
+      /* Parked and flagged under one lock: a reload that swaps the table
+       * after this sees the call, one before it left the flag set. */
+      c->node.next = srv->auth_wait;
+      srv->auth_wait = &c->node;
+      srv->n_auth_wait++;
+      verdict = AUTH_WAITING;
     }
-    pthread_mutex_unlock(&srv->creds_mu);
-    if (!found)
+    if (verdict != AUTH_OK)
       atomic_store(&srv->cred_miss, true);
-    return found;
+    pthread_mutex_unlock(&srv->creds_mu);
+    return verdict;
   }
-  return false;
+  return AUTH_REFUSED;
 }
 
 /* The role names a method allows, for PERMISSION_DENIED's text. */
 static void roles_text(unsigned roles, char *out, size_t len) {
-  snprintf(out, len, "%s%s%sadmin",
-           roles & KF_ROLE_WORKER ? "worker, " : "",
-           roles & KF_ROLE_SUBMITTER ? "submitter, " : "", "");
+  snprintf(out, len, "%s%sadmin", roles & KF_ROLE_WORKER ? "worker, " : "",
+           roles & KF_ROLE_SUBMITTER ? "submitter, " : "");
 }
 
 /* The call's message has arrived (or failed to): unpack it and hand it to
@@ -299,6 +329,8 @@ static void on_message(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
   c->phase = CALL_QUEUED;
   kf_rpc__handoff_push(&srv->handoff, &c->node);
 }
+
+static void admit(kf_rpc_server *srv, kf_rpc_call *c);
 
 /* A requested call arrived (queue thread). */
 static void on_arrival(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
@@ -327,10 +359,18 @@ static void on_arrival(kf_rpc_server *srv, kf_rpc_call *c, bool ok) {
   }
   /* Judged from the metadata alone: nothing of the body has been asked
    * for yet, so a refused call never costs its message's memory. */
-  if (!authenticate(srv, c)) {
+  int verdict = authenticate(srv, c);
+  if (verdict == AUTH_REFUSED)
     send_answer(c, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong token");
-    return;
-  }
+  else if (verdict == AUTH_OK)
+    admit(srv, c);
+}
+
+/* An authenticated call: refused PERMISSION_DENIED when its role may not
+ * call the method, else its message is asked for (on_message goes on).
+ * Queue thread, or the loop thread for a call that waited for a reload;
+ * either way the only owner of c. */
+static void admit(kf_rpc_server *srv, kf_rpc_call *c) {
   const method_slot *m = &srv->methods[c->method];
   if (!(c->role & (m->m.roles | KF_ROLE_ADMIN))) {
     const char *name = strrchr(m->m.path, '/');
@@ -524,7 +564,32 @@ int kf_rpc_server_set_creds(kf_rpc_server *srv, const kf_rpc_cred *creds,
   srv->n_creds = n;
   pthread_mutex_unlock(&srv->creds_mu);
   free(old);
+  kf_rpc_server_recheck(srv);
   return 0;
+}
+
+void kf_rpc_server_recheck(kf_rpc_server *srv) {
+  pthread_mutex_lock(&srv->creds_mu);
+  kf_rpc__node *n = srv->auth_wait;
+  srv->auth_wait = NULL;
+  srv->n_auth_wait = 0;
+  pthread_mutex_unlock(&srv->creds_mu);
+  while (n) {
+    kf_rpc_call *c = (kf_rpc_call *)n;
+    n = n->next;
+    c->node.next = NULL;
+    if (atomic_load(&srv->stopping)) {
+      call_free(c);
+      continue;
+    }
+    pthread_mutex_lock(&srv->creds_mu);
+    bool ok = lookup_locked(srv, c);
+    pthread_mutex_unlock(&srv->creds_mu);
+    if (ok)
+      admit(srv, c);
+    else
+      send_answer(c, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong token");
+  }
 }
 
 bool kf_rpc_server_take_miss(kf_rpc_server *srv) {
@@ -579,6 +644,7 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
     return kf_seterr(rc, err, errlen, "rpc server: out of memory");
   }
   srv->n_methods = opts->n_methods;
+  srv->hold_misses = opts->hold_misses;
 
   grpc_arg args[2];
   grpc_channel_args cargs = {
@@ -665,6 +731,17 @@ void kf_rpc_server_stop(kf_rpc_server *srv) {
     n = next;
   }
   n = kf_rpc__handoff_take(&srv->handoff);
+  while (n) {
+    kf_rpc__node *next = n->next;
+    call_free((kf_rpc_call *)n);
+    n = next;
+  }
+  /* Calls waiting for a credential reload: nobody will judge them now. */
+  pthread_mutex_lock(&srv->creds_mu);
+  n = srv->auth_wait;
+  srv->auth_wait = NULL;
+  srv->n_auth_wait = 0;
+  pthread_mutex_unlock(&srv->creds_mu);
   while (n) {
     kf_rpc__node *next = n->next;
     call_free((kf_rpc_call *)n);

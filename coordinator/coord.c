@@ -270,6 +270,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
       .creds = creds,
       .n_creds = n_creds,
       .tls = &tls,
+      .hold_misses = true, /* the cron reloads on a miss (kf_coord_cron) */
       .max_msg_bytes = cfg->max_msg_bytes,
       .methods = kf_coord__methods,
       .n_methods = kf_coord__n_methods,

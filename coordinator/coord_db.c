@@ -432,9 +432,10 @@ static void after_batch(uv_work_t *w, int status) {
   if (b->creds) {
     /* Revocations and new credentials take effect here, for every call
      * checked from now on. */
-    if (b->creds_rc)
+    if (b->creds_rc) {
       kf_log(KF_LOG_WARN, "reloading credentials: %s", kf_strerror(b->creds_rc));
-    else if (co->rpc && kf_rpc_server_set_creds(co->rpc, b->cred_tab, b->n_cred))
+      if (co->rpc) kf_rpc_server_recheck(co->rpc); /* refuse the waiting */
+    } else if (co->rpc && kf_rpc_server_set_creds(co->rpc, b->cred_tab, b->n_cred))
       kf_log(KF_LOG_WARN, "reloading credentials: out of memory");
     free(b->cred_tab);
   }
