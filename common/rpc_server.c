@@ -284,7 +284,10 @@ static int authenticate(kf_rpc_server *srv, kf_rpc_call *c) {
     pthread_mutex_lock(&srv->creds_mu);
     if (lookup_locked(srv, c)) {
       verdict = AUTH_OK;
-    } else if (srv->hold_misses && srv->n_auth_wait < MAX_AUTH_WAIT) {
+    } else if (srv->hold_misses && srv->n_auth_wait < MAX_AUTH_WAIT &&
+               !atomic_load(&srv->stopping)) {
+      /* stopping is read under creds_mu, which stop takes after setting
+       * it to drain this list: a call parked here is always drained. */
       /* Parked and flagged under one lock: a reload that swaps the table
        * after this sees the call, one before it left the flag set. */
       c->node.next = srv->auth_wait;
