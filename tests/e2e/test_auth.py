@@ -12,8 +12,11 @@
 3. `kf token revoke ID` on the running coordinator: the worker is refused
    from then on (UNAUTHENTICATED in its log) and tasks submitted after the
    revocation are not run by it.  No restart.
-4. `kf cluster` (the local cluster `kf run` also uses): none of its
-   children (coordinator, workers) has a token in its cmdline.
+4. TLS: a coordinator with --tls-cert/--tls-key (a CA made with openssl
+   here); a kf-worker with --tls-ca and its credential by file runs
+   tasks, kf with $KF_TLS_CA reads status, plaintext kf is refused.
+5. `kf cluster` (the local cluster `kf run` also uses: kf_cli__local_start)
+   none of its children (coordinator, workers) has a token in its cmdline.
 """
 import json
 import os
@@ -126,7 +129,50 @@ def body(c):
     check("e2e-w1" not in c.kf("token", "list", "--db", c.conninfo),
           "a revoked credential is listed as valid")
 
-    # 4. kf cluster's children get their credentials by environment.
+    # 4. TLS end to end: a coordinator serving TLS with a certificate from
+    # a CA made here; a worker (--tls-ca, its own credential by file) and
+    # kf ($KF_TLS_CA) run tasks through it; plaintext kf is refused.
+    tls = os.path.join(c.dir, "tls")
+    os.makedirs(tls)
+
+    def sh(cmd):
+        r = subprocess.run(cmd, shell=True, cwd=tls, capture_output=True,
+                           timeout=120)
+        check(r.returncode == 0, "%s: %s" % (cmd, r.stderr.decode()))
+    sh("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=e2e CA'"
+       " -keyout ca.key -out ca.pem")
+    sh("openssl req -newkey rsa:2048 -nodes -subj '/CN=coordinator'"
+       " -keyout srv.key -out srv.csr")
+    with open(os.path.join(tls, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    sh("openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key"
+       " -CAcreateserial -days 2 -extfile san.ext -out srv.pem")
+    c.coord.terminate()
+    c.start_coordinator(extra=("--tls-cert", os.path.join(tls, "srv.pem"),
+                               "--tls-key", os.path.join(tls, "srv.key")))
+    r = subprocess.run([c.path("kf"), "status", "--coordinator", c.target],
+                       env=c.env, capture_output=True, timeout=60)
+    check(r.returncode == 3, "plaintext kf status to a TLS port: exit %d"
+          % r.returncode)
+    w2file = os.path.join(c.dir, "worker2.token")
+    c.kf("token", "create", "--role", "worker", "--name", "e2e-tls",
+         "--out", w2file, "--db", c.conninfo)
+    w2 = c.start_worker("auth-tls", slots=2, env={"KF_TOKEN": ""},
+                        extra=("--token-file", w2file, "--tls-ca",
+                               os.path.join(tls, "ca.pem")))
+    c.env["KF_TLS_CA"] = os.path.join(tls, "ca.pem")
+    ids = c.submit(10, sleep_ms=10, prefix="tls")
+    kfe2e.wait_until(lambda: c.count(
+        "SELECT count(*) FROM tasks WHERE id IN (%s) AND state = 'done'"
+        % ",".join(str(i) for i in ids)) == 10, 120,
+        "10 tasks done by the TLS worker", interval=0.25)
+    st = json.loads(c.kf("status", "--json", "--coordinator", c.target))
+    check("auth-tls" in [x["name"] for x in st["workers"]],
+          "kf status over TLS: %r" % st)
+    del c.env["KF_TLS_CA"]
+    check(w2.terminate() == 0, "TLS worker did not stop cleanly")
+
+    # 5. kf cluster's children get their credentials by environment.
     data = os.path.join(c.dir, "cl")
     os.makedirs(data)
     os.chmod(data, 0o755)
