@@ -135,13 +135,14 @@ void kf_rpc_server_stop(kf_rpc_server *srv);
 
 /* Replaces the credential table (copied; the old one is freed).  Calls
  * already past their check keep their verdict.  0 or KF_ENOMEM (the old
- * table stays).  Loop thread. */
+ * table stays).  Any thread (the table is locked), but not concurrently
+ * with kf_rpc_server_stop; the coordinator calls it on its loop. */
 int kf_rpc_server_set_creds(kf_rpc_server *srv, const kf_rpc_cred *creds,
                             size_t n);
 
 /* Judges the calls waiting for a reload (opts.hold_misses) against the
  * current table: admitted or refused UNAUTHENTICATED.  set_creds does it
- * too; call this when a reload failed.  Loop thread. */
+ * too; call this when a reload failed.  Threads as set_creds. */
 void kf_rpc_server_recheck(kf_rpc_server *srv);
 
 /* true when some call presented a token the table does not hold since the
