@@ -19,5 +19,6 @@ int kf_cli_submit(int argc, char **argv);
 int kf_cli_status(int argc, char **argv);
 int kf_cli_run(int argc, char **argv);
 int kf_cli_campaign(int argc, char **argv);
+int kf_cli_token(int argc, char **argv);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli/cli_campaign.c -- `kf campaign ACTION`: campaigns on a running
- * coordinator (--coordinator/--token, or $KF_COORDINATOR/$KF_TOKEN).
+ * coordinator (--coordinator/--token-file, or $KF_COORDINATOR/$KF_TOKEN).
  *
  *   submit PROBLEM_DIR [budget]   create one; prints its id
  *   status ID                     state, best so far, top candidates
@@ -31,7 +31,8 @@ static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
 static void usage(FILE *f) {
   fprintf(f,
-"usage: kf campaign ACTION [ARGS] [--coordinator HOST:PORT] [--token T]\n"
+"usage: kf campaign ACTION [ARGS] [--coordinator HOST:PORT]\n"
+"                   [--token-file PATH] [--tls-ca PATH]\n"
 "\n"
 "Actions:\n"
 "  submit PROBLEM_DIR [budget]  create a campaign; prints its id\n"
@@ -64,7 +65,7 @@ KF_CLI__BUDGET_HELP
 "\n"
 "Common:\n"
 "  --coordinator H:P   coordinator [$KF_COORDINATOR, else 127.0.0.1:7070]\n"
-"  --token T           its token [$KF_TOKEN]\n"
+KF_CLI__REMOTE_HELP
 "  --json              machine-readable output: one JSON object (status,\n"
 "                      watch's final state, best with its source, submit,\n"
 "                      stop)\n"
@@ -95,7 +96,7 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
   static const struct option opts[] = {
       KF_CLI__BUDGET_OPTIONS,
       {"coordinator", required_argument, 0, 'c'},
-      {"token", required_argument, 0, 't'},
+      KF_CLI__REMOTE_OPTIONS,
       {"out", required_argument, 0, 'o'},
       {"top", required_argument, 0, 'n'},
       {"json", no_argument, 0, 'j'},
@@ -112,7 +113,6 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
   while (!rc && (c = getopt_long(argc + 1, av, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'c': o->remote.target = optarg; break;
-    case 't': o->remote.token = optarg; break;
     case 'o': o->out = optarg; break;
     case 'j': o->remote.json = true; break;
     case 'P': o->proposer = optarg; break;
@@ -139,6 +139,7 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
       if (c >= 0x100 && c <= 0x1ff) {
         rc = kf_cli__budget_opt(&o->budget, c, optarg, name);
         o->budget_given = true;
+      } else if (kf_cli__remote_opt(&o->remote, c, optarg)) {
       } else {
         fprintf(stderr, "Run `kf campaign --help` for the options.\n");
         rc = KF_EXIT_USAGE;

@@ -18,6 +18,7 @@
 #include "err.h"
 #include "spec.h"
 #include "text.h"
+#include "token.h"
 #include "util.h"
 
 char **kf_cli__shift_argv(int argc, char **argv, const char *name) {
@@ -29,20 +30,49 @@ char **kf_cli__shift_argv(int argc, char **argv, const char *name) {
 }
 
 void kf_cli__remote_init(kf_cli__remote *r) {
+  memset(r, 0, sizeof *r);
   r->target = kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070");
   r->token = kf_getenv_or("KF_TOKEN", NULL);
+  r->token_file = kf_getenv_or("KF_TOKEN_FILE", NULL);
+  r->tls_ca = kf_getenv_or("KF_TLS_CA", NULL);
+  r->tls_cert = kf_getenv_or("KF_TLS_CERT", NULL);
+  r->tls_key = kf_getenv_or("KF_TLS_KEY", NULL);
   r->json = false;
+}
+
+bool kf_cli__remote_opt(kf_cli__remote *r, int c, const char *arg) {
+  switch (c) {
+  case 0x200: r->token_file = arg; return true;
+  case 0x201: r->tls_ca = arg; return true;
+  case 0x202: r->tls_cert = arg; return true;
+  case 0x203: r->tls_key = arg; return true;
+  default: return false;
+  }
 }
 
 int kf_cli__open(const kf_cli__remote *r, const char *cmd,
                  kf_rpc_client **cli) {
   char err[512];
-  if (!r->token || !*r->token) {
-    fprintf(stderr, "%s: no token: pass --token or set KF_TOKEN\n", cmd);
+  char *secret = NULL;
+  const char *token = r->token;
+  if (r->token_file && *r->token_file) {
+    if (kf_token_read_file_alloc(r->token_file, &secret, err, sizeof err)) {
+      fprintf(stderr, "%s: %s\n", cmd, err);
+      return KF_EXIT_USAGE;
+    }
+    token = secret;
+  }
+  if (!token || !*token) {
+    fprintf(stderr, "%s: no token: pass --token-file or set KF_TOKEN\n",
+            cmd);
     return KF_EXIT_USAGE;
   }
-  if (kf_rpc_client_open(NULL, r->target, r->token, 64u << 20, cli, err,
-                         sizeof err)) {
+  kf_rpc_tls tls = {.ca_file = r->tls_ca, .cert_file = r->tls_cert,
+                    .key_file = r->tls_key};
+  int rc = kf_rpc_client_open_tls(NULL, r->target, token, &tls, 64u << 20,
+                                  cli, err, sizeof err);
+  free(secret);
+  if (rc) {
     fprintf(stderr, "%s: coordinator %s: %s\n", cmd, r->target, err);
     return KF_EXIT_UNAVAIL;
   }

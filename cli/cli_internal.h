@@ -32,9 +32,29 @@ char **kf_cli__shift_argv(int argc, char **argv, const char *name);
 /* Where a remote command talks to. */
 typedef struct {
   const char *target; /* "host:port"; $KF_COORDINATOR, else 127.0.0.1:7070 */
-  const char *token;  /* bearer token; $KF_TOKEN */
+  const char *token;  /* bearer secret; $KF_TOKEN (never from argv) */
   bool json;          /* machine-readable output */
+  const char *token_file; /* --token-file; $KF_TOKEN_FILE; wins over token */
+  const char *tls_ca;     /* --tls-ca PEM; $KF_TLS_CA; set: TLS */
+  const char *tls_cert;   /* client certificate + key; $KF_TLS_CERT/KEY */
+  const char *tls_key;
 } kf_cli__remote;
+
+/* getopt_long entries for the credential and TLS options of a remote
+ * command, values 0x200..0x203, applied with kf_cli__remote_opt. */
+#define KF_CLI__REMOTE_OPTIONS                                                \
+  {"token-file", required_argument, 0, 0x200},                                \
+  {"tls-ca", required_argument, 0, 0x201},                                    \
+  {"tls-cert", required_argument, 0, 0x202},                                  \
+  {"tls-key", required_argument, 0, 0x203}
+#define KF_CLI__REMOTE_HELP                                                   \
+  "  --token-file PATH   file holding the credential (mode 600)\n"          \
+  "                      [$KF_TOKEN_FILE; or $KF_TOKEN itself]\n"            \
+  "  --tls-ca PATH       PEM CA: use TLS, verify the coordinator [$KF_TLS_CA]\n" \
+  "  --tls-cert PATH     client certificate and key (PEM) [$KF_TLS_CERT,\n" \
+  "  --tls-key PATH      $KF_TLS_KEY]\n"
+/* true when c was one of KF_CLI__REMOTE_OPTIONS (and is now applied). */
+bool kf_cli__remote_opt(kf_cli__remote *r, int c, const char *arg);
 
 /* Fills r from the environment. */
 void kf_cli__remote_init(kf_cli__remote *r);
@@ -84,7 +104,9 @@ typedef struct {
   char dir[512];         /* state: pg/, *.log, coordinator.port */
   char pgdir[600];       /* dir/pg */
   char conninfo[1024];   /* libpq conninfo of the private server */
-  char token[48];        /* fresh per start */
+  char token[80];        /* fresh per start: the coordinator's bootstrap
+                          * (admin) credential, which kf itself uses */
+  char worker_token[80]; /* fresh per start: the workers' (role worker) */
   char target[64];       /* "127.0.0.1:PORT" of the coordinator */
   pid_t coord;           /* 0: not running */
   pid_t workers[KF_CLI__MAX_WORKERS];

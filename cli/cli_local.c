@@ -33,6 +33,8 @@
 #include "cli_internal.h"
 #include "err.h"
 #include "pglocal.h"
+#include "store.h"
+#include "token.h"
 #include "util.h"
 
 extern char **environ;
@@ -57,25 +59,37 @@ int kf_cli__count_gpus(void) {
   return n;
 }
 
-/* fork+exec argv[0] with stderr (and stdout) appended to log and, when
- * extra_env is set ("NAME=value"), one more environment variable.  Returns
- * the pid or -1 with the reason printed. */
-static pid_t spawn(char *const argv[], const char *log, const char *extra_env,
-                   const char *cmd) {
+/* true when environment entry e ("NAME=value") sets one of the names
+ * that extra ("NAME=value" entries, NULL-terminated) sets, or a
+ * credential variable: a child gets only the credential we hand it. */
+static bool env_replaced(const char *e, const char *const *extra) {
+  if (!strncmp(e, "KF_TOKEN=", 9) || !strncmp(e, "KF_TOKEN_FILE=", 14))
+    return true;
+  for (size_t k = 0; extra && extra[k]; k++) {
+    size_t keylen = (size_t)(strchr(extra[k], '=') - extra[k]) + 1;
+    if (!strncmp(e, extra[k], keylen)) return true;
+  }
+  return false;
+}
+
+/* fork+exec argv[0] with stderr (and stdout) appended to log and the
+ * environment variables of extra ("NAME=value", NULL-terminated; may be
+ * NULL) set.  Credentials travel this way, never in argv, which any user
+ * can read in /proc/PID/cmdline.  Returns the pid or -1 with the reason
+ * printed. */
+static pid_t spawn(char *const argv[], const char *log,
+                   const char *const *extra, const char *cmd) {
   /* Everything the child needs is prepared before fork: after it, only
    * async-signal-safe calls. */
-  size_t n = 0;
+  size_t n = 0, nx = 0;
   while (environ[n]) n++;
-  char **envp = calloc(n + 2, sizeof *envp);
+  while (extra && extra[nx]) nx++;
+  char **envp = calloc(n + nx + 1, sizeof *envp);
   if (!envp) return -1;
-  /* extra_env replaces a variable of the same name. */
-  size_t keylen = extra_env ? (size_t)(strchr(extra_env, '=') - extra_env) + 1
-                            : 0;
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
-    if (!keylen || strncmp(environ[i], extra_env, keylen))
-      envp[m++] = environ[i];
-  if (extra_env) envp[m] = (char *)extra_env;
+    if (!env_replaced(environ[i], extra)) envp[m++] = environ[i];
+  for (size_t k = 0; k < nx; k++) envp[m++] = (char *)extra[k];
   int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (logfd < 0) {
     fprintf(stderr, "%s: %s: %s\n", cmd, log, strerror(errno));
@@ -164,19 +178,30 @@ int kf_cli__mkdirs(const char *path) {
   return 0;
 }
 
-static void make_token(char *out, size_t len) {
-  unsigned char raw[16] = {0};
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd >= 0 ? read(fd, raw, sizeof raw) : -1;
-  if (fd >= 0) close(fd);
-  if (n != (ssize_t)sizeof raw) { /* no urandom: weak, but still per run */
-    uint64_t t = kf_now_ns() ^ ((uint64_t)getpid() << 32);
-    memcpy(raw, &t, sizeof t);
+/* The workers' own credential (role worker, named "kf run"), stored
+ * before the coordinator starts so it is valid from the coordinator's
+ * first call: the schema is migrated here first (the coordinator's own
+ * migration then finds nothing to do).  0 or an exit code. */
+static int make_worker_token(kf_cli__local *l, const char *cmd) {
+  char err[512], hash[65];
+  kf_store *s = NULL;
+  int64_t id;
+  if (kf_token_generate(l->worker_token, sizeof l->worker_token) ||
+      kf_token_hash_hex(l->worker_token, strlen(l->worker_token), hash)) {
+    fprintf(stderr, "%s: cannot make a worker credential\n", cmd);
+    return KF_EXIT_FAIL;
   }
-  char *p = out;
-  p += snprintf(p, len, "kf-");
-  for (size_t i = 0; i < sizeof raw && (size_t)(p - out) + 3 <= len; i++)
-    p += snprintf(p, len - (size_t)(p - out), "%02x", raw[i]);
+  int rc = kf_store_open(l->conninfo, &s, err, sizeof err);
+  if (!rc && (rc = kf_store_migrate(s)) == 0)
+    rc = kf_store_token_create(s, "worker", "kf run", hash, &id);
+  if (rc) {
+    fprintf(stderr, "%s: storing the worker credential: %s\n", cmd,
+            s ? kf_store_errmsg(s) : err);
+    kf_store_close(s);
+    return KF_EXIT_UNAVAIL;
+  }
+  kf_store_close(s);
+  return 0;
 }
 
 int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
@@ -207,10 +232,23 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
   snprintf(portfile, sizeof portfile, "%s/coordinator.port", l->dir);
   snprintf(log, sizeof log, "%s/coordinator.log", l->dir);
   unlink(portfile);
-  make_token(l->token, sizeof l->token);
+  if (kf_token_generate(l->token, sizeof l->token)) {
+    fprintf(stderr, "%s: no randomness for a token\n", cmd);
+    kf_cli__local_stop(l);
+    return KF_EXIT_FAIL;
+  }
+  int mrc = make_worker_token(l, cmd);
+  if (mrc) {
+    kf_cli__local_stop(l);
+    return mrc;
+  }
+  char coord_env[96], worker_env[96];
+  snprintf(coord_env, sizeof coord_env, "KF_TOKEN=%s", l->token);
+  snprintf(worker_env, sizeof worker_env, "KF_TOKEN=%s", l->worker_token);
+  const char *cenv[] = {coord_env, NULL};
   char *cargv[] = {coord_bin, "--db", l->conninfo, "--listen", "127.0.0.1:0",
-                   "--token", l->token, "--port-file", portfile, NULL};
-  l->coord = spawn(cargv, log, NULL, cmd);
+                   "--port-file", portfile, NULL};
+  l->coord = spawn(cargv, log, cenv, cmd);
   if (l->coord < 0) {
     l->coord = 0;
     kf_cli__local_stop(l);
@@ -254,11 +292,12 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
     snprintf(slots, sizeof slots, "%d", o->slots);
     snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
     /* with CUDA_VISIBLE_DEVICES=i each worker sees its one GPU as 0 */
-    char *wargv[] = {worker_bin, "--coordinator", l->target, "--token",
-                     l->token, "--name", name, "--device",
+    char *wargv[] = {worker_bin, "--coordinator", l->target,
+                     "--name", name, "--device",
                      o->cuda_per_device ? "cuda:0" : "cpu",
                      o->slots > 0 ? "--slots" : NULL, slots, NULL};
-    pid_t pid = spawn(wargv, wlog, o->cuda_per_device ? env : NULL, cmd);
+    const char *wenv[] = {worker_env, o->cuda_per_device ? env : NULL, NULL};
+    pid_t pid = spawn(wargv, wlog, wenv, cmd);
     if (pid < 0) {
       kf_cli__local_stop(l);
       return KF_EXIT_FAIL;

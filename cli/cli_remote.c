@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli/cli_remote.c -- `kf submit` and `kf status`: talk to a running
- * coordinator (--coordinator/--token, or $KF_COORDINATOR/$KF_TOKEN).
+ * coordinator (--coordinator/--token-file, or $KF_COORDINATOR/$KF_TOKEN).
  */
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -18,13 +18,13 @@
 #include "util.h"
 
 int kf_cli_submit(int argc, char **argv) {
-  kf_cli__remote o = {kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
-                   kf_getenv_or("KF_TOKEN", NULL), false};
+  kf_cli__remote o;
+  kf_cli__remote_init(&o);
   const char *kind = NULL, *payload = "", *payload_file = NULL;
   uint64_t count = 1, max_attempts = 0, timeout_ms = 0;
   static const struct option opts[] = {
       {"coordinator", required_argument, 0, 'c'},
-      {"token", required_argument, 0, 't'},
+      KF_CLI__REMOTE_OPTIONS,
       {"kind", required_argument, 0, 'k'},
       {"payload", required_argument, 0, 'p'},
       {"payload-file", required_argument, 0, 'f'},
@@ -42,7 +42,6 @@ int kf_cli_submit(int argc, char **argv) {
   while (!bad && (c = getopt_long(argc + 1, av, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'c': o.target = optarg; break;
-    case 't': o.token = optarg; break;
     case 'k': kind = optarg; break;
     case 'p': payload = optarg; break;
     case 'f': payload_file = optarg; break;
@@ -71,12 +70,13 @@ int kf_cli_submit(int argc, char **argv) {
     case 'h':
       printf("usage: kf submit --kind KIND [--payload TEXT | --payload-file F]\n"
              "                 [--count N] [--max-attempts N] [--timeout-ms N]\n"
-             "                 [--coordinator HOST:PORT] [--token T] [--json]\n"
+             "                 [--coordinator HOST:PORT] [--token-file PATH] [--json]\n"
              "Submits COUNT copies of one task; prints the new task ids.\n"
              "In the payload, {i} is replaced by the copy's index.\n");
       free(av);
       return KF_EXIT_OK;
-    default: bad = 1;
+    default:
+      if (!kf_cli__remote_opt(&o, c, optarg)) bad = 1;
     }
   }
   free(av);
@@ -160,11 +160,11 @@ int kf_cli_submit(int argc, char **argv) {
 }
 
 int kf_cli_status(int argc, char **argv) {
-  kf_cli__remote o = {kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
-                   kf_getenv_or("KF_TOKEN", NULL), false};
+  kf_cli__remote o;
+  kf_cli__remote_init(&o);
   static const struct option opts[] = {
       {"coordinator", required_argument, 0, 'c'},
-      {"token", required_argument, 0, 't'},
+      KF_CLI__REMOTE_OPTIONS,
       {"json", no_argument, 0, 'j'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -176,14 +176,17 @@ int kf_cli_status(int argc, char **argv) {
   while ((c = getopt_long(argc + 1, av, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'c': o.target = optarg; break;
-    case 't': o.token = optarg; break;
     case 'j': o.json = true; break;
     case 'h':
-      printf("usage: kf status [--coordinator HOST:PORT] [--token T] [--json]\n"
+      printf("usage: kf status [--coordinator HOST:PORT] [--token-file PATH] [--json]\n"
              "Task counts by state and the workers the coordinator knows.\n");
       free(av);
       return KF_EXIT_OK;
-    default: free(av); return KF_EXIT_USAGE;
+    default:
+      if (!kf_cli__remote_opt(&o, c, optarg)) {
+        free(av);
+        return KF_EXIT_USAGE;
+      }
     }
   }
   free(av);

@@ -60,7 +60,10 @@ KF_CLI__BUDGET_HELP
 "  --workers N           local workers [one per device]\n"
 "  --coordinator H:P     use a running coordinator instead [$KF_COORDINATOR\n"
 "                        is NOT used here: pass it explicitly]\n"
-"  --token T             its token [$KF_TOKEN]\n"
+"  --token-file PATH     its credential, from a file (mode 600)\n"
+"                        [$KF_TOKEN_FILE; or $KF_TOKEN itself]\n"
+"  --tls-ca PATH         its CA (PEM), for TLS [$KF_TLS_CA]; --tls-cert,\n"
+"                        --tls-key: a client certificate\n"
 "  --resume ID           watch campaign ID (e.g. after ^C) instead of\n"
 "                        creating one; PROBLEM_DIR is then optional (give\n"
 "                        it for a CUDA problem: it picks the workers)\n"
@@ -128,7 +131,7 @@ typedef struct {
   const char *problem_dir;
   const char *data;
   const char *coordinator;
-  const char *token;
+  kf_cli__remote remote; /* credential and TLS of --coordinator */
   const char *out;
   int64_t resume;
   uint64_t workers;
@@ -144,7 +147,7 @@ static int parse(int argc, char **argv, run_opts *o) {
       KF_CLI__BUDGET_OPTIONS,
       {"data", required_argument, 0, 'd'},
       {"coordinator", required_argument, 0, 'c'},
-      {"token", required_argument, 0, 't'},
+      KF_CLI__REMOTE_OPTIONS,
       {"workers", required_argument, 0, 'w'},
       {"out", required_argument, 0, 'o'},
       {"resume", required_argument, 0, 'r'},
@@ -164,7 +167,6 @@ static int parse(int argc, char **argv, run_opts *o) {
     switch (c) {
     case 'd': o->data = optarg; break;
     case 'c': o->coordinator = optarg; break;
-    case 't': o->token = optarg; break;
     case 'o': o->out = optarg; break;
     case 'j': o->json = true; break;
     case 'q': o->quiet = true; break;
@@ -194,6 +196,7 @@ static int parse(int argc, char **argv, run_opts *o) {
     default:
       if (c >= 0x100 && c <= 0x1ff) {
         rc = kf_cli__budget_opt(&o->budget, c, optarg, "kf run");
+      } else if (kf_cli__remote_opt(&o->remote, c, optarg)) {
       } else {
         fprintf(stderr, "Run `kf run --help` for the options.\n");
         rc = KF_EXIT_USAGE;
@@ -210,8 +213,8 @@ static int parse(int argc, char **argv, run_opts *o) {
 }
 
 int kf_cli_run(int argc, char **argv) {
-  run_opts o = {.top = 5, .token = kf_getenv_or("KF_TOKEN", NULL),
-                .budget = {.evals = 60, .seconds = 600}};
+  run_opts o = {.top = 5, .budget = {.evals = 60, .seconds = 600}};
+  kf_cli__remote_init(&o.remote);
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? KF_EXIT_OK : rc;
   if (!o.problem_dir && !o.resume) {
@@ -219,8 +222,10 @@ int kf_cli_run(int argc, char **argv) {
                     "Run `kf run --help` for the options.\n");
     return KF_EXIT_USAGE;
   }
-  if (o.coordinator && (!o.token || !*o.token)) {
-    fprintf(stderr, "kf run: --coordinator needs --token or $KF_TOKEN\n");
+  if (o.coordinator && (!o.remote.token || !*o.remote.token) &&
+      (!o.remote.token_file || !*o.remote.token_file)) {
+    fprintf(stderr, "kf run: --coordinator needs --token-file or "
+            "$KF_TOKEN\n");
     return KF_EXIT_USAGE;
   }
 
@@ -244,8 +249,9 @@ int kf_cli_run(int argc, char **argv) {
   Kernelfleet__GetBestResponse *best = NULL;
   char dir[512] = "";
   int64_t id = o.resume;
-  kf_cli__remote remote = {.target = o.coordinator, .token = o.token,
-                           .json = o.json};
+  kf_cli__remote remote = o.remote;
+  remote.target = o.coordinator;
+  remote.json = o.json;
 
   if (!o.coordinator) {
     if (o.data) kf_strlcpy(dir, o.data, sizeof dir);
@@ -279,8 +285,14 @@ int kf_cli_run(int argc, char **argv) {
                              .interrupted = &interrupted};
     rc = kf_cli__local_start(&local, &lo);
     if (rc) goto out;
+    /* Our own cluster: its fresh bootstrap credential, plaintext on
+     * loopback, whatever the environment says about other clusters. */
+    kf_cli__remote_init(&remote);
     remote.target = local.target;
     remote.token = local.token;
+    remote.token_file = NULL;
+    remote.tls_ca = remote.tls_cert = remote.tls_key = NULL;
+    remote.json = o.json;
   }
   rc = kf_cli__open(&remote, "kf run", &cli);
   if (rc) goto out;

@@ -12,9 +12,18 @@
  * called there; the *_sync client calls may be used from any thread that is
  * not a loop thread of this module.
  *
- * Security.  Every call carries "authorization: Bearer <token>"; the server
- * answers UNAUTHENTICATED (KF_EAUTH) when it is missing or wrong, before the
- * handler sees anything.  Messages over max_msg_bytes are refused by gRPC
+ * Security.  Every call carries "authorization: Bearer <token>".  The
+ * server judges it from the call's initial metadata, before a byte of the
+ * message is read (methods are registered without a payload; the message
+ * is received only after the credential passed): a token that is neither
+ * the bootstrap token (opts.token, role admin, credential id 0) nor in the
+ * credential table (kf_rpc_server_set_creds: SHA-256 hashes with a role
+ * and an id) is answered UNAUTHENTICATED (KF_EAUTH); a known credential
+ * whose role the method does not allow is answered PERMISSION_DENIED
+ * (KF_EPERM) naming the role.  The handler learns who called with
+ * kf_rpc_call_cred_id / kf_rpc_call_role.  TLS (gRPC core's SSL
+ * credentials) is on when the server is given a certificate and key, and
+ * then optionally requires client certificates signed by a CA.  Messages over max_msg_bytes are refused by gRPC
  * (RESOURCE_EXHAUSTED, KF_ETOOBIG); bytes that do not unpack as the
  * method's request type, or (with check_text) whose string fields are
  * not UTF-8 or hold a NUL, are refused with INVALID_ARGUMENT (KF_EPROTO).
@@ -56,12 +65,42 @@ typedef struct {
   const char *path;                          /* "/kernelfleet.Coordinator/X" */
   const ProtobufCMessageDescriptor *request; /* request type */
   kf_rpc_handler handler;
+  /* KF_ROLE_* bits (token.h) allowed to call it; admin always may, so 0
+   * means admin only. */
+  unsigned roles;
 } kf_rpc_method;
+
+/* One credential the server accepts: the SHA-256 of its secret, its role
+ * (one KF_ROLE_* bit) and its id (> 0; id 0 is the bootstrap token). */
+typedef struct {
+  uint8_t hash[32];
+  unsigned role;
+  int64_t id;
+} kf_rpc_cred;
+
+/* PEM files for TLS.  Server: cert_file + key_file turn TLS on;
+ * ca_file (optional) requires and verifies client certificates.  Client:
+ * ca_file turns TLS on and verifies the server against it; cert_file +
+ * key_file (optional) present a client certificate. */
+typedef struct {
+  const char *ca_file;
+  const char *cert_file;
+  const char *key_file;
+} kf_rpc_tls;
 
 typedef struct {
   uv_loop_t *loop;             /* loop that runs the handlers */
   const char *listen_addr;     /* "127.0.0.1:0" picks a free port */
-  const char *token;           /* bearer token every call must carry */
+  const char *token;           /* bootstrap token: role admin, id 0 */
+  const kf_rpc_cred *creds;    /* initial credential table (copied) */
+  size_t n_creds;
+  const kf_rpc_tls *tls;       /* NULL or no cert_file: plaintext */
+  /* true: a call whose token is not in the table waits (at most 64 at
+   * once, its body unread) for the owner's next kf_rpc_server_set_creds
+   * or kf_rpc_server_recheck instead of being refused at once, so a
+   * credential stored a moment ago works on its first call.  The owner
+   * must then reload soon after kf_rpc_server_take_miss says true. */
+  bool hold_misses;
   size_t max_msg_bytes;        /* receive and send limit, bytes; 0: 4 MiB */
   const kf_rpc_method *methods;
   size_t n_methods;
@@ -109,6 +148,28 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
  * server keeps the loop alive. */
 void kf_rpc_server_stop(kf_rpc_server *srv);
 
+/* Replaces the credential table (copied; the old one is freed).  Calls
+ * already past their check keep their verdict.  0 or KF_ENOMEM (the old
+ * table stays).  Any thread (the table is locked), but not concurrently
+ * with kf_rpc_server_stop; the coordinator calls it on its loop. */
+int kf_rpc_server_set_creds(kf_rpc_server *srv, const kf_rpc_cred *creds,
+                            size_t n);
+
+/* Judges the calls waiting for a reload (opts.hold_misses) against the
+ * current table: admitted or refused UNAUTHENTICATED.  set_creds does it
+ * too; call this when a reload failed.  Threads as set_creds. */
+void kf_rpc_server_recheck(kf_rpc_server *srv);
+
+/* true when some call presented a token the table does not hold since the
+ * last time this was asked (the owner may reload its table sooner).  Any
+ * thread. */
+bool kf_rpc_server_take_miss(kf_rpc_server *srv);
+
+/* The credential a call was accepted with: its id (0: the bootstrap
+ * token) and its role (one KF_ROLE_* bit). */
+int64_t kf_rpc_call_cred_id(const kf_rpc_call *call);
+unsigned kf_rpc_call_role(const kf_rpc_call *call);
+
 /* Milliseconds until the caller's deadline (INT64_MAX when it set none,
  * never negative).  The wire format rounds timeouts up, so this may exceed
  * the client's timeout_ms by a few ms. */
@@ -141,6 +202,12 @@ typedef struct kf_rpc_client kf_rpc_client;
 int kf_rpc_client_open(uv_loop_t *loop, const char *target, const char *token,
                        size_t max_msg_bytes, kf_rpc_client **out, char *err,
                        size_t errlen);
+/* kf_rpc_client_open over TLS when tls && tls->ca_file (the PEM files are
+ * read here; a file that cannot be read is KF_EIO); plaintext otherwise. */
+int kf_rpc_client_open_tls(uv_loop_t *loop, const char *target,
+                           const char *token, const kf_rpc_tls *tls,
+                           size_t max_msg_bytes, kf_rpc_client **out,
+                           char *err, size_t errlen);
 
 /* Closes the channel, cancels calls in flight (their callbacks still run,
  * with KF_ECANCELED, before this returns), joins the queue thread and

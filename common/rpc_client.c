@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "util.h"
 #include "log.h"
 #include "rpc_internal.h"
 
@@ -143,9 +144,54 @@ static int finish(grpc_status_code status, const grpc_slice *details,
   return 0;
 }
 
+/* Channel credentials: SSL over tls's PEM files when tls->ca_file is set,
+ * else insecure.  NULL with err filled on failure. */
+static grpc_channel_credentials *channel_creds(const kf_rpc_tls *tls,
+                                               char *err, size_t errlen) {
+  if (!tls || !tls->ca_file || !*tls->ca_file) {
+    grpc_channel_credentials *c = grpc_insecure_credentials_create();
+    if (!c) kf_seterr(KF_EINTERNAL, err, errlen, "rpc client: no credentials");
+    return c;
+  }
+  char *ca = NULL, *cert = NULL, *key = NULL;
+  size_t len;
+  grpc_channel_credentials *c = NULL;
+  if (kf_read_file(tls->ca_file, 1u << 20, &ca, &len, err, errlen)) goto out;
+  bool pair = tls->cert_file && *tls->cert_file;
+  if (pair != (tls->key_file && *tls->key_file)) {
+    kf_seterr(KF_EINVAL, err, errlen,
+              "rpc client: --tls-cert and --tls-key go together");
+    goto out;
+  }
+  if (pair && (kf_read_file(tls->cert_file, 1u << 20, &cert, &len, err,
+                            errlen) ||
+               kf_read_file(tls->key_file, 1u << 20, &key, &len, err,
+                            errlen)))
+    goto out;
+  grpc_ssl_pem_key_cert_pair kp = {.private_key = key, .cert_chain = cert};
+  c = grpc_ssl_credentials_create(ca, pair ? &kp : NULL, NULL, NULL);
+  if (!c) kf_seterr(KF_EINTERNAL, err, errlen, "rpc client: bad TLS files");
+out:
+  free(ca);
+  free(cert);
+  if (key) {
+    memset(key, 0, strlen(key)); /* a private key: do not leave it around */
+    free(key);
+  }
+  return c;
+}
+
 int kf_rpc_client_open(uv_loop_t *loop, const char *target, const char *token,
                        size_t max_msg_bytes, kf_rpc_client **out, char *err,
                        size_t errlen) {
+  return kf_rpc_client_open_tls(loop, target, token, NULL, max_msg_bytes, out,
+                                err, errlen);
+}
+
+int kf_rpc_client_open_tls(uv_loop_t *loop, const char *target,
+                           const char *token, const kf_rpc_tls *tls,
+                           size_t max_msg_bytes, kf_rpc_client **out,
+                           char *err, size_t errlen) {
   if (!target || !*target || !token || !out)
     return kf_seterr(KF_EINVAL, err, errlen,
                      "rpc client: target and token are required");
@@ -168,12 +214,14 @@ int kf_rpc_client_open(uv_loop_t *loop, const char *target, const char *token,
                          .key = (char *)GRPC_ARG_ENABLE_RETRIES,
                          .value.integer = 0};
   grpc_channel_args cargs = {.num_args = n, .args = args};
-  grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-  if (creds) {
-    c->channel = grpc_channel_create(target, creds, &cargs);
-    grpc_channel_credentials_release(creds);
-  }
+  grpc_channel_credentials *creds = channel_creds(tls, err, errlen);
   int rc = 0;
+  if (!creds) {
+    rc = KF_EIO;
+    goto fail;
+  }
+  c->channel = grpc_channel_create(target, creds, &cargs);
+  grpc_channel_credentials_release(creds);
   if (!c->channel) {
     rc = kf_seterr(KF_EINTERNAL, err, errlen,
                    "rpc client: cannot create channel to %s", target);

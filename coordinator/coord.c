@@ -62,7 +62,8 @@ static void worker_clear(kf_coord_worker *w) {
 
 kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
                                       int64_t dc_id, const char *const *kinds,
-                                      size_t n_kinds, const char *name) {
+                                      size_t n_kinds, const char *name,
+                                      int64_t cred_id) {
   if ((co->workers_len + 1) * 2 > co->workers_cap && grow(co) != 0)
     return NULL;
   kf_coord_worker *w = kf_coord__worker_get(co, id);
@@ -77,6 +78,7 @@ kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
     worker_clear(w);
   }
   w->device_class_id = dc_id;
+  w->cred_id = cred_id;
   w->kinds = calloc(n_kinds ? n_kinds : 1, sizeof *w->kinds);
   if (!w->kinds) return NULL;
   for (size_t i = 0; i < n_kinds; i++) {
@@ -132,6 +134,10 @@ static void on_check(uv_check_t *h) {
  *  - every 500 ms while a campaign may be running, ask for a search step
  *    (time budgets end, and workers that appeared get eval tasks, even
  *    when no report arrives);
+ *  - every second, reload the credential table (so a revoked token is
+ *    refused within about a second, without a restart), and sooner --
+ *    at most every 200 ms -- after a call presented a token the table
+ *    does not hold (a credential created a moment ago);
  *  - every 10 s, log throughput counters.
  */
 static void kf_coord_cron(uv_timer_t *t) {
@@ -146,6 +152,12 @@ static void kf_coord_cron(uv_timer_t *t) {
   if (now - co->last_poll_ms >= 1000) {
     co->maybe_tasks = true;
     co->last_poll_ms = now;
+  }
+  if (now - co->last_creds_ms >= 1000 ||
+      (co->rpc && now - co->last_creds_ms >= 200 &&
+       kf_rpc_server_take_miss(co->rpc))) {
+    co->want_creds = true;
+    co->last_creds_ms = now;
   }
   if (co->campaigns_active && now - co->last_search_ms >= 500) {
     co->want_search = true;
@@ -247,11 +259,29 @@ int kf_coord_run(const kf_coord_config *cfg) {
     return KF_EINTERNAL;
   }
   co->loop = &loop;
-
+  /* The credentials before the first call, so a valid token is never
+   * refused for arriving early. */
+  kf_rpc_cred *creds = NULL;
+  size_t n_creds = 0;
+  rc = kf_coord__load_creds(co->store, &creds, &n_creds);
+  if (rc) {
+    kf_log(KF_LOG_FATAL, "loading credentials: %s",
+           kf_store_errmsg(co->store));
+    kf_store_close(co->store);
+    uv_loop_close(&loop);
+    return rc;
+  }
+  co->last_creds_ms = kf_now_ms();
+  kf_rpc_tls tls = {.cert_file = cfg->tls_cert, .key_file = cfg->tls_key,
+                    .ca_file = cfg->tls_client_ca};
   kf_rpc_server_opts o = {
       .loop = &loop,
       .listen_addr = cfg->listen_addr,
       .token = cfg->token,
+      .creds = creds,
+      .n_creds = n_creds,
+      .tls = &tls,
+      .hold_misses = true, /* the cron reloads on a miss (kf_coord_cron) */
       .max_msg_bytes = cfg->max_msg_bytes,
       .methods = kf_coord__methods,
       .n_methods = kf_coord__n_methods,
@@ -263,6 +293,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
       .data = co,
   };
   rc = kf_rpc_server_start(&o, &co->rpc, &co->port, err, sizeof err);
+  free(creds);
   if (rc) {
     kf_log(KF_LOG_FATAL, "listen %s: %s", cfg->listen_addr, err);
     kf_store_close(co->store);

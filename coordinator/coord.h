@@ -27,7 +27,10 @@
 typedef struct {
   const char *db_url;        /* libpq conninfo */
   const char *listen_addr;   /* host:port; port 0 picks one */
-  const char *token;         /* bearer token clients must send */
+  const char *token;         /* bootstrap credential: role admin, id 0 */
+  const char *tls_cert;      /* PEM files; cert+key turn TLS on */
+  const char *tls_key;
+  const char *tls_client_ca; /* set: require client certs signed by it */
   const char *port_file;     /* if set, the bound port is written here */
   uint32_t lease_ttl_ms;     /* lease length without heartbeat */
   uint32_t heartbeat_ms;     /* interval told to workers */
@@ -69,6 +72,7 @@ typedef struct {
   char name[64];
   uint64_t last_seen_ms;
   uint32_t leased_hint; /* tasks handed out by this coordinator run */
+  int64_t cred_id;      /* the credential it registered with (0: bootstrap) */
 } kf_coord_worker;
 
 /* One call on its way through a batch.  The request stays owned by the
@@ -87,6 +91,8 @@ typedef struct kf_coord_op {
   bool gave_up;             /* LEASE: dropped on the work thread, answer
                              * empty */
   bool needs_lookup;        /* worker unknown to the loop: ask the store */
+  int64_t cred_id;          /* the caller's credential (kf_rpc_call_cred_id) */
+  int64_t bound_cred;       /* lookup: the worker's registered credential */
   bool *hb_live;            /* HEARTBEAT: per listed lease, still held */
   kf_lease_req lease;       /* LEASE: copied from the registry */
   /* filled on the work thread */
@@ -119,6 +125,8 @@ typedef struct kf_coord {
   bool maybe_tasks;        /* a lease attempt could find something */
   bool campaigns_active;   /* some campaign may be running: search steps */
   bool want_search;        /* run a search step in the next batch */
+  bool want_creds;         /* reload the credential table in the next batch */
+  uint64_t last_creds_ms;
   uint64_t last_search_ms;
   bool stopping;
   uint64_t last_reap_ms, last_poll_ms;
@@ -139,7 +147,11 @@ typedef struct kf_coord {
 kf_coord_worker *kf_coord__worker_get(kf_coord *co, int64_t id);
 kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
                                       int64_t dc_id, const char *const *kinds,
-                                      size_t n_kinds, const char *name);
+                                      size_t n_kinds, const char *name,
+                                      int64_t cred_id);
+/* Loads every valid credential from the store into an rpc table
+ * (malloc'd, *out; free() it).  Work thread or startup: touches only s. */
+int kf_coord__load_creds(kf_store *s, kf_rpc_cred **out, size_t *n);
 void kf_coord__kick(kf_coord *co);
 void kf_coord__op_free(kf_coord_op *op);
 void kf_coord__batch_drained(kf_coord *co);
@@ -162,6 +174,8 @@ kf_coord_op *kf_coord__op_new(kf_coord *co, kf_coord_op_kind kind,
 /* Answers and frees pending ops whose caller's deadline has passed, so a
  * call the client gave up on never reaches the database. */
 void kf_coord__drop_expired(kf_coord *co);
+/* The worker_id a HEARTBEAT, LEASE or REPORT op acts for. */
+int64_t kf_coord__op_worker(const kf_coord_op *op);
 
 /* coord_db.c */
 void kf_coord__flush(kf_coord *co);

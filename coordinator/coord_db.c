@@ -36,6 +36,7 @@
 #include "err.h"
 #include "log.h"
 #include "search.h"
+#include "token.h"
 #include "util.h"
 
 typedef struct {
@@ -53,6 +54,10 @@ typedef struct {
   char search_err[256];
   kf_search_opts search_opts;
   kf_search_stats search_st;
+  bool creds;           /* reload the credential table */
+  int creds_rc;
+  kf_rpc_cred *cred_tab; /* the valid credentials, for the rpc server */
+  size_t n_cred;
 } kf_batch;
 
 /* Work thread: true when op's caller gave up (its deadline, for a lease
@@ -116,23 +121,57 @@ static void do_register(kf_store *s, kf_coord_op *op) {
     reg.driver = d->driver_version;
     reg.runtime = d->runtime_version;
   }
+  reg.token_id = op->cred_id; /* binding: only this credential acts for it */
   int rc = kf_store_register_worker(s, &reg, &op->new_id, &op->new_dc_id);
   if (rc) set_err(op, rc, s);
 }
 
+/* A worker the loop does not know (a restart since it registered): its
+ * kinds and class for the registry, and the binding check the loop could
+ * not make (coord_rpc.c binding_ok). */
 static void do_lookup(kf_store *s, kf_coord_op *op) {
-  int64_t id = op->kind == KF_OP_LEASE
-                   ? ((const Kernelfleet__LeaseTasksRequest *)op->req)->worker_id
-                   : ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
+  int64_t id = kf_coord__op_worker(op);
   int rc = kf_store_get_worker(s, id, &op->new_dc_id, op->kinds_csv,
                                sizeof op->kinds_csv);
+  if (!rc) rc = kf_store_worker_token(s, id, &op->bound_cred);
   if (rc == KF_ENOTFOUND) {
     op->rc = rc;
     snprintf(op->err, sizeof op->err,
              "unknown worker %" PRId64 ": register again", id);
   } else if (rc) {
     set_err(op, rc, s);
+  } else if (op->bound_cred != op->cred_id) {
+    op->rc = KF_EPERM;
+    snprintf(op->err, sizeof op->err, "worker %" PRId64 " was registered"
+             " with another credential; only that credential may act for it",
+             id);
   }
+}
+
+int kf_coord__load_creds(kf_store *s, kf_rpc_cred **out, size_t *n) {
+  kf_token_row *rows;
+  size_t nr;
+  *out = NULL;
+  *n = 0;
+  int rc = kf_store_token_list(s, false, &rows, &nr);
+  if (rc) return rc;
+  kf_rpc_cred *t = calloc(nr ? nr : 1, sizeof *t);
+  if (!t) {
+    free(rows);
+    return KF_ENOMEM;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < nr; i++) {
+    unsigned role = kf_token_role_parse(rows[i].role);
+    if (!role || kf_token_hex_decode(rows[i].hash, t[k].hash)) continue;
+    t[k].role = role;
+    t[k].id = rows[i].id;
+    k++;
+  }
+  free(rows);
+  *out = t;
+  *n = k;
+  return 0;
 }
 
 static void do_submit(kf_store *s, kf_coord_op *op, uint32_t max_attempts) {
@@ -193,8 +232,10 @@ static Kernelfleet__EvalResult *decode_eval(const Kernelfleet__TaskResult *t,
 static bool do_reports(kf_store *s, kf_coord_op *ops) {
   size_t n = 0;
   bool accepted = false;
+  /* A report whose lookup failed (unknown worker, another credential)
+   * has op->rc set already and is stored nowhere. */
   for (kf_coord_op *op = ops; op; op = op->next)
-    if (op->kind == KF_OP_REPORT && !gone(op))
+    if (op->kind == KF_OP_REPORT && !op->rc && !gone(op))
       n += ((const Kernelfleet__ReportResultRequest *)op->req)->n_results;
   if (!n) return false;
   kf_report *reps = calloc(n, sizeof *reps);
@@ -377,6 +418,7 @@ static void batch_work(uv_work_t *w) {
   kf_coord *co = b->co;
   kf_store *s = co->store;
   int ttl = (int)co->cfg.lease_ttl_ms;
+  if (b->creds) b->creds_rc = kf_coord__load_creds(s, &b->cred_tab, &b->n_cred);
   for (kf_coord_op *op = b->ops; op; op = op->next) {
     if (op->kind != KF_OP_REPORT && op->kind != KF_OP_STATUS &&
         op->kind != KF_OP_HEARTBEAT && gone(op))
@@ -423,13 +465,11 @@ static size_t split_csv(char *csv, char **out, size_t max) {
 }
 
 static void after_lookup(kf_coord *co, kf_coord_op *op) {
-  int64_t id = op->kind == KF_OP_LEASE
-                   ? ((const Kernelfleet__LeaseTasksRequest *)op->req)->worker_id
-                   : ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
+  int64_t id = kf_coord__op_worker(op);
   char *kinds[16];
   size_t nk = split_csv(op->kinds_csv, kinds, 16);
   if (!kf_coord__worker_put(co, id, op->new_dc_id, (const char *const *)kinds,
-                            nk, "")) {
+                            nk, "", op->bound_cred)) {
     op->rc = KF_ENOMEM;
   }
   op->needs_lookup = false;
@@ -451,6 +491,16 @@ static void after_batch(uv_work_t *w, int status) {
   kf_batch *b = w->data;
   kf_coord *co = b->co;
   co->n_batches++;
+  if (b->creds) {
+    /* Revocations and new credentials take effect here, for every call
+     * checked from now on. */
+    if (b->creds_rc) {
+      kf_log(KF_LOG_WARN, "reloading credentials: %s", kf_strerror(b->creds_rc));
+      if (co->rpc) kf_rpc_server_recheck(co->rpc); /* refuse the waiting */
+    } else if (co->rpc && kf_rpc_server_set_creds(co->rpc, b->cred_tab, b->n_cred))
+      kf_log(KF_LOG_WARN, "reloading credentials: out of memory");
+    free(b->cred_tab);
+  }
   if (b->reap && (b->reaped || b->reap_failed)) {
     kf_log(KF_LOG_WARN, "expired leases: %d requeued, %d failed", b->reaped,
            b->reap_failed);
@@ -521,7 +571,7 @@ static void after_batch(uv_work_t *w, int status) {
     kf_coord__batch_drained(co);
     return;
   }
-  if (co->pending || co->want_reap || co->want_search ||
+  if (co->pending || co->want_reap || co->want_search || co->want_creds ||
       (co->parked && co->maybe_tasks))
     kf_coord__kick(co);
   (void)status;
@@ -531,7 +581,8 @@ void kf_coord__flush(kf_coord *co) {
   if (co->batch_running || co->stopping) return;
   kf_coord__drop_expired(co);
   bool take_parked = co->parked && co->maybe_tasks;
-  if (!co->pending && !co->want_reap && !take_parked && !co->want_search)
+  if (!co->pending && !co->want_reap && !take_parked && !co->want_search &&
+      !co->want_creds)
     return;
   kf_batch *b = calloc(1, sizeof *b);
   if (!b) {
@@ -551,6 +602,8 @@ void kf_coord__flush(kf_coord *co) {
   co->want_reap = false;
   b->search = co->want_search;
   co->want_search = false;
+  b->creds = co->want_creds;
+  co->want_creds = false;
   b->campaigns = co->campaigns_active;
   b->search_opts = (kf_search_opts){
       .alive_ms = 3 * co->cfg.heartbeat_ms + 1000,

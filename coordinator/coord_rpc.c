@@ -22,6 +22,7 @@
 #include "log.h"
 #include "outcome.h"
 #include "text.h"
+#include "token.h"
 #include "util.h"
 
 #define MAX_LEASE 256       /* tasks per LeaseTasks */
@@ -75,12 +76,26 @@ kf_coord_op *kf_coord__op_new(kf_coord *co, kf_coord_op_kind kind,
   int64_t left = kf_rpc_call_remaining_ms(call);
   op->give_up_ms = left == INT64_MAX ? UINT64_MAX
                                      : kf_now_ms() + (uint64_t)left;
+  op->cred_id = kf_rpc_call_cred_id(call);
   return op;
 }
 
 static kf_coord_op *op_new(kf_coord *co, kf_coord_op_kind kind,
                            kf_rpc_call *call, const ProtobufCMessage *req) {
   return kf_coord__op_new(co, kind, call, req);
+}
+
+int64_t kf_coord__op_worker(const kf_coord_op *op) {
+  switch (op->kind) {
+  case KF_OP_LEASE:
+    return ((const Kernelfleet__LeaseTasksRequest *)op->req)->worker_id;
+  case KF_OP_HEARTBEAT:
+    return ((const Kernelfleet__HeartbeatRequest *)op->req)->worker_id;
+  case KF_OP_REPORT:
+    return ((const Kernelfleet__ReportResultRequest *)op->req)->worker_id;
+  default:
+    return 0;
+  }
 }
 
 static void op_push(kf_coord *co, kf_coord_op *op) {
@@ -236,6 +251,22 @@ static kf_coord_worker *touch_worker(kf_coord *co, int64_t id) {
   return w;
 }
 
+/* Binding: a worker registered with credential T acts only with T.  false
+ * (and the call answered PERMISSION_DENIED) when the loop knows worker id
+ * and the caller's credential is another; a worker the loop does not know
+ * is checked against the store on the work thread (coord_db.c do_lookup).
+ * Admin credentials are bound like any other: no one acts for a worker
+ * with someone else's credential. */
+static bool binding_ok(kf_coord *co, kf_rpc_call *call, int64_t id) {
+  kf_coord_worker *w = kf_coord__worker_get(co, id);
+  if (!w || w->cred_id == kf_rpc_call_cred_id(call)) return true;
+  char msg[160];
+  snprintf(msg, sizeof msg, "worker %" PRId64 " was registered with another"
+           " credential; only that credential may act for it", id);
+  kf_rpc_call_fail(call, KF_EPERM, msg);
+  return false;
+}
+
 static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
                          void *data) {
   kf_coord *co = data;
@@ -251,6 +282,7 @@ static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
+  if (!binding_ok(co, call, r->worker_id)) return;
   kf_coord_op *op = op_new(co, KF_OP_HEARTBEAT, call, m);
   if (!op) return;
   op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
@@ -293,6 +325,7 @@ static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
     kf_rpc_call_reply(call, &resp.base);
     return;
   }
+  if (!binding_ok(co, call, r->worker_id)) return;
   kf_coord_op *op = op_new(co, KF_OP_LEASE, call, m);
   if (!op) return;
   if (left != INT64_MAX) op->give_up_ms -= LEASE_MARGIN_MS;
@@ -325,9 +358,10 @@ static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
-  touch_worker(co, r->worker_id);
+  if (!binding_ok(co, call, r->worker_id)) return;
   kf_coord_op *op = op_new(co, KF_OP_REPORT, call, m);
   if (!op) return;
+  op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
   op->verdicts = calloc(r->n_results, sizeof *op->verdicts);
   op->notes = calloc(r->n_results, sizeof *op->notes);
   if (!op->verdicts || !op->notes) {
@@ -401,26 +435,36 @@ static void on_status(kf_rpc_call *call, const ProtobufCMessage *m,
   if (op) op_push(co, op);
 }
 
-#define METHOD(name, type, fn)                                              \
-  { "/kernelfleet.Coordinator/" name, &kernelfleet__##type##__descriptor, fn }
+#define METHOD(name, type, fn, roles)                                       \
+  { "/kernelfleet.Coordinator/" name, &kernelfleet__##type##__descriptor, fn, \
+    roles }
+#define W KF_ROLE_WORKER
+#define S KF_ROLE_SUBMITTER
 
+/* Who may call what (admin may call everything).  A worker runs tasks and
+ * nothing else; a submitter submits work, proposes candidates and reads,
+ * but can never register a worker or report a result. */
 const kf_rpc_method kf_coord__methods[] = {
-    METHOD("RegisterWorker", register_worker_request, on_register),
-    METHOD("Heartbeat", heartbeat_request, on_heartbeat),
-    METHOD("LeaseTasks", lease_tasks_request, on_lease),
-    METHOD("ReportResult", report_result_request, on_report),
-    METHOD("SubmitTasks", submit_tasks_request, on_submit),
-    METHOD("GetStatus", get_status_request, on_status),
+    METHOD("RegisterWorker", register_worker_request, on_register, W),
+    METHOD("Heartbeat", heartbeat_request, on_heartbeat, W),
+    METHOD("LeaseTasks", lease_tasks_request, on_lease, W),
+    METHOD("ReportResult", report_result_request, on_report, W),
+    METHOD("SubmitTasks", submit_tasks_request, on_submit, S),
+    METHOD("GetStatus", get_status_request, on_status, S),
     METHOD("CreateCampaign", create_campaign_request,
-           kf_coord__on_create_campaign),
-    METHOD("GetCampaign", get_campaign_request, kf_coord__on_get_campaign),
+           kf_coord__on_create_campaign, S),
+    METHOD("GetCampaign", get_campaign_request, kf_coord__on_get_campaign, S),
     METHOD("ListEvaluations", list_evaluations_request,
-           kf_coord__on_list_evaluations),
-    METHOD("GetBest", get_best_request, kf_coord__on_get_best),
-    METHOD("StopCampaign", stop_campaign_request, kf_coord__on_stop_campaign),
+           kf_coord__on_list_evaluations, S),
+    METHOD("GetBest", get_best_request, kf_coord__on_get_best, S),
+    METHOD("StopCampaign", stop_campaign_request, kf_coord__on_stop_campaign,
+           S),
     METHOD("ProposeCandidate", propose_candidate_request,
-           kf_coord__on_propose_candidate),
+           kf_coord__on_propose_candidate, S),
 };
+#undef W
+#undef S
+
 /* Each method's request limit, bytes, in kf_coord__methods' order (0:
  * --max-msg-bytes): only reports, submits, campaigns and proposals carry
  * lists or sources that need more than a small message. */
@@ -507,7 +551,7 @@ void kf_coord__answer(kf_coord *co, kf_coord_op *op) {
     const Kernelfleet__RegisterWorkerRequest *r = (const void *)op->req;
     if (!kf_coord__worker_put(co, op->new_id, op->new_dc_id,
                               (const char *const *)r->task_kinds,
-                              r->n_task_kinds, r->name)) {
+                              r->n_task_kinds, r->name, op->cred_id)) {
       kf_rpc_call_fail(op->call, KF_ENOMEM, "coordinator out of memory");
       return;
     }

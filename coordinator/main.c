@@ -11,6 +11,7 @@
 #include "coord.h"
 #include "err.h"
 #include "log.h"
+#include "token.h"
 #include "util.h"
 
 static void usage(FILE *f) {
@@ -21,7 +22,14 @@ static void usage(FILE *f) {
 "\n"
 "  --db URL             libpq conninfo or URI            [$KF_DB_URL]\n"
 "  --listen HOST:PORT   gRPC address (port 0: any free)  [$KF_LISTEN, 127.0.0.1:7070]\n"
-"  --token TOKEN        bearer token clients must send   [$KF_TOKEN]\n"
+"  --token-file PATH    bootstrap admin token, read from a file only its\n"
+"                       owner may read [$KF_TOKEN_FILE; or $KF_TOKEN itself].\n"
+"                       Tokens are never taken from argv (ps shows argv).\n"
+"                       Other credentials: `kf token create`.\n"
+"  --tls-cert PATH      PEM certificate: serve TLS       [$KF_TLS_CERT]\n"
+"  --tls-key PATH       its PEM private key              [$KF_TLS_KEY]\n"
+"  --tls-client-ca PATH require client certificates signed by this CA\n"
+"                                                       [$KF_TLS_CLIENT_CA]\n"
 "  --port-file PATH     write the bound port here once listening\n"
 "  --lease-ttl-ms N     lease length without heartbeats  [$KF_LEASE_TTL_MS, 15000]\n"
 "  --heartbeat-ms N     heartbeat interval for workers   [$KF_HEARTBEAT_MS, 3000]\n"
@@ -63,7 +71,9 @@ int main(int argc, char **argv) {
   kf_coord_config cfg = {
       .db_url = kf_getenv_or("KF_DB_URL", NULL),
       .listen_addr = kf_getenv_or("KF_LISTEN", "127.0.0.1:7070"),
-      .token = kf_getenv_or("KF_TOKEN", NULL),
+      .tls_cert = kf_getenv_or("KF_TLS_CERT", NULL),
+      .tls_key = kf_getenv_or("KF_TLS_KEY", NULL),
+      .tls_client_ca = kf_getenv_or("KF_TLS_CLIENT_CA", NULL),
       .lease_ttl_ms = 15000,
       .heartbeat_ms = 3000,
       .reap_ms = 1000,
@@ -80,6 +90,7 @@ int main(int argc, char **argv) {
       .db_lock_ms = KF_STORE_LOCK_MS,
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
+  const char *token_file = NULL;
   uint64_t v;
   const char *e;
   if ((e = getenv("KF_LEASE_TTL_MS")) && *e) {
@@ -91,10 +102,21 @@ int main(int argc, char **argv) {
     cfg.heartbeat_ms = (uint32_t)v;
   }
 
+  /* Long-only options: codes past every short option letter. */
+  enum {
+    OPT_MAX_CALLS = 256,
+    OPT_MAX_PEER,
+    OPT_MAX_OPS,
+    OPT_DB_STMT,
+    OPT_DB_LOCK,
+  };
   static const struct option opts[] = {
       {"db", required_argument, 0, 'd'},
       {"listen", required_argument, 0, 'l'},
-      {"token", required_argument, 0, 't'},
+      {"token-file", required_argument, 0, 't'},
+      {"tls-cert", required_argument, 0, 'C'},
+      {"tls-key", required_argument, 0, 'K'},
+      {"tls-client-ca", required_argument, 0, 'Q'},
       {"port-file", required_argument, 0, 'p'},
       {"lease-ttl-ms", required_argument, 0, 'L'},
       {"heartbeat-ms", required_argument, 0, 'H'},
@@ -105,11 +127,11 @@ int main(int argc, char **argv) {
       {"eval-per-slot", required_argument, 0, 'S'},
       {"eval-timeout-ms", required_argument, 0, 'T'},
       {"eval-attempts", required_argument, 0, 'E'},
-      {"max-calls", required_argument, 0, 'C'},
-      {"max-calls-per-peer", required_argument, 0, 'P'},
-      {"max-queued-ops", required_argument, 0, 'Q'},
-      {"db-statement-timeout-ms", required_argument, 0, 'D'},
-      {"db-lock-timeout-ms", required_argument, 0, 'K'},
+      {"max-calls", required_argument, 0, OPT_MAX_CALLS},
+      {"max-calls-per-peer", required_argument, 0, OPT_MAX_PEER},
+      {"max-queued-ops", required_argument, 0, OPT_MAX_OPS},
+      {"db-statement-timeout-ms", required_argument, 0, OPT_DB_STMT},
+      {"db-lock-timeout-ms", required_argument, 0, OPT_DB_LOCK},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -118,7 +140,10 @@ int main(int argc, char **argv) {
     switch (c) {
     case 'd': cfg.db_url = optarg; break;
     case 'l': cfg.listen_addr = optarg; break;
-    case 't': cfg.token = optarg; break;
+    case 't': token_file = optarg; break;
+    case 'C': cfg.tls_cert = optarg; break;
+    case 'K': cfg.tls_key = optarg; break;
+    case 'Q': cfg.tls_client_ca = optarg; break;
     case 'p': cfg.port_file = optarg; break;
     case 'L':
       if (num_opt("lease-ttl-ms", optarg, 500, 3600000, &v)) return 2;
@@ -152,24 +177,24 @@ int main(int argc, char **argv) {
       if (num_opt("eval-attempts", optarg, 1, 100, &v)) return 2;
       cfg.eval_attempts = (uint32_t)v;
       break;
-    case 'C':
+    case OPT_MAX_CALLS:
       if (num_opt("max-calls", optarg, 1, 1000000, &v)) return 2;
       cfg.max_calls = (uint32_t)v;
       break;
-    case 'P':
+    case OPT_MAX_PEER:
       if (num_opt("max-calls-per-peer", optarg, 1, 1000000, &v)) return 2;
       cfg.max_calls_per_peer = (uint32_t)v;
       break;
-    case 'Q':
+    case OPT_MAX_OPS:
       if (num_opt("max-queued-ops", optarg, 1, 1000000, &v)) return 2;
       cfg.max_queued_ops = (uint32_t)v;
       break;
-    case 'D':
+    case OPT_DB_STMT:
       if (num_opt("db-statement-timeout-ms", optarg, 0, 3600000, &v))
         return 2;
       cfg.db_statement_ms = (uint32_t)v;
       break;
-    case 'K':
+    case OPT_DB_LOCK:
       if (num_opt("db-lock-timeout-ms", optarg, 0, 3600000, &v)) return 2;
       cfg.db_lock_ms = (uint32_t)v;
       break;
@@ -192,18 +217,37 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kf-coordinator: no database: pass --db or set KF_DB_URL\n");
     return 2;
   }
-  if (!cfg.token || !*cfg.token) {
-    fprintf(stderr, "kf-coordinator: no token: pass --token or set KF_TOKEN "
-            "(clients must present it)\n");
+  char terr[512];
+  char *token = NULL;
+  if (kf_token_load(token_file, &token, terr, sizeof terr)) {
+    fprintf(stderr, "kf-coordinator: %s\n", terr);
+    return 2;
+  }
+  if (!token) {
+    fprintf(stderr, "kf-coordinator: no token: pass --token-file or set "
+            "KF_TOKEN (the bootstrap admin credential)\n");
+    return 2;
+  }
+  cfg.token = token;
+  if (!cfg.tls_cert != !cfg.tls_key) {
+    fprintf(stderr, "kf-coordinator: --tls-cert and --tls-key go together\n");
+    free(token);
+    return 2;
+  }
+  if (cfg.tls_client_ca && !cfg.tls_cert) {
+    fprintf(stderr, "kf-coordinator: --tls-client-ca needs --tls-cert\n");
+    free(token);
     return 2;
   }
   if (cfg.heartbeat_ms * 2 > cfg.lease_ttl_ms) {
     fprintf(stderr, "kf-coordinator: --heartbeat-ms %u must be at most half "
             "of --lease-ttl-ms %u, or live leases would expire\n",
             cfg.heartbeat_ms, cfg.lease_ttl_ms);
+    free(token);
     return 2;
   }
   kf_log_init('c', (kf_log_level)lv);
   int rc = kf_coord_run(&cfg);
+  free(token);
   return rc == 0 ? 0 : (rc == KF_EUNAVAIL || rc == KF_EDB) ? 3 : 1;
 }

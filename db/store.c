@@ -332,9 +332,9 @@ int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
 
 /* For statements that change nothing (BEGIN, reads): on a connection that
  * died since kf_store__ready looked, reset and run them once more. */
-static int kf_store__exec_retry(kf_store *s, const kf_store__stmt *st, int n,
-                                const char *const *params, bool binary,
-                                PGresult **out) {
+int kf_store__exec_retry(kf_store *s, const kf_store__stmt *st, int n,
+                         const char *const *params, bool binary,
+                         PGresult **out) {
   int rc = kf_store__exec(s, st, n, params, binary, out);
   if (rc != KF_EUNAVAIL) return rc;
   if (kf_store__reset(s) != 0) return KF_EUNAVAIL;
@@ -526,7 +526,7 @@ static int kf_store__migrate_locked(kf_store *s, int max_version) {
            " applied_at timestamptz NOT NULL DEFAULT now())",
            0, NULL, NULL)))
     return kf_store__rollback(s, rc);
-  PGresult *r = NULL;
+  PGresult *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
   if ((rc = kf_store__params(
            s, "SELECT COALESCE(max(version), 0) FROM schema_version", 0,
            NULL, &r)))
@@ -644,9 +644,9 @@ static const kf_store__stmt ST_WORKER_INSERT = {
     " ON CONFLICT (device_class_id, harness_build, toolchain, driver, runtime)"
     " DO UPDATE SET harness_build = EXCLUDED.harness_build RETURNING id)"
     " INSERT INTO workers (name, hostname, device_class_id, device,"
-    " task_kinds, slots, environment_id)"
+    " task_kinds, slots, environment_id, token_id)"
     " VALUES ($1, $2, $3::bigint, COALESCE($4::jsonb, '{}'), $5::text[],"
-    " $6::int, (SELECT id FROM env)) RETURNING id"};
+    " $6::int, (SELECT id FROM env), $11::bigint) RETURNING id"};
 
 int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
                              int64_t *worker_id, int64_t *device_class_id) {
@@ -665,8 +665,9 @@ int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
   int64_t dc_id = 0;
   if ((rc = kf_store__begin(s))) goto out;
   if ((rc = kf_store__dc_id(s, &reg->dc, &dc_id))) goto rollback;
-  char dcs[24], slots[16];
+  char dcs[24], slots[16], tok[24];
   snprintf(dcs, sizeof dcs, "%lld", (long long)dc_id);
+  snprintf(tok, sizeof tok, "%lld", (long long)reg->token_id);
   snprintf(slots, sizeof slots, "%u", (unsigned)reg->slots);
   /* The environment (0004): what else its measurements depend on. */
   const char *p[] = {reg->name,        reg->hostname ? reg->hostname : "",
@@ -675,9 +676,10 @@ int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
                      reg->harness_build ? reg->harness_build : "",
                      reg->toolchain ? reg->toolchain : "",
                      reg->driver ? reg->driver : "",
-                     reg->runtime ? reg->runtime : ""};
+                     reg->runtime ? reg->runtime : "",
+                     reg->token_id > 0 ? tok : NULL};
   PGresult *r;
-  if ((rc = kf_store__exec(s, &ST_WORKER_INSERT, 10, p, false, &r)))
+  if ((rc = kf_store__exec(s, &ST_WORKER_INSERT, 11, p, false, &r)))
     goto rollback;
   int64_t wid = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
   PQclear(r);

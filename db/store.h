@@ -93,6 +93,9 @@ typedef struct {
   const char *toolchain;     /* compiler version line */
   const char *driver;
   const char *runtime;
+  /* The credential it registered with (api_tokens.id; 0: the bootstrap
+   * token), the only one that may act for it afterwards. */
+  int64_t token_id;
 } kf_worker_reg;
 
 /* Inserts the device class if new, the environment (device class,
@@ -108,6 +111,35 @@ int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
 int kf_store_get_worker(kf_store *s, int64_t worker_id,
                         int64_t *device_class_id, char *kinds,
                         size_t kinds_len);
+
+/* The credential worker_id registered with (0: the bootstrap token).
+ * KF_ENOTFOUND when there is no such worker. */
+int kf_store_worker_token(kf_store *s, int64_t worker_id, int64_t *token_id);
+
+/* ------------------------------------------------ credentials (0005) -- */
+
+/* One row of api_tokens. */
+typedef struct {
+  int64_t id;
+  char role[16];       /* "worker", "submitter", "admin" */
+  char name[128];
+  char hash[65];       /* SHA-256 of the secret, hex */
+  char created_at[40]; /* PostgreSQL's text of the timestamp */
+  char revoked_at[40]; /* "" while the credential is valid */
+} kf_token_row;
+
+/* Stores a credential by the hash of its secret (token.h).  *id is the
+ * new row's.  KF_EINVAL for an unknown role or a hash that is not 64 hex
+ * digits. */
+int kf_store_token_create(kf_store *s, const char *role, const char *name,
+                          const char *hash_hex, int64_t *id);
+/* Every credential (with_revoked) or only the valid ones, by id.  *rows is
+ * malloc'd (free() it; non-NULL on success even when *n is 0). */
+int kf_store_token_list(kf_store *s, bool with_revoked, kf_token_row **rows,
+                        size_t *n);
+/* Sets revoked_at.  KF_ENOTFOUND when no such credential; revoking one
+ * already revoked keeps its first time and succeeds. */
+int kf_store_token_revoke(kf_store *s, int64_t id);
 
 /* A lease as a worker names it. */
 typedef struct {

@@ -84,6 +84,11 @@ typedef enum {
   KF_STMT_SUBMIT_CAMPAIGNS,
   KF_STMT_BACKEND_MEMORY,
   KF_STMT_UNLEASE,
+  /* credentials (store_tokens.c, 0005) */
+  KF_STMT_WORKER_TOKEN,
+  KF_STMT_TOKEN_CREATE,
+  KF_STMT_TOKEN_LIST,
+  KF_STMT_TOKEN_REVOKE,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
@@ -142,6 +147,13 @@ int kf_store__exec(kf_store *s, const kf_store__stmt *st, int n,
  * (program limit, e.g. a value too large).  Such a statement fails again
  * with the same rows; without them it would not. */
 bool kf_store__data_error(const kf_store *s);
+
+/* kf_store__exec, run once more over a fresh connection when the old one
+ * turned out dead: for statements that change nothing or are sent alone
+ * (outside a transaction) and may safely be repeated. */
+int kf_store__exec_retry(kf_store *s, const kf_store__stmt *st, int n,
+                         const char *const *params, bool binary,
+                         PGresult **out);
 
 /* BEGIN, retried once over a fresh connection when the old one turns out
  * dead: nothing has been sent yet, so the retry is safe. */

@@ -11,6 +11,7 @@
 
 #include "err.h"
 #include "log.h"
+#include "token.h"
 #include "util.h"
 #include "watchdog.h"
 #include "worker.h"
@@ -23,7 +24,12 @@ static void usage(FILE *f) {
 "reports the results.\n"
 "\n"
 "  --coordinator HOST:PORT  coordinator address  [$KF_COORDINATOR, 127.0.0.1:7070]\n"
-"  --token TOKEN            bearer token         [$KF_TOKEN]\n"
+"  --token-file PATH        file holding the worker's credential (mode\n"
+"                           600)  [$KF_TOKEN_FILE; or $KF_TOKEN itself]\n"
+"  --tls-ca PATH            PEM CA: talk TLS, verify the coordinator\n"
+"                           [$KF_TLS_CA]\n"
+"  --tls-cert PATH          client certificate (PEM), with --tls-key,\n"
+"  --tls-key PATH           when the coordinator asks for one\n"
 "  --name NAME              shown in status      [host-pid]\n"
 "  --device DEV             cpu, cuda:N (one GPU per worker) or auto\n"
 "                           (cuda:0 if a GPU works, else cpu)  [cpu]\n"
@@ -47,16 +53,22 @@ int main(int argc, char **argv) {
   snprintf(name, sizeof name, "%.40s-%d", host, (int)getpid());
   kf_worker_config cfg = {
       .coordinator = kf_getenv_or("KF_COORDINATOR", "127.0.0.1:7070"),
-      .token = kf_getenv_or("KF_TOKEN", NULL),
+      .tls_ca = kf_getenv_or("KF_TLS_CA", NULL),
+      .tls_cert = kf_getenv_or("KF_TLS_CERT", NULL),
+      .tls_key = kf_getenv_or("KF_TLS_KEY", NULL),
       .name = name,
       .slots = 1,
       .lease_wait_ms = 10000,
       .device = "cpu",
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
+  const char *token_file = NULL;
   static const struct option opts[] = {
       {"coordinator", required_argument, 0, 'c'},
-      {"token", required_argument, 0, 't'},
+      {"token-file", required_argument, 0, 't'},
+      {"tls-ca", required_argument, 0, 'A'},
+      {"tls-cert", required_argument, 0, 'C'},
+      {"tls-key", required_argument, 0, 'K'},
       {"name", required_argument, 0, 'n'},
       {"slots", required_argument, 0, 's'},
       {"device", required_argument, 0, 'd'},
@@ -71,7 +83,10 @@ int main(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'c': cfg.coordinator = optarg; break;
-    case 't': cfg.token = optarg; break;
+    case 't': token_file = optarg; break;
+    case 'A': cfg.tls_ca = optarg; break;
+    case 'C': cfg.tls_cert = optarg; break;
+    case 'K': cfg.tls_key = optarg; break;
     case 'n':
       if (!*optarg || strlen(optarg) > 63) {
         fprintf(stderr, "kf-worker: --name must be 1..63 characters\n");
@@ -119,10 +134,22 @@ int main(int argc, char **argv) {
             "or error\n", level);
     return 2;
   }
-  if (!cfg.token || !*cfg.token) {
-    fprintf(stderr, "kf-worker: no token: pass --token or set KF_TOKEN\n");
+  char terr[512];
+  char *token = NULL;
+  if (kf_token_load(token_file, &token, terr, sizeof terr)) {
+    fprintf(stderr, "kf-worker: %s\n", terr);
     return 2;
   }
+  if (!token) {
+    fprintf(stderr, "kf-worker: no token: pass --token-file or set "
+            "KF_TOKEN\n");
+    return 2;
+  }
+  cfg.token = token;
+  /* The harness and the candidates it runs inherit our environment: the
+   * credential must not be there for them to read. */
+  unsetenv("KF_TOKEN");
+  unsetenv("KF_TOKEN_FILE");
   /* A CUDA worker compiles ahead: its GPU stages are serialized by the
    * harness's GPU lock, its compiles (and its runners' start) are not.
    * An nvcc compile takes a few seconds and a GPU stage about one, so six
@@ -138,5 +165,6 @@ int main(int argc, char **argv) {
   setenv("UV_THREADPOOL_SIZE", threads, 0);
   kf_log_init('w', (kf_log_level)lv);
   int rc = kf_worker_run(&cfg);
+  free(token);
   return rc == 0 ? 0 : 1;
 }

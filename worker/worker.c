@@ -140,7 +140,8 @@ static void on_registered(int status, const char *detail,
            "register: %s: %s", kf_strerror(status), detail);
     /* Bad fields come back as INVALID_ARGUMENT, which the client reads
      * as KF_EPROTO (rpc_status.c); KF_EINVAL never arrives over the wire. */
-    if (status == KF_EAUTH || status == KF_EINVAL || status == KF_EPROTO) {
+    if (status == KF_EAUTH || status == KF_EPERM || status == KF_EINVAL ||
+        status == KF_EPROTO) {
       /* Retrying cannot help; stop so the operator sees it. */
       kill(getpid(), SIGTERM);
       return;
@@ -667,8 +668,10 @@ int kf_worker_run(const kf_worker_config *cfg) {
   }
   w->loop = &loop;
   char err[256];
-  rc = kf_rpc_client_open(&loop, cfg->coordinator, cfg->token, 16u << 20,
-                          &w->rpc, err, sizeof err);
+  kf_rpc_tls tls = {.ca_file = cfg->tls_ca, .cert_file = cfg->tls_cert,
+                    .key_file = cfg->tls_key};
+  rc = kf_rpc_client_open_tls(&loop, cfg->coordinator, cfg->token, &tls,
+                              16u << 20, &w->rpc, err, sizeof err);
   if (rc) {
     kf_log(KF_LOG_FATAL, "coordinator %s: %s", cfg->coordinator, err);
     uv_loop_close(&loop);

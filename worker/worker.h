@@ -16,7 +16,10 @@
 
 typedef struct {
   const char *coordinator; /* host:port */
-  const char *token;
+  const char *token;        /* bearer secret (never from argv) */
+  const char *tls_ca;       /* PEM CA: TLS to the coordinator; NULL: none */
+  const char *tls_cert;     /* optional client certificate + key (PEM) */
+  const char *tls_key;
   const char *name;        /* shown in status; default host-pid */
   uint32_t slots;          /* tasks run at once */
   uint32_t lease_wait_ms;  /* long-poll wait */

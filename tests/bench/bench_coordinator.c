@@ -174,7 +174,6 @@ int main(int argc, char **argv) {
   uint64_t nworkers = 500, ntasks = 50000, batch = 8, nchan = 4;
   static const struct option opts[] = {
       {"coordinator", required_argument, 0, 'c'},
-      {"token", required_argument, 0, 't'},
       {"workers", required_argument, 0, 'w'},
       {"tasks", required_argument, 0, 'n'},
       {"batch", required_argument, 0, 'b'},
@@ -187,13 +186,12 @@ int main(int argc, char **argv) {
     uint64_t *dst = NULL;
     switch (c) {
     case 'c': target = optarg; break;
-    case 't': token = optarg; break;
     case 'w': dst = &nworkers; break;
     case 'n': dst = &ntasks; break;
     case 'b': dst = &batch; break;
     case 'C': dst = &nchan; break;
     case 'h':
-      printf("usage: kf-bench-coordinator --coordinator HOST:PORT --token T\n"
+      printf("usage: kf-bench-coordinator --coordinator HOST:PORT   (token: $KF_TOKEN)\n"
              "         [--workers 500] [--tasks 50000] [--batch 8] [--channels 4]\n"
              "The tasks are submitted by this program before timing starts.\n");
       return 0;

@@ -4,8 +4,8 @@
  * one kind of call, as an authenticated but hostile (or unlucky) client
  * would, and prints what came back as one JSON line.
  *
- *   kf-bench-flood register  --target T --token K --name N [--kind K]
- *   kf-bench-flood lease     --target T --token K --worker ID [--count N]
+ *   KF_TOKEN=K kf-bench-flood register  --target T --name N [--kind K]
+ *   KF_TOKEN=K kf-bench-flood lease     --target T --worker ID [--count N]
  *                  [--conc C] [--deadline-ms D] [--wait-ms W] [--max-tasks M]
  *   kf-bench-flood status    (same flags; GetStatus of the whole cluster)
  *   kf-bench-flood heartbeat (same flags) [--entries E]
@@ -189,13 +189,12 @@ int main(int argc, char **argv) {
   pthread_mutex_init(&f.mu, NULL);
   if (argc < 2) {
     fprintf(stderr, "usage: kf-bench-flood register|lease|status|heartbeat"
-            " --target T --token K ...\n");
+            " --target T ... (the token from $KF_TOKEN)\n");
     return 2;
   }
   f.mode = argv[1];
   static const struct option opts[] = {
       {"target", required_argument, 0, 't'},
-      {"token", required_argument, 0, 'k'},
       {"name", required_argument, 0, 'n'},
       {"kind", required_argument, 0, 'K'},
       {"worker", required_argument, 0, 'w'},
@@ -212,7 +211,6 @@ int main(int argc, char **argv) {
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
     case 't': f.target = optarg; break;
-    case 'k': f.token = optarg; break;
     case 'n': f.name = optarg; break;
     case 'K': f.kind = optarg; break;
     case 'w': f.worker = atoll(optarg); break;
@@ -225,8 +223,10 @@ int main(int argc, char **argv) {
     default: return 2;
     }
   }
-  if (!f.target || !f.token) {
-    fprintf(stderr, "kf-bench-flood: --target and --token are required\n");
+  /* Never from argv: a token there is visible in /proc/PID/cmdline. */
+  f.token = getenv("KF_TOKEN");
+  if (!f.target || !f.token || !*f.token) {
+    fprintf(stderr, "kf-bench-flood: --target and $KF_TOKEN are required\n");
     return 2;
   }
   if (!strcmp(f.mode, "register")) return do_register(&f);

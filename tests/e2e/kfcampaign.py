@@ -91,8 +91,7 @@ def submit(c, problem, evals=20, minutes=3, population=8, seed=7,
            extra=()):
     out = c.kf("campaign", "submit", problem, "--evals", str(evals),
                "--minutes", str(minutes), "--population", str(population),
-               "--seed", str(seed), "--coordinator", c.target,
-               "--token", kfe2e.TOKEN, *extra)
+               "--seed", str(seed), "--coordinator", c.target, *extra)
     cid = int(out.strip())
     c.log("campaign %d submitted (%s, %d evals)" % (cid, problem, evals))
     return cid
@@ -221,7 +220,7 @@ def check_best(c, cid):
     check(float(speedup) > 1, "best candidate's speedup is %s" % speedup)
 
     j = json.loads(c.kf("campaign", "best", str(cid), "--json",
-                        "--coordinator", c.target, "--token", kfe2e.TOKEN))
+                        "--coordinator", c.target))
     check(j["best"]["candidate_id"] == int(best_id),
           "kf campaign best says candidate %r, the database %s"
           % (j["best"]["candidate_id"], best_id))

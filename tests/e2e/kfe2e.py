@@ -134,6 +134,10 @@ class Cluster:
         self.env = dict(os.environ)
         # Leak reports are for unit tests; a killed process has "leaks".
         self.env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0"
+        # The credential travels in the environment, never in argv
+        # (anyone can read /proc/PID/cmdline).
+        self.env["KF_TOKEN"] = TOKEN
+        self.env.pop("KF_TOKEN_FILE", None)
         self.t0 = time.monotonic()
 
     def log(self, msg):
@@ -202,7 +206,7 @@ class Cluster:
         if os.path.exists(pf):
             os.unlink(pf)
         argv = [self.path("kf-coordinator"), "--db", self.conninfo,
-                "--listen", "127.0.0.1:%d" % port, "--token", TOKEN,
+                "--listen", "127.0.0.1:%d" % port,
                 "--port-file", pf, "--lease-ttl-ms", str(lease_ttl_ms),
                 "--heartbeat-ms", str(heartbeat_ms), "--reap-ms", str(reap_ms)]
         argv += list(extra)
@@ -235,7 +239,7 @@ class Cluster:
     def start_worker(self, name, slots=2, extra=(), env=None):
         """env: extra environment variables for this worker only."""
         argv = [self.path("kf-worker"), "--coordinator", self.target,
-                "--token", TOKEN, "--name", name, "--slots", str(slots),
+                "--name", name, "--slots", str(slots),
                 "--lease-wait-ms", "2000"] + list(extra)
         wenv = dict(self.env, **(env or {}))
         p = Proc(name, argv, os.path.join(self.dir, name + ".log"), wenv)
@@ -254,8 +258,7 @@ class Cluster:
         payload = ('{"data": "%s-{i}", "repeat": %d, "sleep_ms": %d}'
                    % (prefix, repeat, sleep_ms))
         out = self.kf("submit", "--kind", "checksum", "--payload", payload,
-                      "--count", str(count), "--coordinator", self.target,
-                      "--token", TOKEN)
+                      "--count", str(count), "--coordinator", self.target)
         ids = [int(x) for x in out.split()]
         check(len(ids) == count and len(set(ids)) == count,
               "kf submit --count %d printed %d ids (%d distinct)"

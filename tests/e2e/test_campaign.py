@@ -39,7 +39,7 @@ def body(c):
     kfcampaign.check_every_task_once(c, cid)
     kfcampaign.check_best(c, cid)
 
-    remote = ["--coordinator", c.target, "--token", kfe2e.TOKEN]
+    remote = ["--coordinator", c.target]
     s = json.loads(c.kf("campaign", "status", str(cid), "--json", *remote))
     check(s["campaign_id"] == cid and s["state"] == "done",
           "kf campaign status: %r" % s)

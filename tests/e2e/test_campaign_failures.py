@@ -115,7 +115,7 @@ def propose(c, cid, proposer, source):
     with open(path, "w") as f:
         f.write(source)
     out = c.kf("campaign", "propose", str(cid), path, "--proposer", proposer,
-               "--coordinator", c.target, "--token", kfe2e.TOKEN, "--json")
+               "--coordinator", c.target, "--json")
     r = json.loads(out)
     check(r["campaign_id"] == cid and not r["duplicate"],
           "proposing %s to campaign %d: %r" % (proposer, cid, r))
@@ -181,7 +181,7 @@ def body(c):
                              "ok evaluation after them", interval=0.5)
     c.log("all hostile candidates evaluated; %d ok evaluation(s) after them"
           % later)
-    remote = ["--coordinator", c.target, "--token", kfe2e.TOKEN]
+    remote = ["--coordinator", c.target]
     c.kf("campaign", "stop", str(cid), *remote)
     steady()
 

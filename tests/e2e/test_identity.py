@@ -126,8 +126,7 @@ def body(c):
                       "campaign_id = %d GROUP BY 1" % c4)
     check(outcomes == [["wrong_answer", "2"]],
           "the 2x problem's evaluations: %r (want 2 wrong_answer)" % outcomes)
-    r = c.kf("campaign", "best", str(c4), "--coordinator", c.target,
-             "--token", kfe2e.TOKEN, check_rc=False)
+    r = c.kf("campaign", "best", str(c4), "--coordinator", c.target, check_rc=False)
     check(not r.strip(), "kf campaign best wrote a kernel for the 2x problem")
 
     c5 = run_campaign(c, vecsum, workers, extra=("--fresh",))
@@ -166,8 +165,7 @@ def body(c):
         check(reps == want_reps, "repetitions %s, want %s" % (reps,
                                                              want_reps))
     st = json.loads(c.kf("campaign", "status", str(c6), "--json", "--top",
-                         "5", "--coordinator", c.target, "--token",
-                         kfe2e.TOKEN))
+                         "5", "--coordinator", c.target))
     check(all(t["measurements"] == 2 and t["reused"] for t in st["top"]),
           "kf campaign status of campaign 6: %r" % st["top"])
     c.log("identity: reuse exact, edits and other problems re-measured,"

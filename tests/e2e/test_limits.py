@@ -37,8 +37,7 @@ N_TASKS = 40
 
 
 def flood(c, mode, timeout=180, **kw):
-    argv = [c.path("kf-bench-flood"), mode, "--target", c.target,
-            "--token", kfe2e.TOKEN]
+    argv = [c.path("kf-bench-flood"), mode, "--target", c.target]
     for k, v in kw.items():
         argv += ["--" + k.replace("_", "-"), str(v)]
     r = subprocess.run(argv, capture_output=True, timeout=timeout,
@@ -152,7 +151,7 @@ def body(c):
         # reconnecting after connect_timeout: UNAVAILABLE, not a hang.
         status = subprocess.Popen(
             [c.path("kf-bench-flood"), "status", "--target", c.target,
-             "--token", kfe2e.TOKEN, "--count", "1", "--conc", "1",
+             "--count", "1", "--conc", "1",
              "--deadline-ms", "90000"], stdout=subprocess.PIPE, env=c.env)
         short = flood(c, "lease", worker=busy, count=400, conc=32,
                       deadline_ms=300)

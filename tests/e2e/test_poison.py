@@ -106,7 +106,7 @@ def propose(c, cid, proposer, source):
     with open(path, "w", encoding="utf-8") as f:
         f.write(source)
     out = c.kf("campaign", "propose", str(cid), path, "--proposer", proposer,
-               "--coordinator", c.target, "--token", kfe2e.TOKEN, "--json")
+               "--coordinator", c.target, "--json")
     r = json.loads(out)
     check(r["campaign_id"] == cid and not r["duplicate"],
           "proposing %s to campaign %d: %r" % (proposer, cid, r))
@@ -119,7 +119,7 @@ def propose_nul_file(c, cid):
     with open(path, "wb") as f:
         f.write(b"int kf_launch(void) { return 0; }\n/* \0 */\n")
     r = subprocess.run([c.path("kf"), "campaign", "propose", str(cid), path,
-                        "--coordinator", c.target, "--token", kfe2e.TOKEN],
+                        "--coordinator", c.target],
                        env=c.env, capture_output=True, timeout=60)
     err = r.stderr.decode(errors="replace")
     check(r.returncode == 2, "kf campaign propose of a file with a NUL "
@@ -249,8 +249,7 @@ def late_proposal(c, first, watch):
     with open(path, "w") as f:
         f.write(LATE)
     r = subprocess.run([c.path("kf"), "campaign", "propose", str(cid), path,
-                        "--proposer", "e2e.late", "--coordinator", c.target,
-                        "--token", kfe2e.TOKEN, "--json"], env=c.env,
+                        "--proposer", "e2e.late", "--coordinator", c.target, "--json"], env=c.env,
                        capture_output=True, timeout=60)
     err = r.stderr.decode(errors="replace")
     if r.returncode != 0:

@@ -91,7 +91,7 @@ def body(c):
     src = os.path.join(kfcampaign.source_dir(), "tests", "exploits",
                        "infinite_loop.c")
     out = c.kf("campaign", "propose", str(cid), src, "--proposer",
-               "e2e.loop", "--coordinator", c.target, "--token", kfe2e.TOKEN)
+               "e2e.loop", "--coordinator", c.target)
     cand = int(out.strip())
     # The worker starts after the proposal, so the first task it leases is
     # the proposal's (priority).

@@ -27,6 +27,7 @@
 // cmocka after the headers it needs
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,16 +293,16 @@ static void h_status(kf_rpc_call *call, const ProtobufCMessage *req,
 
 static const kf_rpc_method kMethods[] = {
     {PATH("GetStatus"), &kernelfleet__get_status_request__descriptor,
-     h_status},
+     h_status, 0},
     {PATH("CreateCampaign"), &kernelfleet__create_campaign_request__descriptor,
-     h_create},
+     h_create, 0},
     {PATH("GetCampaign"), &kernelfleet__get_campaign_request__descriptor,
-     h_get},
+     h_get, 0},
     {PATH("ListEvaluations"),
-     &kernelfleet__list_evaluations_request__descriptor, h_list},
-    {PATH("GetBest"), &kernelfleet__get_best_request__descriptor, h_best},
+     &kernelfleet__list_evaluations_request__descriptor, h_list, 0},
+    {PATH("GetBest"), &kernelfleet__get_best_request__descriptor, h_best, 0},
     {PATH("StopCampaign"), &kernelfleet__stop_campaign_request__descriptor,
-     h_stop},
+     h_stop, 0},
 };
 
 static void stop_cb(uv_async_t *h) {
@@ -313,7 +314,26 @@ static void stop_cb(uv_async_t *h) {
 
 static void loop_thread(void *arg) { uv_run(&((fake *)arg)->loop, UV_RUN_DEFAULT); }
 
+/* Credentials reach kf by file (mode 600) or environment, never argv. */
+#define TOKEN_FILE "/tmp/kf-cli-test.token"
+#define WRONG_FILE "/tmp/kf-cli-test.wrong"
+#define OPEN_FILE "/tmp/kf-cli-test.open"
+
+static void write_token(const char *path, const char *text, mode_t mode) {
+  unlink(path);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
+  assert_true(fd >= 0);
+  assert_int_equal(fchmod(fd, mode), 0); /* whatever the umask says */
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  assert_int_equal(close(fd), 0);
+}
+
 static int setup(void **state) {
+  write_token(TOKEN_FILE, TOKEN "\n", 0600);
+  write_token(WRONG_FILE, "wrong\n", 0600);
+  write_token(OPEN_FILE, TOKEN "\n", 0644);
+  unsetenv("KF_TOKEN");
+  unsetenv("KF_TOKEN_FILE");
   memset(&F, 0, sizeof F);
   assert_int_equal(uv_loop_init(&F.loop), 0);
   assert_int_equal(uv_async_init(&F.loop, &F.stop, stop_cb), 0);
@@ -375,7 +395,7 @@ static int kf(char *out, size_t outlen, const char *fmt, ...) {
 
 static char g_out[1 << 16];
 
-#define REMOTE "--coordinator %s --token " TOKEN
+#define REMOTE "--coordinator %s --token-file " TOKEN_FILE
 
 static cJSON *json_of(const char *text) {
   cJSON *j = cJSON_Parse(text);
@@ -594,13 +614,26 @@ static void test_export_stop(void **state) {
 }
 
 static void test_errors(void **state) {
-  /* No token: usage.  Nobody listening: unreachable.  Bad token: usage. */
+  /* No token: usage.  Nobody listening: unreachable.  Bad token: usage.
+   * A token file others may read: usage, refused before any call.  And
+   * the token itself is no longer an option at all. */
   assert_int_equal(kf(g_out, sizeof g_out,
                       "campaign status 7 --coordinator %s", F.target), 2);
   assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --coordinator "
-                      "127.0.0.1:1 --token x"), 3);
+                      "127.0.0.1:1 --token-file " TOKEN_FILE), 3);
   assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --coordinator "
-                      "%s --token wrong", F.target), 2);
+                      "%s --token-file " WRONG_FILE, F.target), 2);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --coordinator "
+                      "%s --token-file " OPEN_FILE, F.target), 2);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --coordinator "
+                      "%s --token " TOKEN, F.target), 2);
+  /* $KF_TOKEN works as well as the file. */
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --json "
+                      "--coordinator %s", F.target), 2);
+  setenv("KF_TOKEN", TOKEN, 1);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --json "
+                      "--coordinator %s", F.target), 0);
+  unsetenv("KF_TOKEN");
   assert_int_equal(kf(g_out, sizeof g_out, "campaign frobnicate 7"), 2);
   assert_int_equal(kf(g_out, sizeof g_out, "campaign status 7 --evals 3 "
                       REMOTE, F.target), 2);

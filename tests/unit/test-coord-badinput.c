@@ -90,8 +90,11 @@ static int spawn_coordinator(void) {
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
+    /* the credential by environment: never in argv */
+    setenv("KF_TOKEN", TOKEN, 1);
+    unsetenv("KF_TOKEN_FILE");
     char *argv[] = {exe, "--db", g.conninfo, "--listen", "127.0.0.1:0",
-                    "--token", TOKEN, "--port-file", g.port_file,
+                    "--port-file", g.port_file,
                     "--max-msg-bytes", maxmsg, "--log-level", "warn", NULL};
     execv(exe, argv);
     fprintf(stderr, "exec %s failed\n", exe);

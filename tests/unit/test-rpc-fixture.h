@@ -37,6 +37,7 @@
 #include "err.h"
 #include "kernelfleet.pb-c.h"
 #include "rpc.h"
+#include "token.h"
 
 #define FX_TOKEN "s3cret-token"
 #define FX_PATH(m) "/kernelfleet.Coordinator/" m
@@ -142,13 +143,13 @@ static inline void fx_lease(kf_rpc_call *call, const ProtobufCMessage *req,
 
 static const kf_rpc_method fx_methods[] = {
     {FX_PATH("Heartbeat"), &kernelfleet__heartbeat_request__descriptor,
-     fx_heartbeat},
+     fx_heartbeat, KF_ROLE_WORKER},
     {FX_PATH("GetStatus"), &kernelfleet__get_status_request__descriptor,
-     fx_get_status},
+     fx_get_status, KF_ROLE_SUBMITTER},
     {FX_PATH("SubmitTasks"), &kernelfleet__submit_tasks_request__descriptor,
-     fx_submit},
+     fx_submit, KF_ROLE_SUBMITTER},
     {FX_PATH("LeaseTasks"), &kernelfleet__lease_tasks_request__descriptor,
-     fx_lease},
+     fx_lease, KF_ROLE_WORKER},
 };
 
 /* Stops the server on its loop thread and lets the loop run dry. */

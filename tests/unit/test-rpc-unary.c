@@ -146,6 +146,68 @@ static void test_long_poll(void **state) {
   fx_stop(&f);
 }
 
+/* Roles and the credential table: each method's roles are enforced from
+ * the metadata (the handler never runs for a refused call), the table can
+ * be replaced while serving (revocation), and a token of the table is
+ * accepted only while it is there. */
+static int raw(kf_rpc_client *c, const char *path, const char *token,
+               char *err, size_t errlen) {
+  void *out = NULL;
+  size_t outlen = 0;
+  int rc = kf_rpc_client_call_raw_sync(c, path, "", 0, token, 5000, &out,
+                                       &outlen, err, errlen);
+  free(out);
+  return rc;
+}
+
+static void test_roles(void **state) {
+  (void)state;
+  fx f;
+  fx_start(&f, true, 0);
+  kf_rpc_cred creds[2] = {{.role = KF_ROLE_WORKER, .id = 7},
+                          {.role = KF_ROLE_SUBMITTER, .id = 8}};
+  assert_int_equal(kf_token_hash("w-secret", 8, creds[0].hash), 0);
+  assert_int_equal(kf_token_hash("s-secret", 8, creds[1].hash), 0);
+  assert_int_equal(kf_rpc_server_set_creds(f.srv, creds, 2), 0);
+  kf_rpc_client *c = fx_client(&f, NULL, FX_TOKEN, 0);
+  char err[256];
+  /* LeaseTasks and Heartbeat: worker; SubmitTasks, GetStatus: submitter. */
+  assert_int_equal(raw(c, FX_PATH("LeaseTasks"), "w-secret", err, sizeof err),
+                   0);
+  assert_int_equal(atomic_load(&f.calls), 1);
+  assert_int_equal(raw(c, FX_PATH("SubmitTasks"), "w-secret", err,
+                       sizeof err),
+                   KF_EPERM);
+  assert_non_null(strstr(err, "a worker credential may not call SubmitTasks"));
+  assert_int_equal(raw(c, FX_PATH("SubmitTasks"), "s-secret", err,
+                       sizeof err),
+                   0);
+  assert_int_equal(raw(c, FX_PATH("LeaseTasks"), "s-secret", err, sizeof err),
+                   KF_EPERM);
+  assert_non_null(strstr(err, "submitter"));
+  /* The bootstrap token is admin: everything. */
+  assert_int_equal(raw(c, FX_PATH("LeaseTasks"), FX_TOKEN, err, sizeof err),
+                   0);
+  assert_int_equal(raw(c, FX_PATH("SubmitTasks"), FX_TOKEN, err, sizeof err),
+                   0);
+  assert_int_equal(raw(c, FX_PATH("SubmitTasks"), "x-secret", err,
+                       sizeof err),
+                   KF_EAUTH);
+  assert_int_equal(atomic_load(&f.calls), 4);
+  /* Revocation: a new table without the worker credential. */
+  assert_int_equal(kf_rpc_server_set_creds(f.srv, creds + 1, 1), 0);
+  assert_int_equal(raw(c, FX_PATH("LeaseTasks"), "w-secret", err, sizeof err),
+                   KF_EAUTH);
+  assert_int_equal(raw(c, FX_PATH("SubmitTasks"), "s-secret", err,
+                       sizeof err),
+                   0);
+  assert_int_equal(atomic_load(&f.calls), 5);
+  assert_true(kf_rpc_server_take_miss(f.srv));
+  assert_false(kf_rpc_server_take_miss(f.srv));
+  kf_rpc_client_close(c);
+  fx_stop(&f);
+}
+
 static void test_auth(void **state) {
   fx f;
   fx_start(&f, true, 0);
@@ -376,6 +438,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_long_poll),
       cmocka_unit_test(test_auth),
+      cmocka_unit_test(test_roles),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_too_big),
       cmocka_unit_test(test_deadline),

@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/test-coord-auth.c -- roles, credentials, binding and TLS
+ * against real kf-coordinator processes on a real PostgreSQL.
+ *
+ * The group setup creates a private database on the "pg" fixture's server
+ * (KF_TEST_PG), migrates it and stores credentials the way `kf token
+ * create` does (random secret, SHA-256 in api_tokens), then spawns
+ * $KF_BIN_DIR/kf-coordinator with its bootstrap token in the environment
+ * (never argv).  The tests:
+ *   - argv: the coordinator's /proc/PID/cmdline holds no token, and
+ *     `--token` is no longer an option;
+ *   - roles: a submitter can neither register nor report (PERMISSION_
+ *     DENIED naming the role), a worker cannot submit, an unknown token is
+ *     UNAUTHENTICATED, admin credentials may do everything;
+ *   - the forgery of issue 10: a script with a submitter token registers
+ *     -> refused; with another worker's token it heartbeats, leases and
+ *     reports for a worker it is not -> refused; reporting as itself for a
+ *     lease it does not hold -> NOT_HOLDER; nothing is stored.  The same
+ *     binding holds after a coordinator restart (checked from the store);
+ *   - creation takes effect on the running coordinator at once (the
+ *     first call with a new token waits for the reload it triggers), and
+ *     revocation within about a second;
+ *   - an unauthenticated call with a large body is refused
+ *     UNAUTHENTICATED (the body is never read);
+ *   - TLS, with a CA made by openssl here: a call succeeds with the CA,
+ *     fails with another CA and in plaintext; with --tls-client-ca a
+ *     client without a certificate fails and one with a certificate
+ *     signed by that CA succeeds; listening on 0.0.0.0 without TLS logs a
+ *     warning, with TLS it does not.
+ * Conditions are waited for with generous bounds; nothing asserts speed.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "err.h"
+#include "kernelfleet.pb-c.h"
+#include "rpc.h"
+#include "store.h"
+#include "store_internal.h"
+#include "token.h"
+
+#define BOOT "auth-bootstrap-token"
+#define PATH(m) "/kernelfleet.Coordinator/" m
+
+typedef struct {
+  pid_t pid;
+  char target[64];
+  char log[160];
+  char port_file[160];
+} coord;
+
+static struct {
+  kf_store *admin; /* server's "postgres" database */
+  kf_store *s;     /* the coordinators' database */
+  char dbname[64];
+  char conninfo[1024];
+  char dir[64];    /* temp dir: logs, port files, PEM files */
+  coord main;      /* plaintext, loopback */
+  char worker_a[80], worker_b[80], submitter[80], admin_tok[80];
+  int64_t worker_a_id;
+} g;
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Stores a fresh credential of role; its secret goes to out. */
+static int64_t make_token(const char *role, const char *name, char *out,
+                          size_t len) {
+  char hash[65];
+  int64_t id = 0;
+  assert_int_equal(kf_token_generate(out, len), 0);
+  assert_int_equal(kf_token_hash_hex(out, strlen(out), hash), 0);
+  if (kf_store_token_create(g.s, role, name, hash, &id))
+    fail_msg("token create: %s", kf_store_errmsg(g.s));
+  assert_true(id > 0);
+  return id;
+}
+
+/* Spawns kf-coordinator with extra flags (NULL-terminated), stderr to its
+ * own log, and waits (60 s: ASan start-up is slow) for its port file. */
+static int spawn(coord *c, const char *tag, const char *listen,
+                 const char *const *extra) {
+  const char *bin = getenv("KF_BIN_DIR");
+  if (!bin || !*bin) {
+    fprintf(stderr, "KF_BIN_DIR is not set\n");
+    return -1;
+  }
+  char exe[1024];
+  snprintf(exe, sizeof exe, "%s/kf-coordinator", bin);
+  snprintf(c->port_file, sizeof c->port_file, "%s/%s.port", g.dir, tag);
+  snprintf(c->log, sizeof c->log, "%s/%s.log", g.dir, tag);
+  unlink(c->port_file);
+  char *argv[32] = {exe, "--db", g.conninfo, "--listen", (char *)listen,
+                    "--port-file", c->port_file, "--log-level", "info"};
+  int n = 9;
+  for (size_t i = 0; extra && extra[i] && n < 30; i++)
+    argv[n++] = (char *)extra[i];
+  argv[n] = NULL;
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fd = open(c->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) dup2(fd, 2);
+    setenv("KF_TOKEN", BOOT, 1); /* the credential: environment only */
+    unsetenv("KF_TOKEN_FILE");
+    execv(exe, argv);
+    _exit(127);
+  }
+  c->pid = pid;
+  for (int i = 0; i < 600; i++) {
+    FILE *f = fopen(c->port_file, "r");
+    int port = 0;
+    if (f) {
+      if (fscanf(f, "%d", &port) != 1) port = 0;
+      fclose(f);
+    }
+    if (port > 0) {
+      snprintf(c->target, sizeof c->target, "127.0.0.1:%d", port);
+      return 0;
+    }
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      c->pid = 0;
+      fprintf(stderr, "kf-coordinator %s exited (0x%x) before listening\n",
+              tag, st);
+      return -1;
+    }
+    sleep_ms(100);
+  }
+  return -1;
+}
+
+/* SIGTERM and wait; the coordinator must exit 0. */
+static void stop(coord *c) {
+  if (c->pid <= 0) return;
+  assert_int_equal(kill(c->pid, SIGTERM), 0);
+  int st = 0;
+  for (int i = 0; i < 300; i++) {
+    if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
+      c->pid = 0;
+      assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+      return;
+    }
+    sleep_ms(100);
+  }
+  fail_msg("kf-coordinator still running 30 s after SIGTERM");
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  const char *base = getenv("KF_TEST_PG");
+  if (!base || !*base) {
+    fprintf(stderr, "KF_TEST_PG is not set: no PostgreSQL to test on\n");
+    return -1;
+  }
+  snprintf(g.dir, sizeof g.dir, "/tmp/kf-auth-XXXXXX");
+  if (!mkdtemp(g.dir)) return -1;
+  char err[512], sql[256];
+  if (kf_store_open(base, &g.admin, err, sizeof err)) {
+    fprintf(stderr, "connect %s: %s\n", base, err);
+    return -1;
+  }
+  snprintf(g.dbname, sizeof g.dbname, "kf_test_auth_%d", (int)getpid());
+  snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", g.dbname);
+  kf_store__admin_exec(g.admin, sql, NULL, 0);
+  snprintf(sql, sizeof sql, "CREATE DATABASE %s", g.dbname);
+  if (kf_store__admin_exec(g.admin, sql, NULL, 0)) {
+    fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
+    return -1;
+  }
+  snprintf(g.conninfo, sizeof g.conninfo, "%s dbname=%s", base, g.dbname);
+  if (kf_store_open(g.conninfo, &g.s, err, sizeof err) ||
+      kf_store_migrate(g.s)) {
+    fprintf(stderr, "connect/migrate %s: %s\n", g.conninfo, err);
+    return -1;
+  }
+  /* Stored before the coordinator starts: it must load them at start. */
+  make_token("worker", "a", g.worker_a, sizeof g.worker_a);
+  make_token("worker", "b", g.worker_b, sizeof g.worker_b);
+  make_token("submitter", "s", g.submitter, sizeof g.submitter);
+  make_token("admin", "x", g.admin_tok, sizeof g.admin_tok);
+  return spawn(&g.main, "main", "127.0.0.1:0", NULL);
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  if (g.main.pid > 0) {
+    kill(g.main.pid, SIGKILL);
+    waitpid(g.main.pid, NULL, 0);
+  }
+  kf_store_close(g.s);
+  if (g.admin) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
+             g.dbname);
+    kf_store__admin_exec(g.admin, sql, NULL, 0);
+    kf_store_close(g.admin);
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g.dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g.dir);
+  return 0;
+}
+
+static int64_t db_int(const char *sql) {
+  char out[64] = "";
+  if (kf_store__admin_exec(g.s, sql, out, sizeof out))
+    fail_msg("%s: %s", sql, kf_store_errmsg(g.s));
+  return strtoll(out, NULL, 10);
+}
+
+static kf_rpc_client *client(const char *target, const char *token,
+                             const kf_rpc_tls *tls) {
+  kf_rpc_client *c = NULL;
+  char err[256];
+  if (kf_rpc_client_open_tls(NULL, target, token, tls, 32u << 20, &c, err,
+                             sizeof err))
+    fail_msg("client: %s", err);
+  return c;
+}
+
+static int call(kf_rpc_client *c, const char *path,
+                const ProtobufCMessage *req,
+                const ProtobufCMessageDescriptor *type,
+                ProtobufCMessage **resp, char *err, size_t errlen) {
+  ProtobufCMessage *r = NULL;
+  err[0] = '\0';
+  int rc = kf_rpc_client_call_sync(c, path, req, type, 20000, &r, err,
+                                   errlen);
+  if (resp) *resp = r;
+  else kf_rpc_free(r);
+  return rc;
+}
+
+static int get_status(kf_rpc_client *c, char *err, size_t errlen) {
+  Kernelfleet__GetStatusRequest req = KERNELFLEET__GET_STATUS_REQUEST__INIT;
+  return call(c, PATH("GetStatus"), &req.base,
+              &kernelfleet__get_status_response__descriptor, NULL, err,
+              errlen);
+}
+
+/* RegisterWorker; returns the KF code, *id the new worker on success. */
+static int register_as(kf_rpc_client *c, const char *name, int64_t *id,
+                       char *err, size_t errlen) {
+  Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
+  dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  dc.model = "auth-cpu";
+  dc.isa = "x86_64";
+  char *kinds[] = {"checksum"};
+  Kernelfleet__RegisterWorkerRequest req =
+      KERNELFLEET__REGISTER_WORKER_REQUEST__INIT;
+  req.name = (char *)name;
+  req.hostname = "test";
+  req.device_class = &dc;
+  req.task_kinds = kinds;
+  req.n_task_kinds = 1;
+  req.slots = 1;
+  ProtobufCMessage *resp = NULL;
+  int rc = call(c, PATH("RegisterWorker"), &req.base,
+                &kernelfleet__register_worker_response__descriptor, &resp,
+                err, errlen);
+  if (!rc)
+    *id = ((Kernelfleet__RegisterWorkerResponse *)resp)->worker_id;
+  kf_rpc_free(resp);
+  return rc;
+}
+
+static int submit(kf_rpc_client *c, int n, char *err, size_t errlen) {
+  Kernelfleet__TaskSpec spec = KERNELFLEET__TASK_SPEC__INIT;
+  spec.kind = "checksum";
+  spec.payload.data = (uint8_t *)"{\"data\": \"x\"}";
+  spec.payload.len = strlen("{\"data\": \"x\"}");
+  Kernelfleet__TaskSpec *sp[8];
+  for (int i = 0; i < n && i < 8; i++) sp[i] = &spec;
+  Kernelfleet__SubmitTasksRequest req = KERNELFLEET__SUBMIT_TASKS_REQUEST__INIT;
+  req.tasks = sp;
+  req.n_tasks = (size_t)n;
+  return call(c, PATH("SubmitTasks"), &req.base,
+              &kernelfleet__submit_tasks_response__descriptor, NULL, err,
+              errlen);
+}
+
+/* LeaseTasks for worker_id; *task and *attempt: the first task granted. */
+static int lease(kf_rpc_client *c, int64_t worker_id, int64_t *task,
+                 uint32_t *attempt, char *err, size_t errlen) {
+  Kernelfleet__LeaseTasksRequest req = KERNELFLEET__LEASE_TASKS_REQUEST__INIT;
+  req.worker_id = worker_id;
+  req.max_tasks = 1;
+  req.wait_ms = 2000;
+  ProtobufCMessage *resp = NULL;
+  int rc = call(c, PATH("LeaseTasks"), &req.base,
+                &kernelfleet__lease_tasks_response__descriptor, &resp, err,
+                errlen);
+  if (!rc) {
+    const Kernelfleet__LeaseTasksResponse *r = (const void *)resp;
+    *task = r->n_tasks ? r->tasks[0]->task_id : 0;
+    *attempt = r->n_tasks ? r->tasks[0]->attempt : 0;
+  }
+  kf_rpc_free(resp);
+  return rc;
+}
+
+static int heartbeat(kf_rpc_client *c, int64_t worker_id, char *err,
+                     size_t errlen) {
+  Kernelfleet__HeartbeatRequest req = KERNELFLEET__HEARTBEAT_REQUEST__INIT;
+  req.worker_id = worker_id;
+  return call(c, PATH("Heartbeat"), &req.base,
+              &kernelfleet__heartbeat_response__descriptor, NULL, err, errlen);
+}
+
+/* ReportResult of one made-up result; *verdict on success. */
+static int report(kf_rpc_client *c, int64_t worker_id, int64_t task,
+                  uint32_t attempt, int *verdict, char *err, size_t errlen) {
+  Kernelfleet__TaskResult t = KERNELFLEET__TASK_RESULT__INIT;
+  t.task_id = task;
+  t.attempt = attempt;
+  t.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+  t.output.data = (uint8_t *)"{\"speedup\": 5000000}";
+  t.output.len = strlen("{\"speedup\": 5000000}");
+  Kernelfleet__TaskResult *tp[] = {&t};
+  Kernelfleet__ReportResultRequest req =
+      KERNELFLEET__REPORT_RESULT_REQUEST__INIT;
+  req.worker_id = worker_id;
+  req.results = tp;
+  req.n_results = 1;
+  ProtobufCMessage *resp = NULL;
+  int rc = call(c, PATH("ReportResult"), &req.base,
+                &kernelfleet__report_result_response__descriptor, &resp, err,
+                errlen);
+  if (!rc) *verdict = (int)((Kernelfleet__ReportResultResponse *)resp)
+                          ->verdicts[0];
+  kf_rpc_free(resp);
+  return rc;
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void test_no_token_in_argv(void **state) {
+  (void)state;
+  char path[64], buf[8192];
+  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)g.main.pid);
+  int fd = open(path, O_RDONLY);
+  assert_true(fd >= 0);
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  assert_true(n > 0);
+  for (ssize_t i = 0; i < n; i++)
+    if (!buf[i]) buf[i] = ' ';
+  buf[n] = '\0';
+  assert_null(strstr(buf, BOOT));
+  assert_null(strstr(buf, "token"));
+  assert_non_null(strstr(buf, "kf-coordinator"));
+  /* --token is gone: the coordinator refuses it as a usage error. */
+  const char *bin = getenv("KF_BIN_DIR");
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "'%s/kf-coordinator' --db x --token secret "
+           ">/dev/null 2>&1", bin);
+  int st = system(cmd);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  snprintf(cmd, sizeof cmd, "'%s/kf-worker' --token secret >/dev/null 2>&1",
+           bin);
+  st = system(cmd);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+}
+
+static void test_roles(void **state) {
+  (void)state;
+  char err[256];
+  int64_t id;
+  kf_rpc_client *sub = client(g.main.target, g.submitter, NULL);
+  kf_rpc_client *wrk = client(g.main.target, g.worker_a, NULL);
+  kf_rpc_client *adm = client(g.main.target, g.admin_tok, NULL);
+  kf_rpc_client *boot = client(g.main.target, BOOT, NULL);
+  kf_rpc_client *nobody = client(g.main.target, "kft_not-a-real-token", NULL);
+
+  /* A submitter reads and submits, but is no worker. */
+  assert_int_equal(get_status(sub, err, sizeof err), 0);
+  assert_int_equal(submit(sub, 1, err, sizeof err), 0);
+  assert_int_equal(register_as(sub, "forger", &id, err, sizeof err), KF_EPERM);
+  assert_non_null(strstr(err, "submitter"));
+  assert_non_null(strstr(err, "RegisterWorker"));
+  int v;
+  assert_int_equal(report(sub, 1, 1, 1, &v, err, sizeof err), KF_EPERM);
+  assert_non_null(strstr(err, "submitter"));
+  assert_int_equal(heartbeat(sub, 1, err, sizeof err), KF_EPERM);
+  /* A worker works, but cannot submit or read campaigns. */
+  assert_int_equal(submit(wrk, 1, err, sizeof err), KF_EPERM);
+  assert_non_null(strstr(err, "worker"));
+  assert_int_equal(get_status(wrk, err, sizeof err), KF_EPERM);
+  /* Admins (stored or the bootstrap token) may do everything. */
+  assert_int_equal(get_status(adm, err, sizeof err), 0);
+  assert_int_equal(get_status(boot, err, sizeof err), 0);
+  assert_int_equal(submit(adm, 1, err, sizeof err), 0);
+  /* Unknown: UNAUTHENTICATED. */
+  assert_int_equal(get_status(nobody, err, sizeof err), KF_EAUTH);
+  assert_int_equal(register_as(nobody, "x", &id, err, sizeof err), KF_EAUTH);
+  /* Nothing a refused call carried reached the database. */
+  assert_int_equal(db_int("SELECT count(*) FROM workers"), 0);
+  assert_int_equal(db_int("SELECT count(*) FROM tasks"), 2);
+  kf_rpc_client_close(sub);
+  kf_rpc_client_close(wrk);
+  kf_rpc_client_close(adm);
+  kf_rpc_client_close(boot);
+  kf_rpc_client_close(nobody);
+}
+
+/* Issue 10's forgery: "a script registered as a worker, leased two eval
+ * tasks and reported a made-up result". */
+static void test_forgery(void **state) {
+  (void)state;
+  char err[256];
+  kf_rpc_client *a = client(g.main.target, g.worker_a, NULL);
+  kf_rpc_client *b = client(g.main.target, g.worker_b, NULL);
+  kf_rpc_client *sub = client(g.main.target, g.submitter, NULL);
+  int64_t wa, wb, forged;
+  assert_int_equal(register_as(a, "auth-a", &wa, err, sizeof err), 0);
+  assert_int_equal(register_as(b, "auth-b", &wb, err, sizeof err), 0);
+  g.worker_a_id = wa;
+  /* The binding is stored: the worker row names its credential. */
+  char sql[160];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM workers w JOIN api_tokens t"
+           " ON t.id = w.token_id WHERE w.id = %lld AND t.name = 'a'",
+           (long long)wa);
+  assert_int_equal(db_int(sql), 1);
+  /* With a submitter token the script cannot even become a worker. */
+  assert_int_equal(register_as(sub, "forger", &forged, err, sizeof err),
+                   KF_EPERM);
+  /* A leases a task. */
+  int64_t task = 0;
+  uint32_t att = 0;
+  for (int i = 0; i < 20 && !task; i++)
+    assert_int_equal(lease(a, wa, &task, &att, err, sizeof err), 0);
+  assert_true(task > 0);
+  int64_t before = db_int("SELECT count(*) FROM results");
+  /* B, a real worker with its own token, acts as A: refused, all three. */
+  int v = -1;
+  assert_int_equal(report(b, wa, task, att, &v, err, sizeof err), KF_EPERM);
+  assert_non_null(strstr(err, "another credential"));
+  assert_int_equal(heartbeat(b, wa, err, sizeof err), KF_EPERM);
+  int64_t t2;
+  uint32_t a2;
+  assert_int_equal(lease(b, wa, &t2, &a2, err, sizeof err), KF_EPERM);
+  /* B as itself, for the lease A holds: not the holder, not stored. */
+  assert_int_equal(report(b, wb, task, att, &v, err, sizeof err), 0);
+  assert_int_equal(v, KERNELFLEET__REPORT_VERDICT__REPORT_NOT_HOLDER);
+  assert_int_equal(db_int("SELECT count(*) FROM results"), before);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE id = %lld"
+           " AND state = 'leased' AND lease_owner = %lld", (long long)task,
+           (long long)wa);
+  assert_int_equal(db_int(sql), 1);
+
+  /* After a restart the loop knows no worker: the binding comes from the
+   * store, and holds the same. */
+  stop(&g.main);
+  assert_int_equal(spawn(&g.main, "main2", "127.0.0.1:0", NULL), 0);
+  kf_rpc_client_close(a);
+  kf_rpc_client_close(b);
+  a = client(g.main.target, g.worker_a, NULL);
+  b = client(g.main.target, g.worker_b, NULL);
+  assert_int_equal(heartbeat(b, wa, err, sizeof err), KF_EPERM);
+  assert_int_equal(report(b, wa, task, att, &v, err, sizeof err), KF_EPERM);
+  assert_int_equal(lease(b, wa, &t2, &a2, err, sizeof err), KF_EPERM);
+  assert_int_equal(db_int("SELECT count(*) FROM results"), before);
+  /* A itself still may. */
+  assert_int_equal(heartbeat(a, wa, err, sizeof err), 0);
+  assert_int_equal(report(a, wa, task, att, &v, err, sizeof err), 0);
+  assert_int_equal(v, KERNELFLEET__REPORT_VERDICT__REPORT_ACCEPTED);
+  assert_int_equal(db_int("SELECT count(*) FROM results"), before + 1);
+  kf_rpc_client_close(a);
+  kf_rpc_client_close(b);
+  kf_rpc_client_close(sub);
+}
+
+/* A revoked credential is refused by the running coordinator; a new one
+ * is accepted -- no restart. */
+static void test_revoke_and_create(void **state) {
+  (void)state;
+  char err[256], tok[80];
+  int64_t id = make_token("submitter", "late", tok, sizeof tok);
+  kf_rpc_client *c = client(g.main.target, tok, NULL);
+  /* Its very first call works: an unknown token waits for the reload it
+   * triggers instead of being refused at once. */
+  int rc = get_status(c, err, sizeof err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(kf_store_token_revoke(g.s, id), 0);
+  for (int i = 0; i < 300 && rc != KF_EAUTH; i++) {
+    rc = get_status(c, err, sizeof err);
+    if (rc != KF_EAUTH) sleep_ms(100);
+  }
+  assert_int_equal(rc, KF_EAUTH);
+  /* Revoking twice is fine; an unknown id is NOT_FOUND. */
+  assert_int_equal(kf_store_token_revoke(g.s, id), 0);
+  assert_int_equal(kf_store_token_revoke(g.s, 999999), KF_ENOTFOUND);
+  kf_rpc_client_close(c);
+}
+
+/* The credential is judged from the metadata: a large body behind a wrong
+ * token is answered UNAUTHENTICATED; behind a right one it is read (and
+ * here refused as malformed, which shows it was). */
+static void test_unauthenticated_body(void **state) {
+  (void)state;
+  char err[256];
+  size_t len = 8u << 20;
+  char *body = malloc(len);
+  assert_non_null(body);
+  memset(body, 0xff, len);
+  kf_rpc_client *c = client(g.main.target, BOOT, NULL);
+  void *out = NULL;
+  size_t outlen = 0;
+  assert_int_equal(kf_rpc_client_call_raw_sync(c, PATH("SubmitTasks"), body,
+                                               len, "wrong", 30000, &out,
+                                               &outlen, err, sizeof err),
+                   KF_EAUTH);
+  assert_int_equal(kf_rpc_client_call_raw_sync(c, PATH("SubmitTasks"), body,
+                                               len, "", 30000, &out, &outlen,
+                                               err, sizeof err),
+                   KF_EAUTH);
+  assert_int_equal(kf_rpc_client_call_raw_sync(c, PATH("SubmitTasks"), body,
+                                               len, NULL, 30000, &out,
+                                               &outlen, err, sizeof err),
+                   KF_EPROTO);
+  free(out);
+  free(body);
+  kf_rpc_client_close(c);
+}
+
+/* ------------------------------------------------------------- TLS */
+
+static void sh(const char *fmt, ...) {
+  char cmd[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  int st = system(cmd);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("failed: %s", cmd);
+}
+
+/* A CA (NAME-ca.pem/-ca.key) in g.dir and a certificate it signs
+ * (NAME-LEAF.pem/.key) for 127.0.0.1 and localhost. */
+static void make_ca(const char *name) {
+  sh("cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -days 2 "
+     "-subj '/CN=%s test CA' -keyout %s-ca.key -out %s-ca.pem "
+     ">/dev/null 2>&1", g.dir, name, name, name);
+}
+
+static void make_leaf(const char *ca, const char *leaf) {
+  sh("cd '%s' && openssl req -newkey rsa:2048 -nodes -subj '/CN=%s' "
+     "-keyout %s-%s.key -out %s-%s.csr >/dev/null 2>&1 && "
+     "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > %s.ext && "
+     "openssl x509 -req -in %s-%s.csr -CA %s-ca.pem -CAkey %s-ca.key "
+     "-CAcreateserial -days 2 -extfile %s.ext -out %s-%s.pem "
+     ">/dev/null 2>&1",
+     g.dir, leaf, ca, leaf, ca, leaf, leaf, ca, leaf, ca, ca, leaf, ca, leaf);
+}
+
+static bool log_has(const coord *c, const char *needle) {
+  char *text = NULL;
+  FILE *f = fopen(c->log, "r");
+  if (!f) return false;
+  size_t cap = 1 << 20;
+  text = calloc(1, cap);
+  size_t n = text ? fread(text, 1, cap - 1, f) : 0;
+  fclose(f);
+  bool hit = text && n && strstr(text, needle);
+  free(text);
+  return hit;
+}
+
+static void test_tls(void **state) {
+  (void)state;
+  make_ca("good");
+  make_ca("evil");
+  make_leaf("good", "server");
+  make_leaf("good", "client");
+  make_leaf("evil", "client");
+  char f[6][200];
+  snprintf(f[0], sizeof f[0], "%s/good-ca.pem", g.dir);
+  snprintf(f[1], sizeof f[1], "%s/good-server.pem", g.dir);
+  snprintf(f[2], sizeof f[2], "%s/good-server.key", g.dir);
+  snprintf(f[3], sizeof f[3], "%s/evil-ca.pem", g.dir);
+  snprintf(f[4], sizeof f[4], "%s/good-client.pem", g.dir);
+  snprintf(f[5], sizeof f[5], "%s/good-client.key", g.dir);
+  char evil_cert[200], evil_key[200];
+  snprintf(evil_cert, sizeof evil_cert, "%s/evil-client.pem", g.dir);
+  snprintf(evil_key, sizeof evil_key, "%s/evil-client.key", g.dir);
+
+  /* TLS on a public address: no warning. */
+  coord t = {0};
+  const char *tls_args[] = {"--tls-cert", f[1], "--tls-key", f[2], NULL};
+  assert_int_equal(spawn(&t, "tls", "0.0.0.0:0", tls_args), 0);
+  char err[256];
+  kf_rpc_tls good = {.ca_file = f[0]};
+  kf_rpc_tls evil = {.ca_file = f[3]};
+  kf_rpc_client *c = client(t.target, BOOT, &good);
+  assert_int_equal(get_status(c, err, sizeof err), 0);
+  kf_rpc_client_close(c);
+  c = client(t.target, BOOT, &evil);
+  int rc = get_status(c, err, sizeof err);
+  assert_int_not_equal(rc, 0);
+  kf_rpc_client_close(c);
+  c = client(t.target, BOOT, NULL); /* plaintext to the TLS port */
+  assert_int_not_equal(get_status(c, err, sizeof err), 0);
+  kf_rpc_client_close(c);
+  stop(&t);
+  assert_false(log_has(&t, "without TLS"));
+
+  /* Client certificates required. */
+  coord m = {0};
+  const char *mtls_args[] = {"--tls-cert", f[1], "--tls-key", f[2],
+                             "--tls-client-ca", f[0], NULL};
+  assert_int_equal(spawn(&m, "mtls", "127.0.0.1:0", mtls_args), 0);
+  c = client(m.target, BOOT, &good); /* no client certificate */
+  assert_int_not_equal(get_status(c, err, sizeof err), 0);
+  kf_rpc_client_close(c);
+  kf_rpc_tls wrong_cert = {.ca_file = f[0], .cert_file = evil_cert,
+                           .key_file = evil_key};
+  c = client(m.target, BOOT, &wrong_cert); /* signed by another CA */
+  assert_int_not_equal(get_status(c, err, sizeof err), 0);
+  kf_rpc_client_close(c);
+  kf_rpc_tls with_cert = {.ca_file = f[0], .cert_file = f[4],
+                          .key_file = f[5]};
+  c = client(m.target, BOOT, &with_cert);
+  assert_int_equal(get_status(c, err, sizeof err), 0);
+  kf_rpc_client_close(c);
+  stop(&m);
+
+  /* Plaintext on a public address: a warning; on loopback: none. */
+  coord p = {0};
+  assert_int_equal(spawn(&p, "plain", "0.0.0.0:0", NULL), 0);
+  stop(&p);
+  assert_true(log_has(&p, "without TLS"));
+  assert_false(log_has(&g.main, "without TLS"));
+}
+
+static void test_clean_exit(void **state) {
+  (void)state;
+  char err[256];
+  kf_rpc_client *c = client(g.main.target, BOOT, NULL);
+  assert_int_equal(get_status(c, err, sizeof err), 0);
+  kf_rpc_client_close(c);
+  stop(&g.main);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_no_token_in_argv),
+      cmocka_unit_test(test_roles),
+      cmocka_unit_test(test_forgery),
+      cmocka_unit_test(test_revoke_and_create),
+      cmocka_unit_test(test_unauthenticated_body),
+      cmocka_unit_test(test_tls),
+      cmocka_unit_test(test_clean_exit),
+  };
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
