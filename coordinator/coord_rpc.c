@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coord.h"
+#include "coord_check.h"
 #include "err.h"
 #include "log.h"
 #include "outcome.h"
@@ -166,96 +167,49 @@ static bool device_ok(char *bad, size_t blen,
                  64);
 }
 
-/* ------------------------------------------------------------ handlers */
-
-static void on_register(kf_rpc_call *call, const ProtobufCMessage *m,
-                        void *data) {
-  kf_coord *co = data;
-  const Kernelfleet__RegisterWorkerRequest *r = (const void *)m;
-  char bad[256] = "";
-  bool ok = text_ok(bad, sizeof bad, "name", r->name, false, MAX_NAME) &&
-            text_ok(bad, sizeof bad, "hostname", r->hostname, true, 255) &&
-            dc_ok(bad, sizeof bad, "device_class", r->device_class, false) &&
-            device_ok(bad, sizeof bad, r->device);
+bool kf_coord__check_register(const Kernelfleet__RegisterWorkerRequest *r,
+                              char *bad, size_t blen) {
+  bool ok = text_ok(bad, blen, "name", r->name, false, MAX_NAME) &&
+            text_ok(bad, blen, "hostname", r->hostname, true, 255) &&
+            dc_ok(bad, blen, "device_class", r->device_class, false) &&
+            device_ok(bad, blen, r->device);
   if (ok && r->slots > MAX_SLOTS) {
-    snprintf(bad, sizeof bad, "slots must be 0..%d (got %u)", MAX_SLOTS,
+    snprintf(bad, blen, "slots must be 0..%d (got %u)", MAX_SLOTS,
              r->slots);
     ok = false;
   }
   if (ok && (r->n_task_kinds == 0 || r->n_task_kinds > MAX_KINDS)) {
-    snprintf(bad, sizeof bad, "task_kinds must list 1..%d kinds", MAX_KINDS);
+    snprintf(bad, blen, "task_kinds must list 1..%d kinds", MAX_KINDS);
     ok = false;
   }
   for (size_t i = 0; ok && i < r->n_task_kinds; i++) {
     char f[48];
     snprintf(f, sizeof f, "task_kinds[%zu]", i);
-    ok = kind_ok(bad, sizeof bad, f, r->task_kinds[i]);
+    ok = kind_ok(bad, blen, f, r->task_kinds[i]);
   }
-  if (!ok) {
-    kf_rpc_call_fail(call, KF_EINVAL, bad);
-    return;
-  }
-  kf_coord_op *op = op_new(co, KF_OP_REGISTER, call, m);
-  if (op) op_push(co, op);
+  return ok;
 }
 
-static kf_coord_worker *touch_worker(kf_coord *co, int64_t id) {
-  kf_coord_worker *w = kf_coord__worker_get(co, id);
-  if (w) w->last_seen_ms = kf_now_ms();
-  return w;
+bool kf_coord__check_heartbeat(const Kernelfleet__HeartbeatRequest *r,
+                               char *bad, size_t blen) {
+  if (r->worker_id > 0) return true;
+  snprintf(bad, blen, "worker_id must be positive");
+  return false;
 }
 
-static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
-                         void *data) {
-  kf_coord *co = data;
-  const Kernelfleet__HeartbeatRequest *r = (const void *)m;
-  if (r->worker_id <= 0) {
-    kf_rpc_call_fail(call, KF_EINVAL, "worker_id must be positive");
-    return;
-  }
-  kf_coord_op *op = op_new(co, KF_OP_HEARTBEAT, call, m);
-  if (!op) return;
-  op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
-  if (r->n_running) {
-    op->hb_live = calloc(r->n_running, sizeof *op->hb_live);
-    if (!op->hb_live) {
-      kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
-      kf_coord__op_free(op);
-      return;
-    }
-  }
-  op_push(co, op);
-}
-
-static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
-                     void *data) {
-  kf_coord *co = data;
-  const Kernelfleet__LeaseTasksRequest *r = (const void *)m;
-  char bad[128] = "";
+bool kf_coord__check_lease(const Kernelfleet__LeaseTasksRequest *r,
+                           char *bad, size_t blen) {
   if (r->worker_id <= 0)
-    snprintf(bad, sizeof bad, "worker_id must be positive");
+    snprintf(bad, blen, "worker_id must be positive");
   else if (r->max_tasks == 0 || r->max_tasks > MAX_LEASE)
-    snprintf(bad, sizeof bad, "max_tasks must be 1..%d (got %u)", MAX_LEASE,
+    snprintf(bad, blen, "max_tasks must be 1..%d (got %u)", MAX_LEASE,
              r->max_tasks);
   else if (r->wait_ms > MAX_WAIT_MS)
-    snprintf(bad, sizeof bad, "wait_ms must be 0..%u (got %u)", MAX_WAIT_MS,
+    snprintf(bad, blen, "wait_ms must be 0..%u (got %u)", MAX_WAIT_MS,
              r->wait_ms);
-  if (bad[0]) {
-    kf_rpc_call_fail(call, KF_EINVAL, bad);
-    return;
-  }
-  kf_coord_op *op = op_new(co, KF_OP_LEASE, call, m);
-  if (!op) return;
-  /* Answer a little before the caller's deadline, so tasks we lease are
-   * never sent into a call the client already gave up on. */
-  int64_t remain = kf_rpc_call_remaining_ms(call) - 500;
-  uint64_t wait = r->wait_ms < co->cfg.max_wait_ms ? r->wait_ms
-                                                   : co->cfg.max_wait_ms;
-  if (remain < 0) remain = 0;
-  if ((int64_t)wait > remain) wait = (uint64_t)remain;
-  op->deadline_ms = kf_now_ms() + wait;
-  op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
-  op_push(co, op);
+  else
+    return true;
+  return false;
 }
 
 /* Only what makes the whole call meaningless is refused here.  Each
@@ -264,30 +218,15 @@ static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
  * for one result would hold every other result of the batch hostage
  * (the worker retries the call), which is how one poisoned reason once
  * stalled a cluster.  So ReportResult is in kf_coord__raw_text. */
-static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
-                      void *data) {
-  kf_coord *co = data;
-  const Kernelfleet__ReportResultRequest *r = (const void *)m;
-  char bad[160] = "";
+bool kf_coord__check_report(const Kernelfleet__ReportResultRequest *r,
+                            char *bad, size_t blen) {
   if (r->worker_id <= 0)
-    snprintf(bad, sizeof bad, "worker_id must be positive");
+    snprintf(bad, blen, "worker_id must be positive");
   else if (r->n_results == 0 || r->n_results > MAX_REPORTS)
-    snprintf(bad, sizeof bad, "results must hold 1..%d entries", MAX_REPORTS);
-  if (bad[0]) {
-    kf_rpc_call_fail(call, KF_EINVAL, bad);
-    return;
-  }
-  touch_worker(co, r->worker_id);
-  kf_coord_op *op = op_new(co, KF_OP_REPORT, call, m);
-  if (!op) return;
-  op->verdicts = calloc(r->n_results, sizeof *op->verdicts);
-  op->notes = calloc(r->n_results, sizeof *op->notes);
-  if (!op->verdicts || !op->notes) {
-    kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
-    kf_coord__op_free(op);
-    return;
-  }
-  op_push(co, op);
+    snprintf(bad, blen, "results must hold 1..%d entries", MAX_REPORTS);
+  else
+    return true;
+  return false;
 }
 
 static bool task_spec_ok(char *bad, size_t blen, size_t i,
@@ -316,16 +255,121 @@ static bool task_spec_ok(char *bad, size_t blen, size_t i,
   return true;
 }
 
+bool kf_coord__check_submit(const Kernelfleet__SubmitTasksRequest *r,
+                            char *bad, size_t blen) {
+  if (r->n_tasks == 0 || r->n_tasks > MAX_SUBMIT) {
+    snprintf(bad, blen, "tasks must hold 1..%d entries", MAX_SUBMIT);
+    return false;
+  }
+  for (size_t i = 0; i < r->n_tasks; i++)
+    if (!task_spec_ok(bad, blen, i, r->tasks[i])) return false;
+  return true;
+}
+
+bool kf_coord__check_status(const Kernelfleet__GetStatusRequest *r,
+                            char *bad, size_t blen) {
+  if (r->campaign_id >= 0) return true;
+  snprintf(bad, blen, "campaign_id must be 0 (the whole cluster) or a"
+           " campaign's id");
+  return false;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+static void on_register(kf_rpc_call *call, const ProtobufCMessage *m,
+                        void *data) {
+  kf_coord *co = data;
+  char bad[256] = "";
+  if (!kf_coord__check_register((const void *)m, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
+  kf_coord_op *op = op_new(co, KF_OP_REGISTER, call, m);
+  if (op) op_push(co, op);
+}
+
+static kf_coord_worker *touch_worker(kf_coord *co, int64_t id) {
+  kf_coord_worker *w = kf_coord__worker_get(co, id);
+  if (w) w->last_seen_ms = kf_now_ms();
+  return w;
+}
+
+static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
+                         void *data) {
+  kf_coord *co = data;
+  const Kernelfleet__HeartbeatRequest *r = (const void *)m;
+  char bad[64] = "";
+  if (!kf_coord__check_heartbeat(r, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
+  kf_coord_op *op = op_new(co, KF_OP_HEARTBEAT, call, m);
+  if (!op) return;
+  op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
+  if (r->n_running) {
+    op->hb_live = calloc(r->n_running, sizeof *op->hb_live);
+    if (!op->hb_live) {
+      kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
+      kf_coord__op_free(op);
+      return;
+    }
+  }
+  op_push(co, op);
+}
+
+static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
+                     void *data) {
+  kf_coord *co = data;
+  const Kernelfleet__LeaseTasksRequest *r = (const void *)m;
+  char bad[128] = "";
+  if (!kf_coord__check_lease(r, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
+  kf_coord_op *op = op_new(co, KF_OP_LEASE, call, m);
+  if (!op) return;
+  /* Answer a little before the caller's deadline, so tasks we lease are
+   * never sent into a call the client already gave up on. */
+  int64_t remain = kf_rpc_call_remaining_ms(call) - 500;
+  uint64_t wait = r->wait_ms < co->cfg.max_wait_ms ? r->wait_ms
+                                                   : co->cfg.max_wait_ms;
+  if (remain < 0) remain = 0;
+  if ((int64_t)wait > remain) wait = (uint64_t)remain;
+  op->deadline_ms = kf_now_ms() + wait;
+  op->needs_lookup = touch_worker(co, r->worker_id) == NULL;
+  op_push(co, op);
+}
+
+/* Validated by kf_coord__check_report: only what makes the whole call
+ * meaningless is refused. */
+static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
+                      void *data) {
+  kf_coord *co = data;
+  const Kernelfleet__ReportResultRequest *r = (const void *)m;
+  char bad[160] = "";
+  if (!kf_coord__check_report(r, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
+  touch_worker(co, r->worker_id);
+  kf_coord_op *op = op_new(co, KF_OP_REPORT, call, m);
+  if (!op) return;
+  op->verdicts = calloc(r->n_results, sizeof *op->verdicts);
+  op->notes = calloc(r->n_results, sizeof *op->notes);
+  if (!op->verdicts || !op->notes) {
+    kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
+    kf_coord__op_free(op);
+    return;
+  }
+  op_push(co, op);
+}
+
 static void on_submit(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
   const Kernelfleet__SubmitTasksRequest *r = (const void *)m;
   char bad[256] = "";
-  if (r->n_tasks == 0 || r->n_tasks > MAX_SUBMIT)
-    snprintf(bad, sizeof bad, "tasks must hold 1..%d entries", MAX_SUBMIT);
-  for (size_t i = 0; !bad[0] && i < r->n_tasks; i++)
-    task_spec_ok(bad, sizeof bad, i, r->tasks[i]);
-  if (bad[0]) {
+  if (!kf_coord__check_submit(r, bad, sizeof bad)) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
@@ -343,10 +387,9 @@ static void on_submit(kf_rpc_call *call, const ProtobufCMessage *m,
 static void on_status(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
-  const Kernelfleet__GetStatusRequest *r = (const void *)m;
-  if (r->campaign_id < 0) {
-    kf_rpc_call_fail(call, KF_EINVAL, "campaign_id must be 0 (the whole"
-                     " cluster) or a campaign's id");
+  char bad[96] = "";
+  if (!kf_coord__check_status((const void *)m, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
   kf_coord_op *op = op_new(co, KF_OP_STATUS, call, m);
