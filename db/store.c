@@ -349,7 +349,7 @@ int kf_store__migrate_to(kf_store *s, int max_version) {
            " applied_at timestamptz NOT NULL DEFAULT now())",
            0, NULL, NULL)))
     return kf_store__rollback(s, rc);
-  PGresult *r;
+  PGresult *r = NULL; /* set when rc is 0; gcc -O3 cannot see that */
   if ((rc = kf_store__params(
            s, "SELECT COALESCE(max(version), 0) FROM schema_version", 0,
            NULL, &r)))
