@@ -106,6 +106,7 @@ static grpc_call_error start_unary(grpc_call *call, grpc_metadata *md,
   ops[5].data.recv_status_on_client.trailing_metadata = trail_md;
   ops[5].data.recv_status_on_client.status = status;
   ops[5].data.recv_status_on_client.status_details = details;
+  kf_rpc__tag_release(tag);
   return grpc_call_start_batch(call, ops, 6, tag, NULL);
 }
 
@@ -284,6 +285,7 @@ static void *cq_main(void *arg) {
     if (ev.type != GRPC_OP_COMPLETE)
       continue;
     ccall *cc = ev.tag;
+    kf_rpc__tag_acquire(cc);
     if (!ev.success)
       cc->rc = KF_EINTERNAL; /* a client batch fails only on misuse */
     else
@@ -458,6 +460,7 @@ static int call_sync(kf_rpc_client *c, const char *path, grpc_byte_buffer *send,
     /* The call's own deadline bounds this wait. */
     grpc_event ev = grpc_completion_queue_pluck(
         cq, &tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    kf_rpc__tag_acquire(&tag);
     if (ev.type != GRPC_OP_COMPLETE || !ev.success) {
       rc = kf_seterr(KF_EINTERNAL, err, errlen, "rpc: %s did not complete",
                      path);

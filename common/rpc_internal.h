@@ -20,6 +20,30 @@
 
 #include "rpc.h"
 
+/* Happens-before through gRPC's completion queue, told to ThreadSanitizer.
+ * A tag handed to gRPC (grpc_call_start_batch, request_call) comes back
+ * from grpc_completion_queue_next/pluck on another thread; gRPC orders the
+ * two, but inside a library TSan does not instrument, so without these
+ * every field of a call looks raced.  Release a tag just before handing it
+ * over, acquire it just after it comes back.  No-ops outside TSan builds
+ * (-DKF_SANITIZE=thread). */
+#if defined(__SANITIZE_THREAD__)
+#define KF_RPC__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KF_RPC__TSAN 1
+#endif
+#endif
+#ifdef KF_RPC__TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define kf_rpc__tag_release(tag) __tsan_release(tag)
+#define kf_rpc__tag_acquire(tag) __tsan_acquire(tag)
+#else
+#define kf_rpc__tag_release(tag) ((void)(tag))
+#define kf_rpc__tag_acquire(tag) ((void)(tag))
+#endif
+
 /* Intrusive link; embed it first in whatever travels through a handoff. */
 typedef struct kf_rpc__node {
   struct kf_rpc__node *next;

@@ -180,6 +180,7 @@ static int post(kf_rpc_server *srv, size_t i) {
   c->details = grpc_empty_slice();
   grpc_metadata_array_init(&c->md);
   grpc_call_error e;
+  kf_rpc__tag_release(c);
   if (i == UNKNOWN) {
     grpc_call_details_init(&c->details_in);
     e = grpc_server_request_call(srv->server, &c->call, &c->details_in,
@@ -222,7 +223,9 @@ static void send_answer(kf_rpc_call *c, grpc_status_code st,
       GRPC_SLICE_LENGTH(c->details) ? &c->details : NULL;
   ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
   ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
-  grpc_call_error e = grpc_call_start_batch(c->call, ops, n, c, NULL);
+  grpc_call *call = c->call; /* c is the queue thread's once released */
+  kf_rpc__tag_release(c);
+  grpc_call_error e = grpc_call_start_batch(call, ops, n, c, NULL);
   if (e != GRPC_CALL_OK) {
     /* No completion will come: free here.  The unref cancels the call, so
      * the client still hears something. */
@@ -447,6 +450,7 @@ static void *cq_main(void *arg) {
       continue;
     }
     kf_rpc_call *c = ev.tag;
+    kf_rpc__tag_acquire(c);
     if (c->phase == CALL_POSTED)
       on_arrival(srv, c, ev.success);
     else if (c->phase == CALL_RECEIVING)
@@ -831,8 +835,10 @@ void kf_rpc_server_stop(kf_rpc_server *srv) {
           srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
       if (ev.type == GRPC_QUEUE_SHUTDOWN)
         break;
-      if (ev.type == GRPC_OP_COMPLETE && ev.tag != &srv->shutdown_tag)
+      if (ev.type == GRPC_OP_COMPLETE && ev.tag != &srv->shutdown_tag) {
+        kf_rpc__tag_acquire(ev.tag);
         call_free(ev.tag);
+      }
     }
   }
   n = kf_rpc__handoff_take(&srv->handoff);

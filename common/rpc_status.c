@@ -117,9 +117,12 @@ static bool flatten(grpc_byte_buffer *bb, grpc_slice *tmp, const uint8_t **p,
   if (bb->type == GRPC_BB_RAW &&
       bb->data.raw.compression == GRPC_COMPRESS_NONE &&
       bb->data.raw.slice_buffer.count == 1) {
-    grpc_slice s = bb->data.raw.slice_buffer.slices[0];
-    *p = GRPC_SLICE_START_PTR(s);
-    *n = GRPC_SLICE_LENGTH(s);
+    /* By pointer, not a copy: a small slice keeps its bytes inline, in
+     * the grpc_slice struct itself, so a local copy's start pointer would
+     * point into this dead frame once we return (found by fuzz_rpc). */
+    const grpc_slice *s = &bb->data.raw.slice_buffer.slices[0];
+    *p = GRPC_SLICE_START_PTR(*s);
+    *n = GRPC_SLICE_LENGTH(*s);
     return true;
   }
   grpc_byte_buffer_reader r;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "coord.h"
+#include "coord_check.h"
 #include "err.h"
 #include "log.h"
 #include "outcome.h"
@@ -274,68 +275,86 @@ static int footprint(const kf_spec *spec, bool cuda, uint64_t *need,
 
 /* ------------------------------------------------------------ handlers -- */
 
+int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
+                           kf_coord__create_checked *out, char *bad,
+                           size_t blen) {
+  char err[512] = "";
+  kf_spec *spec = NULL;
+  char *tj = NULL;
+  const char *lang = r->language && *r->language ? r->language : NULL;
+  bool cpu = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  bool cuda = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
+  memset(out, 0, sizeof *out);
+  bad[0] = '\0';
+  if (!cpu && !cuda)
+    snprintf(bad, blen, "backend must be DEVICE_KIND_CPU or"
+             " DEVICE_KIND_CUDA");
+  else if (r->spec_json.len == 0)
+    snprintf(bad, blen, "spec_json is required");
+  else if (kf_spec_parse((const char *)r->spec_json.data, r->spec_json.len,
+                         NULL, &spec, err, sizeof err) != 0)
+    snprintf(bad, blen, "spec_json: %s", err);
+  else if (spec->backend[0] && strcmp(spec->backend, cpu ? "cpu" : "cuda"))
+    snprintf(bad, blen, "backend %s does not match spec_json backend"
+             " '%s'", cpu ? "CPU" : "CUDA", spec->backend);
+  else if (r->problem && *r->problem && !name_ok(r->problem, 127))
+    snprintf(bad, blen, "problem must be 1..127 characters of"
+             " [A-Za-z0-9_.-]");
+  else if (r->name && strlen(r->name) > 127)
+    snprintf(bad, blen, "name is longer than 127 bytes (%zu)",
+             strlen(r->name));
+  else if (lang && strcmp(lang, "c") && strcmp(lang, "cuda"))
+    snprintf(bad, blen, "language must be \"c\" or \"cuda\"");
+  else if (!r->reference_source || !*r->reference_source ||
+           strlen(r->reference_source) > MAX_SOURCE)
+    snprintf(bad, blen, "reference_source must be 1..%u bytes",
+             MAX_SOURCE);
+  else if (r->budget_evals > 100000)
+    snprintf(bad, blen, "budget_evals over 100000");
+  else if (r->budget_seconds > 7 * 86400)
+    snprintf(bad, blen, "budget_seconds over 604800 (a week)");
+  else if (r->population > 1024)
+    snprintf(bad, blen, "population over 1024");
+  else if (r->plateau_evals > 100000)
+    snprintf(bad, blen, "plateau_evals over 100000");
+  else if (!isfinite(r->target_roofline) || r->target_roofline < 0 ||
+           r->target_roofline > 1)
+    snprintf(bad, blen, "target_roofline must be in (0, 1] (0: 0.95)");
+  else if (r->showdown_top > 64)
+    snprintf(bad, blen, "showdown_top must be 0..64 (0: 5)");
+  else if (spec->bytes[0] &&
+           kf_spec_eval(spec, spec->bytes, &spec->bench_size,
+                        &out->floor_bytes, err, sizeof err) != 0)
+    snprintf(bad, blen, "spec_json: bytes at the bench size: %s", err);
+  else if (footprint(spec, cuda, &out->need_bytes, out->need_text,
+                     sizeof out->need_text, bad, blen) == 0)
+    tj = templates_json(r, bad, blen);
+  if (bad[0] || !tj) {
+    kf_spec_free(spec);
+    free(tj);
+    memset(out, 0, sizeof *out);
+    return strstr(bad, "out of memory") ? KF_ENOMEM : KF_EINVAL;
+  }
+  out->spec = spec;
+  out->templates_json = tj;
+  return 0;
+}
+
 void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
   const Kernelfleet__CreateCampaignRequest *r = (const void *)m;
-  char bad[768] = "", err[512] = "";
-  kf_spec *spec = NULL;
-  char *tj = NULL;
-  int64_t floor_bytes = 0;
-  uint64_t need = 0;
-  char need_text[256] = "";
-  const char *lang = r->language && *r->language ? r->language : NULL;
-  bool cpu = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
-  bool cuda = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
-  if (!cpu && !cuda)
-    snprintf(bad, sizeof bad, "backend must be DEVICE_KIND_CPU or"
-             " DEVICE_KIND_CUDA");
-  else if (r->spec_json.len == 0)
-    snprintf(bad, sizeof bad, "spec_json is required");
-  else if (kf_spec_parse((const char *)r->spec_json.data, r->spec_json.len,
-                         NULL, &spec, err, sizeof err) != 0)
-    snprintf(bad, sizeof bad, "spec_json: %s", err);
-  else if (spec->backend[0] && strcmp(spec->backend, cpu ? "cpu" : "cuda"))
-    snprintf(bad, sizeof bad, "backend %s does not match spec_json backend"
-             " '%s'", cpu ? "CPU" : "CUDA", spec->backend);
-  else if (r->problem && *r->problem && !name_ok(r->problem, 127))
-    snprintf(bad, sizeof bad, "problem must be 1..127 characters of"
-             " [A-Za-z0-9_.-]");
-  else if (r->name && strlen(r->name) > 127)
-    snprintf(bad, sizeof bad, "name is longer than 127 bytes (%zu)",
-             strlen(r->name));
-  else if (lang && strcmp(lang, "c") && strcmp(lang, "cuda"))
-    snprintf(bad, sizeof bad, "language must be \"c\" or \"cuda\"");
-  else if (!r->reference_source || !*r->reference_source ||
-           strlen(r->reference_source) > MAX_SOURCE)
-    snprintf(bad, sizeof bad, "reference_source must be 1..%u bytes",
-             MAX_SOURCE);
-  else if (r->budget_evals > 100000)
-    snprintf(bad, sizeof bad, "budget_evals over 100000");
-  else if (r->budget_seconds > 7 * 86400)
-    snprintf(bad, sizeof bad, "budget_seconds over 604800 (a week)");
-  else if (r->population > 1024)
-    snprintf(bad, sizeof bad, "population over 1024");
-  else if (r->plateau_evals > 100000)
-    snprintf(bad, sizeof bad, "plateau_evals over 100000");
-  else if (!isfinite(r->target_roofline) || r->target_roofline < 0 ||
-           r->target_roofline > 1)
-    snprintf(bad, sizeof bad, "target_roofline must be in (0, 1] (0: 0.95)");
-  else if (r->showdown_top > 64)
-    snprintf(bad, sizeof bad, "showdown_top must be 0..64 (0: 5)");
-  else if (spec->bytes[0] &&
-           kf_spec_eval(spec, spec->bytes, &spec->bench_size, &floor_bytes,
-                        err, sizeof err) != 0)
-    snprintf(bad, sizeof bad, "spec_json: bytes at the bench size: %s", err);
-  else if (footprint(spec, cuda, &need, need_text, sizeof need_text, bad,
-                     sizeof bad) == 0)
-    tj = templates_json(r, bad, sizeof bad);
-  if (bad[0] || !tj) {
-    kf_spec_free(spec);
-    kf_rpc_call_fail(call, strstr(bad, "out of memory") ? KF_ENOMEM : KF_EINVAL,
-                     bad);
+  char bad[768] = "";
+  kf_coord__create_checked ck;
+  int vrc = kf_coord__check_create(r, &ck, bad, sizeof bad);
+  if (vrc) {
+    kf_rpc_call_fail(call, vrc, bad);
     return;
   }
+  kf_spec *spec = ck.spec;
+  char *tj = ck.templates_json;
+  const char *lang = r->language && *r->language ? r->language : NULL;
+  bool cpu = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
   camp_op *c = camp_new(call, CAMP_CREATE);
   if (!c) {
     kf_spec_free(spec);
@@ -343,8 +362,8 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
     return;
   }
   c->templates_json = tj;
-  c->need_bytes = need;
-  kf_strlcpy(c->need_text, need_text, sizeof c->need_text);
+  c->need_bytes = ck.need_bytes;
+  kf_strlcpy(c->need_text, ck.need_text, sizeof c->need_text);
   /* The strings below live in the request, which outlives the op; the
    * problem name falls back to the spec's, kept in the op's flags buffer. */
   kf_strlcpy(c->flags, r->problem && *r->problem ? r->problem : spec->name,
@@ -373,7 +392,7 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
       .plateau_evals = r->plateau_evals ? r->plateau_evals : 60,
       .target_roofline = r->target_roofline > 0 ? r->target_roofline : 0.95,
       .search_seed = r->search_seed,
-      .floor_bytes = floor_bytes > 0 ? (double)floor_bytes : 0,
+      .floor_bytes = ck.floor_bytes > 0 ? (double)ck.floor_bytes : 0,
       .spec_sha256 = c->spec_sha,
       .fresh = r->fresh,
       .showdown_top = r->showdown_top ? r->showdown_top : 5,
@@ -381,17 +400,31 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
   push(co, call, m, c);
 }
 
-static bool id_ok(kf_rpc_call *call, int64_t id) {
+bool kf_coord__check_campaign_id(int64_t id, char *bad, size_t blen) {
   if (id > 0) return true;
-  kf_rpc_call_fail(call, KF_EINVAL, "campaign_id must be positive");
+  snprintf(bad, blen, "campaign_id must be positive");
+  return false;
+}
+
+static bool id_ok(kf_rpc_call *call, int64_t id) {
+  char bad[64] = "";
+  if (kf_coord__check_campaign_id(id, bad, sizeof bad)) return true;
+  kf_rpc_call_fail(call, KF_EINVAL, bad);
+  return false;
+}
+
+bool kf_coord__check_get_campaign(const Kernelfleet__GetCampaignRequest *r,
+                                  char *bad, size_t blen) {
+  if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
+  if (r->top <= MAX_TOP) return true;
+  snprintf(bad, blen, "top must be 0..%d", MAX_TOP);
   return false;
 }
 
 void kf_coord__on_get_campaign(kf_rpc_call *call, const ProtobufCMessage *m, void *data) {
-  const Kernelfleet__GetCampaignRequest *r = (const void *)m;
-  if (!id_ok(call, r->campaign_id)) return;
-  if (r->top > MAX_TOP) {
-    kf_rpc_call_fail(call, KF_EINVAL, "top must be 0..1000");
+  char bad[64] = "";
+  if (!kf_coord__check_get_campaign((const void *)m, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
   camp_op *c = camp_new(call, CAMP_GET);
@@ -428,42 +461,48 @@ static int cmp_knob(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-void kf_coord__on_propose_candidate(kf_rpc_call *call, const ProtobufCMessage *m,
-                       void *data) {
-  const Kernelfleet__ProposeCandidateRequest *r = (const void *)m;
-  if (!id_ok(call, r->campaign_id)) return;
-  char bad[256] = "";
+bool kf_coord__check_propose(const Kernelfleet__ProposeCandidateRequest *r,
+                             char *bad, size_t blen) {
+  if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
+  bad[0] = '\0';
   size_t sl = r->source ? strlen(r->source) : 0;
   if (sl == 0 || sl > MAX_SOURCE)
-    snprintf(bad, sizeof bad, "source must be 1..%u bytes", MAX_SOURCE);
+    snprintf(bad, blen, "source must be 1..%u bytes", MAX_SOURCE);
   else if (r->proposer && *r->proposer &&
            (!name_ok(r->proposer, 63) && strncmp(r->proposer, "llm:", 4)))
-    snprintf(bad, sizeof bad, "proposer must be 1..63 characters of"
+    snprintf(bad, blen, "proposer must be 1..63 characters of"
              " [A-Za-z0-9_.-] (or llm:...)");
   else if (r->proposer && strcmp(r->proposer, "evolution") == 0)
-    snprintf(bad, sizeof bad, "proposer \"evolution\" is reserved for the"
+    snprintf(bad, blen, "proposer \"evolution\" is reserved for the"
              " search");
   else if (r->proposer && strlen(r->proposer) > 63)
-    snprintf(bad, sizeof bad, "proposer longer than 63 characters");
+    snprintf(bad, blen, "proposer longer than 63 characters");
   else if (r->template_name && *r->template_name &&
            !name_ok(r->template_name, 63))
-    snprintf(bad, sizeof bad, "template_name must be 1..63 characters of"
+    snprintf(bad, blen, "template_name must be 1..63 characters of"
              " [A-Za-z0-9_.-]");
   else if (r->n_knobs > KF_SPEC_MAX_KNOBS)
-    snprintf(bad, sizeof bad, "knobs: at most %d", KF_SPEC_MAX_KNOBS);
+    snprintf(bad, blen, "knobs: at most %d", KF_SPEC_MAX_KNOBS);
   for (size_t i = 0; !bad[0] && i < r->n_knobs; i++) {
     if (!ident_ok(r->knobs[i]->name, 31))
-      snprintf(bad, sizeof bad, "knobs[%zu].name must be a C identifier of"
+      snprintf(bad, blen, "knobs[%zu].name must be a C identifier of"
                " 1..31 characters", i);
     else if (!value_ok(r->knobs[i]->value))
-      snprintf(bad, sizeof bad, "knobs[%zu].value must be 1..23 characters"
+      snprintf(bad, blen, "knobs[%zu].value must be 1..23 characters"
                " of [A-Za-z0-9_.+-]", i);
     for (size_t j = 0; !bad[0] && j < i; j++)
       if (strcmp(r->knobs[j]->name, r->knobs[i]->name) == 0)
-        snprintf(bad, sizeof bad, "knobs[%zu].name '%s' repeats", i,
+        snprintf(bad, blen, "knobs[%zu].name '%s' repeats", i,
                  r->knobs[i]->name);
   }
-  if (bad[0]) {
+  return !bad[0];
+}
+
+void kf_coord__on_propose_candidate(kf_rpc_call *call, const ProtobufCMessage *m,
+                       void *data) {
+  const Kernelfleet__ProposeCandidateRequest *r = (const void *)m;
+  char bad[256] = "";
+  if (!kf_coord__check_propose(r, bad, sizeof bad)) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coord.h"
+#include "coord_check.h"
 #include "err.h"
 #include "log.h"
 #include "outcome.h"
@@ -212,32 +213,125 @@ static bool device_ok(char *bad, size_t blen,
                  64);
 }
 
-/* ------------------------------------------------------------ handlers */
-
-static void on_register(kf_rpc_call *call, const ProtobufCMessage *m,
-                        void *data) {
-  kf_coord *co = data;
-  const Kernelfleet__RegisterWorkerRequest *r = (const void *)m;
-  char bad[256] = "";
-  bool ok = text_ok(bad, sizeof bad, "name", r->name, false, MAX_NAME) &&
-            text_ok(bad, sizeof bad, "hostname", r->hostname, true, 255) &&
-            dc_ok(bad, sizeof bad, "device_class", r->device_class, false) &&
-            device_ok(bad, sizeof bad, r->device);
+bool kf_coord__check_register(const Kernelfleet__RegisterWorkerRequest *r,
+                              char *bad, size_t blen) {
+  bool ok = text_ok(bad, blen, "name", r->name, false, MAX_NAME) &&
+            text_ok(bad, blen, "hostname", r->hostname, true, 255) &&
+            dc_ok(bad, blen, "device_class", r->device_class, false) &&
+            device_ok(bad, blen, r->device);
   if (ok && r->slots > MAX_SLOTS) {
-    snprintf(bad, sizeof bad, "slots must be 0..%d (got %u)", MAX_SLOTS,
+    snprintf(bad, blen, "slots must be 0..%d (got %u)", MAX_SLOTS,
              r->slots);
     ok = false;
   }
   if (ok && (r->n_task_kinds == 0 || r->n_task_kinds > MAX_KINDS)) {
-    snprintf(bad, sizeof bad, "task_kinds must list 1..%d kinds", MAX_KINDS);
+    snprintf(bad, blen, "task_kinds must list 1..%d kinds", MAX_KINDS);
     ok = false;
   }
   for (size_t i = 0; ok && i < r->n_task_kinds; i++) {
     char f[48];
     snprintf(f, sizeof f, "task_kinds[%zu]", i);
-    ok = kind_ok(bad, sizeof bad, f, r->task_kinds[i]);
+    ok = kind_ok(bad, blen, f, r->task_kinds[i]);
   }
-  if (!ok) {
+  return ok;
+}
+
+bool kf_coord__check_heartbeat(const Kernelfleet__HeartbeatRequest *r,
+                               char *bad, size_t blen) {
+  if (r->worker_id <= 0)
+    snprintf(bad, blen, "worker_id must be positive");
+  else if (r->n_running > MAX_RUNNING)
+    snprintf(bad, blen, "running must hold 0..%d leases (got %zu)",
+             MAX_RUNNING, r->n_running);
+  else
+    return true;
+  return false;
+}
+
+bool kf_coord__check_lease(const Kernelfleet__LeaseTasksRequest *r,
+                           char *bad, size_t blen) {
+  if (r->worker_id <= 0)
+    snprintf(bad, blen, "worker_id must be positive");
+  else if (r->max_tasks == 0 || r->max_tasks > MAX_LEASE)
+    snprintf(bad, blen, "max_tasks must be 1..%d (got %u)", MAX_LEASE,
+             r->max_tasks);
+  else if (r->wait_ms > MAX_WAIT_MS)
+    snprintf(bad, blen, "wait_ms must be 0..%u (got %u)", MAX_WAIT_MS,
+             r->wait_ms);
+  else
+    return true;
+  return false;
+}
+
+/* Only what makes the whole call meaningless is refused here.  Each
+ * result is judged on its own by the store (kf_store_report_ex): a bad
+ * one gets REPORT_INVALID and the rest are stored -- refusing the call
+ * for one result would hold every other result of the batch hostage
+ * (the worker retries the call), which is how one poisoned reason once
+ * stalled a cluster.  So ReportResult is in kf_coord__raw_text. */
+bool kf_coord__check_report(const Kernelfleet__ReportResultRequest *r,
+                            char *bad, size_t blen) {
+  if (r->worker_id <= 0)
+    snprintf(bad, blen, "worker_id must be positive");
+  else if (r->n_results == 0 || r->n_results > MAX_REPORTS)
+    snprintf(bad, blen, "results must hold 1..%d entries", MAX_REPORTS);
+  else
+    return true;
+  return false;
+}
+
+static bool task_spec_ok(char *bad, size_t blen, size_t i,
+                         const Kernelfleet__TaskSpec *t) {
+  char f[64];
+  snprintf(f, sizeof f, "tasks[%zu].kind", i);
+  if (!kind_ok(bad, blen, f, t->kind)) return false;
+  if (t->max_attempts > 100) {
+    snprintf(bad, blen, "tasks[%zu].max_attempts must be 0..100 (got %u)", i,
+             t->max_attempts);
+    return false;
+  }
+  if (t->timeout_ms > MAX_TIMEOUT_MS) {
+    snprintf(bad, blen, "tasks[%zu].timeout_ms must be 0..%u (a day; got"
+             " %u)", i, MAX_TIMEOUT_MS, t->timeout_ms);
+    return false;
+  }
+  if (t->campaign_id < 0) {
+    snprintf(bad, blen, "tasks[%zu].campaign_id must be 0 (none) or a"
+             " campaign's id (got %" PRId64 ")", i, t->campaign_id);
+    return false;
+  }
+  snprintf(f, sizeof f, "tasks[%zu].device_class", i);
+  if (t->device_class && !dc_ok(bad, blen, f, t->device_class, true))
+    return false;
+  return true;
+}
+
+bool kf_coord__check_submit(const Kernelfleet__SubmitTasksRequest *r,
+                            char *bad, size_t blen) {
+  if (r->n_tasks == 0 || r->n_tasks > MAX_SUBMIT) {
+    snprintf(bad, blen, "tasks must hold 1..%d entries", MAX_SUBMIT);
+    return false;
+  }
+  for (size_t i = 0; i < r->n_tasks; i++)
+    if (!task_spec_ok(bad, blen, i, r->tasks[i])) return false;
+  return true;
+}
+
+bool kf_coord__check_status(const Kernelfleet__GetStatusRequest *r,
+                            char *bad, size_t blen) {
+  if (r->campaign_id >= 0) return true;
+  snprintf(bad, blen, "campaign_id must be 0 (the whole cluster) or a"
+           " campaign's id");
+  return false;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+static void on_register(kf_rpc_call *call, const ProtobufCMessage *m,
+                        void *data) {
+  kf_coord *co = data;
+  char bad[256] = "";
+  if (!kf_coord__check_register((const void *)m, bad, sizeof bad)) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
@@ -271,14 +365,8 @@ static void on_heartbeat(kf_rpc_call *call, const ProtobufCMessage *m,
                          void *data) {
   kf_coord *co = data;
   const Kernelfleet__HeartbeatRequest *r = (const void *)m;
-  if (r->worker_id <= 0) {
-    kf_rpc_call_fail(call, KF_EINVAL, "worker_id must be positive");
-    return;
-  }
-  if (r->n_running > MAX_RUNNING) {
-    char bad[128];
-    snprintf(bad, sizeof bad, "running must hold 0..%d leases (got %zu)",
-             MAX_RUNNING, r->n_running);
+  char bad[128] = "";
+  if (!kf_coord__check_heartbeat(r, bad, sizeof bad)) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
@@ -302,15 +390,7 @@ static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
   kf_coord *co = data;
   const Kernelfleet__LeaseTasksRequest *r = (const void *)m;
   char bad[128] = "";
-  if (r->worker_id <= 0)
-    snprintf(bad, sizeof bad, "worker_id must be positive");
-  else if (r->max_tasks == 0 || r->max_tasks > MAX_LEASE)
-    snprintf(bad, sizeof bad, "max_tasks must be 1..%d (got %u)", MAX_LEASE,
-             r->max_tasks);
-  else if (r->wait_ms > MAX_WAIT_MS)
-    snprintf(bad, sizeof bad, "wait_ms must be 0..%u (got %u)", MAX_WAIT_MS,
-             r->wait_ms);
-  if (bad[0]) {
+  if (!kf_coord__check_lease(r, bad, sizeof bad)) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
@@ -339,22 +419,14 @@ static void on_lease(kf_rpc_call *call, const ProtobufCMessage *m,
   op_push(co, op);
 }
 
-/* Only what makes the whole call meaningless is refused here.  Each
- * result is judged on its own by the store (kf_store_report_ex): a bad
- * one gets REPORT_INVALID and the rest are stored -- refusing the call
- * for one result would hold every other result of the batch hostage
- * (the worker retries the call), which is how one poisoned reason once
- * stalled a cluster.  So ReportResult is in kf_coord__raw_text. */
+/* Validated by kf_coord__check_report: only what makes the whole call
+ * meaningless is refused. */
 static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
   const Kernelfleet__ReportResultRequest *r = (const void *)m;
   char bad[160] = "";
-  if (r->worker_id <= 0)
-    snprintf(bad, sizeof bad, "worker_id must be positive");
-  else if (r->n_results == 0 || r->n_results > MAX_REPORTS)
-    snprintf(bad, sizeof bad, "results must hold 1..%d entries", MAX_REPORTS);
-  if (bad[0]) {
+  if (!kf_coord__check_report(r, bad, sizeof bad)) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
@@ -372,42 +444,12 @@ static void on_report(kf_rpc_call *call, const ProtobufCMessage *m,
   op_push(co, op);
 }
 
-static bool task_spec_ok(char *bad, size_t blen, size_t i,
-                         const Kernelfleet__TaskSpec *t) {
-  char f[64];
-  snprintf(f, sizeof f, "tasks[%zu].kind", i);
-  if (!kind_ok(bad, blen, f, t->kind)) return false;
-  if (t->max_attempts > 100) {
-    snprintf(bad, blen, "tasks[%zu].max_attempts must be 0..100 (got %u)", i,
-             t->max_attempts);
-    return false;
-  }
-  if (t->timeout_ms > MAX_TIMEOUT_MS) {
-    snprintf(bad, blen, "tasks[%zu].timeout_ms must be 0..%u (a day; got"
-             " %u)", i, MAX_TIMEOUT_MS, t->timeout_ms);
-    return false;
-  }
-  if (t->campaign_id < 0) {
-    snprintf(bad, blen, "tasks[%zu].campaign_id must be 0 (none) or a"
-             " campaign's id (got %" PRId64 ")", i, t->campaign_id);
-    return false;
-  }
-  snprintf(f, sizeof f, "tasks[%zu].device_class", i);
-  if (t->device_class && !dc_ok(bad, blen, f, t->device_class, true))
-    return false;
-  return true;
-}
-
 static void on_submit(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
   const Kernelfleet__SubmitTasksRequest *r = (const void *)m;
   char bad[256] = "";
-  if (r->n_tasks == 0 || r->n_tasks > MAX_SUBMIT)
-    snprintf(bad, sizeof bad, "tasks must hold 1..%d entries", MAX_SUBMIT);
-  for (size_t i = 0; !bad[0] && i < r->n_tasks; i++)
-    task_spec_ok(bad, sizeof bad, i, r->tasks[i]);
-  if (bad[0]) {
+  if (!kf_coord__check_submit(r, bad, sizeof bad)) {
     kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
@@ -425,10 +467,9 @@ static void on_submit(kf_rpc_call *call, const ProtobufCMessage *m,
 static void on_status(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
-  const Kernelfleet__GetStatusRequest *r = (const void *)m;
-  if (r->campaign_id < 0) {
-    kf_rpc_call_fail(call, KF_EINVAL, "campaign_id must be 0 (the whole"
-                     " cluster) or a campaign's id");
+  char bad[96] = "";
+  if (!kf_coord__check_status((const void *)m, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
   kf_coord_op *op = op_new(co, KF_OP_STATUS, call, m);

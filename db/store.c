@@ -526,7 +526,7 @@ static int kf_store__migrate_locked(kf_store *s, int max_version) {
            " applied_at timestamptz NOT NULL DEFAULT now())",
            0, NULL, NULL)))
     return kf_store__rollback(s, rc);
-  PGresult *r = NULL; /* gcc -O3 cannot see that rc == 0 sets it */
+  PGresult *r = NULL; /* set when rc is 0; gcc -O3 cannot see that */
   if ((rc = kf_store__params(
            s, "SELECT COALESCE(max(version), 0) FROM schema_version", 0,
            NULL, &r)))

@@ -13,6 +13,13 @@ const void *kf_harness__elf_at(const unsigned char *buf, size_t len,
   return buf + off;
 }
 
+const void *kf_harness__elf_table(const unsigned char *buf, size_t len,
+                                  uint64_t off, uint64_t size) {
+  const unsigned char *p = kf_harness__elf_at(buf, len, off, size);
+  if (p && (uintptr_t)p % 8 != 0) return NULL;
+  return p;
+}
+
 const char *kf_harness__elf_str(const unsigned char *buf, size_t len,
                                 const Elf64_Shdr *strtab, uint64_t idx) {
   if (!strtab || idx >= strtab->sh_size) return NULL;
@@ -26,14 +33,14 @@ const char *kf_harness__elf_str(const unsigned char *buf, size_t len,
 const char *kf_harness__elf_open_so(const unsigned char *buf, size_t len,
                                     kf_harness_elf_so *so) {
   memset(so, 0, sizeof *so);
-  const Elf64_Ehdr *eh = kf_harness__elf_at(buf, len, 0, sizeof *eh);
+  const Elf64_Ehdr *eh = kf_harness__elf_table(buf, len, 0, sizeof *eh);
   if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
     return "not a 64-bit ELF shared object";
   if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0)
     return "ELF: no section headers";
   const Elf64_Shdr *sh =
-      kf_harness__elf_at(buf, len, eh->e_shoff,
+      kf_harness__elf_table(buf, len, eh->e_shoff,
                          (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
   if (!sh || eh->e_shstrndx >= eh->e_shnum) return "ELF: bad section table";
   so->eh = eh;

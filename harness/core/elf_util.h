@@ -16,6 +16,13 @@
 /* buf[off, off + size), or NULL when that is not inside buf[0, len). */
 const void *kf_harness__elf_at(const unsigned char *buf, size_t len,
                                uint64_t off, uint64_t size);
+/* kf_harness__elf_at for a table of Elf64 structures (headers, symbols,
+ * dynamic entries): also NULL when the view is not 8-byte aligned.  Every
+ * linker aligns these; reading one through a misaligned pointer is
+ * undefined behaviour (found by fuzz_elf_cpu), so such a file is refused
+ * as malformed.  buf itself must be 8-byte aligned (malloc'd). */
+const void *kf_harness__elf_table(const unsigned char *buf, size_t len,
+                                  uint64_t off, uint64_t size);
 /* The NUL-terminated string at idx of string table strtab, or NULL. */
 const char *kf_harness__elf_str(const unsigned char *buf, size_t len,
                                 const Elf64_Shdr *strtab, uint64_t idx);

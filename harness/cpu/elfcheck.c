@@ -138,7 +138,7 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
 
   /* .dynamic: constructors, destructors, needed libraries */
   const Elf64_Dyn *dyn =
-      kf_harness__elf_at(buf, len, dynamic->sh_offset, dynamic->sh_size);
+      kf_harness__elf_table(buf, len, dynamic->sh_offset, dynamic->sh_size);
   if (!dyn) REJECT("ELF: bad .dynamic");
   const Elf64_Shdr *dynstr =
       dynamic->sh_link < eh->e_shnum ? &sh[dynamic->sh_link] : NULL;
@@ -181,7 +181,7 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
     REJECT("ELF: bad .dynsym");
   const Elf64_Sym *sym =
-      kf_harness__elf_at(buf, len, dynsym->sh_offset, dynsym->sh_size);
+      kf_harness__elf_table(buf, len, dynsym->sh_offset, dynsym->sh_size);
   if (!sym) REJECT("ELF: bad .dynsym");
   const Elf64_Shdr *symstr = &sh[dynsym->sh_link];
   size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
@@ -202,7 +202,7 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
   if (symtab && symtab->sh_entsize == sizeof(Elf64_Sym) &&
       symtab->sh_link < eh->e_shnum) {
     const Elf64_Sym *ls =
-        kf_harness__elf_at(buf, len, symtab->sh_offset, symtab->sh_size);
+        kf_harness__elf_table(buf, len, symtab->sh_offset, symtab->sh_size);
     if (!ls) REJECT("ELF: bad .symtab");
     const Elf64_Shdr *lstr = &sh[symtab->sh_link];
     size_t nls = symtab->sh_size / sizeof(Elf64_Sym);

@@ -219,7 +219,7 @@ typedef struct {
 /* One cubin (a device ELF): every symbol in a writable global section. */
 static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
                        char *why, size_t whylen) {
-  const Elf64_Ehdr *eh = kf_harness__elf_at(buf, len, 0, sizeof *eh);
+  const Elf64_Ehdr *eh = kf_harness__elf_table(buf, len, 0, sizeof *eh);
   if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_CUDA)
     REJECT("device code: a fat binary entry is not a 64-bit CUDA ELF");
@@ -227,7 +227,7 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
       eh->e_shstrndx >= eh->e_shnum)
     REJECT("device code: bad section table");
   const Elf64_Shdr *sh =
-      kf_harness__elf_at(buf, len, eh->e_shoff,
+      kf_harness__elf_table(buf, len, eh->e_shoff,
                          (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
   if (!sh) REJECT("device code: bad section table");
   const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
@@ -241,7 +241,7 @@ static int check_cubin(const unsigned char *buf, size_t len, devsyms *ds,
     if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
         symtab->sh_link >= eh->e_shnum)
       REJECT("device code: bad symbol table");
-    sym = kf_harness__elf_at(buf, len, symtab->sh_offset, symtab->sh_size);
+    sym = kf_harness__elf_table(buf, len, symtab->sh_offset, symtab->sh_size);
     if (!sym) REJECT("device code: bad symbol table");
     symstr = &sh[symtab->sh_link];
     nsym = symtab->sh_size / sizeof(Elf64_Sym);
@@ -371,6 +371,11 @@ static int check_fatbins(const unsigned char *buf, size_t len, uint64_t off,
       if (fe.compressed_size != 0 || (fe.flags & 0x2000))
         REJECT("device code: a compressed cubin, which the link check "
                    "cannot inspect");
+      /* check_cubin reads Elf64 structures in place (devsyms keeps names
+       * pointing into the file), which needs 8-byte alignment; nvcc
+       * aligns its entries, so one that is not is malformed. */
+      if ((uintptr_t)(p + e + fe.header_size) % 8 != 0)
+        REJECT("device code: misaligned fat binary entry");
       int oc = check_cubin(p + e + fe.header_size, fe.size, ds, why, whylen);
       if (oc) return oc;
       e += fe.header_size + fe.size;
@@ -628,7 +633,7 @@ static int check_host_state(const unsigned char *buf, size_t len,
     REJECT("ELF: writable data but no usable .symtab");
   }
   const Elf64_Sym *ls =
-      kf_harness__elf_at(buf, len, symtab->sh_offset, symtab->sh_size);
+      kf_harness__elf_table(buf, len, symtab->sh_offset, symtab->sh_size);
   if (!ls) REJECT("ELF: bad .symtab");
   const Elf64_Shdr *lstr = &sh[symtab->sh_link];
   size_t nls = symtab->sh_size / sizeof(Elf64_Sym);
@@ -761,7 +766,7 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
   if (!dynsym || !dynamic) REJECT("ELF: no dynamic symbol table");
 
   const Elf64_Dyn *dyn =
-      kf_harness__elf_at(buf, len, dynamic->sh_offset, dynamic->sh_size);
+      kf_harness__elf_table(buf, len, dynamic->sh_offset, dynamic->sh_size);
   if (!dyn) REJECT("ELF: bad .dynamic");
   const Elf64_Shdr *dynstr =
       dynamic->sh_link < eh->e_shnum ? &sh[dynamic->sh_link] : NULL;
@@ -806,7 +811,7 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
     REJECT("ELF: bad .dynsym");
   const Elf64_Sym *sym =
-      kf_harness__elf_at(buf, len, dynsym->sh_offset, dynsym->sh_size);
+      kf_harness__elf_table(buf, len, dynsym->sh_offset, dynsym->sh_size);
   if (!sym) REJECT("ELF: bad .dynsym");
   const Elf64_Shdr *symstr = &sh[dynsym->sh_link];
   size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);

@@ -11,6 +11,7 @@
  * no CUDA build, no device, or the child fails.
  */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,19 @@
 #include "internal.h"
 #include "util.h"
 
-static void fail(const char *fmt, const char *arg) {
-  char msg[1024];
-  snprintf(msg, sizeof msg, fmt, arg);
+/* Prints {"error": MSG}.  The message is as long as it needs to be (it
+ * may hold a path of PATH_MAX bytes): a fixed buffer would cut it, which
+ * gcc -O3 rightly refuses under -Werror=format-truncation. */
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = NULL;
+  if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
+  va_end(ap);
   cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "error", msg);
+  cJSON_AddStringToObject(j, "error", msg ? msg : "out of memory");
+  free(msg);
   char *s = cJSON_Print(j);
   printf("%s\n", s ? s : "{\"error\": \"?\"}");
   free(s);

@@ -106,17 +106,25 @@ def n_evals(c, cid):
                    % cid)
 
 
-def wait_done(c, cid, timeout, watch=()):
+def wait_done(c, cid, stall, watch=()):
     """Waits until the campaign ended: its search and its final showdown
-    (state neither "running" nor "showdown")."""
+    (state neither "running" nor "showdown").  How long a campaign takes
+    depends on the machine and its load, so there is no total bound: it
+    fails when `stall` seconds (times kfe2e.SLACK) pass without any task
+    of the campaign finishing or its state changing."""
     def ended():
         for p in watch:
             check(p.alive(), "%s (pid %d) died: exit %s"
                   % (p.name, p.pid, p.popen.returncode))
         s = state(c, cid)
         return s not in ("running", "showdown") and s
-    s = kfe2e.wait_until(ended, timeout, "campaign %d to end" % cid,
-                         interval=0.5)
+
+    def progress():
+        return (state(c, cid), c.count(
+            "SELECT count(*) FROM tasks WHERE campaign_id = %d AND state IN"
+            " ('done', 'failed')" % cid))
+    s = kfe2e.wait_progress(ended, progress, stall,
+                            "campaign %d to end" % cid)
     c.log("campaign %d ended: %s, %d evaluations" % (cid, s, n_evals(c, cid)))
     return s
 

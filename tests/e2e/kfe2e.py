@@ -56,10 +56,23 @@ def check(cond, msg):
         raise TestFailure(msg)
 
 
+# Every bound a test writes is what an idle machine needs, with room; on a
+# loaded one (CI beside other builds, `stress-ng --cpu 2`) everything runs
+# several times slower.  Waits are on conditions and return as soon as
+# they hold, so a generous bound costs nothing when things work: SLACK
+# multiplies every wait_until/wait_progress bound and the hang guard of
+# run().  KF_E2E_SLACK=1 gives the bounds as written.
+SLACK = max(1.0, float(os.environ.get("KF_E2E_SLACK", "4")))
+# run()'s hang guard stays under ctest's TIMEOUT (900 s for e2e tests), so
+# a hung test still cleans up and prints its logs.
+HANG_GUARD_MAX = 870
+
+
 def wait_until(fn, timeout, what, interval=0.1):
     """Polls fn() until it returns a truthy value, which is returned.
-    Raises TestFailure naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+    Raises TestFailure naming `what` after timeout * SLACK seconds."""
+    bound = timeout * SLACK
+    deadline = time.monotonic() + bound
     last = None
     while True:
         last = fn()
@@ -67,7 +80,31 @@ def wait_until(fn, timeout, what, interval=0.1):
             return last
         if time.monotonic() >= deadline:
             raise TestFailure("timed out after %.0fs waiting for %s (last: %r)"
-                              % (timeout, what, last))
+                              % (bound, what, last))
+        time.sleep(interval)
+
+
+def wait_progress(fn, progress, stall, what, interval=0.5):
+    """Polls fn() until it returns a truthy value, which is returned, for
+    as long as progress() keeps changing: fails only after stall * SLACK
+    seconds in which progress() (e.g. a count of finished tasks) stayed
+    the same.  For long waits whose length depends on the machine's speed
+    -- a campaign of N evaluations -- where a total bound would be sized
+    for one machine's load, but no progress at all is a real hang."""
+    bound = stall * SLACK
+    seen = progress()
+    deadline = time.monotonic() + bound
+    while True:
+        last = fn()
+        if last:
+            return last
+        now = progress()
+        if now != seen:
+            seen = now
+            deadline = time.monotonic() + bound
+        elif time.monotonic() >= deadline:
+            raise TestFailure("no progress in %.0fs waiting for %s (last: %r,"
+                              " progress %r)" % (bound, what, last, seen))
         time.sleep(interval)
 
 
@@ -368,13 +405,16 @@ class Cluster:
 
 def run(tag, body, time_limit=240):
     """Runs body(cluster) with a fresh Cluster; exits 0 on success, 1 on
-    failure (with the logs printed).  A SIGALRM after time_limit turns a
-    hang into a failure that still cleans up."""
+    failure (with the logs printed).  A SIGALRM after time_limit (times
+    SLACK, up to HANG_GUARD_MAX) turns a hang into a failure that still
+    cleans up."""
+    limit = max(time_limit, min(int(time_limit * SLACK), HANG_GUARD_MAX))
+
     def on_alarm(signum, frame):
-        raise TestFailure("test exceeded its %ds time limit" % time_limit)
+        raise TestFailure("test exceeded its %ds time limit" % limit)
     signal.signal(signal.SIGALRM, on_alarm)
     signal.signal(signal.SIGTERM, lambda s, f: sys.exit(1))
-    signal.alarm(time_limit)
+    signal.alarm(limit)
     c = None
     failed = True
     try:

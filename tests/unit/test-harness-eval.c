@@ -44,7 +44,11 @@ static void test_honest(void **state) {
   }
   assert_true(r->time_ns_median > 0);
   assert_true(r->ref_time_ns_median > 0);
-  assert_true(r->repetitions >= 10);
+  /* 10 (the CPU backend's minimum) on a quiet machine; on a loaded one
+   * the harness's own noise handling ends the loop after 3 once calls are
+   * very slow (pipeline.c time_loop: 20 x the 300 ms budget), and reports
+   * what it got.  This test asserts that rule, not the machine's speed. */
+  assert_true(r->repetitions >= 3);
   assert_true(r->achieved_gbps > 0);
   assert_non_null(strstr(r->stages[2]->reason, "seccomp"));
   kernelfleet__eval_result__free_unpacked(r, NULL);

@@ -54,7 +54,7 @@ typedef struct fx {
   atomic_int calls;            /* handler invocations, any method */
   kf_rpc_call *held[FX_MAX_HELD]; /* GetStatus(-2) calls; loop thread */
   int n_held;
-  char peer[128];              /* LeaseTasks records it */
+  char peer[128];              /* the first LeaseTasks records it */
   void (*on_held)(struct fx *fx); /* called after a call is held */
 } fx;
 
@@ -133,8 +133,12 @@ static inline void fx_submit(kf_rpc_call *call, const ProtobufCMessage *req,
 static inline void fx_lease(kf_rpc_call *call, const ProtobufCMessage *req,
                      void *data) {
   fx *f = data;
+  /* The first call records it, before counting: a test that loads calls
+   * first may then read peer while later calls run (the reply's path
+   * through gRPC orders them too, but ThreadSanitizer cannot see it). */
+  if (!f->peer[0])
+    snprintf(f->peer, sizeof f->peer, "%s", kf_rpc_call_peer(call));
   atomic_fetch_add(&f->calls, 1);
-  snprintf(f->peer, sizeof f->peer, "%s", kf_rpc_call_peer(call));
   int64_t ms = kf_rpc_call_remaining_ms(call);
   Kernelfleet__LeaseTasksResponse r = KERNELFLEET__LEASE_TASKS_RESPONSE__INIT;
   r.lease_ttl_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
