@@ -425,6 +425,9 @@ static void admit(kf_rpc_server *srv, kf_rpc_call *c) {
   memset(&op, 0, sizeof op);
   op.op = GRPC_OP_RECV_MESSAGE;
   op.data.recv_message.recv_message = &c->payload;
+  /* c goes to gRPC, and comes back to the queue thread: from the loop
+   * thread too, for a call that waited for a credential reload. */
+  kf_rpc__tag_release(c);
   grpc_call_error e = grpc_call_start_batch(c->call, &op, 1, c, NULL);
   if (e != GRPC_CALL_OK) {
     kf_log(KF_LOG_ERROR, "rpc: cannot receive message: %s",
