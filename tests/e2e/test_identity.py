@@ -157,7 +157,12 @@ def body(c):
         " FROM evaluations e JOIN candidates k ON k.id = e.candidate_id"
         " WHERE e.campaign_id = %d AND e.outcome = 'ok'"
         % (c1, c5, c1, c5, c6))
-    check(len(rows) == 2, "campaign 6: ok rows %r" % rows)
+    check(len(rows) == 2, "campaign 6: ok rows %r; evaluations of"
+          " campaigns 1, 5, 6: %r" % (rows, c.psql(
+              "SELECT campaign_id, candidate_id, outcome, stage,"
+              " left(reason, 200), measurements, reused_from IS NOT NULL"
+              " FROM evaluations WHERE campaign_id IN (%d, %d, %d)"
+              " ORDER BY id" % (c1, c5, c6))))
     for n, med, reps, want_med, want_reps in rows:
         check(n == "2", "campaign 6 reused %s measurements, want 2" % n)
         check(abs(float(med) - float(want_med)) <= 1e-6 * float(want_med),
