@@ -152,6 +152,14 @@ int kf_spec_shape(const kf_spec *s, const kf_spec_tensor *t,
                   const kf_size *size, int64_t dims[KF_SPEC_MAX_DIMS],
                   int64_t *numel, char *err, size_t errlen);
 
+/* The guard bytes each backend puts on both sides of every buffer of a
+ * runner's image (harness/core/layout.c): the CPU backend unmaps one page;
+ * the CUDA backend fills 64 KiB with canary, enough to catch the strided
+ * overruns of a whole warp.  The coordinator sizes a spec's footprint with
+ * the same numbers, so the two cannot drift apart. */
+#define KF_SPEC_GUARD_CPU 4096u
+#define KF_SPEC_GUARD_CUDA (64u << 10)
+
 /* Bytes of one side's image at a size (harness/core/layout.c): `sets`
  * copies of every input and `slots` of every output (the harness uses 1
  * and 1), then the workspace, each buffer rounded up to whole 4 KiB pages

@@ -244,7 +244,7 @@ static void fmt_bytes(char *buf, size_t len, uint64_t b) {
  * sizes.  0, or KF_ESPEC. */
 static int footprint(const kf_spec *spec, bool cuda, uint64_t *need,
                      char *text, size_t tlen, char *bad, size_t blen) {
-  uint64_t guard = cuda ? 64u << 10 : 4096u; /* the backends' guard */
+  uint64_t guard = cuda ? KF_SPEC_GUARD_CUDA : KF_SPEC_GUARD_CPU;
   char err[384], sz[160];
   uint64_t b = 0, worst = 0;
   if (kf_spec_runner_bytes(spec, &spec->bench_size, 1, 1, guard, &worst, err,

@@ -352,7 +352,7 @@ static void cpu_stop(kf_ev *e, kf_side *s) {
 const kf_backend kf_harness_cpu_backend = {
     .name = "cpu",
     .language = "c",
-    .guard = 4096,
+    .guard = KF_SPEC_GUARD_CPU,
     .roof_factor = KF_HARNESS_ROOF_FACTOR,
     .min_reps = 10,
     .open = cpu_open,

@@ -1109,7 +1109,7 @@ static void cuda_stop(kf_ev *e, kf_side *s) {
 const kf_backend kf_harness_cuda_backend = {
     .name = "cuda",
     .language = "cuda",
-    .guard = 64u << 10,
+    .guard = KF_SPEC_GUARD_CUDA,
     .roof_factor = KF_HARNESS_ROOF_FACTOR,
     .min_reps = 10,
     .open = cuda_open,

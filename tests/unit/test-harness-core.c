@@ -160,11 +160,48 @@ static void test_draws_independent(void **state) {
   }
 }
 
+/* The coordinator refuses a campaign whose runners would not fit from
+ * kf_spec_runner_bytes; the harness maps kf_harness__make_layout's image.
+ * They must agree byte for byte, for both backends' guards, or a spec
+ * could pass one check and fail the other. */
+static void test_layout_matches_footprint(void **state) {
+  (void)state;
+  kf_spec *s = spec();
+  const uint32_t guards[] = {KF_SPEC_GUARD_CPU, KF_SPEC_GUARD_CUDA};
+  const int64_t ns[] = {1, 1000, 4096, 4097, 1000000};
+  char err[256];
+  for (size_t g = 0; g < sizeof guards / sizeof *guards; g++)
+    for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+      kf_size z = s->bench_size;
+      z.v[0] = ns[k];
+      kf_harness_layout L;
+      assert_int_equal(kf_harness__make_layout(s, &z, guards[g], 0, &L, err,
+                                               sizeof err),
+                       0);
+      uint64_t want = 0;
+      assert_int_equal(kf_spec_runner_bytes(s, &z, 1, 1, guards[g], &want,
+                                            err, sizeof err),
+                       0);
+      assert_int_equal(L.total, want);
+      /* and nothing overlaps: each buffer sits a whole guard past the
+       * end of the one before it */
+      uint64_t prev_end = 0, off;
+      size_t len;
+      for (int b = 0; kf_harness__buffer_at(&L, b, &off, &len); b++) {
+        assert_true(off >= prev_end + guards[g]);
+        prev_end = off + len;
+      }
+      assert_true(L.total >= prev_end + guards[g]);
+    }
+  kf_spec_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_floor_bandwidth),
       cmocka_unit_test(test_floor_compute),
       cmocka_unit_test(test_draws_independent),
+      cmocka_unit_test(test_layout_matches_footprint),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
