@@ -132,8 +132,7 @@ static void do_register(kf_store *s, kf_coord_op *op) {
 static void do_lookup(kf_store *s, kf_coord_op *op) {
   int64_t id = kf_coord__op_worker(op);
   int rc = kf_store_get_worker(s, id, &op->new_dc_id, op->kinds_csv,
-                               sizeof op->kinds_csv);
-  if (!rc) rc = kf_store_worker_token(s, id, &op->bound_cred);
+                               sizeof op->kinds_csv, &op->bound_cred);
   if (rc == KF_ENOTFOUND) {
     op->rc = rc;
     snprintf(op->err, sizeof op->err,

@@ -696,12 +696,12 @@ out:
 
 static const kf_store__stmt ST_WORKER_GET = {
     KF_STMT_WORKER_GET,
-    "SELECT device_class_id, array_to_string(task_kinds, ',') FROM workers"
-    " WHERE id = $1::bigint"};
+    "SELECT device_class_id, array_to_string(task_kinds, ','),"
+    " COALESCE(token_id, 0) FROM workers WHERE id = $1::bigint"};
 
 int kf_store_get_worker(kf_store *s, int64_t worker_id,
                         int64_t *device_class_id, char *kinds,
-                        size_t kinds_len) {
+                        size_t kinds_len, int64_t *token_id) {
   int rc = kf_store__ready(s);
   if (rc) return rc;
   char id[24];
@@ -719,6 +719,7 @@ int kf_store_get_worker(kf_store *s, int64_t worker_id,
     *device_class_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
   if (kinds && kinds_len)
     snprintf(kinds, kinds_len, "%s", PQgetvalue(r, 0, 1));
+  if (token_id) *token_id = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
   PQclear(r);
   return 0;
 }

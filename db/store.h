@@ -106,15 +106,13 @@ int kf_store_register_worker(kf_store *s, const kf_worker_reg *reg,
                              int64_t *worker_id, int64_t *device_class_id);
 
 /* Looks a worker up (after a coordinator restart, to refill the loop's
- * registry).  Returns KF_ENOTFOUND if absent.  task_kinds are written as
- * one comma-separated string into kinds (truncated to kinds_len). */
+ * registry and check the caller's binding).  Returns KF_ENOTFOUND if
+ * absent.  task_kinds are written as one comma-separated string into kinds
+ * (truncated to kinds_len); token_id gets the credential it registered
+ * with (0: the bootstrap token).  Any output may be NULL. */
 int kf_store_get_worker(kf_store *s, int64_t worker_id,
                         int64_t *device_class_id, char *kinds,
-                        size_t kinds_len);
-
-/* The credential worker_id registered with (0: the bootstrap token).
- * KF_ENOTFOUND when there is no such worker. */
-int kf_store_worker_token(kf_store *s, int64_t worker_id, int64_t *token_id);
+                        size_t kinds_len, int64_t *token_id);
 
 /* ------------------------------------------------ credentials (0005) -- */
 

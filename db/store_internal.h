@@ -85,7 +85,6 @@ typedef enum {
   KF_STMT_BACKEND_MEMORY,
   KF_STMT_UNLEASE,
   /* credentials (store_tokens.c, 0005) */
-  KF_STMT_WORKER_TOKEN,
   KF_STMT_TOKEN_CREATE,
   KF_STMT_TOKEN_LIST,
   KF_STMT_TOKEN_REVOKE,

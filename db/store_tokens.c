@@ -16,29 +16,6 @@
 #include "store_internal.h"
 #include "util.h"
 
-static const kf_store__stmt ST_WORKER_TOKEN = {
-    KF_STMT_WORKER_TOKEN,
-    "SELECT COALESCE(token_id, 0) FROM workers WHERE id = $1::bigint"};
-
-int kf_store_worker_token(kf_store *s, int64_t worker_id, int64_t *token_id) {
-  int rc = kf_store__ready(s);
-  if (rc) return rc;
-  char id[24];
-  snprintf(id, sizeof id, "%lld", (long long)worker_id);
-  const char *p[] = {id};
-  PGresult *r;
-  if ((rc = kf_store__exec_retry(s, &ST_WORKER_TOKEN, 1, p, false, &r)))
-    return rc;
-  if (PQntuples(r) == 0) {
-    PQclear(r);
-    return kf_store__fail(s, KF_ENOTFOUND, "worker %lld not found",
-                          (long long)worker_id);
-  }
-  *token_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-  PQclear(r);
-  return 0;
-}
-
 static const kf_store__stmt ST_TOKEN_CREATE = {
     KF_STMT_TOKEN_CREATE,
     "INSERT INTO api_tokens (role, name, hash) VALUES ($1, $2, $3)"

@@ -75,7 +75,7 @@ static void every_call_recovers(void **state) {
   AFTER_KILL(kf_store_migrate(s));
   kill_backend(s);
   char kb[32];
-  AFTER_KILL(kf_store_get_worker(s, w, NULL, kb, sizeof kb));
+  AFTER_KILL(kf_store_get_worker(s, w, NULL, kb, sizeof kb, NULL));
   assert_string_equal(kb, "eval");
 
   /* And plain use afterwards. */

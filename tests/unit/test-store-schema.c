@@ -120,14 +120,16 @@ static void register_worker_dedupes_device_class(void **state) {
   kf_device_class bad = {.kind = 0};
   assert_int_equal(kf_store_device_class_id(tdb.s, &bad, &id), KF_EINVAL);
 
-  int64_t got_dc = 0;
+  int64_t got_dc = 0, got_tok = -1;
   char kbuf[64];
-  assert_int_equal(kf_store_get_worker(tdb.s, w3, &got_dc, kbuf, sizeof kbuf),
+  assert_int_equal(kf_store_get_worker(tdb.s, w3, &got_dc, kbuf, sizeof kbuf,
+                                       &got_tok),
                    0);
   assert_int_equal(got_dc, dc3);
+  assert_int_equal(got_tok, 0); /* registered with the bootstrap token */
   assert_string_equal(kbuf, "eval,compile");
   assert_int_equal(kf_store_get_worker(tdb.s, 9999, &got_dc, kbuf,
-                                       sizeof kbuf),
+                                       sizeof kbuf, NULL),
                    KF_ENOTFOUND);
   assert_string_equal(tdb_text("SELECT device->>'test' FROM workers"
                                " WHERE id = %lld", (long long)w1),
