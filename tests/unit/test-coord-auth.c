@@ -51,33 +51,18 @@
 #include "rpc.h"
 #include "store.h"
 #include "store_internal.h"
+#include "test-coord-fixture.h"
 #include "token.h"
 
 #define BOOT "auth-bootstrap-token"
 #define PATH(m) "/kernelfleet.Coordinator/" m
 
-typedef struct {
-  pid_t pid;
-  char target[64];
-  char log[160];
-  char port_file[160];
-} coord;
-
 static struct {
-  kf_store *admin; /* server's "postgres" database */
-  kf_store *s;     /* the coordinators' database */
-  char dbname[64];
-  char conninfo[1024];
   char dir[64];    /* temp dir: logs, port files, PEM files */
-  coord main;      /* plaintext, loopback */
+  kf_tcoord main;  /* plaintext, loopback */
   char worker_a[80], worker_b[80], submitter[80], admin_tok[80];
   int64_t worker_a_id;
 } g;
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 /* Stores a fresh credential of role; its secret goes to out. */
 static int64_t make_token(const char *role, const char *name, char *out,
@@ -86,132 +71,28 @@ static int64_t make_token(const char *role, const char *name, char *out,
   int64_t id = 0;
   assert_int_equal(kf_token_generate(out, len), 0);
   assert_int_equal(kf_token_hash_hex(out, strlen(out), hash), 0);
-  if (kf_store_token_create(g.s, role, name, hash, &id))
-    fail_msg("token create: %s", kf_store_errmsg(g.s));
+  if (kf_store_token_create(tdb.s, role, name, hash, &id))
+    fail_msg("token create: %s", kf_store_errmsg(tdb.s));
   assert_true(id > 0);
   return id;
 }
 
-/* Spawns kf-coordinator with extra flags (NULL-terminated), stderr to its
- * own log, and waits (60 s: ASan start-up is slow) for its port file. */
-static int spawn(coord *c, const char *tag, const char *listen,
-                 const char *const *extra) {
-  const char *bin = getenv("KF_BIN_DIR");
-  if (!bin || !*bin) {
-    fprintf(stderr, "KF_BIN_DIR is not set\n");
-    return -1;
-  }
-  char exe[1024];
-  snprintf(exe, sizeof exe, "%s/kf-coordinator", bin);
-  snprintf(c->port_file, sizeof c->port_file, "%s/%s.port", g.dir, tag);
-  snprintf(c->log, sizeof c->log, "%s/%s.log", g.dir, tag);
-  unlink(c->port_file);
-  char *argv[32] = {exe, "--db", g.conninfo, "--listen", (char *)listen,
-                    "--port-file", c->port_file, "--log-level", "info"};
-  int n = 9;
-  for (size_t i = 0; extra && extra[i] && n < 30; i++)
-    argv[n++] = (char *)extra[i];
-  argv[n] = NULL;
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    int fd = open(c->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) dup2(fd, 2);
-    setenv("KF_TOKEN", BOOT, 1); /* the credential: environment only */
-    unsetenv("KF_TOKEN_FILE");
-    execv(exe, argv);
-    _exit(127);
-  }
-  c->pid = pid;
-  for (int i = 0; i < 600; i++) {
-    FILE *f = fopen(c->port_file, "r");
-    int port = 0;
-    if (f) {
-      if (fscanf(f, "%d", &port) != 1) port = 0;
-      fclose(f);
-    }
-    if (port > 0) {
-      snprintf(c->target, sizeof c->target, "127.0.0.1:%d", port);
-      return 0;
-    }
-    int st;
-    if (waitpid(pid, &st, WNOHANG) == pid) {
-      c->pid = 0;
-      fprintf(stderr, "kf-coordinator %s exited (0x%x) before listening\n",
-              tag, st);
-      return -1;
-    }
-    sleep_ms(100);
-  }
-  return -1;
-}
-
-/* SIGTERM and wait; the coordinator must exit 0. */
-static void stop(coord *c) {
-  if (c->pid <= 0) return;
-  assert_int_equal(kill(c->pid, SIGTERM), 0);
-  int st = 0;
-  for (int i = 0; i < 300; i++) {
-    if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
-      c->pid = 0;
-      assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-      return;
-    }
-    sleep_ms(100);
-  }
-  fail_msg("kf-coordinator still running 30 s after SIGTERM");
-}
-
 static int group_setup(void **state) {
   (void)state;
-  const char *base = getenv("KF_TEST_PG");
-  if (!base || !*base) {
-    fprintf(stderr, "KF_TEST_PG is not set: no PostgreSQL to test on\n");
-    return -1;
-  }
+  if (tdb_group_setup("auth")) return -1;
   snprintf(g.dir, sizeof g.dir, "/tmp/kf-auth-XXXXXX");
   if (!mkdtemp(g.dir)) return -1;
-  char err[512], sql[256];
-  if (kf_store_open(base, &g.admin, err, sizeof err)) {
-    fprintf(stderr, "connect %s: %s\n", base, err);
-    return -1;
-  }
-  snprintf(g.dbname, sizeof g.dbname, "kf_test_auth_%d", (int)getpid());
-  snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", g.dbname);
-  kf_store__admin_exec(g.admin, sql, NULL, 0);
-  snprintf(sql, sizeof sql, "CREATE DATABASE %s", g.dbname);
-  if (kf_store__admin_exec(g.admin, sql, NULL, 0)) {
-    fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
-    return -1;
-  }
-  snprintf(g.conninfo, sizeof g.conninfo, "%s dbname=%s", base, g.dbname);
-  if (kf_store_open(g.conninfo, &g.s, err, sizeof err) ||
-      kf_store_migrate(g.s)) {
-    fprintf(stderr, "connect/migrate %s: %s\n", g.conninfo, err);
-    return -1;
-  }
   /* Stored before the coordinator starts: it must load them at start. */
   make_token("worker", "a", g.worker_a, sizeof g.worker_a);
   make_token("worker", "b", g.worker_b, sizeof g.worker_b);
   make_token("submitter", "s", g.submitter, sizeof g.submitter);
   make_token("admin", "x", g.admin_tok, sizeof g.admin_tok);
-  return spawn(&g.main, "main", "127.0.0.1:0", NULL);
+  return tcoord_spawn(&g.main, g.dir, "main", BOOT, "127.0.0.1:0", NULL);
 }
 
 static int group_teardown(void **state) {
-  (void)state;
-  if (g.main.pid > 0) {
-    kill(g.main.pid, SIGKILL);
-    waitpid(g.main.pid, NULL, 0);
-  }
-  kf_store_close(g.s);
-  if (g.admin) {
-    char sql[256];
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
-             g.dbname);
-    kf_store__admin_exec(g.admin, sql, NULL, 0);
-    kf_store_close(g.admin);
-  }
+  tcoord_kill(&g.main);
+  tdb_group_teardown(state);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g.dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g.dir);
@@ -220,8 +101,8 @@ static int group_teardown(void **state) {
 
 static int64_t db_int(const char *sql) {
   char out[64] = "";
-  if (kf_store__admin_exec(g.s, sql, out, sizeof out))
-    fail_msg("%s: %s", sql, kf_store_errmsg(g.s));
+  if (kf_store__admin_exec(tdb.s, sql, out, sizeof out))
+    fail_msg("%s: %s", sql, kf_store_errmsg(tdb.s));
   return strtoll(out, NULL, 10);
 }
 
@@ -467,8 +348,9 @@ static void test_forgery(void **state) {
 
   /* After a restart the loop knows no worker: the binding comes from the
    * store, and holds the same. */
-  stop(&g.main);
-  assert_int_equal(spawn(&g.main, "main2", "127.0.0.1:0", NULL), 0);
+  tcoord_stop(&g.main);
+  assert_int_equal(
+      tcoord_spawn(&g.main, g.dir, "main2", BOOT, "127.0.0.1:0", NULL), 0);
   kf_rpc_client_close(a);
   kf_rpc_client_close(b);
   a = client(g.main.target, g.worker_a, NULL);
@@ -498,15 +380,15 @@ static void test_revoke_and_create(void **state) {
    * triggers instead of being refused at once. */
   int rc = get_status(c, err, sizeof err);
   assert_int_equal(rc, 0);
-  assert_int_equal(kf_store_token_revoke(g.s, id), 0);
+  assert_int_equal(kf_store_token_revoke(tdb.s, id), 0);
   for (int i = 0; i < 300 && rc != KF_EAUTH; i++) {
     rc = get_status(c, err, sizeof err);
-    if (rc != KF_EAUTH) sleep_ms(100);
+    if (rc != KF_EAUTH) tcoord_sleep_ms(100);
   }
   assert_int_equal(rc, KF_EAUTH);
   /* Revoking twice is fine; an unknown id is NOT_FOUND. */
-  assert_int_equal(kf_store_token_revoke(g.s, id), 0);
-  assert_int_equal(kf_store_token_revoke(g.s, 999999), KF_ENOTFOUND);
+  assert_int_equal(kf_store_token_revoke(tdb.s, id), 0);
+  assert_int_equal(kf_store_token_revoke(tdb.s, 999999), KF_ENOTFOUND);
   kf_rpc_client_close(c);
 }
 
@@ -570,7 +452,7 @@ static void make_leaf(const char *ca, const char *leaf) {
      g.dir, leaf, ca, leaf, ca, leaf, leaf, ca, leaf, ca, ca, leaf, ca, leaf);
 }
 
-static bool log_has(const coord *c, const char *needle) {
+static bool log_has(const kf_tcoord *c, const char *needle) {
   char *text = NULL;
   FILE *f = fopen(c->log, "r");
   if (!f) return false;
@@ -602,9 +484,10 @@ static void test_tls(void **state) {
   snprintf(evil_key, sizeof evil_key, "%s/evil-client.key", g.dir);
 
   /* TLS on a public address: no warning. */
-  coord t = {0};
+  kf_tcoord t = {0};
   const char *tls_args[] = {"--tls-cert", f[1], "--tls-key", f[2], NULL};
-  assert_int_equal(spawn(&t, "tls", "0.0.0.0:0", tls_args), 0);
+  assert_int_equal(
+      tcoord_spawn(&t, g.dir, "tls", BOOT, "0.0.0.0:0", tls_args), 0);
   char err[256];
   kf_rpc_tls good = {.ca_file = f[0]};
   kf_rpc_tls evil = {.ca_file = f[3]};
@@ -618,14 +501,15 @@ static void test_tls(void **state) {
   c = client(t.target, BOOT, NULL); /* plaintext to the TLS port */
   assert_int_not_equal(get_status(c, err, sizeof err), 0);
   kf_rpc_client_close(c);
-  stop(&t);
+  tcoord_stop(&t);
   assert_false(log_has(&t, "without TLS"));
 
   /* Client certificates required. */
-  coord m = {0};
+  kf_tcoord m = {0};
   const char *mtls_args[] = {"--tls-cert", f[1], "--tls-key", f[2],
                              "--tls-client-ca", f[0], NULL};
-  assert_int_equal(spawn(&m, "mtls", "127.0.0.1:0", mtls_args), 0);
+  assert_int_equal(
+      tcoord_spawn(&m, g.dir, "mtls", BOOT, "127.0.0.1:0", mtls_args), 0);
   c = client(m.target, BOOT, &good); /* no client certificate */
   assert_int_not_equal(get_status(c, err, sizeof err), 0);
   kf_rpc_client_close(c);
@@ -639,12 +523,13 @@ static void test_tls(void **state) {
   c = client(m.target, BOOT, &with_cert);
   assert_int_equal(get_status(c, err, sizeof err), 0);
   kf_rpc_client_close(c);
-  stop(&m);
+  tcoord_stop(&m);
 
   /* Plaintext on a public address: a warning; on loopback: none. */
-  coord p = {0};
-  assert_int_equal(spawn(&p, "plain", "0.0.0.0:0", NULL), 0);
-  stop(&p);
+  kf_tcoord p = {0};
+  assert_int_equal(
+      tcoord_spawn(&p, g.dir, "plain", BOOT, "0.0.0.0:0", NULL), 0);
+  tcoord_stop(&p);
   assert_true(log_has(&p, "without TLS"));
   assert_false(log_has(&g.main, "without TLS"));
 }
@@ -655,7 +540,7 @@ static void test_clean_exit(void **state) {
   kf_rpc_client *c = client(g.main.target, BOOT, NULL);
   assert_int_equal(get_status(c, err, sizeof err), 0);
   kf_rpc_client_close(c);
-  stop(&g.main);
+  tcoord_stop(&g.main);
 }
 
 int main(void) {

@@ -41,118 +41,33 @@
 #include "rpc.h"
 #include "store.h"
 #include "store_internal.h"
+#include "test-coord-fixture.h"
 
 #define TOKEN "badinput-token"
 #define MAX_MSG 65536
 #define PATH(m) "/kernelfleet.Coordinator/" m
 
 static struct {
-  kf_store *admin; /* server's "postgres" database */
-  kf_store *s;     /* the coordinator's database */
-  char dbname[64];
-  char conninfo[1024];
-  char port_file[128];
-  char target[64];
-  pid_t pid;
+  char dir[64];     /* temp dir: the coordinator's log and port file */
+  kf_tcoord co;
   kf_rpc_client *c; /* right token */
   int64_t tasks_made, results_made; /* by tests that must write */
 } g;
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* Reaps the coordinator if it has exited; returns its wait status or -1
- * while it runs. */
-static int reap(void) {
-  int st;
-  pid_t r = waitpid(g.pid, &st, WNOHANG);
-  if (r == g.pid) {
-    g.pid = 0;
-    return st;
-  }
-  return -1;
-}
-
-static int spawn_coordinator(void) {
-  const char *bin = getenv("KF_BIN_DIR");
-  if (!bin || !*bin) {
-    fprintf(stderr, "KF_BIN_DIR is not set\n");
-    return -1;
-  }
-  char exe[1024], maxmsg[16];
-  snprintf(exe, sizeof exe, "%s/kf-coordinator", bin);
-  snprintf(maxmsg, sizeof maxmsg, "%d", MAX_MSG);
-  snprintf(g.port_file, sizeof g.port_file, "/tmp/kf-badinput-%d.port",
-           (int)getpid());
-  unlink(g.port_file);
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    /* the credential by environment: never in argv */
-    setenv("KF_TOKEN", TOKEN, 1);
-    unsetenv("KF_TOKEN_FILE");
-    char *argv[] = {exe, "--db", g.conninfo, "--listen", "127.0.0.1:0",
-                    "--port-file", g.port_file,
-                    "--max-msg-bytes", maxmsg, "--log-level", "warn", NULL};
-    execv(exe, argv);
-    fprintf(stderr, "exec %s failed\n", exe);
-    _exit(127);
-  }
-  g.pid = pid;
-  for (int i = 0; i < 600; i++) { /* 60 s: ASan start-up is slow */
-    FILE *f = fopen(g.port_file, "r");
-    int port = 0;
-    if (f) {
-      if (fscanf(f, "%d", &port) != 1) port = 0;
-      fclose(f);
-    }
-    if (port > 0) {
-      snprintf(g.target, sizeof g.target, "127.0.0.1:%d", port);
-      return 0;
-    }
-    int st = reap();
-    if (st != -1) {
-      fprintf(stderr, "kf-coordinator exited (status 0x%x) before "
-              "listening\n", st);
-      return -1;
-    }
-    sleep_ms(100);
-  }
-  fprintf(stderr, "kf-coordinator wrote no port file in 60 s\n");
-  return -1;
-}
-
 static int group_setup(void **state) {
   (void)state;
-  const char *base = getenv("KF_TEST_PG");
-  if (!base || !*base) {
-    fprintf(stderr, "KF_TEST_PG is not set: no PostgreSQL to test on\n");
+  /* The database migrated first: the coordinator's own migration at start
+   * must then be a no-op. */
+  if (tdb_group_setup("badinput")) return -1;
+  snprintf(g.dir, sizeof g.dir, "/tmp/kf-badinput-XXXXXX");
+  if (!mkdtemp(g.dir)) return -1;
+  char maxmsg[16], err[512];
+  snprintf(maxmsg, sizeof maxmsg, "%d", MAX_MSG);
+  const char *const extra[] = {"--max-msg-bytes", maxmsg, "--log-level",
+                               "warn", NULL};
+  if (tcoord_spawn(&g.co, g.dir, "coord", TOKEN, "127.0.0.1:0", extra))
     return -1;
-  }
-  char err[512], sql[256];
-  if (kf_store_open(base, &g.admin, err, sizeof err)) {
-    fprintf(stderr, "connect %s: %s\n", base, err);
-    return -1;
-  }
-  snprintf(g.dbname, sizeof g.dbname, "kf_test_badinput_%d", (int)getpid());
-  snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", g.dbname);
-  kf_store__admin_exec(g.admin, sql, NULL, 0);
-  snprintf(sql, sizeof sql, "CREATE DATABASE %s", g.dbname);
-  if (kf_store__admin_exec(g.admin, sql, NULL, 0)) {
-    fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
-    return -1;
-  }
-  /* A later keyword overrides an earlier one in a libpq conninfo. */
-  snprintf(g.conninfo, sizeof g.conninfo, "%s dbname=%s", base, g.dbname);
-  if (spawn_coordinator()) return -1;
-  /* The coordinator migrated before it listened, so the tables exist. */
-  if (kf_store_open(g.conninfo, &g.s, err, sizeof err)) {
-    fprintf(stderr, "connect %s: %s\n", g.conninfo, err);
-    return -1;
-  }
-  if (kf_rpc_client_open(NULL, g.target, TOKEN, 1u << 20, &g.c, err,
+  if (kf_rpc_client_open(NULL, g.co.target, TOKEN, 1u << 20, &g.c, err,
                          sizeof err)) {
     fprintf(stderr, "rpc client: %s\n", err);
     return -1;
@@ -161,29 +76,19 @@ static int group_setup(void **state) {
 }
 
 static int group_teardown(void **state) {
-  (void)state;
   kf_rpc_client_close(g.c);
-  if (g.pid > 0) { /* a test failed before the clean stop */
-    kill(g.pid, SIGKILL);
-    waitpid(g.pid, NULL, 0);
-  }
-  unlink(g.port_file);
-  kf_store_close(g.s);
-  if (g.admin) {
-    char sql[256];
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
-             g.dbname);
-    if (kf_store__admin_exec(g.admin, sql, NULL, 0))
-      fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
-    kf_store_close(g.admin);
-  }
+  tcoord_kill(&g.co); /* a test failed before the clean stop */
+  tdb_group_teardown(state);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g.dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g.dir);
   return 0;
 }
 
 static int64_t db_int(const char *sql) {
   char out[64] = "";
-  if (kf_store__admin_exec(g.s, sql, out, sizeof out))
-    fail_msg("%s: %s", sql, kf_store_errmsg(g.s));
+  if (kf_store__admin_exec(tdb.s, sql, out, sizeof out))
+    fail_msg("%s: %s", sql, kf_store_errmsg(tdb.s));
   return strtoll(out, NULL, 10);
 }
 
@@ -203,7 +108,8 @@ static int call(kf_rpc_client *c, const char *path,
 }
 
 static void assert_alive(void) {
-  if (reap() != -1) fail_msg("kf-coordinator died");
+  if (tcoord_reap(&g.co) != -1)
+    fail_msg("kf-coordinator died; its log: %s", g.co.log);
 }
 
 static void get_status_ok(void) {
@@ -274,7 +180,7 @@ static void test_wrong_token(void **state) {
   (void)state;
   kf_rpc_client *bad = NULL;
   char err[256];
-  assert_int_equal(kf_rpc_client_open(NULL, g.target, "not-the-token",
+  assert_int_equal(kf_rpc_client_open(NULL, g.co.target, "not-the-token",
                                       1u << 20, &bad, err, sizeof err),
                    0);
   Kernelfleet__GetStatusRequest req = KERNELFLEET__GET_STATUS_REQUEST__INIT;
@@ -1024,12 +930,7 @@ static void test_still_alive_then_clean_exit(void **state) {
   assert_int_equal(db_int("SELECT count(*) FROM results"), g.results_made);
   assert_int_equal(db_int("SELECT count(*) FROM tasks"), 1 + g.tasks_made);
 
-  assert_int_equal(kill(g.pid, SIGTERM), 0);
-  int st = -1;
-  for (int i = 0; i < 300 && (st = reap()) == -1; i++) sleep_ms(100);
-  if (st == -1) fail_msg("kf-coordinator still running 30 s after SIGTERM");
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-    fail_msg("kf-coordinator did not exit 0 on SIGTERM (status 0x%x)", st);
+  tcoord_stop(&g.co);
 }
 
 int main(void) {
