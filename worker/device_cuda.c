@@ -38,18 +38,21 @@
 
 #include <cjson/cJSON.h>
 
+#include "cuda_targets.h"
 #include "device.h"
 #include "log.h"
 #include "tasks.h"
 #include "util.h"
 
 void kf_device_cuda_isa(int major, int minor, char *out, size_t len) {
-  /* the arch-specific ("a") targets carry wgmma/TMA (9.x) and tcgen05
-   * (10.x); consumer Blackwell (12.x) is built for plain sm_12x */
-  if (major == 9 || major == 10)
-    snprintf(out, len, "sm_%d%da", major, minor);
-  else
-    snprintf(out, len, "sm_%d%d", major, minor);
+#define KF_X(ma, mi, isa, family)                                           \
+  if (major == (ma) && minor == (mi)) {                                     \
+    snprintf(out, len, "%s", isa);                                          \
+    return;                                                                 \
+  }
+  KF_CUDA_TARGETS(KF_X)
+#undef KF_X
+  snprintf(out, len, "sm_%d%d", major, minor);
 }
 
 /* Runs argv, collecting stdout (stderr goes to ours) within timeout_ms.

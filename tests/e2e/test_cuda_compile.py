@@ -3,10 +3,12 @@
 
 Runs scripts/check-cuda-problems (spec fields and limits; the reference and
 every template at its defaults built as the harness builds a candidate;
-each knob value once; no spills; only allowed CUDA runtime imports) and
-passes when it exits 0.  Needs nvcc, nothing else: no GPU, no cluster.
+each knob value once; no spills; only allowed CUDA runtime imports; the
+reference and every template also cross-compiled for every other ISA of
+the device-class table common/cuda_targets.h: sm_100a for B200, sm_120a for
+RTX Blackwell, GPUs this machine has not got) and passes when it exits 0.  Needs nvcc, nothing else: no GPU, no cluster.
 Without nvcc it prints a visible "SKIPPED: nvcc not found" and exits 0.
-Takes about 1-3 minutes on 2 cores.
+Takes about 2-4 minutes on 2 cores.
 """
 import os
 import shutil
