@@ -563,11 +563,12 @@ int kf_search__class_stop(kf_store *s, const kf_search_opts *o,
   const kf_cand_row *best = NULL;
   for (size_t b = 0; b < nb; b++)
     if (bests[b].dc == dc) best = bests[b].best;
+  char noworker[128];
+  snprintf(noworker, sizeof noworker, "skipped: no alive worker of device"
+           " class %lld runs showdown tasks", (long long)dc);
   const char *skip = !best ? "skipped: no verified candidate"
-                     : !cls || cls->showdown_workers == 0
-                         ? "skipped: no alive worker of the class runs"
-                           " showdown tasks"
-                         : NULL;
+                     : !cls || cls->showdown_workers == 0 ? noworker
+                                                          : NULL;
   if (!skip) {
     pick_class(evals, best, dc, top, pick);
     pick->second = cls->showdown_workers >= 2;
