@@ -157,6 +157,7 @@ typedef struct {
   uint64_t seed;
   bool fresh;             /* reuse no stored measurement */
   uint32_t showdown;      /* candidates per class re-timed at the end */
+  const char *device_class; /* NULL: every class; else only this model */
 } kf_cli__budget;
 
 /* getopt_long entries for the budget options, values 0x100..0x1ff. */
@@ -237,6 +238,7 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
 /* Fetches the best kernel (GetBest).  Returns 0, KF_EXIT_FAIL when the
  * campaign has none yet (with a message unless quiet), or an exit code. */
 int kf_cli__get_best(kf_rpc_client *cli, const char *cmd, int64_t id,
+                     const char *device_class,
                      bool quiet, Kernelfleet__GetBestResponse **out);
 
 /* The best kernel as a standalone source file: a header comment recording

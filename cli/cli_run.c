@@ -333,7 +333,7 @@ int kf_cli_run(int argc, char **argv) {
   const Kernelfleet__CampaignStatus *st = final->status;
   char path[1024] = "";
   if (st->best_candidate_id > 0 &&
-      kf_cli__get_best(cli, "kf run", id, false, &best) == 0) {
+      kf_cli__get_best(cli, "kf run", id, NULL, false, &best) == 0) {
     if (o.out) kf_strlcpy(path, o.out, sizeof path);
     else kf_cli__best_default_path(path, sizeof path, st->campaign->problem,
                                    best->language);
