@@ -94,6 +94,8 @@ int kf_cli__call(kf_rpc_client *cli, const char *cmd, const char *method,
 /* ------------------------------------------------------ local cluster -- */
 
 #define KF_CLI__MAX_WORKERS 64
+/* A CUDA_VISIBLE_DEVICES entry (an index or a GPU/MIG UUID) and its NUL. */
+#define KF_CLI__GPU_ID_LEN 96
 
 /* A private PostgreSQL, one kf-coordinator and N kf-workers, all children
  * of this process (kf-coordinator and kf-worker are found next to the kf
@@ -120,6 +122,9 @@ typedef struct {
   int workers;            /* 1..KF_CLI__MAX_WORKERS */
   int slots;              /* per worker; 0: the worker's default */
   bool cuda_per_device;   /* worker i sees only GPU i (CUDA_VISIBLE_DEVICES) */
+  /* with cuda_per_device: worker i's CUDA_VISIBLE_DEVICES (gpu_plan);
+   * NULL: "i" */
+  const char (*gpu_ids)[KF_CLI__GPU_ID_LEN];
   const char *cmd;        /* for messages: "kf run", "kf cluster" */
   bool quiet;
   volatile sig_atomic_t *interrupted; /* checked while waiting; may be NULL */
@@ -142,6 +147,16 @@ void kf_cli__bin_dir(char *out, size_t len);
 
 /* Number of NVIDIA GPUs this machine shows (/dev/nvidiaN); 0 if none. */
 int kf_cli__count_gpus(void);
+
+/* cli/cli_gpus.c.  The GPUs `kf run` starts one worker each for: with
+ * visible NULL (CUDA_VISIBLE_DEVICES unset) "0".."ndev-1"; else the
+ * entries of visible as the CUDA runtime reads them -- comma-separated
+ * indices (below ndev when ndev > 0) or GPU-/MIG- UUIDs, blanks trimmed,
+ * up to the first entry that is none of these ("", "-1", "none": no GPU),
+ * duplicates once.  Fills ids[0..max) with the CUDA_VISIBLE_DEVICES value
+ * of each worker; returns how many. */
+int kf_cli__gpu_plan(const char *visible, int ndev,
+                     char ids[][KF_CLI__GPU_ID_LEN], int max);
 
 /* -------------------------------------------------- campaign requests -- */
 

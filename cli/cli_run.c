@@ -248,6 +248,7 @@ int kf_cli_run(int argc, char **argv) {
   Kernelfleet__GetCampaignResponse *last = NULL, *final = NULL;
   Kernelfleet__GetBestResponse *best = NULL;
   char dir[512] = "";
+  static char gpu_ids[KF_CLI__MAX_WORKERS][KF_CLI__GPU_ID_LEN];
   int64_t id = o.resume;
   kf_cli__remote remote = o.remote;
   remote.target = o.coordinator;
@@ -269,18 +270,28 @@ int kf_cli_run(int argc, char **argv) {
     bool cuda = spec && !strcmp(spec->backend, "cuda");
     int nw = (int)o.workers;
     if (!nw && cuda) {
-      nw = kf_cli__count_gpus();
+      /* One worker per GPU this job may use: every /dev/nvidiaN, or what
+       * CUDA_VISIBLE_DEVICES (a scheduler's, a person's) leaves it. */
+      const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+      nw = kf_cli__gpu_plan(vis, kf_cli__count_gpus(), gpu_ids,
+                            KF_CLI__MAX_WORKERS);
       if (!nw) {
         fprintf(stderr, "kf run: %s is a CUDA problem but this machine shows "
-                        "no GPU (/dev/nvidia0);\n  pass --coordinator to use "
-                        "a cluster that has one\n", o.problem_dir);
+                        "no GPU (/dev/nvidia0%s%s%s);\n  pass --coordinator"
+                        " to use a cluster that has one\n", o.problem_dir,
+                vis ? ", CUDA_VISIBLE_DEVICES='" : "", vis ? vis : "",
+                vis ? "'" : "");
         rc = KF_EXIT_UNAVAIL;
         goto out;
       }
+      if (!o.quiet)
+        fprintf(stderr, "kf run: %d GPU%s, one worker each\n", nw,
+                nw == 1 ? "" : "s");
     }
     if (!o.quiet) fprintf(stderr, "kf run: state in %s\n", dir);
     kf_cli__local_opts lo = {.dir = dir, .workers = nw ? nw : 1,
                              .cuda_per_device = cuda && !o.workers,
+                             .gpu_ids = (const char(*)[KF_CLI__GPU_ID_LEN])gpu_ids,
                              .cmd = "kf run", .quiet = o.quiet,
                              .interrupted = &interrupted};
     rc = kf_cli__local_start(&local, &lo);

@@ -282,12 +282,14 @@ void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st) {
           *st->stop_reason ? ": " : "", kf_cli__clean(st->stop_reason, 0));
   if (strcmp(dev, "-")) fprintf(f, "  device       %s\n", dev);
   fprintf(f, "  evaluations  %u done", st->evals_done);
-  if (c->budget_evals) fprintf(f, " of %u", c->budget_evals);
+  /* Budgets are each class's own (0009). */
+  const char *each = st->n_classes > 1 ? " per class" : "";
+  if (c->budget_evals) fprintf(f, " of %u%s", c->budget_evals, each);
   fprintf(f, ", %u ok, %u running; %s elapsed", st->evals_ok,
           st->evals_running, el);
   if (c->budget_seconds) {
     fmt_secs(t, sizeof t, c->budget_seconds);
-    fprintf(f, " of %s", t);
+    fprintf(f, " of %s%s", t, each);
   }
   fputc('\n', f);
   if (c->fresh) fprintf(f, "  fresh        stored measurements not reused\n");
