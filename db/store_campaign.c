@@ -518,6 +518,8 @@ int kf_store_campaign_finish(kf_store *s, int64_t id, const char *state,
       return kf_store__rollback(s, rc);
     if (cancelled) *cancelled = (int)kf_store__i64(r, 0, 0);
     PQclear(r);
+    if ((rc = kf_store__classes_end(s, ids, q[1])))
+      return kf_store__rollback(s, rc);
   }
   if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
   *changed = hit;

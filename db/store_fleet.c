@@ -276,6 +276,20 @@ int kf_store_campaign_enter_showdown(kf_store *s, int64_t campaign_id,
   return 0;
 }
 
+static const kf_store__stmt ST_CC_END_ALL = {
+    KF_STMT_CC_END_ALL,
+    "UPDATE campaign_classes SET state = 'done', finished_at = now(),"
+    " stop_reason = COALESCE(stop_reason, $2),"
+    " showdown = CASE WHEN state = 'showdown' THEN 'failed: ' || $2"
+    "  ELSE showdown END"
+    " WHERE campaign_id = $1::bigint AND state <> 'done'"};
+
+int kf_store__classes_end(kf_store *s, const char *campaign_id,
+                          const char *reason) {
+  const char *p[] = {campaign_id, reason ? reason : "campaign finished"};
+  return kf_store__exec(s, &ST_CC_END_ALL, 2, p, false, NULL);
+}
+
 /* ----------------------------------------------------- by name -- */
 
 static const kf_store__stmt ST_CC_BY_NAME = {

@@ -104,6 +104,7 @@ typedef enum {
   KF_STMT_PORT_ELITES,
   KF_STMT_PORT_REPORT,
   KF_STMT_CAMP_BEST_CLASS,
+  KF_STMT_CC_END_ALL,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
@@ -213,6 +214,13 @@ void kf_store__arr_f64(kf_store__buf *b, double v, bool zero_null);
  * (inside the caller's transaction; store_campaign.c). */
 int kf_store__showdown_insert(kf_store *s, const char *campaign_id,
                               const kf_showdown_plan *plans, size_t n);
+
+/* Ends every class of a campaign that has not ended (the campaign was
+ * stopped or failed): state "done", the reason as stop reason unless it
+ * has one, a running showdown "failed: reason" (inside the caller's
+ * transaction; store_fleet.c). */
+int kf_store__classes_end(kf_store *s, const char *campaign_id,
+                          const char *reason);
 
 /* ------------------------------------------ tests and admin only -- */
 

@@ -358,6 +358,36 @@ static void port_elites_first(void **state) {
   free(pr);
 }
 
+/* Stopping the campaign ends every class with it (a showdown that still
+ * runs is failed with the reason), and nothing steps it again. */
+static void stop_ends_classes(void **state) {
+  (void)state;
+  int64_t da = 0, db = 0;
+  int64_t wa = class_worker("wa", &cls_a, eval_showdown_kinds, &da);
+  (void)class_worker("wb", &cls_b, eval_kinds, &db);
+  int64_t cid = campaign(templates, 8, 0, 19);
+  step(cid);
+  run_round(wa, da, at_roofline, false);
+  step(cid);
+  assert_string_equal(class_state(cid, da),
+                      "showdown: target roofline reached");
+  bool changed = false;
+  assert_int_equal(kf_store_campaign_finish(tdb.s, cid, "stopped",
+                                            "campaign stopped", &changed,
+                                            NULL), 0);
+  assert_true(changed);
+  assert_string_equal(class_state(cid, da),
+                      "done: target roofline reached");
+  assert_string_equal(class_state(cid, db), "done: campaign stopped");
+  assert_string_equal(tdb_text("SELECT showdown FROM campaign_classes WHERE"
+                               " campaign_id = %lld AND device_class_id ="
+                               " %lld", (long long)cid, (long long)da),
+                      "failed: campaign stopped");
+  step(cid);
+  assert_string_equal(camp_state(cid), "stopped: campaign stopped");
+  assert_int_equal(queued_on(cid, db), 0);
+}
+
 /* Classes by name: one match, none (the message lists the known), two. */
 static void class_by_name(void **state) {
   (void)state;
@@ -386,6 +416,7 @@ int main(void) {
       cmocka_unit_test_setup(best_per_class, tdb_setup),
       cmocka_unit_test_setup(showdown_per_class, tdb_setup),
       cmocka_unit_test_setup(port_elites_first, tdb_setup),
+      cmocka_unit_test_setup(stop_ends_classes, tdb_setup),
       cmocka_unit_test_setup(class_by_name, tdb_setup),
   };
   return cmocka_run_group_tests(tests, group_setup, tdb_group_teardown);
