@@ -200,7 +200,9 @@ def body(c):
             (["campaign", "best", str(cid), "--class", "no-such"],
              "no-such"),
             (["campaign", "port", "999999", "--to", "cpu-slow"],
-             "not found")):
+             "not found"),
+            (["campaign", "submit", prob, "--class", "no-such"],
+             "no device class named 'no-such'")):
         r = subprocess.run(
             [c.path("kf")] + args + ["--coordinator", c.target], env=c.env,
             capture_output=True, timeout=60)

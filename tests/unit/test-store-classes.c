@@ -169,6 +169,27 @@ static void plateau_per_class(void **state) {
   assert_true(queued_on(cid, db) > 0);
 }
 
+/* budget_seconds runs from when a class joined: a class that joined an
+ * hour ago is out of time, one that joined now is not. */
+static void wall_clock_per_class(void **state) {
+  (void)state;
+  int64_t da = 0, db = 0;
+  int64_t wa = class_worker("wa", &cls_a, eval_kinds, &da);
+  (void)class_worker("wb", &cls_b, eval_kinds, &db);
+  int64_t cid = campaign(templates, 100, 0, 23);
+  step(cid);
+  run_round(wa, da, time_of, false);
+  tdb_sql("UPDATE campaign_classes SET started_at = now() - interval"
+          " '1 hour' WHERE device_class_id = (SELECT id FROM device_classes"
+          " WHERE model = 'cls-a')");
+  step(cid);
+  assert_string_equal(class_state(cid, da), "done: budget_seconds elapsed");
+  assert_string_equal(class_state(cid, db), "running: ");
+  assert_string_equal(camp_state(cid), "running: ");
+  assert_true(queued_on(cid, db) > 0);
+  assert_int_equal(queued_on(cid, da), 0);
+}
+
 /* Each class has its own best, GetBest's ranking per class names it, and
  * the campaign's overall best is the highest speedup of the two. */
 static void best_per_class(void **state) {
@@ -413,6 +434,7 @@ int main(void) {
       cmocka_unit_test_setup(roofline_stops_one_class, tdb_setup),
       cmocka_unit_test_setup(budget_per_class, tdb_setup),
       cmocka_unit_test_setup(plateau_per_class, tdb_setup),
+      cmocka_unit_test_setup(wall_clock_per_class, tdb_setup),
       cmocka_unit_test_setup(best_per_class, tdb_setup),
       cmocka_unit_test_setup(showdown_per_class, tdb_setup),
       cmocka_unit_test_setup(port_elites_first, tdb_setup),
