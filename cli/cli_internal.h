@@ -122,9 +122,10 @@ typedef struct {
   int workers;            /* 1..KF_CLI__MAX_WORKERS */
   int slots;              /* per worker; 0: the worker's default */
   bool cuda_per_device;   /* worker i sees only GPU i (CUDA_VISIBLE_DEVICES) */
-  /* with cuda_per_device: worker i's CUDA_VISIBLE_DEVICES (gpu_plan);
-   * NULL: "i" */
+  /* with cuda_per_device: the CUDA_VISIBLE_DEVICES values (gpu_plan);
+   * NULL: worker i gets "i" */
   const char (*gpu_ids)[KF_CLI__GPU_ID_LEN];
+  int n_gpu_ids;          /* > 0 with gpu_ids: worker i gets i % n */
   const char *cmd;        /* for messages: "kf run", "kf cluster" */
   bool quiet;
   volatile sig_atomic_t *interrupted; /* checked while waiting; may be NULL */

@@ -290,8 +290,9 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
     snprintf(name, sizeof name, "worker-%d", i + 1);
     snprintf(wlog, sizeof wlog, "%s/%s.log", l->dir, name);
     snprintf(slots, sizeof slots, "%d", o->slots);
-    if (o->gpu_ids)
-      snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%s", o->gpu_ids[i]);
+    if (o->gpu_ids && o->n_gpu_ids > 0)
+      snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%s",
+               o->gpu_ids[i % o->n_gpu_ids]);
     else
       snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
     /* with CUDA_VISIBLE_DEVICES=i each worker sees its one GPU as 0 */
