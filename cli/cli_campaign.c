@@ -9,6 +9,8 @@
  *   best ID [--out FILE]          the best kernel as a standalone source
  *   export ID [--out FILE]        every evaluation, one JSON object a line
  *   stop ID                       end it now (finished results are kept)
+ *   port ID --to CLASS            a new campaign: ID's elites verified and
+ *                                 timed on CLASS first, then the search
  *
  * Drawing and polling live in cli_watch.c, shared with `kf run`; this file
  * is option parsing and the choice of what to print.
@@ -35,14 +37,20 @@ static void usage(FILE *f) {
 "                   [--token-file PATH] [--tls-ca PATH]\n"
 "\n"
 "Actions:\n"
-"  submit PROBLEM_DIR [budget]  create a campaign; prints its id\n"
+"  submit PROBLEM_DIR [budget]  create a campaign; prints its id.  It runs\n"
+"                               on every device class of its backend with a\n"
+"                               worker, each class with its own budget, stop\n"
+"                               rules, best and showdown; --class NAME: on\n"
+"                               that class only\n"
 "  status ID [--top N]          state, budget, best so far, top candidates,\n"
 "                               failures by outcome\n"
 "  watch ID                     live progress until the campaign ends, then\n"
 "                               the results (as status)\n"
 "  best ID [--out FILE]         the best verified kernel as a source file\n"
-"                               that builds on its own (knobs as #defines);\n"
-"                               to stdout unless --out\n"
+"       [--class NAME]          that builds on its own (knobs as #defines);\n"
+"                               to stdout unless --out; --class: the best on\n"
+"                               that device class (its model, as `status`\n"
+"                               lists it), else the best over all classes\n"
 "  export ID [--out FILE]       every evaluation as JSON lines: one object\n"
 "                               per line with candidate_id, task_id,\n"
 "                               template, knobs, outcome, stage, reason,\n"
@@ -59,8 +67,17 @@ static void usage(FILE *f) {
 "                               timed like any other and joins the search;\n"
 "                               [--knob NAME=VALUE]... [--template NAME]\n"
 "                               [--proposer NAME]; prints the candidate id\n"
+"  port ID --to CLASS           port campaign ID to device class CLASS: a\n"
+"       [--from CLASS]          new campaign of the same problem on CLASS\n"
+"       [--elites N] [budget]   only, whose first candidates are ID's best N\n"
+"                               (default: its showdown size) on --from (by\n"
+"                               default its class with the best speedup);\n"
+"                               they are verified and timed on CLASS before\n"
+"                               the search goes on there.  Budget options\n"
+"                               left out are ID's.  Prints the new id;\n"
+"                               `status` shows each elite before and after\n"
 "\n"
-"Budget (submit):\n"
+"Budget (submit, port):\n"
 KF_CLI__BUDGET_HELP
 "\n"
 "Common:\n"
@@ -88,6 +105,9 @@ typedef struct {
   const char *template_name;     /* propose */
   char *knobs[KF_SPEC_MAX_KNOBS]; /* propose: NAME=VALUE */
   int n_knobs;
+  const char *device_class;      /* submit, best: --class */
+  const char *to, *from;         /* port */
+  uint64_t elites;               /* port; 0: the source's showdown size */
 } camp_opts;
 
 /* Parses options and up to two positional arguments.  Returns 0, -1 after
@@ -103,6 +123,10 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
       {"knob", required_argument, 0, 'k'},
       {"proposer", required_argument, 0, 'P'},
       {"template", required_argument, 0, 'T'},
+      {"class", required_argument, 0, 'C'},
+      {"to", required_argument, 0, 't'},
+      {"from", required_argument, 0, 'f'},
+      {"elites", required_argument, 0, 'e'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -117,6 +141,16 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
     case 'j': o->remote.json = true; break;
     case 'P': o->proposer = optarg; break;
     case 'T': o->template_name = optarg; break;
+    case 'C': o->device_class = optarg; break;
+    case 't': o->to = optarg; break;
+    case 'f': o->from = optarg; break;
+    case 'e':
+      if (kf_parse_u64(optarg, &o->elites) || o->elites < 1 ||
+          o->elites > 64) {
+        fprintf(stderr, "%s: --elites '%s': expected 1..64\n", name, optarg);
+        rc = KF_EXIT_USAGE;
+      }
+      break;
     case 'k': {
       char *eq = strchr(optarg, '=');
       if (!eq || o->n_knobs == KF_SPEC_MAX_KNOBS) {
@@ -177,6 +211,7 @@ static int do_submit(kf_rpc_client *cli, const char *cmd, camp_opts *o) {
   int rc = kf_cli__load_problem(o->args[0], cmd, &spec);
   if (rc) return rc;
   int64_t id = 0;
+  o->budget.device_class = o->device_class;
   rc = kf_cli__create_campaign(cli, cmd, spec, &o->budget, &id);
   if (!rc) {
     if (o->remote.json) {
@@ -231,7 +266,7 @@ static int do_best(kf_rpc_client *cli, const char *cmd, camp_opts *o,
   Kernelfleet__GetCampaignResponse *g = NULL;
   Kernelfleet__GetBestResponse *b = NULL;
   int rc = kf_cli__get_campaign(cli, cmd, id, 0, &g);
-  if (!rc) rc = kf_cli__get_best(cli, cmd, id, false, &b);
+  if (!rc) rc = kf_cli__get_best(cli, cmd, id, o->device_class, false, &b);
   char *text = NULL;
   if (!rc) {
     text = kf_cli__best_file_text(b, g->status->campaign);
@@ -332,6 +367,41 @@ static int do_stop(kf_rpc_client *cli, const char *cmd, camp_opts *o,
   return KF_EXIT_OK;
 }
 
+/* A port: CreateCampaign naming the source campaign and the target
+ * class, with no problem of its own (the coordinator copies it). */
+static int do_port(kf_rpc_client *cli, const char *cmd, camp_opts *o,
+                   int64_t id) {
+  Kernelfleet__CreateCampaignRequest req =
+      KERNELFLEET__CREATE_CAMPAIGN_REQUEST__INIT;
+  req.port_from_campaign = id;
+  req.device_class = (char *)o->to;
+  req.port_from_class = (char *)(o->from ? o->from : "");
+  req.port_elites = (uint32_t)o->elites;
+  req.name = (char *)(o->budget.name ? o->budget.name : "");
+  req.budget_evals = o->budget.evals;
+  req.budget_seconds = o->budget.seconds;
+  req.plateau_evals = o->budget.plateau;
+  req.search_seed = o->budget.seed;
+  req.fresh = o->budget.fresh;
+  ProtobufCMessage *resp = NULL;
+  int rc = kf_cli__call(cli, cmd, "CreateCampaign", &req.base,
+                        &kernelfleet__create_campaign_response__descriptor,
+                        60000, &resp);
+  if (rc) return rc;
+  int64_t nid = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
+  kf_rpc_free(resp);
+  if (o->remote.json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "campaign_id", (double)nid);
+    cJSON_AddNumberToObject(j, "port_from_campaign", (double)id);
+    cJSON_AddStringToObject(j, "device_class", o->to);
+    kf_cli__json_print(stdout, j);
+  } else {
+    printf("%lld\n", (long long)nid);
+  }
+  return KF_EXIT_OK;
+}
+
 /* A proposer's own candidate.  Knob names and values are checked here
  * with the spec module's rules, so a typo is refused before it travels;
  * the coordinator checks them again against the campaign. */
@@ -409,7 +479,8 @@ int kf_cli_campaign(int argc, char **argv) {
     return argc < 1 ? KF_EXIT_USAGE : KF_EXIT_OK;
   }
   static const char *const actions[] = {"submit", "status", "watch", "best",
-                                        "export", "stop",   "propose"};
+                                        "export", "stop",   "propose",
+                                        "port"};
   int act = -1;
   for (int i = 0; i < (int)(sizeof actions / sizeof *actions); i++)
     if (!strcmp(argv[0], actions[i])) act = i;
@@ -424,9 +495,30 @@ int kf_cli_campaign(int argc, char **argv) {
   kf_cli__remote_init(&o.remote);
   int rc = parse(argc - 1, argv + 1, cmd, &o);
   if (rc) return rc < 0 ? KF_EXIT_OK : rc;
-  if (o.budget_given && act != 0) {
-    fprintf(stderr, "%s: budget options belong to `kf campaign submit`\n",
+  if (o.budget_given && act != 0 && act != 7) {
+    fprintf(stderr, "%s: budget options belong to `kf campaign submit` and"
+            " `kf campaign port`\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (act == 7 && (o.budget.population || o.budget.target_roofline > 0 ||
+                   o.budget.showdown)) {
+    fprintf(stderr, "%s: a port keeps the source's --population,"
+            " --target-roofline and --showdown\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (o.device_class && act != 0 && act != 3) {
+    fprintf(stderr, "%s: --class belongs to submit and best (port: --to)\n",
             cmd);
+    return KF_EXIT_USAGE;
+  }
+  if ((o.to || o.from || o.elites) && act != 7) {
+    fprintf(stderr, "%s: --to, --from and --elites belong to"
+            " `kf campaign port`\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (act == 7 && (!o.to || !*o.to)) {
+    fprintf(stderr, "%s: --to CLASS is required (a device class model, as"
+            " `kf campaign status` lists it)\n", cmd);
     return KF_EXIT_USAGE;
   }
   if (o.out && act != 3 && act != 4) {
@@ -467,6 +559,7 @@ int kf_cli_campaign(int argc, char **argv) {
   case 3: rc = do_best(cli, cmd, &o, id); break;
   case 4: rc = do_export(cli, cmd, &o, id); break;
   case 5: rc = do_stop(cli, cmd, &o, id); break;
+  case 7: rc = do_port(cli, cmd, &o, id); break;
   default: rc = do_propose(cli, cmd, &o, id, o.args[1]); break;
   }
   kf_rpc_client_close(cli);

@@ -254,6 +254,7 @@ int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
   req.search_seed = b->seed;
   req.fresh = b->fresh;
   req.showdown_top = b->showdown;
+  req.device_class = (char *)(b->device_class ? b->device_class : "");
   ProtobufCMessage *resp = NULL;
   int rc = kf_cli__call(cli, cmd, "CreateCampaign", &req.base,
                         &kernelfleet__create_campaign_response__descriptor,

@@ -94,6 +94,8 @@ int kf_cli__call(kf_rpc_client *cli, const char *cmd, const char *method,
 /* ------------------------------------------------------ local cluster -- */
 
 #define KF_CLI__MAX_WORKERS 64
+/* A CUDA_VISIBLE_DEVICES entry (an index or a GPU/MIG UUID) and its NUL. */
+#define KF_CLI__GPU_ID_LEN 96
 
 /* A private PostgreSQL, one kf-coordinator and N kf-workers, all children
  * of this process (kf-coordinator and kf-worker are found next to the kf
@@ -120,6 +122,10 @@ typedef struct {
   int workers;            /* 1..KF_CLI__MAX_WORKERS */
   int slots;              /* per worker; 0: the worker's default */
   bool cuda_per_device;   /* worker i sees only GPU i (CUDA_VISIBLE_DEVICES) */
+  /* with cuda_per_device: the CUDA_VISIBLE_DEVICES values (gpu_plan);
+   * NULL: worker i gets "i" */
+  const char (*gpu_ids)[KF_CLI__GPU_ID_LEN];
+  int n_gpu_ids;          /* > 0 with gpu_ids: worker i gets i % n */
   const char *cmd;        /* for messages: "kf run", "kf cluster" */
   bool quiet;
   volatile sig_atomic_t *interrupted; /* checked while waiting; may be NULL */
@@ -143,6 +149,16 @@ void kf_cli__bin_dir(char *out, size_t len);
 /* Number of NVIDIA GPUs this machine shows (/dev/nvidiaN); 0 if none. */
 int kf_cli__count_gpus(void);
 
+/* cli/cli_gpus.c.  The GPUs `kf run` starts one worker each for: with
+ * visible NULL (CUDA_VISIBLE_DEVICES unset) "0".."ndev-1"; else the
+ * entries of visible as the CUDA runtime reads them -- comma-separated
+ * indices (below ndev when ndev > 0) or GPU-/MIG- UUIDs, blanks trimmed,
+ * up to the first entry that is none of these ("", "-1", "none": no GPU),
+ * duplicates once.  Fills ids[0..max) with the CUDA_VISIBLE_DEVICES value
+ * of each worker; returns how many. */
+int kf_cli__gpu_plan(const char *visible, int ndev,
+                     char ids[][KF_CLI__GPU_ID_LEN], int max);
+
 /* -------------------------------------------------- campaign requests -- */
 
 /* Search budget and knobs of a new campaign; zero fields take the
@@ -157,6 +173,7 @@ typedef struct {
   uint64_t seed;
   bool fresh;             /* reuse no stored measurement */
   uint32_t showdown;      /* candidates per class re-timed at the end */
+  const char *device_class; /* NULL: every class; else only this model */
 } kf_cli__budget;
 
 /* getopt_long entries for the budget options, values 0x100..0x1ff. */
@@ -237,6 +254,7 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
 /* Fetches the best kernel (GetBest).  Returns 0, KF_EXIT_FAIL when the
  * campaign has none yet (with a message unless quiet), or an exit code. */
 int kf_cli__get_best(kf_rpc_client *cli, const char *cmd, int64_t id,
+                     const char *device_class,
                      bool quiet, Kernelfleet__GetBestResponse **out);
 
 /* The best kernel as a standalone source file: a header comment recording

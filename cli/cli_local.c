@@ -286,11 +286,15 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
   int nw = o->workers < 1 ? 1 : o->workers;
   if (nw > KF_CLI__MAX_WORKERS) nw = KF_CLI__MAX_WORKERS;
   for (int i = 0; i < nw; i++) {
-    char name[32], wlog[600], slots[16], env[64];
+    char name[32], wlog[600], slots[16], env[128];
     snprintf(name, sizeof name, "worker-%d", i + 1);
     snprintf(wlog, sizeof wlog, "%s/%s.log", l->dir, name);
     snprintf(slots, sizeof slots, "%d", o->slots);
-    snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
+    if (o->gpu_ids && o->n_gpu_ids > 0)
+      snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%s",
+               o->gpu_ids[i % o->n_gpu_ids]);
+    else
+      snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
     /* with CUDA_VISIBLE_DEVICES=i each worker sees its one GPU as 0 */
     char *wargv[] = {worker_bin, "--coordinator", l->target,
                      "--name", name, "--device",

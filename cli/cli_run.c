@@ -57,7 +57,10 @@ KF_CLI__BUDGET_HELP
 "                        $XDG_DATA_HOME/kernelfleet or\n"
 "                        ~/.local/share/kernelfleet; /var/lib/kernelfleet\n"
 "                        as root]\n"
-"  --workers N           local workers [one per device]\n"
+"  --workers N           local workers [one per GPU for a CUDA problem\n"
+"                        (those CUDA_VISIBLE_DEVICES leaves, if set),\n"
+"                        else 1]; N on a CUDA problem: over the GPUs in\n"
+"                        turn\n"
 "  --coordinator H:P     use a running coordinator instead [$KF_COORDINATOR\n"
 "                        is NOT used here: pass it explicitly]\n"
 "  --token-file PATH     its credential, from a file (mode 600)\n"
@@ -248,6 +251,7 @@ int kf_cli_run(int argc, char **argv) {
   Kernelfleet__GetCampaignResponse *last = NULL, *final = NULL;
   Kernelfleet__GetBestResponse *best = NULL;
   char dir[512] = "";
+  static char gpu_ids[KF_CLI__MAX_WORKERS][KF_CLI__GPU_ID_LEN];
   int64_t id = o.resume;
   kf_cli__remote remote = o.remote;
   remote.target = o.coordinator;
@@ -267,20 +271,35 @@ int kf_cli_run(int argc, char **argv) {
       goto out;
     }
     bool cuda = spec && !strcmp(spec->backend, "cuda");
-    int nw = (int)o.workers;
-    if (!nw && cuda) {
-      nw = kf_cli__count_gpus();
-      if (!nw) {
+    int nw = (int)o.workers, ngpu = 0;
+    if (cuda) {
+      /* One worker per GPU this job may use: every /dev/nvidiaN, or what
+       * CUDA_VISIBLE_DEVICES (a scheduler's, a person's) leaves it. */
+      const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+      ngpu = kf_cli__gpu_plan(vis, kf_cli__count_gpus(), gpu_ids,
+                              KF_CLI__MAX_WORKERS);
+      if (!ngpu) {
         fprintf(stderr, "kf run: %s is a CUDA problem but this machine shows "
-                        "no GPU (/dev/nvidia0);\n  pass --coordinator to use "
-                        "a cluster that has one\n", o.problem_dir);
+                        "no GPU (/dev/nvidia0%s%s%s);\n  pass --coordinator"
+                        " to use a cluster that has one\n", o.problem_dir,
+                vis ? ", CUDA_VISIBLE_DEVICES='" : "", vis ? vis : "",
+                vis ? "'" : "");
         rc = KF_EXIT_UNAVAIL;
         goto out;
       }
+      /* --workers N on a CUDA problem: N workers over these GPUs, in
+       * turn (the harness's GPU lock serializes the GPU stages of
+       * workers that share one). */
+      if (!nw) nw = ngpu;
+      if (!o.quiet)
+        fprintf(stderr, "kf run: %d GPU%s, %d worker%s\n", ngpu,
+                ngpu == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
     }
     if (!o.quiet) fprintf(stderr, "kf run: state in %s\n", dir);
     kf_cli__local_opts lo = {.dir = dir, .workers = nw ? nw : 1,
-                             .cuda_per_device = cuda && !o.workers,
+                             .cuda_per_device = cuda,
+                             .gpu_ids = (const char(*)[KF_CLI__GPU_ID_LEN])gpu_ids,
+                             .n_gpu_ids = ngpu,
                              .cmd = "kf run", .quiet = o.quiet,
                              .interrupted = &interrupted};
     rc = kf_cli__local_start(&local, &lo);
@@ -333,7 +352,7 @@ int kf_cli_run(int argc, char **argv) {
   const Kernelfleet__CampaignStatus *st = final->status;
   char path[1024] = "";
   if (st->best_candidate_id > 0 &&
-      kf_cli__get_best(cli, "kf run", id, false, &best) == 0) {
+      kf_cli__get_best(cli, "kf run", id, NULL, false, &best) == 0) {
     if (o.out) kf_strlcpy(path, o.out, sizeof path);
     else kf_cli__best_default_path(path, sizeof path, st->campaign->problem,
                                    best->language);

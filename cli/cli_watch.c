@@ -282,12 +282,14 @@ void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st) {
           *st->stop_reason ? ": " : "", kf_cli__clean(st->stop_reason, 0));
   if (strcmp(dev, "-")) fprintf(f, "  device       %s\n", dev);
   fprintf(f, "  evaluations  %u done", st->evals_done);
-  if (c->budget_evals) fprintf(f, " of %u", c->budget_evals);
+  /* Budgets are each class's own (0009). */
+  const char *each = st->n_classes > 1 ? " per class" : "";
+  if (c->budget_evals) fprintf(f, " of %u%s", c->budget_evals, each);
   fprintf(f, ", %u ok, %u running; %s elapsed", st->evals_ok,
           st->evals_running, el);
   if (c->budget_seconds) {
     fmt_secs(t, sizeof t, c->budget_seconds);
-    fprintf(f, " of %s", t);
+    fprintf(f, " of %s%s", t, each);
   }
   fputc('\n', f);
   if (c->fresh) fprintf(f, "  fresh        stored measurements not reused\n");
@@ -314,6 +316,62 @@ void kf_cli__print_status(FILE *f, const Kernelfleet__CampaignStatus *st) {
   }
   if (st->showdown && *st->showdown)
     fprintf(f, "  showdown     %s\n", st->showdown);
+  if (c->port_from_campaign) {
+    char from[200];
+    fmt_device(from, sizeof from, c->port_from_class);
+    fprintf(f, "  port         from campaign %lld, %s\n",
+            (long long)c->port_from_campaign, from);
+  }
+  if (st->n_classes) {
+    fprintf(f, "\n  %-34s %-9s %11s %8s %8s %9s  %s\n", "device class",
+            "state", "evaluations", "elapsed", "speedup", "roofline",
+            "stop reason / showdown");
+    for (size_t i = 0; i < st->n_classes; i++) {
+      const Kernelfleet__CampaignClassStatus *k = st->classes[i];
+      char d0[200], d[64], ev[32], sp[16] = "-", rf[16] = "-", why[200];
+      fmt_device(d0, sizeof d0, k->device_class);
+      one_line(d, sizeof d, d0, 34);
+      snprintf(ev, sizeof ev, "%u/%u", k->evals_done,
+               c->budget_evals ? c->budget_evals : k->evals_done);
+      fmt_secs(el, sizeof el, (double)k->elapsed_ms / 1000.0);
+      if (k->best_candidate_id) snprintf(sp, sizeof sp, "%.2fx",
+                                         k->best_speedup);
+      if (k->roofline_fraction > 0)
+        snprintf(rf, sizeof rf, "%.1f%%", k->roofline_fraction * 100);
+      snprintf(why, sizeof why, "%s%s%s", kf_cli__clean(k->stop_reason, 80),
+               *k->showdown ? "; showdown " : "",
+               kf_cli__clean(k->showdown, 90));
+      fprintf(f, "  %-34s %-9s %11s %8s %8s %9s  %s\n", d,
+              kf_cli__clean(k->state, 9), ev, el, sp, rf, why);
+    }
+  }
+  if (st->n_port) {
+    fprintf(f, "\n  ported elites: before (source class) -> after (this"
+            " class)\n");
+    fprintf(f, "  %-10s %-30s %10s %8s %9s   %10s %8s %9s\n", "candidate",
+            "knobs", "before", "speedup", "roofline", "after", "speedup",
+            "roofline");
+    for (size_t i = 0; i < st->n_port; i++) {
+      const Kernelfleet__PortEntry *e = st->port[i];
+      char knobs[256], bt[32], at[32], br[16] = "-", ar[16] = "-", as[16];
+      fmt_knobs(knobs, sizeof knobs, e->knobs, e->n_knobs);
+      fmt_ns(bt, sizeof bt, e->before_time_ns);
+      fmt_ns(at, sizeof at, e->after_time_ns);
+      if (e->before_roofline_fraction > 0)
+        snprintf(br, sizeof br, "%.1f%%", e->before_roofline_fraction * 100);
+      if (e->after_roofline_fraction > 0)
+        snprintf(ar, sizeof ar, "%.1f%%", e->after_roofline_fraction * 100);
+      if (e->after_outcome == KERNELFLEET__OUTCOME__OUTCOME_OK)
+        snprintf(as, sizeof as, "%.2fx", e->after_speedup);
+      else
+        snprintf(as, sizeof as, "%s", e->after_outcome
+                 ? kf_cli__outcome(e->after_outcome) : "pending");
+      fprintf(f, "  %-10lld %-30s %10s %7.2fx %9s   %10s %8s %9s\n",
+              (long long)e->candidate_id, knobs, bt, e->before_speedup, br,
+              e->after_outcome == KERNELFLEET__OUTCOME__OUTCOME_OK ? at : "-",
+              as, ar);
+    }
+  }
   if (st->n_outcomes) {
     fprintf(f, "  outcomes    ");
     for (size_t i = 0; i < st->n_outcomes; i++)
@@ -409,9 +467,11 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
 /* --------------------------------------------------------------- best -- */
 
 int kf_cli__get_best(kf_rpc_client *cli, const char *cmd, int64_t id,
-                     bool quiet, Kernelfleet__GetBestResponse **out) {
+                     const char *device_class, bool quiet,
+                     Kernelfleet__GetBestResponse **out) {
   Kernelfleet__GetBestRequest req = KERNELFLEET__GET_BEST_REQUEST__INIT;
   req.campaign_id = id;
+  req.device_class = (char *)(device_class ? device_class : "");
   ProtobufCMessage *resp = NULL;
   char path[] = "/kernelfleet.Coordinator/GetBest", err[1024];
   int r = kf_rpc_client_call_sync(cli, path, &req.base,
@@ -422,8 +482,10 @@ int kf_cli__get_best(kf_rpc_client *cli, const char *cmd, int64_t id,
     /* A known campaign without a verified kernel; an unknown campaign
      * says so in the text. */
     if (!quiet)
-      fprintf(stderr, "%s: campaign %lld has no verified kernel%s%s\n", cmd,
-              (long long)id, r ? ": " : "", r ? err : "");
+      fprintf(stderr, "%s: campaign %lld has no verified kernel%s%s%s%s\n",
+              cmd, (long long)id, device_class && *device_class ? " on "
+              : "", device_class ? device_class : "", r ? ": " : "",
+              r ? err : "");
     kf_rpc_free(resp);
     return KF_EXIT_FAIL;
   }
@@ -642,6 +704,61 @@ cJSON *kf_cli__json_status(const Kernelfleet__CampaignStatus *st) {
   for (size_t i = 0; i < st->n_outcomes; i++)
     cJSON_AddNumberToObject(oc, kf_cli__outcome(st->outcomes[i]->outcome),
                             st->outcomes[i]->count);
+  cJSON *cls = cJSON_AddArrayToObject(j, "classes");
+  for (size_t i = 0; i < st->n_classes; i++) {
+    const Kernelfleet__CampaignClassStatus *k = st->classes[i];
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddItemToObject(x, "device_class", json_device(k->device_class));
+    cJSON_AddStringToObject(x, "state", k->state);
+    cJSON_AddStringToObject(x, "stop_reason", k->stop_reason);
+    cJSON_AddStringToObject(x, "showdown", k->showdown);
+    cJSON_AddNumberToObject(x, "evals_done", k->evals_done);
+    cJSON_AddNumberToObject(x, "evals_ok", k->evals_ok);
+    cJSON_AddNumberToObject(x, "evals_running", k->evals_running);
+    cJSON_AddNumberToObject(x, "elapsed_ms", (double)k->elapsed_ms);
+    cJSON_AddNumberToObject(x, "best_candidate_id",
+                            (double)k->best_candidate_id);
+    add_num(x, "best_speedup", k->best_speedup);
+    add_num(x, "best_time_ns", k->best_time_ns);
+    add_num(x, "roofline_fraction", k->roofline_fraction);
+    cJSON_AddBoolToObject(x, "best_from_showdown", k->best_from_showdown);
+    cJSON_AddItemToArray(cls, x);
+  }
+  if (c->port_from_campaign) {
+    cJSON *p = cJSON_AddObjectToObject(j, "port");
+    cJSON_AddNumberToObject(p, "from_campaign",
+                            (double)c->port_from_campaign);
+    cJSON_AddItemToObject(p, "from_class", json_device(c->port_from_class));
+    cJSON *el = cJSON_AddArrayToObject(p, "elites");
+    for (size_t i = 0; i < st->n_port; i++) {
+      const Kernelfleet__PortEntry *e = st->port[i];
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "candidate_id", (double)e->candidate_id);
+      cJSON_AddNumberToObject(x, "from_candidate_id",
+                              (double)e->from_candidate_id);
+      cJSON_AddStringToObject(x, "template", e->template_name);
+      cJSON *k = cJSON_AddObjectToObject(x, "knobs");
+      for (size_t q = 0; q < e->n_knobs; q++)
+        cJSON_AddStringToObject(k, e->knobs[q]->name, e->knobs[q]->value);
+      cJSON *b = cJSON_AddObjectToObject(x, "before");
+      add_num(b, "speedup", e->before_speedup);
+      add_num(b, "time_ns", e->before_time_ns);
+      add_num(b, "roofline_fraction", e->before_roofline_fraction);
+      cJSON_AddBoolToObject(b, "showdown", e->before_showdown);
+      cJSON *a = cJSON_AddObjectToObject(x, "after");
+      if (e->after_outcome) {
+        cJSON_AddStringToObject(a, "outcome",
+                                kf_cli__outcome(e->after_outcome));
+        cJSON_AddStringToObject(a, "reason", e->after_reason);
+        add_num(a, "speedup", e->after_speedup);
+        add_num(a, "time_ns", e->after_time_ns);
+        add_num(a, "roofline_fraction", e->after_roofline_fraction);
+      } else {
+        cJSON_AddStringToObject(a, "outcome", "pending");
+      }
+      cJSON_AddItemToArray(el, x);
+    }
+  }
   return j;
 }
 

@@ -38,6 +38,7 @@ typedef enum {
   CAMP_BEST,
   CAMP_STOP,
   CAMP_PROPOSE,
+  CAMP_PORT,
 } camp_rpc;
 
 /* What one campaign op carries between the threads. */
@@ -57,6 +58,14 @@ typedef struct kf_coord__camp {
   kf_campaign *camp;
   kf_campaign_counts counts;
   kf_cand_list *list;
+  /* CREATE: the class to run on, by name ("": every class); PORT: the
+   * target and (may be "") the source class; BEST: the class ("": all) */
+  char class_name[128];
+  char from_class[128];
+  kf_port_new port;      /* PORT */
+  kf_class_list *classes; /* GET: per class, with each one's best row */
+  kf_cand_list **class_best;
+  kf_port_list *port_rows; /* GET of a port */
 } camp_op;
 
 void kf_coord__campaign_free(kf_coord_op *op) {
@@ -66,6 +75,11 @@ void kf_coord__campaign_free(kf_coord_op *op) {
   free(c->knobs_json);
   kf_store_campaign_free(c->camp);
   kf_store_list_free(c->list);
+  for (size_t i = 0; c->classes && c->class_best && i < c->classes->n; i++)
+    kf_store_list_free(c->class_best[i]);
+  free(c->class_best);
+  kf_store_class_list_free(c->classes);
+  free(c->port_rows);
   free(c);
   op->camp = NULL;
 }
@@ -322,6 +336,11 @@ int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
     snprintf(bad, blen, "target_roofline must be in (0, 1] (0: 0.95)");
   else if (r->showdown_top > 64)
     snprintf(bad, blen, "showdown_top must be 0..64 (0: 5)");
+  else if (r->device_class && strlen(r->device_class) > 127)
+    snprintf(bad, blen, "device_class is longer than 127 bytes");
+  else if ((r->port_from_class && *r->port_from_class) || r->port_elites)
+    snprintf(bad, blen, "port_from_class and port_elites need"
+             " port_from_campaign");
   else if (spec->bytes[0] &&
            kf_spec_eval(spec, spec->bytes, &spec->bench_size,
                         &out->floor_bytes, err, sizeof err) != 0)
@@ -340,10 +359,70 @@ int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
   return 0;
 }
 
+bool kf_coord__check_port(const Kernelfleet__CreateCampaignRequest *r,
+                          char *bad, size_t blen) {
+  bad[0] = '\0';
+  if (r->port_from_campaign <= 0)
+    snprintf(bad, blen, "port_from_campaign must be positive");
+  else if (r->spec_json.len || (r->reference_source && *r->reference_source)
+           || r->n_templates)
+    snprintf(bad, blen, "a port copies the problem of campaign %" PRId64
+             ": leave spec_json, reference_source and templates empty",
+             r->port_from_campaign);
+  else if (!r->device_class || !*r->device_class ||
+           strlen(r->device_class) > 127)
+    snprintf(bad, blen, "a port needs device_class, the target class's"
+             " model (1..127 bytes)");
+  else if (r->port_from_class && strlen(r->port_from_class) > 127)
+    snprintf(bad, blen, "port_from_class is longer than 127 bytes");
+  else if (r->name && strlen(r->name) > 127)
+    snprintf(bad, blen, "name is longer than 127 bytes (%zu)",
+             strlen(r->name));
+  else if (r->budget_evals > 100000)
+    snprintf(bad, blen, "budget_evals over 100000");
+  else if (r->budget_seconds > 7 * 86400)
+    snprintf(bad, blen, "budget_seconds over 604800 (a week)");
+  else if (r->plateau_evals > 100000)
+    snprintf(bad, blen, "plateau_evals over 100000");
+  else if (r->port_elites > 64)
+    snprintf(bad, blen, "port_elites must be 0..64 (0: the source's"
+             " showdown_top)");
+  return bad[0] == '\0';
+}
+
+static void on_port(kf_coord *co, kf_rpc_call *call,
+                    const Kernelfleet__CreateCampaignRequest *r) {
+  char bad[512];
+  if (!kf_coord__check_port(r, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
+  camp_op *c = camp_new(call, CAMP_PORT);
+  if (!c) return;
+  kf_strlcpy(c->class_name, r->device_class, sizeof c->class_name);
+  kf_strlcpy(c->from_class, r->port_from_class ? r->port_from_class : "",
+             sizeof c->from_class);
+  c->port = (kf_port_new){
+      .from_campaign = r->port_from_campaign,
+      .elites = r->port_elites,
+      .name = r->name,
+      .budget_evals = r->budget_evals,
+      .budget_seconds = r->budget_seconds,
+      .plateau_evals = r->plateau_evals,
+      .search_seed = r->search_seed,
+      .fresh = r->fresh,
+  };
+  push(co, call, &r->base, c);
+}
+
 void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
                       void *data) {
   kf_coord *co = data;
   const Kernelfleet__CreateCampaignRequest *r = (const void *)m;
+  if (r->port_from_campaign) {
+    on_port(co, call, r);
+    return;
+  }
   char bad[768] = "";
   kf_coord__create_checked ck;
   int vrc = kf_coord__check_create(r, &ck, bad, sizeof bad);
@@ -397,6 +476,8 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
       .fresh = r->fresh,
       .showdown_top = r->showdown_top ? r->showdown_top : 5,
   };
+  kf_strlcpy(c->class_name, r->device_class ? r->device_class : "",
+             sizeof c->class_name);
   push(co, call, m, c);
 }
 
@@ -443,8 +524,16 @@ void kf_coord__on_get_best(kf_rpc_call *call, const ProtobufCMessage *m,
                     void *data) {
   const Kernelfleet__GetBestRequest *r = (const void *)m;
   if (!id_ok(call, r->campaign_id)) return;
+  if (r->device_class && strlen(r->device_class) > 127) {
+    kf_rpc_call_fail(call, KF_EINVAL, "device_class is longer than 127"
+                     " bytes");
+    return;
+  }
   camp_op *c = camp_new(call, CAMP_BEST);
-  if (c) push(data, call, m, c);
+  if (!c) return;
+  kf_strlcpy(c->class_name, r->device_class ? r->device_class : "",
+             sizeof c->class_name);
+  push(data, call, m, c);
 }
 
 void kf_coord__on_stop_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
@@ -562,7 +651,17 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
                (unsigned long long)mem);
       return;
     }
+    if (!rc && c->class_name[0])
+      rc = kf_store_class_by_name(s, c->nw.backend, c->class_name,
+                                  &c->nw.device_class_id);
     if (!rc) rc = kf_store_campaign_create(s, &c->nw, &c->id);
+    break;
+  }
+  case CAMP_PORT: {
+    rc = kf_store_class_by_name(s, 0, c->class_name, &c->port.to_class);
+    if (!rc && c->from_class[0])
+      rc = kf_store_class_by_name(s, 0, c->from_class, &c->port.from_class);
+    if (!rc) rc = kf_store_campaign_port(s, &c->port, &c->id);
     break;
   }
   case CAMP_GET: {
@@ -572,6 +671,24 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
     if (!rc && r->top)
       rc = kf_store_evaluations(s, r->campaign_id, KF_EVALS_BEST, r->top,
                                 &c->list);
+    if (!rc)
+      rc = kf_store_campaign_classes(s, r->campaign_id, NULL, 0, &c->classes);
+    if (!rc && c->classes->n) {
+      c->class_best = calloc(c->classes->n, sizeof *c->class_best);
+      if (!c->class_best) {
+        op->rc = KF_ENOMEM;
+        snprintf(op->err, sizeof op->err, "coordinator out of memory");
+        return;
+      }
+    }
+    for (size_t i = 0; !rc && c->classes && i < c->classes->n; i++) {
+      rc = kf_store_best_class(s, r->campaign_id,
+                               c->classes->v[i].device_class_id,
+                               &c->class_best[i]);
+      if (rc == KF_ENOTFOUND) rc = 0; /* no best on that class yet */
+    }
+    if (!rc && c->camp->port_from_campaign)
+      rc = kf_store_port_report(s, r->campaign_id, &c->port_rows);
     break;
   }
   case CAMP_LIST: {
@@ -589,7 +706,11 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
   case CAMP_BEST: {
     const Kernelfleet__GetBestRequest *r = (const void *)op->req;
     rc = kf_store_campaign_get(s, r->campaign_id, &c->camp);
-    if (!rc) rc = kf_store_best(s, r->campaign_id, &c->list);
+    int64_t dc = 0;
+    if (!rc && c->class_name[0])
+      rc = kf_store_class_by_name(s, c->camp->backend, c->class_name, &dc);
+    if (!rc && dc) rc = kf_store_best_class(s, r->campaign_id, dc, &c->list);
+    else if (!rc) rc = kf_store_best(s, r->campaign_id, &c->list);
     break;
   }
   case CAMP_STOP: {
@@ -707,6 +828,101 @@ static void summaries_free(summary *v, Kernelfleet__EvaluationSummary **p,
   free(p);
 }
 
+static void dc_view(Kernelfleet__DeviceClass *v, const kf_device_class *d) {
+  kernelfleet__device_class__init(v);
+  v->kind = (Kernelfleet__DeviceKind)d->kind;
+  v->model = (char *)d->model;
+  v->cc_major = d->cc_major;
+  v->cc_minor = d->cc_minor;
+  v->isa = (char *)d->isa;
+}
+
+/* Per-class status and port entries of a GetCampaign answer; the views
+ * point into c's rows and into the arrays here (freed by the caller). */
+typedef struct {
+  Kernelfleet__CampaignClassStatus *cls, **clsp;
+  Kernelfleet__DeviceClass *dcs;
+  Kernelfleet__PortEntry *pe, **pep;
+  summary *ps; /* the port rows' knobs, by way of summary_fill */
+  kf_cand_row *prow;
+  size_t ncls, npe;
+} get_views;
+
+static int views_fill(get_views *v, const camp_op *c) {
+  memset(v, 0, sizeof *v);
+  size_t n = c->classes ? c->classes->n : 0;
+  size_t m = c->port_rows ? c->port_rows->n : 0;
+  v->cls = calloc(n + 1, sizeof *v->cls);
+  v->clsp = calloc(n + 1, sizeof *v->clsp);
+  v->dcs = calloc(n + 1, sizeof *v->dcs);
+  v->pe = calloc(m + 1, sizeof *v->pe);
+  v->pep = calloc(m + 1, sizeof *v->pep);
+  v->ps = calloc(m + 1, sizeof *v->ps);
+  v->prow = calloc(m + 1, sizeof *v->prow);
+  if (!v->cls || !v->clsp || !v->dcs || !v->pe || !v->pep || !v->ps ||
+      !v->prow)
+    return KF_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    const kf_class_row *k = &c->classes->v[i];
+    Kernelfleet__CampaignClassStatus *x = &v->cls[i];
+    kernelfleet__campaign_class_status__init(x);
+    dc_view(&v->dcs[i], &k->dc);
+    x->device_class = &v->dcs[i];
+    x->state = (char *)k->state;
+    x->stop_reason = (char *)k->stop_reason;
+    x->showdown = (char *)k->showdown;
+    x->evals_done = k->evals;
+    x->evals_ok = k->evals_ok;
+    x->evals_running = k->outstanding;
+    x->elapsed_ms = k->elapsed_ms;
+    const kf_cand_list *b = c->class_best ? c->class_best[i] : NULL;
+    if (b && b->n) {
+      x->best_candidate_id = b->v[0].candidate_id;
+      x->best_speedup = b->v[0].speedup;
+      x->best_time_ns = b->v[0].time_ns_median;
+      x->roofline_fraction = b->v[0].roofline_fraction;
+      x->best_from_showdown = b->v[0].showdown;
+    }
+    v->clsp[i] = x;
+  }
+  v->ncls = n;
+  for (size_t i = 0; i < m; i++) {
+    const kf_port_row *r = &c->port_rows->v[i];
+    Kernelfleet__PortEntry *x = &v->pe[i];
+    kernelfleet__port_entry__init(x);
+    x->candidate_id = r->candidate_id;
+    x->from_candidate_id = r->from_candidate;
+    x->template_name = (char *)r->template_name;
+    v->prow[i].knobs_json = r->knobs_json;
+    summary_fill(&v->ps[i], &v->prow[i]);
+    x->n_knobs = v->ps[i].e.n_knobs;
+    x->knobs = v->ps[i].e.knobs;
+    x->before_speedup = r->before_speedup;
+    x->before_time_ns = r->before_time_ns;
+    x->before_roofline_fraction = r->before_roofline;
+    x->before_showdown = r->before_showdown;
+    x->after_outcome = (Kernelfleet__Outcome)r->after_outcome;
+    x->after_reason = (char *)r->after_reason;
+    x->after_speedup = r->after_speedup;
+    x->after_time_ns = r->after_time_ns;
+    x->after_roofline_fraction = r->after_roofline;
+    v->pep[i] = x;
+  }
+  v->npe = m;
+  return 0;
+}
+
+static void views_free(get_views *v) {
+  for (size_t i = 0; v->ps && i < v->npe; i++) summary_clear(&v->ps[i]);
+  free(v->cls);
+  free(v->clsp);
+  free(v->dcs);
+  free(v->pe);
+  free(v->pep);
+  free(v->ps);
+  free(v->prow);
+}
+
 static void answer_get(kf_coord_op *op, camp_op *c) {
   const kf_campaign *k = c->camp;
   const kf_campaign_counts *n = &c->counts;
@@ -724,6 +940,16 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
   cp.budget_seconds = k->budget_seconds;
   cp.fresh = k->fresh;
   cp.showdown_top = k->showdown_top;
+  Kernelfleet__DeviceClass cdc, pdc;
+  if (k->device_class_id) {
+    dc_view(&cdc, &k->dc);
+    cp.device_class = &cdc;
+  }
+  if (k->port_from_campaign) {
+    cp.port_from_campaign = k->port_from_campaign;
+    dc_view(&pdc, &k->port_dc);
+    cp.port_from_class = &pdc;
+  }
   st.campaign = &cp;
   st.evals_done = n->evals;
   st.evals_ok = n->evals_ok;
@@ -750,12 +976,23 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
   }
   st.n_outcomes = noc;
   st.outcomes = ocp;
+  get_views gv;
+  if (views_fill(&gv, c)) {
+    views_free(&gv);
+    kf_rpc_call_fail(op->call, KF_ENOMEM, "coordinator out of memory");
+    return;
+  }
+  st.n_classes = gv.ncls;
+  st.classes = gv.clsp;
+  st.n_port = gv.npe;
+  st.port = gv.pep;
   resp.status = &st;
   summary *v = NULL;
   Kernelfleet__EvaluationSummary **p = NULL;
   size_t nl = c->list ? c->list->n : 0;
   if (summaries(c->list, &v, &p)) {
     summaries_free(v, p, 0);
+    views_free(&gv);
     kf_rpc_call_fail(op->call, KF_ENOMEM, "coordinator out of memory");
     return;
   }
@@ -763,14 +1000,21 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
   resp.top = p;
   kf_rpc_call_reply(op->call, &resp.base);
   summaries_free(v, p, nl);
+  views_free(&gv);
 }
 
 void kf_coord__campaign_answer(kf_coord *co, kf_coord_op *op) {
   camp_op *c = op->camp;
   switch (c->rpc) {
+  case CAMP_PORT:
   case CAMP_CREATE: {
-    kf_log(KF_LOG_INFO, "campaign %" PRId64 " created: %s (%s, %u evals)",
-           c->id, c->nw.name, c->nw.problem, (unsigned)c->nw.budget_evals);
+    if (c->rpc == CAMP_PORT)
+      kf_log(KF_LOG_INFO, "campaign %" PRId64 " created: a port of campaign"
+             " %" PRId64 " to %s", c->id, c->port.from_campaign,
+             c->class_name);
+    else
+      kf_log(KF_LOG_INFO, "campaign %" PRId64 " created: %s (%s, %u evals)",
+             c->id, c->nw.name, c->nw.problem, (unsigned)c->nw.budget_evals);
     co->campaigns_active = true;
     co->want_search = true;
     kf_coord__kick(co);

@@ -51,6 +51,11 @@ typedef struct {
 int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
                            kf_coord__create_checked *out, char *bad,
                            size_t blen);
+/* A CreateCampaign that ports another campaign (port_from_campaign > 0):
+ * no problem of its own, a target class, budgets in range.  true or false
+ * with the reason in bad. */
+bool kf_coord__check_port(const Kernelfleet__CreateCampaignRequest *r,
+                          char *bad, size_t blen);
 /* GetCampaign, ListEvaluations, GetBest, StopCampaign: the campaign id
  * (and GetCampaign's top). */
 bool kf_coord__check_campaign_id(int64_t id, char *bad, size_t blen);

@@ -791,116 +791,258 @@ size_t kf_search__class_bests(const kf_cand_list *evals, kf_search__best *out,
   return nb;
 }
 
+/* The plateau count of class dc: its evaluations after the last one that
+ * changed its noise-aware best (all of them while it has none). */
+static uint32_t class_since(const kf_cand_list *evals, int64_t dc) {
+  const kf_cand_row *cur = NULL;
+  uint32_t n = 0;
+  for (size_t i = 0; i < evals->n; i++) {
+    const kf_cand_row *r = &evals->v[i];
+    if (r->device_class_id != dc) continue;
+    n++;
+    if (r->outcome != KF_OUTCOME_OK || r->time_ns_median <= 0) continue;
+    if (!cur || kf_search_beats(r->time_ns_median, r->time_ns_spread,
+                                cur->time_ns_median, cur->time_ns_spread)) {
+      cur = r;
+      n = 0;
+    }
+  }
+  return n;
+}
+
+/* The campaign's stop reason once no class searches: the classes' one
+ * reason, or each class's ("per class: MODEL: REASON; ..."). */
+static void combined_reason(const kf_class_list *cl, char *buf, size_t len) {
+  buf[0] = '\0';
+  bool same = true;
+  for (size_t i = 1; i < cl->n && same; i++)
+    same = !strcmp(cl->v[i].stop_reason, cl->v[0].stop_reason);
+  if (cl->n == 0) return;
+  if (same) {
+    snprintf(buf, len, "%s", cl->v[0].stop_reason);
+    return;
+  }
+  size_t o = (size_t)snprintf(buf, len, "per class:");
+  for (size_t i = 0; i < cl->n && o < len; i++) {
+    int w = snprintf(buf + o, len - o, "%s %.60s: %.100s", i ? ";" : "",
+                     cl->v[i].dc.model, cl->v[i].stop_reason);
+    if (w < 0) break;
+    o += (size_t)w;
+  }
+}
+
+static const char *class_state(const kf_class_list *cl, int64_t dc) {
+  for (size_t i = 0; i < cl->n; i++)
+    if (cl->v[i].device_class_id == dc) return cl->v[i].state;
+  return "";
+}
+
+/* Each class the campaign runs on searches until its own rule stops it
+ * (budget_evals counts its evaluations, budget_seconds runs from the
+ * class's start, the plateau counts its evaluations, the roofline target
+ * is its best's), then re-times its top in its own showdown.  The
+ * campaign moves to "showdown" once no class searches and is done once
+ * every class is.  A campaign no class ever ran on ends on its wall-clock
+ * budget, as before 0009. */
 static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
                          kf_search_stats *st) {
   kf_campaign *c = NULL;
   kf_cand_list *evals = NULL;
   kf_eval_class *cls = NULL;
+  kf_class_list *cl = NULL;
   size_t ncls = 0;
   cJSON *tree = NULL;
   tmpl_t *ts = NULL;
   int nt = 0;
   kf_search__best *bests = NULL;
+  int64_t *dcs = NULL;
   size_t nb = 0;
   int rc = kf_store_campaign_get(s, id, &c);
   if (rc == KF_ENOTFOUND) return 0;
   if (rc) return rc;
-  if (strcmp(c->state, "showdown") == 0) {
-    rc = kf_search__showdown_step(s, o, c, st);
+  bool running = strcmp(c->state, "running") == 0;
+  if (!running && strcmp(c->state, "showdown") != 0) goto out;
+
+  /* The classes: every one that can evaluate it now joins (running). */
+  if ((rc = kf_store_eval_classes(s, id, o->alive_ms, &cls, &ncls))) goto out;
+  dcs = calloc(ncls + 1, sizeof *dcs);
+  if (!dcs) {
+    rc = KF_ENOMEM;
     goto out;
   }
-  if (strcmp(c->state, "running") != 0) goto out;
+  for (size_t i = 0; i < ncls; i++) dcs[i] = cls[i].device_class_id;
+  if ((rc = kf_store_campaign_classes(s, id, dcs, running ? ncls : 0, &cl)))
+    goto out;
+  if (!running) {
+    /* In its showdown: a campaign from before 0009 has no class rows. */
+    if (cl->n == 0) {
+      rc = kf_search__showdown_step(s, o, c, st);
+      goto out;
+    }
+    if ((rc = kf_search__class_showdowns(s, o, c, cl))) goto out;
+    kf_store_class_list_free(cl);
+    cl = NULL;
+    if ((rc = kf_store_campaign_classes(s, id, NULL, 0, &cl))) goto out;
+    bool all_done = true;
+    for (size_t i = 0; i < cl->n; i++)
+      all_done &= !strcmp(cl->v[i].state, "done");
+    if (all_done) rc = kf_search__finish(s, o, c, NULL, NULL, st);
+    else st->running++;
+    goto out;
+  }
 
   kf_campaign_counts cnt;
   if ((rc = kf_store_campaign_counts(s, id, &cnt))) goto out;
   if ((rc = kf_store_evaluations(s, id, KF_EVALS_BY_ID, 0, &evals))) goto out;
 
-  /* Best per class and the plateau count, in the order results came. */
+  /* Best per class, and overall the highest speedup of the classes'. */
   bests = calloc(evals->n + 1, sizeof *bests);
   if (!bests) {
     rc = KF_ENOMEM;
     goto out;
   }
-  uint32_t since = 0;
-  nb = kf_search__class_bests(evals, bests, evals->n + 1, &since);
+  nb = kf_search__class_bests(evals, bests, evals->n + 1, NULL);
   const kf_cand_row *best = NULL;
-  double roof = 0;
   for (size_t b = 0; b < nb; b++) {
     const kf_cand_row *r = bests[b].best;
-    if (r->roofline_fraction > roof) roof = r->roofline_fraction;
     if (!best || r->speedup > best->speedup) best = r;
   }
   if (best && best->candidate_id != c->best_candidate_id &&
       (rc = kf_store_campaign_set_best(s, id, best->candidate_id)))
     goto out;
 
-  /* A proposal the campaign accepted is evaluated before the campaign
-   * ends: no rule stops it while one waits (never planned, or its task
-   * queued or leased), unless no worker could evaluate it -- then the
-   * wall-clock budget still ends the campaign. */
-  if ((rc = kf_store_eval_classes(s, id, o->alive_ms, &cls, &ncls))) goto out;
+  /* A proposal the campaign accepted is evaluated before a class ends:
+   * no rule stops it while one waits (never planned, or its task queued
+   * or leased), unless no worker could evaluate it -- then the
+   * wall-clock budget still ends the class. */
   bool waiting = cnt.proposals_waiting > 0;
 
-  /* Stop rules, cheapest evidence first. */
-  const char *stop = NULL;
-  if (c->elapsed_ms >= (uint64_t)c->budget_seconds * 1000 &&
-      !(waiting && ncls > 0))
-    stop = "budget_seconds elapsed";
-  else if (waiting)
-    stop = NULL;
-  else if (c->target_roofline > 0 && roof >= c->target_roofline)
-    stop = "target roofline reached";
-  else if (cnt.evals >= c->budget_evals ||
-           (cnt.issued >= c->budget_evals && cnt.outstanding == 0))
-    stop = "budget_evals reached";
-  else if (c->plateau_evals > 0 && since >= c->plateau_evals)
-    stop = "plateau";
-  if (stop) {
-    /* The search is over; the showdown decides the best. */
-    rc = kf_search__showdown_begin(s, o, c, stop, evals, st);
+  if (cl->n == 0) {
+    /* No class ever ran it: only the wall clock ends it. */
+    if (c->elapsed_ms >= (uint64_t)c->budget_seconds * 1000) {
+      rc = kf_search__showdown_begin(s, o, c, "budget_seconds elapsed", evals,
+                                     st);
+      goto out;
+    }
+    st->running++;
+    goto out;
+  }
+
+  /* Classes in their showdown: record the ended ones. */
+  if ((rc = kf_search__class_showdowns(s, o, c, cl))) goto out;
+
+  /* Stop rules per class, cheapest evidence first. */
+  bool stopped_any = false;
+  for (size_t i = 0; i < cl->n; i++) {
+    const kf_class_row *k = &cl->v[i];
+    if (strcmp(k->state, "running") != 0) continue;
+    const kf_eval_class *alive = NULL;
+    for (size_t j = 0; j < ncls && !alive; j++)
+      if (cls[j].device_class_id == k->device_class_id) alive = &cls[j];
+    const kf_cand_row *kb = NULL;
+    for (size_t b = 0; b < nb && !kb; b++)
+      if (bests[b].dc == k->device_class_id) kb = bests[b].best;
+    if (kb && kb->candidate_id != k->best_candidate_id &&
+        (rc = kf_store_class_set_best(s, id, k->device_class_id,
+                                      kb->candidate_id)))
+      goto out;
+    uint32_t since = class_since(evals, k->device_class_id);
+    const char *stop = NULL;
+    if (k->elapsed_ms >= (uint64_t)c->budget_seconds * 1000 &&
+        !(waiting && alive))
+      stop = "budget_seconds elapsed";
+    else if (waiting)
+      stop = NULL;
+    else if (c->target_roofline > 0 && kb &&
+             kb->roofline_fraction >= c->target_roofline)
+      stop = "target roofline reached";
+    else if (k->evals >= c->budget_evals ||
+             (k->issued >= c->budget_evals && k->outstanding == 0))
+      stop = "budget_evals reached";
+    else if (c->plateau_evals > 0 && since >= c->plateau_evals)
+      stop = "plateau";
+    if (!stop) continue;
+    bool changed = false;
+    if ((rc = kf_search__class_stop(s, o, c, k->device_class_id, stop, evals,
+                                    alive, &changed)))
+      goto out;
+    stopped_any |= changed;
+  }
+
+  if (stopped_any) {
+    kf_store_class_list_free(cl);
+    cl = NULL;
+    if ((rc = kf_store_campaign_classes(s, id, NULL, 0, &cl))) goto out;
+  }
+  if ((rc = kf_search__class_showdowns(s, o, c, cl))) goto out;
+  if (stopped_any) {
+    kf_store_class_list_free(cl);
+    cl = NULL;
+    if ((rc = kf_store_campaign_classes(s, id, NULL, 0, &cl))) goto out;
+  }
+  bool any_running = false, any_showdown = false;
+  for (size_t i = 0; i < cl->n; i++) {
+    any_running |= !strcmp(cl->v[i].state, "running");
+    any_showdown |= !strcmp(cl->v[i].state, "showdown");
+  }
+  if (!any_running) {
+    /* Every class stopped: the campaign's showdown, or its end. */
+    char reason[512];
+    combined_reason(cl, reason, sizeof reason);
+    bool changed = false;
+    if (any_showdown) {
+      rc = kf_store_campaign_enter_showdown(s, id, reason, &changed);
+      if (!rc) st->running++;
+    } else {
+      rc = kf_search__finish(s, o, c, reason, cl->v[0].showdown, st);
+    }
     goto out;
   }
   st->running++;
-  /* Past the budget only waiting proposals are planned. */
-  if (cnt.issued >= c->budget_evals && !waiting) goto out;
 
   if ((rc = parse_templates(c, &tree, &ts, &nt))) goto out;
   camp_ctx x = {s, o, c, ts, nt, evals};
-  uint32_t issued = cnt.issued, made_all = 0;
-  bool all_exhausted = ncls > 0;
+  uint32_t issued = cnt.issued;
   uint32_t per_slot = o->per_slot ? o->per_slot : 2;
   for (size_t i = 0; i < ncls; i++) {
+    int64_t dc = cls[i].device_class_id;
+    if (strcmp(class_state(cl, dc), "running") != 0) continue;
+    const kf_class_row *k = NULL;
+    for (size_t j = 0; j < cl->n && !k; j++)
+      if (cl->v[j].device_class_id == dc) k = &cl->v[j];
+    /* Past the class's budget only waiting proposals are planned. */
+    if (k->issued >= c->budget_evals && !waiting) continue;
     uint32_t want = per_slot * (cls[i].slots ? cls[i].slots : cls[i].workers);
     uint32_t need = want > cls[i].outstanding ? want - cls[i].outstanding : 0;
-    uint32_t budget = c->budget_evals > issued ? c->budget_evals - issued : 0;
+    uint32_t budget = c->budget_evals > k->issued
+                          ? c->budget_evals - k->issued : 0;
     /* The budget caps the search's own candidates; a waiting proposal
      * needs only room on the class (step_class). */
     if (need > budget && !waiting) need = budget;
-    if (need == 0) {
-      all_exhausted = false;
-      continue;
-    }
+    if (need == 0) continue;
     uint32_t made = 0, reused = 0;
     bool exh = false;
     if ((rc = step_class(&x, &cls[i], need, budget, issued, &made, &reused,
                          &exh)))
       goto out;
     issued += made + reused;
-    made_all += made + reused;
     st->scheduled += made;
     st->reused += reused;
-    if (!exh || made || reused) all_exhausted = false;
-  }
-  if (all_exhausted && made_all == 0 && cnt.outstanding == 0 && !waiting) {
-    st->running--;
-    rc = kf_search__showdown_begin(s, o, c, "search space exhausted", evals,
-                                   st);
+    if (exh && made == 0 && reused == 0 && cls[i].outstanding == 0 &&
+        !waiting) {
+      bool changed = false;
+      if ((rc = kf_search__class_stop(s, o, c, dc, "search space exhausted",
+                                      evals, &cls[i], &changed)))
+        goto out;
+    }
   }
 out:
   cJSON_Delete(tree);
   free(ts);
   free(cls);
+  free(dcs);
   free(bests);
+  kf_store_class_list_free(cl);
   kf_store_list_free(evals);
   kf_store_campaign_free(c);
   return rc;

@@ -9,17 +9,23 @@
  *
  * One step, per running campaign:
  *  1. rank its evaluations (noise-aware, per device class), record the
- *     best candidate, and stop the search when a rule says so:
+ *     best candidate (the campaign's, and each class's), and stop the
+ *     search of a class when a rule says so -- each class on its own
+ *     (0009: its evaluations count toward budget_evals, budget_seconds
+ *     runs from when it joined, the plateau and the roofline target are
+ *     its own; the campaign is done when every class is):
  *     "budget_evals reached", "budget_seconds elapsed", "plateau",
  *     "target roofline reached", "search space exhausted" -- but never
  *     while a proposal it accepted waits for its evaluation (not planned
  *     yet, or its task queued or leased), except on budget_seconds when
  *     no worker could evaluate it; a waiting proposal is planned even
- *     past budget_evals (and counts toward it).  The campaign then enters
- *     its showdown (showdown.c): the top candidates of each class re-timed
- *     with the reference in one "showdown" task; later steps record its
- *     result and end the campaign with the showdown's best (or the
- *     ranking's, when it failed or could not run);
+ *     past budget_evals (and counts toward it).  The class then enters
+ *     its showdown (showdown.c): its top candidates re-timed with the
+ *     reference in one "showdown" task; later steps record its result
+ *     and end the class with the showdown's best (or the ranking's, when
+ *     it failed or could not run).  The campaign is in "showdown" once no
+ *     class searches, and done once every class is, its best the highest
+ *     speedup of the classes';
  *  2. for every device class with alive workers that run "eval" on the
  *     campaign's backend, top the class's queued + running eval tasks up
  *     to per_slot x the alive workers' slots (never past budget_evals):

@@ -45,4 +45,32 @@ int kf_search__showdown_begin(kf_store *s, const kf_search_opts *o,
 int kf_search__showdown_step(kf_store *s, const kf_search_opts *o,
                              const kf_campaign *c, kf_search_stats *st);
 
+/* Per-class campaigns (migration 0009).  The search of class dc stopped
+ * (reason): creates its showdown task -- the class's best and then its
+ * fastest ok candidates, at most c->showdown_top -- and moves the class
+ * to "showdown"; with nothing to re-time there (no verified candidate,
+ * no alive worker of the class that runs showdowns: cls NULL or none)
+ * the class is done at once, best from the aggregated ranking.
+ * *changed: the class was running. */
+int kf_search__class_stop(kf_store *s, const kf_search_opts *o,
+                          const kf_campaign *c, int64_t dc,
+                          const char *reason, const kf_cand_list *evals,
+                          const kf_eval_class *cls, bool *changed);
+
+/* Records the showdowns of classes that ended (or can no longer end) and
+ * concludes each such class ("done"): its best is its showdown's fastest
+ * ok candidate, else the aggregated ranking's best of those that did not
+ * fail a showdown. */
+int kf_search__class_showdowns(kf_store *s, const kf_search_opts *o,
+                               const kf_campaign *c,
+                               const kf_class_list *classes);
+
+/* Every class is done: concludes the campaign, best overall the highest
+ * speedup of the classes' finals (as kf_search__showdown_step does);
+ * reason: the stop reason unless it has one; none_text: the showdown
+ * text when no showdown ran at all (NULL: "skipped: no showdown ran"). */
+int kf_search__finish(kf_store *s, const kf_search_opts *o,
+                      const kf_campaign *c, const char *reason,
+                      const char *none_text, kf_search_stats *st);
+
 #endif

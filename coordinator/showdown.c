@@ -383,27 +383,27 @@ static int cmp_eval_id(const void *a, const void *b) {
   return (x->eval_id > y->eval_id) - (x->eval_id < y->eval_id);
 }
 
-/* Every showdown ended: the best per class (the showdown's fastest ok
- * entry, else the noise-aware pick among the rest), overall the highest
- * speedup. */
-static int finish_campaign(kf_store *s, const kf_campaign *c,
-                           const kf_showdown_list *sd, kf_search_stats *st) {
-  kf_cand_list *rank = NULL;
+/* The final best of each class: the showdown's fastest ok entry, else
+ * the noise-aware pick among the ranking's rows that did not fail a
+ * showdown.  *bests ends with an entry whose best is NULL; *nsd (may be
+ * NULL): how many of them come from a showdown (those first).  The rows
+ * point into *rank. */
+static int final_bests(kf_store *s, const kf_campaign *c, kf_cand_list **rank,
+                       kf_search__best **out, size_t *nsd_out) {
   kf_search__best *bests = NULL;
-  int rc = kf_store_evaluations(s, c->id, KF_EVALS_BEST, 0, &rank);
+  *out = NULL;
+  int rc = kf_store_evaluations(s, c->id, KF_EVALS_BEST, 0, rank);
   if (rc) return rc;
+  kf_cand_list *rk = *rank;
   /* The ranking without the ones that failed their showdown; in id order
    * for the noise-aware fallback, which must not see the showdown's
    * numbers as if they were evaluations: those rows decide on their own. */
-  qsort(rank->v, rank->n, sizeof *rank->v, cmp_eval_id);
-  bests = calloc(rank->n + 1, sizeof *bests);
-  if (!bests) {
-    kf_store_list_free(rank);
-    return KF_ENOMEM;
-  }
+  qsort(rk->v, rk->n, sizeof *rk->v, cmp_eval_id);
+  bests = calloc(2 * rk->n + 2, sizeof *bests);
+  if (!bests) return KF_ENOMEM;
   size_t nb = 0;
-  for (size_t i = 0; i < rank->n; i++) {
-    const kf_cand_row *r = &rank->v[i];
+  for (size_t i = 0; i < rk->n; i++) {
+    const kf_cand_row *r = &rk->v[i];
     if (!r->showdown) continue;
     size_t b = 0;
     while (b < nb && bests[b].dc != r->device_class_id) b++;
@@ -414,17 +414,36 @@ static int finish_campaign(kf_store *s, const kf_campaign *c,
       bests[b].best = r;
   }
   size_t nsd = nb;
-  kf_cand_list rest = {.v = rank->v, .n = rank->n};
-  kf_search__best *fall = bests + nb;
-  size_t nf = kf_search__class_bests(&rest, fall, rank->n + 1 - nb, NULL);
+  kf_search__best *fall = bests + rk->n + 1;
+  size_t nf = kf_search__class_bests(rk, fall, rk->n + 1, NULL);
   for (size_t f = 0; f < nf; f++) {
     bool has = false;
     for (size_t b = 0; b < nsd && !has; b++) has = bests[b].dc == fall[f].dc;
     if (!has) bests[nb++] = fall[f];
   }
+  bests[nb] = (kf_search__best){0, NULL};
+  if (nsd_out) *nsd_out = nsd;
+  *out = bests;
+  return 0;
+}
+
+/* Every showdown ended: the best per class (final_bests), overall the
+ * highest speedup. */
+static int finish_campaign(kf_store *s, const kf_campaign *c,
+                           const char *reason, const char *none_text,
+                           const kf_showdown_list *sd, kf_search_stats *st) {
+  kf_cand_list *rank = NULL;
+  kf_search__best *bests = NULL;
+  size_t nsd = 0;
+  int rc = final_bests(s, c, &rank, &bests, &nsd);
+  if (rc) {
+    free(bests);
+    kf_store_list_free(rank);
+    return rc;
+  }
   const kf_cand_row *best = NULL;
   bool from_sd = false;
-  for (size_t b = 0; b < nb; b++)
+  for (size_t b = 0; bests[b].best; b++)
     if (!best || bests[b].best->speedup > best->speedup) {
       best = bests[b].best;
       from_sd = b < nsd;
@@ -442,19 +461,27 @@ static int finish_campaign(kf_store *s, const kf_campaign *c,
       break;
     }
   if (!from_sd && !strcmp(text, "done"))
-    snprintf(text, sizeof text, "done: no candidate re-timed ok%s", tail);
-  rc = conclude(s, c, NULL, best ? best->candidate_id : 0, from_sd, text, st);
+    snprintf(text, sizeof text, "%.600s%s", sd->n ? "done: no candidate"
+             " re-timed ok" : none_text ? none_text : "skipped: no showdown"
+             " ran", sd->n || !none_text ? tail : "");
+  rc = conclude(s, c, reason, best ? best->candidate_id : 0, from_sd, text,
+                st);
   free(bests);
   kf_store_list_free(rank);
   return rc;
 }
 
-int kf_search__showdown_step(kf_store *s, const kf_search_opts *o,
-                             const kf_campaign *c, kf_search_stats *st) {
+/* Records every running showdown of c that ended (or can no longer end)
+ * and reads the list back; *pending: one still runs. */
+static int check_showdowns(kf_store *s, const kf_search_opts *o,
+                           const kf_campaign *c, kf_showdown_list **out,
+                           bool *pending) {
   kf_showdown_list *sd = NULL;
+  *out = NULL;
+  *pending = false;
   int rc = kf_store_showdowns(s, c->id, o->alive_ms, &sd);
   if (rc) return rc;
-  bool pending = false, changed = false;
+  bool changed = false;
   for (size_t i = 0; i < sd->n && !rc; i++) {
     const kf_showdown_row *w = &sd->v[i];
     if (strcmp(w->state, "running") != 0) continue;
@@ -485,7 +512,7 @@ int kf_search__showdown_step(kf_store *s, const kf_search_opts *o,
         rc = record_failed(s, w, why, true);
         changed = true;
       } else {
-        pending = true;
+        *pending = true;
       }
     }
   }
@@ -495,8 +522,156 @@ int kf_search__showdown_step(kf_store *s, const kf_search_opts *o,
     sd = NULL;
     rc = kf_store_showdowns(s, c->id, o->alive_ms, &sd);
   }
-  if (!rc && !pending) rc = finish_campaign(s, c, sd, st);
+  if (rc) {
+    kf_store_showdown_list_free(sd);
+    return rc;
+  }
+  *out = sd;
+  return 0;
+}
+
+int kf_search__showdown_step(kf_store *s, const kf_search_opts *o,
+                             const kf_campaign *c, kf_search_stats *st) {
+  kf_showdown_list *sd = NULL;
+  bool pending = false;
+  int rc = check_showdowns(s, o, c, &sd, &pending);
+  if (!rc && !pending) rc = finish_campaign(s, c, NULL, NULL, sd, st);
   else if (!rc) st->running++;
+  kf_store_showdown_list_free(sd);
+  return rc;
+}
+
+/* -------------------------------------------------------- per class -- */
+
+int kf_search__class_stop(kf_store *s, const kf_search_opts *o,
+                          const kf_campaign *c, int64_t dc,
+                          const char *reason, const kf_cand_list *evals,
+                          const kf_eval_class *cls, bool *changed) {
+  uint32_t top = c->showdown_top ? c->showdown_top : SHOWDOWN_DEFAULT_TOP;
+  if (top > SHOWDOWN_MAX_TOP) top = SHOWDOWN_MAX_TOP;
+  *changed = false;
+  kf_search__best *bests = calloc(evals->n + 1, sizeof *bests);
+  pick_t *pick = calloc(1, sizeof *pick);
+  kf_cand_list *srcs = NULL;
+  uint8_t *payload = NULL;
+  int rc = 0;
+  if (!bests || !pick) {
+    rc = KF_ENOMEM;
+    goto out;
+  }
+  size_t nb = kf_search__class_bests(evals, bests, evals->n + 1, NULL);
+  const kf_cand_row *best = NULL;
+  for (size_t b = 0; b < nb; b++)
+    if (bests[b].dc == dc) best = bests[b].best;
+  char noworker[128];
+  snprintf(noworker, sizeof noworker, "skipped: no alive worker of device"
+           " class %lld runs showdown tasks", (long long)dc);
+  const char *skip = !best ? "skipped: no verified candidate"
+                     : !cls || cls->showdown_workers == 0 ? noworker
+                                                          : NULL;
+  if (!skip) {
+    pick_class(evals, best, dc, top, pick);
+    pick->second = cls->showdown_workers >= 2;
+    int64_t cands[SHOWDOWN_MAX_TOP];
+    for (size_t j = 0; j < pick->n; j++)
+      cands[j] = pick->rows[j]->candidate_id;
+    int64_t tid = 0;
+    size_t len = 0;
+    if ((rc = kf_store_candidates(s, c->id, cands, pick->n, &srcs))) goto out;
+    rc = pack_request(c, pick, srcs, &payload, &len);
+    if (rc == KF_ENOTFOUND) {
+      rc = 0;
+      skip = "skipped: the candidates' sources are gone";
+    } else if (rc) {
+      goto out;
+    } else {
+      if ((rc = kf_store_reserve_ids(s, 1, NULL, &tid))) goto out;
+      uint32_t eval_ms = o->timeout_ms ? o->timeout_ms : 120000;
+      uint64_t tmo = (uint64_t)eval_ms * (pick->n + 1);
+      if (tmo > SHOWDOWN_MAX_TIMEOUT_MS) tmo = SHOWDOWN_MAX_TIMEOUT_MS;
+      kf_showdown_plan plan = {
+          .device_class_id = dc,
+          .task_id = tid,
+          .payload = payload,
+          .payload_len = len,
+          .timeout_ms = (uint32_t)tmo,
+          .max_attempts = o->max_attempts ? o->max_attempts : 2,
+          .candidates = cands,
+          .n_candidates = pick->n,
+          .avoid_ms = pick->second ? SHOWDOWN_AVOID_MS : 0,
+      };
+      rc = kf_store_class_stop(s, c->id, dc, reason, &plan, 0, NULL, changed);
+      goto out;
+    }
+  }
+  rc = kf_store_class_stop(s, c->id, dc, reason, NULL,
+                           best ? best->candidate_id : 0, skip, changed);
+out:
+  free(payload);
+  free(bests);
+  free(pick);
+  kf_store_list_free(srcs);
+  return rc;
+}
+
+int kf_search__class_showdowns(kf_store *s, const kf_search_opts *o,
+                               const kf_campaign *c,
+                               const kf_class_list *classes) {
+  bool any = false;
+  for (size_t i = 0; i < classes->n && !any; i++)
+    any = !strcmp(classes->v[i].state, "showdown");
+  if (!any) return 0;
+  kf_showdown_list *sd = NULL;
+  kf_cand_list *rank = NULL;
+  kf_search__best *bests = NULL;
+  bool pending = false;
+  int rc = check_showdowns(s, o, c, &sd, &pending);
+  if (rc) return rc;
+  for (size_t i = 0; i < classes->n && !rc; i++) {
+    const kf_class_row *k = &classes->v[i];
+    if (strcmp(k->state, "showdown") != 0) continue;
+    const kf_showdown_row *w = NULL;
+    for (size_t j = 0; j < sd->n && !w; j++)
+      if (sd->v[j].device_class_id == k->device_class_id) w = &sd->v[j];
+    if (w && !strcmp(w->state, "running")) continue;
+    if (!rank) {
+      if ((rc = final_bests(s, c, &rank, &bests, NULL))) break;
+    }
+    const kf_cand_row *b = NULL;
+    bool from_sd = false;
+    for (size_t j = 0; bests[j].best; j++)
+      if (bests[j].dc == k->device_class_id) {
+        b = bests[j].best;
+        from_sd = b->showdown;
+        break;
+      }
+    char text[768] = "done";
+    if (w && strcmp(w->state, "done") != 0)
+      snprintf(text, sizeof text, "failed: %.500s%s",
+               *w->reason ? w->reason : "no reason",
+               b ? "; the best comes from the aggregated ranking" : "");
+    else if (!w)
+      snprintf(text, sizeof text, "failed: the showdown is missing");
+    else if (!from_sd)
+      snprintf(text, sizeof text, "done: no candidate re-timed ok%s",
+               b ? "; the best comes from the aggregated ranking" : "");
+    bool changed = false;
+    rc = kf_store_class_conclude(s, c->id, k->device_class_id,
+                                 b ? b->candidate_id : 0, from_sd, text,
+                                 &changed);
+  }
+  free(bests);
+  kf_store_list_free(rank);
+  kf_store_showdown_list_free(sd);
+  return rc;
+}
+
+int kf_search__finish(kf_store *s, const kf_search_opts *o,
+                      const kf_campaign *c, const char *reason,
+                      const char *none_text, kf_search_stats *st) {
+  kf_showdown_list *sd = NULL;
+  int rc = kf_store_showdowns(s, c->id, o->alive_ms, &sd);
+  if (!rc) rc = finish_campaign(s, c, reason, none_text, sd, st);
   kf_store_showdown_list_free(sd);
   return rc;
 }

@@ -372,6 +372,8 @@ typedef struct {
   const char *spec_sha256;
   bool fresh;                   /* reuse no stored measurement */
   uint32_t showdown_top;        /* candidates per class; 0: 5; <= 64 */
+  /* 0: every class of the backend; else only this class runs it (0009) */
+  int64_t device_class_id;
 } kf_campaign_new;
 
 /* Inserts a running campaign; *id is its id. */
@@ -400,6 +402,11 @@ typedef struct {
   uint32_t showdown_top;
   const char *showdown;         /* "", "running", "done", "failed: ..." */
   bool best_from_showdown;
+  int64_t device_class_id;      /* 0: every class; else only this one */
+  kf_device_class dc;           /* that class (kind 0 when none) */
+  int64_t port_from_campaign;   /* 0: not a port (store_fleet.c) */
+  int64_t port_from_class;
+  kf_device_class port_dc;      /* port_from_class (kind 0 when none) */
 } kf_campaign;
 
 /* KF_ENOTFOUND when there is no such campaign. */
@@ -538,6 +545,13 @@ int kf_store_evaluations(kf_store *s, int64_t campaign_id,
  * row of the KF_EVALS_BEST ranking.  KF_ENOTFOUND when no candidate has
  * evaluated ok yet. */
 int kf_store_best(kf_store *s, int64_t campaign_id, kf_cand_list **out);
+
+/* kf_store_best for one device class: the class's ranking (the
+ * KF_EVALS_BEST order, restricted to dc, with the class's own best --
+ * campaign_classes.best_candidate_id -- first).  KF_ENOTFOUND when no
+ * candidate has evaluated ok on dc yet. */
+int kf_store_best_class(kf_store *s, int64_t campaign_id, int64_t dc,
+                        kf_cand_list **out);
 
 /* Proposals (candidates not bred by the search, proposer <> 'evolution')
  * for all classes or for dc, with no eval_keys row for dc yet, oldest
@@ -738,5 +752,122 @@ int kf_store_campaign_conclude(kf_store *s, int64_t id, const char *reason,
                                int64_t best_candidate_id,
                                bool best_from_showdown, const char *showdown,
                                bool *changed);
+
+/* -------------------------------------------------------- per class -- */
+/*
+ * Per-class campaigns and porting (db/store_fleet.c, migration 0009).
+ * Each device class a campaign runs on has its own row: its state
+ * ("running", "showdown", "done"), stop reason, best, showdown text and
+ * clock.  The search (coordinator/search.c) applies the stop rules per
+ * class; the campaign is done when every class is.
+ */
+
+typedef struct {
+  int64_t device_class_id;
+  kf_device_class dc;
+  const char *state;            /* "running", "showdown", "done" */
+  const char *stop_reason;      /* "" while running */
+  const char *showdown;         /* as kf_campaign.showdown, for the class */
+  int64_t best_candidate_id;    /* 0: none yet */
+  bool best_from_showdown;
+  uint64_t elapsed_ms;          /* since the class started (until done) */
+  uint32_t issued;              /* eval tasks created + reused, on it */
+  uint32_t outstanding;         /* its eval tasks queued or leased */
+  uint32_t evals;               /* evaluations recorded on it */
+  uint32_t evals_ok;
+} kf_class_row;
+
+typedef struct {
+  kf_class_row *v;
+  size_t n;
+} kf_class_list;
+
+/* NULL-safe. */
+void kf_store_class_list_free(kf_class_list *l);
+
+/* While the campaign is running, adds a "running" row (clock starting
+ * now) for each class in dcs[0..n) it has none for; then returns every
+ * class row of the campaign by class id (one allocation). */
+int kf_store_campaign_classes(kf_store *s, int64_t campaign_id,
+                              const int64_t *dcs, size_t n,
+                              kf_class_list **out);
+
+/* Records the class's current best (0 clears it). */
+int kf_store_class_set_best(kf_store *s, int64_t campaign_id, int64_t dc,
+                            int64_t candidate_id);
+
+/* The search of class dc stopped (reason).  With plan (its showdown task,
+ * created as by kf_store_showdown_begin) the class moves from "running"
+ * to "showdown" with showdown "running"; without one it is "done" at once
+ * with best (0: none) and the showdown text.  The campaign's queued eval
+ * tasks on dc are failed with the reason.  One transaction; *changed is
+ * false when the class was not running (nothing written). */
+int kf_store_class_stop(kf_store *s, int64_t campaign_id, int64_t dc,
+                        const char *reason, const kf_showdown_plan *plan,
+                        int64_t best, const char *showdown, bool *changed);
+
+/* The class's showdown ended: "showdown" -> "done" with its best, where
+ * the numbers came from and the showdown text. */
+int kf_store_class_conclude(kf_store *s, int64_t campaign_id, int64_t dc,
+                            int64_t best, bool best_from_showdown,
+                            const char *showdown, bool *changed);
+
+/* No class of the campaign searches any more and a showdown still runs:
+ * "running" -> "showdown", stop_reason = reason, showdown "running". */
+int kf_store_campaign_enter_showdown(kf_store *s, int64_t campaign_id,
+                                     const char *reason, bool *changed);
+
+/* The device class whose model is name (of kind, or any kind when 0).
+ * KF_ENOTFOUND (the message lists the known names) or KF_EINVAL when
+ * several classes share the name (the message says how they differ). */
+int kf_store_class_by_name(kf_store *s, int kind, const char *name,
+                           int64_t *id);
+
+typedef struct {
+  int64_t from_campaign;
+  int64_t from_class;       /* 0: the source's class with the best speedup
+                             * other than to_class */
+  int64_t to_class;         /* the new campaign runs only here */
+  uint32_t elites;          /* 0: the source's showdown_top */
+  const char *name;         /* NULL/"": "<source name> -> <model>" */
+  /* 0: the source campaign's */
+  uint32_t budget_evals, budget_seconds, plateau_evals;
+  uint64_t search_seed;
+  bool fresh;
+} kf_port_new;
+
+/* Creates a campaign that ports another one's elites to a class: the
+ * problem (spec, reference, templates, language, backend, problem key)
+ * and settings are copied from from_campaign; it runs only on to_class;
+ * the best `elites` candidates of from_campaign on from_class (its
+ * ranking: showdown numbers first, failures of the showdown left out)
+ * become its first candidates (proposer "port:<id>", ported_from), so
+ * they are verified and timed on to_class before anything is bred there.
+ * One transaction.  KF_ENOTFOUND: no such campaign; KF_ESTATE: it has no
+ * verified candidate on from_class (or on any class but to_class). */
+int kf_store_campaign_port(kf_store *s, const kf_port_new *p, int64_t *id);
+
+/* One ported elite, before (the source campaign, its class) and after
+ * (this campaign, its class). */
+typedef struct {
+  int64_t candidate_id;        /* in the port campaign */
+  int64_t from_candidate;      /* in the source campaign */
+  const char *template_name, *knobs_json;
+  double before_speedup, before_time_ns, before_roofline;
+  bool before_showdown;        /* before numbers from its showdown */
+  int after_outcome;           /* kf_outcome; 0: not evaluated yet */
+  const char *after_reason;    /* "" */
+  double after_speedup, after_time_ns, after_roofline;
+} kf_port_row;
+
+typedef struct {
+  kf_port_row *v;
+  size_t n;
+} kf_port_list;
+
+/* The ported elites of a port campaign, in the source's ranking order
+ * (empty for a campaign that is not a port).  free() the list. */
+int kf_store_port_report(kf_store *s, int64_t campaign_id,
+                         kf_port_list **out);
 
 #endif

@@ -116,7 +116,7 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
  * Order: best_candidate_id, then showdown rows, then by speedup (column
  * 24), then by time (20). */
 #define KF_SD(col) " CASE WHEN x.outcome = 'ok' THEN x." col " ELSE e." col " END"
-#define KF_RANKED_SQL(src, limit)                                            \
+#define KF_RANKED_SQL_W(src, limit, where, best)                                            \
   "SELECT" KF_CAND_COLS(src) ","                                             \
   " e.id, e.task_id, e.device_class_id, d.kind, d.model, d.cc_major,"       \
   " d.cc_minor, d.isa, e.outcome::text, e.stage, e.reason,"                 \
@@ -136,10 +136,12 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
   "  AND s.device_class_id = e.device_class_id"                            \
   "  AND se.candidate_id = e.candidate_id AND s.state = 'done'"            \
   "  AND se.outcome IS NOT NULL) x ON true"                                \
-  " WHERE e.campaign_id = $1::bigint AND e.outcome = 'ok'"                  \
+  " WHERE e.campaign_id = $1::bigint AND e.outcome = 'ok'" where            \
   " AND (x.outcome IS NULL OR x.outcome IN ('ok', 'infra_error'))"         \
-  " ORDER BY COALESCE(e.candidate_id = k.best_candidate_id, false) DESC,"   \
+  " ORDER BY COALESCE(e.candidate_id = " best ", false) DESC,"             \
   " 32 DESC, 24 DESC NULLS LAST, 20, e.id LIMIT " limit
+#define KF_RANKED_SQL(src, limit)                                            \
+  KF_RANKED_SQL_W(src, limit, "", "k.best_candidate_id")
 
 static int kf_store__cand_list(kf_store *s, PGresult *r, bool with_source,
                                kf_cand_list **out) {
@@ -205,12 +207,13 @@ static const kf_store__stmt ST_CAMP_CREATE = {
     " INSERT INTO campaigns (name, problem, language, backend, spec_json,"
     " reference_source, templates, budget_evals, budget_seconds,"
     " population, plateau_evals, target_roofline, search_seed, floor_bytes,"
-    " spec_sha256, reference_sha256, problem_key, fresh, showdown_top)"
+    " spec_sha256, reference_sha256, problem_key, fresh, showdown_top,"
+    " device_class_id)"
     " SELECT $1, $2, $3, $4::smallint, $5::bytea, $6, $7::jsonb, $8::int,"
     " $9::int, $10::int, $11::int, $12::float8, $13::bigint, $14::float8,"
     " $15, v.ref, encode(sha256(convert_to('kf-problem-v1' || chr(10) || $15"
     " || chr(10) || v.ref || chr(10) || $3, 'UTF8')), 'hex'),"
-    " $16::boolean, $17::int FROM v RETURNING id"};
+    " $16::boolean, $17::int, NULLIF($18::bigint, 0) FROM v RETURNING id"};
 
 static bool kf_store__hex64(const char *h) {
   if (!h || strlen(h) != 64) return false;
@@ -248,6 +251,8 @@ int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
   char be[8], bev[16], bs[16], pop[16], pl[16], tr[32], seed[24], fb[32],
       sdt[16];
   snprintf(sdt, sizeof sdt, "%u", c->showdown_top ? c->showdown_top : 5);
+  char dcs[24];
+  kf_store__itoa(dcs, sizeof dcs, c->device_class_id);
   snprintf(be, sizeof be, "%d", c->backend);
   snprintf(bev, sizeof bev, "%u", (unsigned)c->budget_evals);
   snprintf(bs, sizeof bs, "%u", (unsigned)c->budget_seconds);
@@ -273,9 +278,10 @@ int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
                      fb,
                      c->spec_sha256,
                      c->fresh ? "t" : "f",
-                     sdt};
+                     sdt,
+                     dcs};
   PGresult *r;
-  rc = kf_store__exec(s, &ST_CAMP_CREATE, 17, p, false, &r);
+  rc = kf_store__exec(s, &ST_CAMP_CREATE, 18, p, false, &r);
   kf_store__buf_free(&spec);
   if (rc) return rc;
   *id = kf_store__i64(r, 0, 0);
@@ -285,18 +291,25 @@ int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
 
 static const kf_store__stmt ST_CAMP_GET = {
     KF_STMT_CAMP_GET,
-    "SELECT id, name, problem, language, state, COALESCE(stop_reason, ''),"
-    " backend, spec_json, reference_source, templates::text,"
+    "SELECT c.id, c.name, c.problem, c.language, c.state,"
+    " COALESCE(c.stop_reason, ''),"
+    " c.backend, c.spec_json, c.reference_source, c.templates::text,"
     " COALESCE((SELECT string_agg(encode(sha256(convert_to(t->>'source',"
     " 'UTF8')), 'hex'), ',' ORDER BY o)"
-    " FROM jsonb_array_elements(templates) WITH ORDINALITY AS x(t, o)), ''),"
-    " budget_evals, budget_seconds, population, plateau_evals,"
-    " target_roofline, search_seed, floor_bytes,"
-    " COALESCE(best_candidate_id, 0),"
-    " (extract(epoch FROM COALESCE(finished_at, now()) - started_at)"
+    " FROM jsonb_array_elements(c.templates) WITH ORDINALITY AS x(t, o)),"
+    " ''), c.budget_evals, c.budget_seconds, c.population, c.plateau_evals,"
+    " c.target_roofline, c.search_seed, c.floor_bytes,"
+    " COALESCE(c.best_candidate_id, 0),"
+    " (extract(epoch FROM COALESCE(c.finished_at, now()) - c.started_at)"
     " * 1000)::bigint,"
-    " problem_key, fresh, showdown_top, showdown, best_from_showdown"
-    " FROM campaigns WHERE id = $1::bigint"};
+    " c.problem_key, c.fresh, c.showdown_top, c.showdown,"
+    " c.best_from_showdown, COALESCE(c.device_class_id, 0), d.kind, d.model, d.cc_major,"
+    " d.cc_minor, d.isa, COALESCE(c.port_from_campaign, 0),"
+    " COALESCE(c.port_from_class, 0), f.kind, f.model, f.cc_major,"
+    " f.cc_minor, f.isa"
+    " FROM campaigns c LEFT JOIN device_classes d ON d.id = c.device_class_id"
+    " LEFT JOIN device_classes f ON f.id = c.port_from_class"
+    " WHERE c.id = $1::bigint"};
 
 int kf_store_campaign_get(kf_store *s, int64_t id, kf_campaign **out) {
   *out = NULL;
@@ -357,6 +370,19 @@ int kf_store_campaign_get(kf_store *s, int64_t id, kf_campaign **out) {
   c->showdown_top = (uint32_t)kf_store__i64(r, 0, 22);
   c->showdown = kf_store__put(&cur, r, 0, 23);
   c->best_from_showdown = PQgetvalue(r, 0, 24)[0] == 't';
+  c->device_class_id = kf_store__i64(r, 0, 25);
+  c->port_from_campaign = kf_store__i64(r, 0, 31);
+  c->port_from_class = kf_store__i64(r, 0, 32);
+  for (int k = 0; k < 2; k++) {
+    kf_device_class *dc = k ? &c->port_dc : &c->dc;
+    int col = k ? 33 : 26;
+    if (PQgetisnull(r, 0, col)) continue;
+    dc->kind = (int)kf_store__i64(r, 0, col);
+    snprintf(dc->model, sizeof dc->model, "%s", PQgetvalue(r, 0, col + 1));
+    dc->cc_major = (uint32_t)kf_store__i64(r, 0, col + 2);
+    dc->cc_minor = (uint32_t)kf_store__i64(r, 0, col + 3);
+    snprintf(dc->isa, sizeof dc->isa, "%s", PQgetvalue(r, 0, col + 4));
+  }
   PQclear(r);
   *out = c;
   return 0;
@@ -492,6 +518,8 @@ int kf_store_campaign_finish(kf_store *s, int64_t id, const char *state,
       return kf_store__rollback(s, rc);
     if (cancelled) *cancelled = (int)kf_store__i64(r, 0, 0);
     PQclear(r);
+    if ((rc = kf_store__classes_end(s, ids, q[1])))
+      return kf_store__rollback(s, rc);
   }
   if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
   *changed = hit;
@@ -564,6 +592,7 @@ static const kf_store__stmt ST_CAMP_CLASSES = {
     " FROM workers w JOIN device_classes d ON d.id = w.device_class_id"
     " JOIN campaigns c ON c.id = $1::bigint"
     " WHERE d.kind = c.backend AND 'eval' = ANY(w.task_kinds)"
+    " AND (c.device_class_id IS NULL OR c.device_class_id = d.id)"
     " AND w.last_seen > now() - $2::bigint * interval '1 ms'"
     " GROUP BY w.device_class_id ORDER BY 1"};
 
@@ -659,6 +688,37 @@ int kf_store_best(kf_store *s, int64_t campaign_id, kf_cand_list **out) {
     return kf_store__fail(s, KF_ENOTFOUND,
                           "campaign %lld has no successful evaluation yet",
                           (long long)campaign_id);
+  }
+  rc = kf_store__cand_list(s, r, true, out);
+  PQclear(r);
+  return rc;
+}
+
+/* The class's ranking: its own best (campaign_classes) first. */
+static const kf_store__stmt ST_CAMP_BEST_CLASS = {
+    KF_STMT_CAMP_BEST_CLASS,
+    KF_RANKED_SQL_W("c.source", "1", " AND e.device_class_id = $2::bigint",
+                    "(SELECT cc.best_candidate_id FROM campaign_classes cc"
+                    " WHERE cc.campaign_id = $1::bigint"
+                    " AND cc.device_class_id = $2::bigint)")};
+
+int kf_store_best_class(kf_store *s, int64_t campaign_id, int64_t dc,
+                        kf_cand_list **out) {
+  *out = NULL;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char a[24], b[24];
+  kf_store__itoa(a, sizeof a, campaign_id);
+  kf_store__itoa(b, sizeof b, dc);
+  const char *p[] = {a, b};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_CAMP_BEST_CLASS, 2, p, false, &r)))
+    return rc;
+  if (PQntuples(r) == 0) {
+    PQclear(r);
+    return kf_store__fail(s, KF_ENOTFOUND,
+                          "campaign %lld has no successful evaluation on"
+                          " that device class yet", (long long)campaign_id);
   }
   rc = kf_store__cand_list(s, r, true, out);
   PQclear(r);
@@ -1091,18 +1151,11 @@ static const kf_store__stmt ST_SD_CREATE = {
     " SELECT sd.id, e.cand, e.pos FROM unnest($7::bigint[], $8::bigint[],"
     " $9::int[]) AS e(task, cand, pos) JOIN sd ON sd.task_id = e.task"};
 
-int kf_store_showdown_begin(kf_store *s, int64_t campaign_id,
-                            const char *reason, const kf_showdown_plan *plans,
-                            size_t n, bool *changed) {
-  *changed = false;
-  int rc = kf_store__ready(s);
-  if (rc) return rc;
-  if (n == 0 || !reason)
-    return kf_store__fail(s, KF_EINVAL, "showdown: no plans or no reason");
+int kf_store__showdown_insert(kf_store *s, const char *cid,
+                              const kf_showdown_plan *plans, size_t n) {
   enum { NCOL = 10 };
   kf_store__buf a[NCOL] = {{0}};
-  PGresult *r = NULL;
-  bool in_tx = false;
+  int rc = 0;
   for (int c = 0; c < NCOL; c++) kf_store__arr_open(&a[c]);
   for (size_t i = 0; i < n; i++) {
     const kf_showdown_plan *pl = &plans[i];
@@ -1127,39 +1180,45 @@ int kf_store_showdown_begin(kf_store *s, int64_t campaign_id,
   }
   bool oom = false;
   const char *p[NCOL + 1];
-  char cid[24];
-  kf_store__itoa(cid, sizeof cid, campaign_id);
   p[0] = cid;
   for (int c = 0; c < NCOL; c++) {
     kf_store__arr_close(&a[c]);
     oom |= a[c].oom;
     p[c + 1] = a[c].p;
   }
-  if (oom) {
-    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
-    goto out;
-  }
-  if ((rc = kf_store__begin(s))) goto out;
-  in_tx = true;
-  const char *pb[] = {cid, reason};
-  if ((rc = kf_store__exec(s, &ST_SD_BEGIN, 2, pb, false, &r))) goto out;
-  bool hit = PQntuples(r) == 1;
-  PQclear(r);
-  r = NULL;
-  if (hit) {
-    if ((rc = kf_store__exec(s, &ST_CAMP_CANCEL, 2, pb, false, NULL)))
-      goto out;
-    if ((rc = kf_store__exec(s, &ST_SD_CREATE, NCOL + 1, p, false, NULL)))
-      goto out;
-  }
-  if ((rc = kf_store__commit(s))) goto out;
-  in_tx = false;
-  *changed = hit;
+  if (oom) rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+  else rc = kf_store__exec(s, &ST_SD_CREATE, NCOL + 1, p, false, NULL);
 out:
-  if (in_tx) kf_store__rollback(s, rc);
-  PQclear(r);
   for (int c = 0; c < NCOL; c++) kf_store__buf_free(&a[c]);
   return rc;
+}
+
+int kf_store_showdown_begin(kf_store *s, int64_t campaign_id,
+                            const char *reason, const kf_showdown_plan *plans,
+                            size_t n, bool *changed) {
+  *changed = false;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  if (n == 0 || !reason)
+    return kf_store__fail(s, KF_EINVAL, "showdown: no plans or no reason");
+  PGresult *r = NULL;
+  char cid[24];
+  kf_store__itoa(cid, sizeof cid, campaign_id);
+  if ((rc = kf_store__begin(s))) return rc;
+  const char *pb[] = {cid, reason};
+  if ((rc = kf_store__exec(s, &ST_SD_BEGIN, 2, pb, false, &r)))
+    return kf_store__rollback(s, rc);
+  bool hit = PQntuples(r) == 1;
+  PQclear(r);
+  if (hit) {
+    if ((rc = kf_store__exec(s, &ST_CAMP_CANCEL, 2, pb, false, NULL)))
+      return kf_store__rollback(s, rc);
+    if ((rc = kf_store__showdown_insert(s, cid, plans, n)))
+      return kf_store__rollback(s, rc);
+  }
+  if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
+  *changed = hit;
+  return 0;
 }
 
 /* The final result of a done task (its output, the ShowdownResult), and

@@ -88,6 +88,22 @@ typedef enum {
   KF_STMT_TOKEN_CREATE,
   KF_STMT_TOKEN_LIST,
   KF_STMT_TOKEN_REVOKE,
+  /* store_fleet.c (0009) */
+  KF_STMT_CC_SYNC,
+  KF_STMT_CC_LIST,
+  KF_STMT_CC_SET_BEST,
+  KF_STMT_CC_STOP,
+  KF_STMT_CC_CANCEL,
+  KF_STMT_CC_CONCLUDE,
+  KF_STMT_CC_ENTER_SD,
+  KF_STMT_CC_BY_NAME,
+  KF_STMT_CC_NAMES,
+  KF_STMT_PORT_SOURCE,
+  KF_STMT_PORT_CREATE,
+  KF_STMT_PORT_ELITES,
+  KF_STMT_PORT_REPORT,
+  KF_STMT_CAMP_BEST_CLASS,
+  KF_STMT_CC_END_ALL,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
@@ -192,6 +208,18 @@ void kf_store__arr_bytea(kf_store__buf *b, const void *p, size_t n);
 /* A float8 element ("%.17g"); 0 and non-finite values -> NULL when
  * zero_null, else non-finite -> NULL (store_campaign.c). */
 void kf_store__arr_f64(kf_store__buf *b, double v, bool zero_null);
+
+/* Inserts showdown tasks, their showdowns rows and entries for plans
+ * (inside the caller's transaction; store_campaign.c). */
+int kf_store__showdown_insert(kf_store *s, const char *campaign_id,
+                              const kf_showdown_plan *plans, size_t n);
+
+/* Ends every class of a campaign that has not ended (the campaign was
+ * stopped or failed): state "done", the reason as stop reason unless it
+ * has one, a running showdown "failed: reason" (inside the caller's
+ * transaction; store_fleet.c). */
+int kf_store__classes_end(kf_store *s, const char *campaign_id,
+                          const char *reason);
 
 /* ------------------------------------------ tests and admin only -- */
 

@@ -33,6 +33,10 @@ static void usage(FILE *f) {
 "  --name NAME              shown in status      [host-pid]\n"
 "  --device DEV             cpu, cuda:N (one GPU per worker) or auto\n"
 "                           (cuda:0 if a GPU works, else cpu)  [cpu]\n"
+"  --device-class NAME      CPU workers only: register the device class\n"
+"                           under model NAME instead of the CPU's own\n"
+"                           (names a CPU fleet; tests run two CPU classes\n"
+"                           on one machine with it)  [$KF_DEVICE_CLASS]\n"
 "  --slots N                tasks run at once    [1; 6 for cuda]\n"
 "                           (CUDA: compiles of N tasks overlap while the\n"
 "                           GPU stages take turns under a per-GPU lock)\n"
@@ -60,6 +64,7 @@ int main(int argc, char **argv) {
       .slots = 1,
       .lease_wait_ms = 10000,
       .device = "cpu",
+      .device_class = kf_getenv_or("KF_DEVICE_CLASS", NULL),
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
   const char *token_file = NULL;
@@ -72,6 +77,7 @@ int main(int argc, char **argv) {
       {"name", required_argument, 0, 'n'},
       {"slots", required_argument, 0, 's'},
       {"device", required_argument, 0, 'd'},
+      {"device-class", required_argument, 0, 'D'},
       {"lease-wait-ms", required_argument, 0, 'w'},
       {"log-level", required_argument, 0, 'v'},
       {"help", no_argument, 0, 'h'},
@@ -111,6 +117,9 @@ int main(int argc, char **argv) {
       }
       cfg.device = optarg;
       break;
+    case 'D':
+      cfg.device_class = optarg;
+      break;
     case 'w':
       if (kf_parse_u64(optarg, &v) || v > 60000) {
         fprintf(stderr, "kf-worker: --lease-wait-ms '%s': expected 0..60000\n",
@@ -127,6 +136,23 @@ int main(int argc, char **argv) {
   if (optind < argc) {
     fprintf(stderr, "kf-worker: unexpected argument '%s'\n", argv[optind]);
     return 2;
+  }
+  if (cfg.device_class) {
+    /* The model is stored and shown: printable ASCII, a sane length. */
+    size_t n = strlen(cfg.device_class);
+    bool ok = n >= 1 && n <= 127;
+    for (size_t i = 0; ok && i < n; i++)
+      ok = cfg.device_class[i] >= 0x20 && cfg.device_class[i] < 0x7f;
+    if (!ok) {
+      fprintf(stderr, "kf-worker: --device-class '%s': expected 1..127"
+              " printable ASCII characters\n", cfg.device_class);
+      return 2;
+    }
+    if (!strncmp(cfg.device, "cuda:", 5)) {
+      fprintf(stderr, "kf-worker: --device-class is for CPU workers (a"
+              " GPU's class is its model and compute capability)\n");
+      return 2;
+    }
   }
   int lv = kf_log_parse_level(level);
   if (lv < 0) {

@@ -659,6 +659,18 @@ int kf_worker_run(const kf_worker_config *cfg) {
     kf_log(KF_LOG_FATAL, "device %s: %s", cfg->device, derr);
     return KF_EINVAL;
   }
+  if (cfg->device_class) {
+    /* A GPU's class is what nvcc targets and what it measures: it is
+     * never renamed. */
+    if (w->dev.dc.kind != KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU) {
+      kf_log(KF_LOG_FATAL, "--device-class is for CPU workers; device %s"
+             " is a GPU (%s)", cfg->device, w->dev.model);
+      return KF_EINVAL;
+    }
+    kf_strlcpy(w->dev.model, cfg->device_class, sizeof w->dev.model);
+    kf_log(KF_LOG_INFO, "device class named %s (--device-class)",
+           w->dev.model);
+  }
 
   uv_loop_t loop;
   int rc = uv_loop_init(&loop);

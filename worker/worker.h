@@ -24,6 +24,10 @@ typedef struct {
   uint32_t slots;          /* tasks run at once */
   uint32_t lease_wait_ms;  /* long-poll wait */
   const char *device;      /* "cpu", "cuda:N" or "auto" (device.h) */
+  /* CPU only, NULL: detected.  Registers the device class under this
+   * model name instead of /proc/cpuinfo's: names a CPU fleet ("cpu-a"),
+   * and lets tests run two CPU classes on one machine. */
+  const char *device_class;
 } kf_worker_config;
 
 /* Runs until SIGINT/SIGTERM: then stops leasing, finishes running tasks,

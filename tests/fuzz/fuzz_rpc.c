@@ -53,6 +53,9 @@ static bool validate(const ProtobufCMessage *m, char *bad, size_t blen) {
   if (d == &kernelfleet__get_status_request__descriptor)
     return kf_coord__check_status((const void *)m, bad, blen);
   if (d == &kernelfleet__create_campaign_request__descriptor) {
+    /* A port (0009) is checked on its own: it carries no problem. */
+    if (((const Kernelfleet__CreateCampaignRequest *)m)->port_from_campaign)
+      return kf_coord__check_port((const void *)m, bad, blen);
     kf_coord__create_checked ck;
     int rc = kf_coord__check_create((const void *)m, &ck, bad, blen);
     if (rc == 0) {
