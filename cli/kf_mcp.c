@@ -226,6 +226,19 @@ int kf_mcp_parse(const char *line, size_t len, kf_mcp_msg *m, char *err,
   }
   m->method = method->valuestring;
   m->kind = m->id ? KF_MCP_REQUEST : KF_MCP_NOTIFICATION;
+  /* cJSON keeps strings NUL-terminated: a "\u0000" inside one would cut
+   * it short without a word (a kernel source, a name).  Refused instead;
+   * outside strings JSON has no backslash, so every escape counts. */
+  for (size_t i = 0; i + 1 < len; i++) {
+    if (line[i] != '\\') continue;
+    if (line[i + 1] == 'u' && i + 5 < len &&
+        !strncmp(line + i + 2, "0000", 4)) {
+      kf_seterr(0, err, errlen, "a string holds U+0000 (\\u0000 at byte "
+                "%zu), which this server does not accept", i);
+      return KF_MCP_INVALID_PARAMS;
+    }
+    i++; /* the escaped character */
+  }
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(m->root, "params");
   if (params && !cJSON_IsObject(params)) {
     kf_seterr(0, err, errlen, "\"params\" must be an object (MCP uses"
@@ -463,12 +476,15 @@ static bool check_at(const cJSON *schema, const cJSON *v, const char *path,
     if ((cJSON_IsNumber(lo) && v->valuedouble < lo->valuedouble) ||
         (cJSON_IsNumber(hi) && v->valuedouble > hi->valuedouble) ||
         (cJSON_IsNumber(xlo) && v->valuedouble <= xlo->valuedouble)) {
-      char range[96];
-      snprintf(range, sizeof range, "%s%.17g..%.17g",
-               cJSON_IsNumber(xlo) ? "above " : "",
-               cJSON_IsNumber(lo) ? lo->valuedouble
-               : cJSON_IsNumber(xlo) ? xlo->valuedouble : -INFINITY,
-               cJSON_IsNumber(hi) ? hi->valuedouble : INFINITY);
+      char range[96] = "";
+      size_t k = 0;
+      if (cJSON_IsNumber(lo))
+        k += (size_t)snprintf(range, sizeof range, ">= %.17g", lo->valuedouble);
+      else if (cJSON_IsNumber(xlo))
+        k += (size_t)snprintf(range, sizeof range, "> %.17g", xlo->valuedouble);
+      if (cJSON_IsNumber(hi) && k < sizeof range)
+        snprintf(range + k, sizeof range - k, "%s<= %.17g", k ? " and " : "",
+                 hi->valuedouble);
       kf_seterr(0, err, errlen, "%s: %.17g is out of range (%s)", path,
                 v->valuedouble, range);
       return false;

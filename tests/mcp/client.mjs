@@ -152,6 +152,35 @@ async function agent() {
   const campaign_id = camp.campaign_id;
   check(Number.isInteger(campaign_id) && campaign_id > 0, "campaign id");
 
+  // While wait_evaluation blocks, the server answers pings, reports
+  // progress, and a cancellation ends the wait.  Candidate 987654321 is
+  // in no campaign, so only the cancellation (or the 600 s timeout) can
+  // end this wait; the campaign is young and waits for our proposals.
+  {
+    const ac = new AbortController();
+    let gotProgress;
+    const progressed = new Promise((r) => { gotProgress = r; });
+    const pending = client.callTool(
+      { name: "wait_evaluation",
+        arguments: { campaign_id, candidate_id: 987654321, timeout_seconds: 600 } },
+      undefined,
+      { signal: ac.signal, timeout: 900000, onprogress: (p) => gotProgress(p) });
+    const first = await Promise.race([progressed,
+                                      pending.then((r) => ({ returned: r }))]);
+    check(!first.returned, `the wait ended by itself: ${JSON.stringify(first)}`);
+    check(typeof first.progress === "number" && /waiting for candidate/.test(first.message),
+          `progress notification ${JSON.stringify(first)}`);
+    await client.ping(); // answered in the middle of the wait
+    ac.abort("the test cancels the wait");
+    let aborted = false;
+    try { await pending; } catch (e) { aborted = true; log("wait cancelled:", String(e)); }
+    check(aborted, "the cancelled call resolved");
+    // The server is free again; had it ignored the cancellation it would
+    // block this call for ten minutes and the 300 s timeout would fail it.
+    payload(await call(client, "campaign_status", { campaign_id },
+                       { timeout: 300000 }), "campaign_status");
+  }
+
   // A good kernel of our own: the first template, knobs at their first
   // values, with a comment so it is not the template's source.
   const t = d.templates[0];
