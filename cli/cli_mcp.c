@@ -624,11 +624,87 @@ static void progress_note(mcp *m, const cJSON *token, double done,
   send_msg(m, kf_mcp_notification("notifications/progress", p));
 }
 
+/* One look at the candidate: its evaluations (ListEvaluations, filtered:
+ * the contract has no per-candidate query) and the device classes that
+ * should evaluate it but have not (GetStatus).  *snap is the answer's
+ * body; *found evaluations, *pending classes.  0 or a KF_E* code. */
+static int wait_look(mcp *m, int64_t cid, int64_t cand,
+                     const Kernelfleet__CampaignStatus *cs, cJSON **snap,
+                     size_t *found, size_t *pending, char *err,
+                     size_t errlen) {
+  uint64_t want = (uint64_t)cs->evals_done + cs->evals_running + 1000;
+  Kernelfleet__ListEvaluationsRequest lr =
+      KERNELFLEET__LIST_EVALUATIONS_REQUEST__INIT;
+  lr.campaign_id = cid;
+  lr.limit = want > 100000 ? 100000 : (uint32_t)want;
+  ProtobufCMessage *lresp = NULL, *sresp = NULL;
+  int rc = call(m, "ListEvaluations", &lr.base,
+                &kernelfleet__list_evaluations_response__descriptor, 120000,
+                &lresp, err, errlen);
+  if (rc) return rc;
+  Kernelfleet__GetStatusRequest sr = KERNELFLEET__GET_STATUS_REQUEST__INIT;
+  rc = call(m, "GetStatus", &sr.base,
+            &kernelfleet__get_status_response__descriptor, RPC_MS, &sresp,
+            err, errlen);
+  if (rc) {
+    kf_rpc_free(lresp);
+    return rc;
+  }
+  const Kernelfleet__ListEvaluationsResponse *l = (const void *)lresp;
+  const Kernelfleet__GetStatusResponse *st = (const void *)sresp;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "campaign_id", (double)cid);
+  cJSON_AddNumberToObject(j, "candidate_id", (double)cand);
+  cJSON_AddStringToObject(j, "campaign_state", cs->campaign->state);
+  cJSON *evs = cJSON_AddArrayToObject(j, "evaluations");
+  const Kernelfleet__DeviceClass *kind_of = NULL;
+  *found = *pending = 0;
+  for (size_t i = 0; i < l->n_evaluations; i++) {
+    const Kernelfleet__EvaluationSummary *e = l->evaluations[i];
+    if (e->candidate_id != cand) continue;
+    (*found)++;
+    if (!kind_of) kind_of = e->device_class;
+    cJSON_AddItemToArray(evs, eval_json(e));
+  }
+  /* Classes with an alive worker of the backend but no evaluation yet;
+   * the backend's kind is that of the evaluations already there. */
+  cJSON *pend = cJSON_AddArrayToObject(j, "pending_device_classes");
+  for (size_t w = 0; kind_of && w < st->n_workers; w++) {
+    const Kernelfleet__WorkerStatus *ws = st->workers[w];
+    if (!ws->alive || !ws->device_class ||
+        ws->device_class->kind != kind_of->kind)
+      continue;
+    bool have = false;
+    for (size_t i = 0; !have && i < l->n_evaluations; i++)
+      have = l->evaluations[i]->candidate_id == cand &&
+             same_class(l->evaluations[i]->device_class, ws->device_class);
+    for (size_t v = 0; !have && v < w; v++) /* listed already */
+      have = st->workers[v]->alive &&
+             same_class(st->workers[v]->device_class, ws->device_class);
+    if (have) continue;
+    (*pending)++;
+    cJSON *pc = cJSON_CreateObject();
+    cJSON_AddStringToObject(pc, "model", ws->device_class->model);
+    cJSON_AddStringToObject(pc, "isa", ws->device_class->isa);
+    cJSON_AddItemToArray(pend, pc);
+  }
+  kf_rpc_free(sresp);
+  kf_rpc_free(lresp);
+  *snap = j;
+  return 0;
+}
+
+static bool transient(int rc) {
+  return rc == KF_EUNAVAIL || rc == KF_ETIMEDOUT || rc == KF_EBUSY;
+}
+
 /* A candidate's evaluation is final when there is one for every device
  * class of the campaign's backend that has an alive worker (a proposal is
  * evaluated once on each), or when the campaign ended (what is there is
- * all there will be).  The backend's kind is the kind of the evaluations
- * already there. */
+ * all there will be).  The evaluations are read again only when the
+ * campaign's count of them moved (or every tenth second, for workers
+ * that came or went); a coordinator that is briefly unreachable
+ * (restart) is waited for until the deadline. */
 static int tool_wait(mcp *m, const cJSON *args, const cJSON *req_id,
                      const cJSON *progress, cJSON **out, char *err,
                      size_t errlen) {
@@ -638,77 +714,41 @@ static int tool_wait(mcp *m, const cJSON *args, const cJSON *req_id,
   uint64_t t0 = kf_now_ms(), deadline = t0 + (uint64_t)timeout_s * 1000;
   uint64_t next_note = t0 + 5000;
   cJSON *j = NULL;
+  uint32_t last_done = 0;
+  char last_state[32] = "";
+  int stale_looks = 0;
+  size_t found = 0, pending = 0;
+  bool final = false;
   for (;;) {
     Kernelfleet__GetCampaignResponse *g = NULL;
-    if (get_campaign(m, cid, 0, &g, err, errlen)) return TOOL_FAIL;
-    const char *state = g->status->campaign->state;
-    bool ended = !campaign_running(state);
-    uint64_t want = (uint64_t)g->status->evals_done +
-                    g->status->evals_running + 1000;
-    Kernelfleet__ListEvaluationsRequest lr =
-        KERNELFLEET__LIST_EVALUATIONS_REQUEST__INIT;
-    lr.campaign_id = cid;
-    lr.limit = want > 100000 ? 100000 : (uint32_t)want;
-    ProtobufCMessage *lresp = NULL, *sresp = NULL;
-    if (call(m, "ListEvaluations", &lr.base,
-             &kernelfleet__list_evaluations_response__descriptor, 120000,
-             &lresp, err, errlen)) {
+    int rc = get_campaign(m, cid, 0, &g, err, errlen);
+    if (!rc) {
+      const Kernelfleet__CampaignStatus *cs = g->status;
+      bool ended = !campaign_running(cs->campaign->state);
+      if (!j || cs->evals_done != last_done ||
+          strcmp(cs->campaign->state, last_state) || ++stale_looks >= 10) {
+        cJSON *snap = NULL;
+        rc = wait_look(m, cid, cand, cs, &snap, &found, &pending, err,
+                       errlen);
+        if (!rc) {
+          cJSON_Delete(j);
+          j = snap;
+          last_done = cs->evals_done;
+          snprintf(last_state, sizeof last_state, "%s", cs->campaign->state);
+          stale_looks = 0;
+        }
+      }
+      final = !rc && (ended || (found > 0 && pending == 0));
       kf_rpc_free((ProtobufCMessage *)g);
-      return TOOL_FAIL;
     }
-    Kernelfleet__GetStatusRequest sr = KERNELFLEET__GET_STATUS_REQUEST__INIT;
-    if (call(m, "GetStatus", &sr.base,
-             &kernelfleet__get_status_response__descriptor, RPC_MS, &sresp,
-             err, errlen)) {
-      kf_rpc_free(lresp);
-      kf_rpc_free((ProtobufCMessage *)g);
-      return TOOL_FAIL;
-    }
-    const Kernelfleet__ListEvaluationsResponse *l = (const void *)lresp;
-    const Kernelfleet__GetStatusResponse *st = (const void *)sresp;
-    cJSON_Delete(j);
-    j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "campaign_id", (double)cid);
-    cJSON_AddNumberToObject(j, "candidate_id", (double)cand);
-    cJSON_AddStringToObject(j, "campaign_state", state);
-    cJSON *evs = cJSON_AddArrayToObject(j, "evaluations");
-    const Kernelfleet__DeviceClass *kind_of = NULL;
-    size_t found = 0;
-    for (size_t i = 0; i < l->n_evaluations; i++) {
-      const Kernelfleet__EvaluationSummary *e = l->evaluations[i];
-      if (e->candidate_id != cand) continue;
-      found++;
-      if (!kind_of) kind_of = e->device_class;
-      cJSON_AddItemToArray(evs, eval_json(e));
-    }
-    /* Classes with an alive worker of the backend but no evaluation. */
-    cJSON *pend = cJSON_AddArrayToObject(j, "pending_device_classes");
-    size_t pending = 0;
-    for (size_t w = 0; kind_of && w < st->n_workers; w++) {
-      const Kernelfleet__WorkerStatus *ws = st->workers[w];
-      if (!ws->alive || !ws->device_class ||
-          ws->device_class->kind != kind_of->kind)
-        continue;
-      bool have = false;
-      for (size_t i = 0; !have && i < l->n_evaluations; i++)
-        have = l->evaluations[i]->candidate_id == cand &&
-               same_class(l->evaluations[i]->device_class, ws->device_class);
-      for (size_t v = 0; !have && v < w; v++) /* listed already */
-        have = st->workers[v]->alive &&
-               same_class(st->workers[v]->device_class, ws->device_class);
-      if (have) continue;
-      pending++;
-      cJSON *pc = cJSON_CreateObject();
-      cJSON_AddStringToObject(pc, "model", ws->device_class->model);
-      cJSON_AddStringToObject(pc, "isa", ws->device_class->isa);
-      cJSON_AddItemToArray(pend, pc);
-    }
-    bool final = ended || (found > 0 && pending == 0);
-    kf_rpc_free(sresp);
-    kf_rpc_free(lresp);
-    kf_rpc_free((ProtobufCMessage *)g);
     uint64_t now = kf_now_ms();
-    if (final || now >= deadline) {
+    /* The first look must work: a wrong campaign id is an error now, not
+     * after the timeout. */
+    if (rc && (!j || !transient(rc) || now >= deadline)) {
+      cJSON_Delete(j);
+      return TOOL_FAIL;
+    }
+    if (!rc && (final || now >= deadline)) {
       cJSON_AddBoolToObject(j, "final", final);
       cJSON_AddBoolToObject(j, "timed_out", !final);
       cJSON_AddNumberToObject(j, "waited_ms", (double)(now - t0));
@@ -728,9 +768,9 @@ static int tool_wait(mcp *m, const cJSON *args, const cJSON *req_id,
       progress_note(m, progress, (double)(now - t0) / 1000.0, text);
       next_note = now + 5000;
     }
-    uint64_t left = deadline - now;
-    int rc = service_input(m, req_id, left < 1000 ? (int)left : 1000);
-    if (rc == TOOL_CANCELLED) {
+    uint64_t left = deadline > now ? deadline - now : 0;
+    if (service_input(m, req_id, left < 1000 ? (int)left : 1000) ==
+        TOOL_CANCELLED) {
       cJSON_Delete(j);
       return TOOL_CANCELLED;
     }
