@@ -143,6 +143,12 @@ static int get_campaign(mcp *m, int64_t id, uint32_t top,
 
 /* ---------------------------------------------------------- problems -- */
 
+/* a/b into out; false when it does not fit (the path is then skipped). */
+static bool join(char *out, size_t len, const char *a, const char *b) {
+  int n = snprintf(out, len, "%s/%s", a, b);
+  return n >= 0 && (size_t)n < len;
+}
+
 /* PROBLEM is an id under the problems directory ("cpu/rmsnorm"): one or
  * two names of letters, digits, _ . - (not starting with '.'), which must
  * resolve inside the directory.  An agent cannot read files elsewhere. */
@@ -151,6 +157,8 @@ static int problem_path(mcp *m, const char *problem, char *out, size_t len,
   if (!m->problems[0])
     return kf_seterr(KF_ENOTFOUND, err, errlen, "no problems directory: "
                      "start kf mcp with --problems DIR");
+  /* Quoted back to the agent and into the log: made printable first. */
+  const char *shown = kf_cli__clean(problem, 200);
   int parts = 0;
   bool start = true;
   for (const char *p = problem; *p; p++) {
@@ -176,21 +184,21 @@ static int problem_path(mcp *m, const char *problem, char *out, size_t len,
   }
   if (!*problem || start || parts < 1 || parts > 2)
     return kf_seterr(KF_EINVAL, err, errlen, "problem '%s': expected an id "
-                     "from list_problems such as \"cpu/rmsnorm\"", problem);
-  char joined[PATH_MAX * 2], real[PATH_MAX];
-  snprintf(joined, sizeof joined, "%s/%s", m->problems, problem);
+                     "from list_problems such as \"cpu/rmsnorm\"", shown);
+  char joined[PATH_MAX], real[PATH_MAX];
   size_t n = strlen(m->problems);
-  if (!realpath(joined, real) || strncmp(real, m->problems, n) ||
+  if (!join(joined, sizeof joined, m->problems, problem) ||
+      !realpath(joined, real) || strncmp(real, m->problems, n) ||
       real[n] != '/')
     return kf_seterr(KF_ENOTFOUND, err, errlen, "problem '%s': no such "
-                     "problem (list_problems names them)", problem);
+                     "problem (list_problems names them)", shown);
   struct stat st;
-  char spec[PATH_MAX + 16];
-  snprintf(spec, sizeof spec, "%s/spec.json", real);
-  if (stat(spec, &st) || !S_ISREG(st.st_mode))
+  char spec[PATH_MAX];
+  if (!join(spec, sizeof spec, real, "spec.json") || stat(spec, &st) ||
+      !S_ISREG(st.st_mode))
     return kf_seterr(KF_ENOTFOUND, err, errlen, "problem '%s': no "
                      "spec.json there (list_problems names the problems)",
-                     problem);
+                     shown);
   snprintf(out, len, "%s", real);
   return 0;
 }
@@ -202,7 +210,9 @@ static int load_problem(mcp *m, const char *problem, kf_spec **spec,
   if (rc) return rc;
   char why[1024];
   rc = kf_spec_load_dir(dir, spec, why, sizeof why);
-  if (rc) return kf_seterr(rc, err, errlen, "problem '%s': %s", problem, why);
+  if (rc)
+    return kf_seterr(rc, err, errlen, "problem '%s': %s",
+                     kf_cli__clean(problem, 200), why);
   return 0;
 }
 
@@ -253,10 +263,9 @@ static int list_dirs(const char *dir, char ***names, int *n) {
   int cap = 0, rc = 0;
   while ((e = readdir(d))) {
     if (e->d_name[0] == '.') continue;
-    char p[PATH_MAX * 2];
+    char p[PATH_MAX];
     struct stat st;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    if (stat(p, &st) || !S_ISDIR(st.st_mode)) continue;
+    if (!join(p, sizeof p, dir, e->d_name) || stat(p, &st) || !S_ISDIR(st.st_mode)) continue;
     if (*n == cap) {
       cap = cap ? cap * 2 : 16;
       char **nn = realloc(*names, (size_t)cap * sizeof *nn);
@@ -292,10 +301,9 @@ static void add_problem(mcp *m, cJSON *arr, const char *id) {
 }
 
 static bool has_spec(const char *dir) {
-  char p[PATH_MAX * 2];
+  char p[PATH_MAX];
   struct stat st;
-  snprintf(p, sizeof p, "%s/spec.json", dir);
-  return !stat(p, &st) && S_ISREG(st.st_mode);
+  return join(p, sizeof p, dir, "spec.json") && !stat(p, &st) && S_ISREG(st.st_mode);
 }
 
 static int tool_list_problems(mcp *m, const cJSON *args, const cJSON *req_id,
@@ -312,8 +320,8 @@ static int tool_list_problems(mcp *m, const cJSON *args, const cJSON *req_id,
   cJSON_AddStringToObject(j, "problems_dir", m->problems);
   cJSON *arr = cJSON_AddArrayToObject(j, "problems");
   for (int i = 0; arr && i < ntop; i++) {
-    char d[PATH_MAX * 2];
-    snprintf(d, sizeof d, "%s/%s", m->problems, top[i]);
+    char d[PATH_MAX];
+    if (!join(d, sizeof d, m->problems, top[i])) continue;
     if (has_spec(d)) {
       add_problem(m, arr, top[i]);
       continue;
@@ -322,10 +330,10 @@ static int tool_list_problems(mcp *m, const cJSON *args, const cJSON *req_id,
     int nsub = 0;
     if (list_dirs(d, &sub, &nsub) == 0) {
       for (int k = 0; k < nsub; k++) {
-        char id[PATH_MAX], sd[PATH_MAX * 3];
-        snprintf(id, sizeof id, "%s/%s", top[i], sub[k]);
-        snprintf(sd, sizeof sd, "%s/%s", d, sub[k]);
-        if (has_spec(sd)) add_problem(m, arr, id);
+        char id[PATH_MAX], sd[PATH_MAX];
+        if (join(id, sizeof id, top[i], sub[k]) &&
+            join(sd, sizeof sd, d, sub[k]) && has_spec(sd))
+          add_problem(m, arr, id);
       }
     }
     free_names(sub, nsub);
@@ -469,7 +477,7 @@ static int tool_propose(mcp *m, const cJSON *args, const cJSON *req_id,
     if (!ok)
       return kf_seterr(TOOL_FAIL, err, errlen, "proposer '%s': 1..59 letters,"
                        " digits, '_', '.' or '-' (recorded as mcp-LABEL)",
-                       label);
+                       kf_cli__clean(label, 64));
     snprintf(proposer, sizeof proposer, "mcp-%s", label);
   }
   Kernelfleet__Knob knobs[KF_SPEC_MAX_KNOBS], *kp[KF_SPEC_MAX_KNOBS];
@@ -486,7 +494,7 @@ static int tool_propose(mcp *m, const cJSON *args, const cJSON *req_id,
       return kf_seterr(TOOL_FAIL, err, errlen, "knobs.%s: names are C "
                        "identifiers of at most 31 characters not starting "
                        "with KF_; values 1..23 letters, digits, '.', '_', "
-                       "'+' or '-'", k->string);
+                       "'+' or '-'", kf_cli__clean(k->string, 64));
     kernelfleet__knob__init(&knobs[nk]);
     knobs[nk].name = k->string;
     knobs[nk].value = vals[nk];
