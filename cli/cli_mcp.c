@@ -977,7 +977,10 @@ static cJSON *tools_list(void) {
     cJSON *ann = cJSON_AddObjectToObject(t, "annotations");
     bool ro = tools[i].fn != tool_create_campaign &&
               tools[i].fn != tool_propose;
+    /* Nothing an agent can call deletes or overwrites: a campaign or a
+     * candidate is only ever added (the hint's default is "destructive"). */
     cJSON_AddBoolToObject(ann, "readOnlyHint", ro);
+    if (!ro) cJSON_AddBoolToObject(ann, "destructiveHint", false);
     cJSON_AddBoolToObject(ann, "openWorldHint", false);
   }
   return r;
