@@ -118,7 +118,10 @@ def body(c):
     env = {k: v for k, v in c.env.items() if k != "KF_TOKEN"}
     env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0"
     base = {"kf": c.path("kf"), "env": env, "problem": PROBLEM,
-            "wait_s": int(300 * kfe2e.SLACK), "evals": 8}
+            # A budget the test never exhausts: the campaign is still
+            # running when the agent cancels a wait on it (proposals are
+            # evaluated first, so this costs no time).
+            "wait_s": int(300 * kfe2e.SLACK), "evals": 200}
 
     cfg = dict(base, mode="agent",
                args=["--coordinator", c.target, "--token-file", sfile,
