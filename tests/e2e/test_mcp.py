@@ -91,6 +91,13 @@ def run_client(c, node_dir, cfg, timeout):
         raise kfe2e.TestFailure("the MCP client (%s) failed, exit %d:\n%s"
                                 % (cfg["mode"], r.returncode,
                                    r.stderr.decode(errors="replace")[-6000:]))
+    err = r.stderr.decode(errors="replace")
+    # kf mcp's stderr reaches us through the client: it ended cleanly
+    # (stdin closed -> "done") and ASan/UBSan found nothing.
+    check("kf mcp: done" in err, "kf mcp did not exit cleanly (%s)"
+          % cfg["mode"])
+    check("Sanitizer" not in err and "runtime error" not in err,
+          "kf mcp under ASan/UBSan:\n%s" % err[-6000:])
     lines = r.stdout.decode().strip().splitlines()
     check(lines, "the MCP client printed nothing")
     return json.loads(lines[-1])
@@ -116,7 +123,8 @@ def body(c):
     # Only the credential file: KF_TOKEN (the coordinator's admin secret
     # in these tests) must not leak into the agent's server.
     env = {k: v for k, v in c.env.items() if k != "KF_TOKEN"}
-    env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0"
+    # kf mcp's own leaks count: it exits when the client closes stdin.
+    env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     base = {"kf": c.path("kf"), "env": env, "problem": PROBLEM,
             # A budget the test never exhausts: the campaign is still
             # running when the agent cancels a wait on it (proposals are
