@@ -106,17 +106,19 @@ static int call(mcp *m, const char *method, const ProtobufCMessage *req,
   int rc = kf_rpc_client_call_sync(m->cli, path, req, type, timeout_ms, resp,
                                    why, sizeof why);
   if (!rc) return 0;
+  /* The server's text may quote what someone sent (a template name). */
+  const char *w = kf_cli__clean(why, 0);
   if (rc == KF_EAUTH)
     kf_seterr(rc, err, errlen, "%s: the coordinator refused the credential"
-              " (%s)", method, why);
+              " (%s)", method, w);
   else if (rc == KF_EPERM)
     kf_seterr(rc, err, errlen, "%s: permission denied: %s (kf mcp needs a"
-              " submitter credential)", method, why);
+              " submitter credential)", method, w);
   else if (rc == KF_EUNAVAIL || rc == KF_ETIMEDOUT)
     kf_seterr(rc, err, errlen, "%s: coordinator %s unreachable: %s", method,
-              m->remote.target, why);
+              m->remote.target, w);
   else
-    kf_seterr(rc, err, errlen, "%s: %s: %s", method, kf_strerror(rc), why);
+    kf_seterr(rc, err, errlen, "%s: %s: %s", method, kf_strerror(rc), w);
   logf_("%s", err);
   return rc;
 }
@@ -421,7 +423,8 @@ static int tool_create_campaign(mcp *m, const cJSON *args,
   char why[1024];
   int rc = kf_cli__create_campaign_rpc(m->cli, s, &b, &cid, why, sizeof why);
   if (rc) {
-    kf_seterr(0, err, errlen, "CreateCampaign: %s: %s", kf_strerror(rc), why);
+    kf_seterr(0, err, errlen, "CreateCampaign: %s: %s", kf_strerror(rc),
+              kf_cli__clean(why, 0));
     logf_("%s", err);
     kf_spec_free(s);
     return TOOL_FAIL;
@@ -542,7 +545,7 @@ static bool same_id(const cJSON *a, const cJSON *b) {
 }
 
 static void reply_error(mcp *m, const cJSON *id, int code, const char *msg) {
-  logf_("error %d: %s", code, msg);
+  logf_("error %d: %s", code, kf_cli__clean(msg, 0));
   send_msg(m, kf_mcp_error(id, code, msg));
 }
 
@@ -827,7 +830,8 @@ static int tool_best(mcp *m, const cJSON *args, const cJSON *req_id,
   } else if (rc) {
     cJSON_Delete(j);
     kf_rpc_free((ProtobufCMessage *)g);
-    kf_seterr(0, err, errlen, "GetBest: %s: %s", kf_strerror(rc), why);
+    kf_seterr(0, err, errlen, "GetBest: %s: %s", kf_strerror(rc),
+              kf_cli__clean(why, 0));
     logf_("%s", err);
     return TOOL_FAIL;
   } else {
