@@ -1114,7 +1114,8 @@ static void on_initialize(mcp *m, const kf_mcp_msg *msg) {
 /* One message from the client. */
 static void handle(mcp *m, const char *line, size_t len) {
   size_t i = 0;
-  while (i < len && strchr(" \t\r", line[i])) i++;
+  while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+    i++;
   if (i == len) return; /* blank lines are not messages */
   kf_mcp_msg msg;
   char why[512];

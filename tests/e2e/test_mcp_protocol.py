@@ -134,6 +134,10 @@ def body(c):
     error_of(r, PARSE, "not valid JSON")
     s.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"} {"x": 1}\n')
     error_of(s.line(), PARSE, "bytes after the message")
+    s.send_raw(b"\0\0\n")  # NUL bytes are not blank: not JSON
+    error_of(s.line(), PARSE, "not valid JSON")
+    s.send_raw(b"\xff\xfe{}\n")
+    error_of(s.line(), PARSE, "not valid JSON")
     s.send_raw(b"\n   \n")  # blank lines are not messages
     error_of(s.request("tools/list"), INVALID, "initialize first")
     error_of(s.request("tools/call", {"name": "list_problems"}), INVALID,
