@@ -545,8 +545,11 @@ static bool same_id(const cJSON *a, const cJSON *b) {
 }
 
 static void reply_error(mcp *m, const cJSON *id, int code, const char *msg) {
-  logf_("error %d: %s", code, kf_cli__clean(msg, 0));
-  send_msg(m, kf_mcp_error(id, code, msg));
+  /* Quotes of what the client sent (a field name) may be any bytes: the
+   * reply and the log get valid, printable UTF-8. */
+  const char *text = kf_cli__clean(msg, 0);
+  logf_("error %d: %s", code, text);
+  send_msg(m, kf_mcp_error(id, code, text));
 }
 
 /* While a tool waits: reads input for up to ms.  A ping is answered, a

@@ -226,6 +226,15 @@ def body(c):
                                            "knobs": {"A": [1]}}),
              PARAMS, "arguments.knobs.A: expected string or integer")
 
+    # A field name of invalid UTF-8 and a terminal escape is quoted back
+    # as valid, printable text (the reply must stay valid JSON text).
+    s.send_raw(b'{"jsonrpc": "2.0", "id": 31, "method": "tools/call", '
+               b'"params": {"name": "best", "arguments": {"campaign_id": 1, '
+               b'"\xff\x1b[31m": 1}}}\n')
+    r = s.line()
+    msg = error_of(r, PARAMS, "unknown field")
+    check("\x1b" not in msg and "\\xff" in msg, "quoted name: %r" % msg)
+
     # Tool errors: an answer with isError, not a protocol error.
     for bad in ("../../etc", "/etc", "cpu/../cpu/vecsum", ".hidden",
                 "cpu/vecsum/extra", "cpu/nope"):
