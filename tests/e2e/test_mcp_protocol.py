@@ -125,6 +125,59 @@ def call(s, name, args):
     return s.request("tools/call", {"name": name, "arguments": args})
 
 
+SEEDS = [
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "describe_problem",
+                "arguments": {"problem": "cpu/vecsum"}}},
+    {"jsonrpc": "2.0", "id": "x", "method": "tools/call",
+     "params": {"name": "propose_candidate",
+                "arguments": {"campaign_id": 1, "source": "int x;",
+                              "knobs": {"UNROLL": 4}}}},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "wait_evaluation",
+                "arguments": {"campaign_id": 1, "candidate_id": 2,
+                              "timeout_seconds": 0}}},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled",
+     "params": {"requestId": 2}},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+]
+
+
+def mutate(s, rounds=400):
+    """Seeded byte-level mutations of valid messages (flips, cuts,
+    duplications, inserted quotes and braces).  After each, a ping with a
+    fresh id: every line before its answer must be a JSON-RPC message (an
+    error or a result), and the answer must come."""
+    import random
+    rnd = random.Random(20261126)
+    for i in range(rounds):
+        b = bytearray(json.dumps(rnd.choice(SEEDS)).encode())
+        for _ in range(rnd.randint(1, 4)):
+            op = rnd.randrange(4)
+            at = rnd.randrange(len(b))
+            if op == 0:
+                b[at] = rnd.randrange(256)
+            elif op == 1:
+                del b[at:at + rnd.randint(1, 8)]
+            elif op == 2:
+                b[at:at] = b[rnd.randrange(len(b)):][:rnd.randint(1, 16)]
+            else:
+                b[at:at] = rnd.choice([b'"', b'{', b'}', b'[', b'\\', b'\\u0000',
+                                       b'1e999', b'null', b','])
+        b = bytes(b).replace(b"\n", b" ")
+        s.send_raw(b + b"\n")
+        pid = "fuzz-%d" % i
+        s.send({"jsonrpc": "2.0", "id": pid, "method": "ping"})
+        while True:
+            r = s.line()
+            check("result" in r or ("error" in r and
+                                    isinstance(r["error"].get("code"), int)),
+                  "mutation %d %r: answer %r" % (i, b[:200], r))
+            if r.get("id") == pid:
+                break
+    check(s.p.poll() is None, "kf mcp died during the mutations")
+
+
 def body(c):
     s = Server(c)
     # --- before initialize ---------------------------------------------
@@ -266,6 +319,9 @@ def body(c):
     d = r["structuredContent"]
     check("kf_launch" in d["abi"]["source"] and d["spec"]["name"] == "vecsum"
           and d["reference"]["source"], "describe_problem: %r" % list(d))
+
+    # --- mutated messages: every answer is JSON-RPC, the server lives ---
+    mutate(s)
 
     # --- size cap: a message over 8 MiB is refused, the next one works ---
     big = b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"x": "' \
