@@ -803,6 +803,28 @@ static int tool_status(mcp *m, const cJSON *args, const cJSON *req_id,
   for (size_t i = 0; top && i < g->n_top; i++)
     cJSON_AddItemToArray(top, eval_json(g->top[i]));
   kf_rpc_free((ProtobufCMessage *)g);
+  /* What went wrong lately, with stage and reason: the same context the
+   * built-in proposers get, so an agent does not repeat a mistake. */
+  uint32_t nf = (uint32_t)arg_i64(args, "failures", 5);
+  cJSON *fails = cJSON_AddArrayToObject(j, "recent_failures");
+  if (nf) {
+    Kernelfleet__ListEvaluationsRequest lr =
+        KERNELFLEET__LIST_EVALUATIONS_REQUEST__INIT;
+    lr.campaign_id = arg_i64(args, "campaign_id", 0);
+    lr.limit = nf;
+    lr.failures_only = true;
+    ProtobufCMessage *resp = NULL;
+    if (call(m, "ListEvaluations", &lr.base,
+             &kernelfleet__list_evaluations_response__descriptor, RPC_MS,
+             &resp, err, errlen)) {
+      cJSON_Delete(j);
+      return TOOL_FAIL;
+    }
+    const Kernelfleet__ListEvaluationsResponse *l = (const void *)resp;
+    for (size_t i = 0; fails && i < l->n_evaluations && i < nf; i++)
+      cJSON_AddItemToArray(fails, eval_json(l->evaluations[i]));
+    kf_rpc_free(resp);
+  }
   *out = j;
   return TOOL_OK;
 }
@@ -949,13 +971,17 @@ static const struct {
      tool_wait},
     {"campaign_status", "Campaign status",
      "A campaign's state, budget, evaluations done and running, best "
-     "speedup so far, outcomes by kind and its top evaluations.",
+     "speedup so far, outcomes by kind, its top evaluations and its recent "
+     "failures with stage and reason.",
      "{\"type\": \"object\", \"properties\": {"
      "\"campaign_id\": " ID_SCHEMA("the campaign") ","
      "\"top\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 100, "
      "\"description\": \"how many best evaluations to include (default "
-     "5)\"}}, \"required\": [\"campaign_id\"], \"additionalProperties\": "
-     "false}",
+     "5)\"},"
+     "\"failures\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": "
+     "100, \"description\": \"how many recent failures (stage, reason) to "
+     "include (default 5)\"}}, \"required\": [\"campaign_id\"], "
+     "\"additionalProperties\": false}",
      tool_status},
     {"best", "Best kernel",
      "The campaign's best verified kernel: its evaluation (times, speedup)"

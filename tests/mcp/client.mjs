@@ -224,6 +224,10 @@ async function agent() {
                                 { campaign_id, top: 3 }), "campaign_status");
   check(st.campaign_id === campaign_id && st.evals_done >= 2 &&
         st.outcomes.wrong_answer >= 1, `status ${JSON.stringify(st)}`);
+  check(st.top.length >= 1 && st.top.length <= 3, "status: top");
+  check(st.recent_failures.some((f) => f.candidate_id === pb.candidate_id &&
+                                       f.stage === "verify"),
+        `status: recent failures ${JSON.stringify(st.recent_failures)}`);
 
   const best = payload(await call(client, "best", { campaign_id }), "best");
   check(best.found === true && best.best.outcome === "ok" &&
