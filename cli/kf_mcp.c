@@ -106,7 +106,11 @@ int kf_mcp_read_line(kf_mcp_reader *r, int timeout_ms, char **line,
       /* A last message without its newline still counts. */
       if (r->len > r->start && !r->skipping) {
         if (r->len == r->cap) compact(r);
-        if (r->len == r->cap) return KF_ETOOBIG;
+        if (r->len == r->cap) { /* no room for the NUL: drop it, once */
+          r->start = r->len;
+          r->skipping = true;
+          return KF_ETOOBIG;
+        }
         r->buf[r->len] = '\0';
         *line = r->buf + r->start;
         *len = r->len - r->start;
