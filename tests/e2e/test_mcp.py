@@ -67,9 +67,12 @@ def sdk_dir():
         ping = subprocess.run(["npm", "ping"], cwd=dest, capture_output=True,
                               timeout=120)
         if ping.returncode != 0:
+            lines = [x.strip() for x in ping.stderr.decode(
+                errors="replace").splitlines() if x.strip()]
+            why = next((x for x in lines if "request to" in x or
+                        "network" in x.lower()), lines[-1] if lines else "")
             print("SKIP: npm cannot reach its registry, so the MCP client "
-                  "SDK cannot be installed: %s"
-                  % (ping.stderr.decode(errors="replace").strip()[-400:]),
+                  "SDK cannot be installed (npm ping: %s)" % why[:300],
                   flush=True)
             sys.exit(SKIP)
         raise kfe2e.TestFailure("npm ci failed with the registry reachable:"
