@@ -204,9 +204,10 @@ static Kernelfleet__DeviceKind backend_kind(const char *backend) {
   return KERNELFLEET__DEVICE_KIND__DEVICE_KIND_UNSPECIFIED;
 }
 
-int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
-                            const kf_spec *s, const kf_cli__budget *b,
-                            int64_t *id) {
+int kf_cli__create_campaign_rpc(kf_rpc_client *cli, const kf_spec *s,
+                                const kf_cli__budget *b, int64_t *id,
+                                char *err, size_t errlen) {
+  *id = 0;
   /* One block for every array the request points into; the strings stay
    * the spec's. */
   int nt = s->n_templates;
@@ -256,16 +257,27 @@ int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
   req.showdown_top = b->showdown;
   req.device_class = (char *)(b->device_class ? b->device_class : "");
   ProtobufCMessage *resp = NULL;
-  int rc = kf_cli__call(cli, cmd, "CreateCampaign", &req.base,
-                        &kernelfleet__create_campaign_response__descriptor,
-                        60000, &resp);
+  int rc = kf_rpc_client_call_sync(
+      cli, "/kernelfleet.Coordinator/CreateCampaign", &req.base,
+      &kernelfleet__create_campaign_response__descriptor, 60000, &resp, err,
+      errlen);
   if (rc) return rc;
   *id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
   kf_rpc_free(resp);
-  if (*id <= 0) {
-    fprintf(stderr, "%s: CreateCampaign: the coordinator returned no id\n",
-            cmd);
+  if (*id <= 0)
+    return kf_seterr(KF_EPROTO, err, errlen,
+                     "the coordinator returned no campaign id");
+  return 0;
+}
+
+int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
+                            const kf_spec *s, const kf_cli__budget *b,
+                            int64_t *id) {
+  char err[1024];
+  int rc = kf_cli__create_campaign_rpc(cli, s, b, id, err, sizeof err);
+  if (rc == KF_EPROTO && *id <= 0) {
+    fprintf(stderr, "%s: CreateCampaign: %s\n", cmd, err);
     return KF_EXIT_FAIL;
   }
-  return 0;
+  return rc ? kf_cli__report(cmd, "CreateCampaign", rc, err) : 0;
 }

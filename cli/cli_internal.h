@@ -219,6 +219,13 @@ int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
                             const struct kf_spec *spec,
                             const kf_cli__budget *b, int64_t *id);
 
+/* kf_cli__create_campaign without the printing: returns 0 or the KF_E*
+ * code with the coordinator's reason in err (`kf mcp` hands it to the
+ * agent). */
+int kf_cli__create_campaign_rpc(kf_rpc_client *cli, const struct kf_spec *spec,
+                                const kf_cli__budget *b, int64_t *id,
+                                char *err, size_t errlen);
+
 /* ------------------------------------------------------ campaign views -- */
 
 /* GetCampaign with the top `top` evaluations.  Returns 0 or an exit code;
