@@ -77,6 +77,26 @@ int kf_prof_status_parse(const char *name) {
   return -1;
 }
 
+int kf_prof_policy_parse(const char *s, int *k) {
+  if (!s || !*s) s = KF_PROF_POLICY_DEFAULT;
+  if (!strcmp(s, "all")) {
+    *k = -1;
+    return 0;
+  }
+  if (!strcmp(s, "none")) {
+    *k = 0;
+    return 0;
+  }
+  if (strncmp(s, "top:", 4) || s[4] < '1' || s[4] > '9') return KF_EINVAL;
+  int v = 0;
+  for (const char *c = s + 4; *c; c++) {
+    if (*c < '0' || *c > '9' || c - (s + 4) >= 3) return KF_EINVAL;
+    v = v * 10 + (*c - '0');
+  }
+  *k = v;
+  return 0;
+}
+
 /* One CSV row of quoted fields, starting at *pos within [text, end):
  * fields into f (each cut at FIELD_MAX - 1 bytes), *pos after the line.
  * Returns the number of fields, or -1 when the line is not a quoted row. */

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernelfleet.pb-c.h"
+
 #define KF_PROF_MAX_STALLS 3
 
 /* Status names are stored (eval_profiles.status) and sent as text. */
@@ -67,6 +69,12 @@ const char *kf_prof_status_name(kf_prof_status s);
 /* The status of a name, or -1. */
 int kf_prof_status_parse(const char *name);
 
+/* A campaign's profiling policy: "all" (*k = -1), "none" (0), "top:K"
+ * (K, 1..999), NULL or "" ("top:5", the default: *k = 5).  0, or
+ * KF_EINVAL for anything else. */
+int kf_prof_policy_parse(const char *s, int *k);
+#define KF_PROF_POLICY_DEFAULT "top:5"
+
 /* The metrics the harness asks ncu for, comma-separated (--metrics). */
 extern const char kf_prof_ncu_metrics[];
 
@@ -85,5 +93,22 @@ extern const char kf_prof_ncu_metrics[];
 int kf_prof_parse_ncu_csv(const char *text, size_t len,
                           const char *const *skip, kf_prof *out, char *err,
                           size_t errlen);
+
+/* ------------------------------------------- the wire (profile_pb.c) */
+
+/* Views of p as a ProfileReport: out and its stalls point into p and into
+ * stalls/ptrs (KF_PROF_MAX_STALLS each), which must outlive out. */
+void kf_prof_to_pb(const kf_prof *p, Kernelfleet__ProfileReport *out,
+                   Kernelfleet__ProfileStall *stalls,
+                   Kernelfleet__ProfileStall **ptrs);
+
+/* A reported ProfileReport checked and copied into out: every text valid
+ * UTF-8 without NUL and fitting its field, the status one of the names,
+ * numbers finite and in range (percentages <= 1000, negative: not
+ * measured), at most KF_PROF_MAX_STALLS stalls.  0, or KF_EINVAL with bad
+ * naming the field ("profile.reason is not valid UTF-8 (byte 3)").  The
+ * worker sanitizes to the same bounds, so what it made passes. */
+int kf_prof_from_pb(const Kernelfleet__ProfileReport *in, kf_prof *out,
+                    char *bad, size_t blen);
 
 #endif
