@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "text.h"
 
 #define MAX_COLS 160
 #define FIELD_MAX 256
@@ -233,7 +234,10 @@ int kf_prof_parse_ncu_csv(const char *text, size_t len,
      * for gpu__time_duration unless --print-units base is changed */
     if (dur <= best_dur) continue;
     best_dur = dur;
-    snprintf(out->kernel, sizeof out->kernel, "%s", row[c_name]);
+    /* the name is the candidate's: made display-safe and fitting here,
+     * so the report the worker sends is never refused for it */
+    kf_text_sanitize(row[c_name], strlen(row[c_name]), out->kernel,
+                     sizeof out->kernel, 0);
     out->duration_ns = dur;
     out->dram_pct = c_dram >= 0 ? num(row[c_dram]) : -1;
     out->sm_pct = c_sm >= 0 ? num(row[c_sm]) : -1;
@@ -266,10 +270,7 @@ int kf_prof_parse_ncu_csv(const char *text, size_t len,
               (size_t)(last - k) * sizeof out->stalls[0]);
       if (out->n_stalls < KF_PROF_MAX_STALLS) out->n_stalls++;
       kf_prof_stall *st = &out->stalls[k];
-      size_t nl = hl - pl - sl;
-      if (nl >= sizeof st->name) nl = sizeof st->name - 1;
-      memcpy(st->name, h + pl, nl);
-      st->name[nl] = '\0';
+      kf_text_sanitize(h + pl, hl - pl - sl, st->name, sizeof st->name, 0);
       st->cycles = c;
     }
   }
