@@ -24,7 +24,7 @@
 #include "err.h"
 #include "text.h"
 
-#define MAX_COLS 160
+#define MAX_COLS 1024 /* ncu 2025.3's raw page has ~300 columns */
 #define FIELD_MAX 256
 
 const char kf_prof_ncu_metrics[] =
@@ -37,20 +37,8 @@ const char kf_prof_ncu_metrics[] =
     "launch__registers_per_thread,"
     "launch__shared_mem_per_block_static,"
     "launch__shared_mem_per_block_dynamic,"
-    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,"
-    "smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio";
+    /* every stall reason the chip has (seen working with ncu 2025.3.1) */
+    "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio";
 
 #define STALL_PFX "smsp__average_warps_issue_stalled_"
 #define STALL_SFX "_per_issue_active.ratio"
@@ -259,6 +247,8 @@ int kf_prof_parse_ncu_csv(const char *text, size_t len,
       if (hl <= pl + sl || strncmp(h, STALL_PFX, pl) ||
           strcmp(h + hl - sl, STALL_SFX))
         continue;
+      /* "selected" is the cycle a warp issues: not a stall */
+      if (hl - pl - sl == 8 && !strncmp(h + pl, "selected", 8)) continue;
       double c = num(row[i]);
       if (c <= 0) continue;
       int k = out->n_stalls;

@@ -320,9 +320,18 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
     wargv[n] = NULL;
     av = wargv;
   }
-  char store[4][512];
-  char *envp[4];
+  char store[4][512], home[1100];
+  char *envp[6];
   child_env(envp, store, 4);
+  if (wrap) {
+    /* ncu reads and writes its settings under $HOME (seen: it refuses to
+     * start when it cannot): the evaluation's own directory */
+    int n = 0;
+    while (envp[n]) n++;
+    snprintf(home, sizeof home, "HOME=%s", e->wd.work);
+    envp[n++] = home;
+    envp[n] = NULL;
+  }
   kf_harness_spawn_opts spo = {
       .path = wrap ? wrap[0] : c->exe,
       .argv = av,

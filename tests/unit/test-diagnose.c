@@ -4,10 +4,13 @@
  * Compute's `--csv --page raw` output) and common/diagnose.c (the
  * bottleneck classes and their numbers).
  *
- * The ncu samples are written from ncu's documented raw CSV format (a
- * quoted header row of column names, a units row, one row per kernel
- * launch, "==PROF==" notes around them); they are not captured from a
- * GPU (docs/profiling.md says so).
+ * Two kinds of ncu sample: tests/unit/data/ncu-raw-h100.csv is real
+ * output, captured on an H100 with ncu 2025.3.1 (`--csv --page raw
+ * --clock-control none` with kf_prof_ncu_metrics, a program of three
+ * kernels: two named k_gen like the harness's own, then a vector add);
+ * the inline samples are written from the same format (a quoted header
+ * row of column names, a units row, one row per kernel launch, "==PROF=="
+ * notes around them) to reach the edge cases.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -89,6 +93,54 @@ static void ncu_raw_page_parsed(void **state) {
   assert_true(fabs(p.stalls[0].cycles - 14.8) < 1e-9);
   assert_string_equal(p.stalls[1].name, "lg_throttle");
   assert_string_equal(p.stalls[2].name, "wait");
+}
+
+/* The captured H100 output: ~300 columns, thousands separators, a
+ * "selected" pseudo-stall, the harness-named kernels left out. */
+static void ncu_captured_h100(void **state) {
+  (void)state;
+  const char *src = getenv("KF_SOURCE_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tests/unit/data/ncu-raw-h100.csv",
+           src ? src : ".");
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s (KF_SOURCE_DIR)", path);
+  static char text[1 << 20];
+  size_t n = fread(text, 1, sizeof text, f);
+  fclose(f);
+  assert_true(n > 1000 && n < sizeof text);
+  kf_prof p;
+  char err[256] = "";
+  assert_int_equal(kf_prof_parse_ncu_csv(text, n, harness_kernels, &p, err,
+                                         sizeof err), 0);
+  assert_int_equal(p.kernels, 1);
+  assert_string_equal(p.kernel,
+                      "vadd(const float *, const float *, float *, int)");
+  assert_true(fabs(p.duration_ns - 72352) < 1e-9);
+  assert_true(fabs(p.dram_pct - 78.84) < 1e-9);
+  assert_true(fabs(p.sm_pct - 33.09) < 1e-9);
+  assert_true(fabs(p.occupancy_pct - 76.31) < 1e-9);
+  assert_true(fabs(p.l1_hit_pct - 0) < 1e-9);
+  assert_true(fabs(p.l2_hit_pct - 34.22) < 1e-9);
+  assert_int_equal(p.registers, 16);
+  assert_int_equal(p.shared_bytes, 0);
+  assert_int_equal(p.n_stalls, 3);
+  assert_string_equal(p.stalls[0].name, "long_scoreboard");
+  assert_true(fabs(p.stalls[0].cycles - 73.11) < 1e-9);
+  assert_string_equal(p.stalls[1].name, "wait");
+  assert_string_equal(p.stalls[2].name, "short_scoreboard");
+  /* all three kernels when none is skipped: the longest is still vadd */
+  assert_int_equal(kf_prof_parse_ncu_csv(text, n, NULL, &p, err, sizeof err),
+                   0);
+  assert_int_equal(p.kernels, 3);
+  /* its diagnosis: 78.8% DRAM is memory-bound by the counters when the
+   * spec's bytes say less */
+  kf_diag d;
+  kf_diag_in in = {.gpu = true, .time_ns = 72352, .gbps = 1000,
+                   .ceil_gbps = 3000, .prof = &p};
+  assert_int_equal(kf_diag_classify(&in, &d), 0);
+  assert_int_equal(d.bound, KF_DIAG_MEMORY);
+  assert_true(d.profiled);
 }
 
 static void ncu_unmeasured_cells_are_negative(void **state) {
@@ -282,6 +334,7 @@ static void knobs_by_class(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ncu_raw_page_parsed),
+      cmocka_unit_test(ncu_captured_h100),
       cmocka_unit_test(ncu_unmeasured_cells_are_negative),
       cmocka_unit_test(ncu_counters_restricted),
       cmocka_unit_test(ncu_no_rows),
