@@ -130,6 +130,14 @@ static int csv_row(const char *text, size_t len, size_t *pos,
 }
 
 /* A metric value: "1,234.5" -> 1234.5; "n/a", "" or junk -> -1. */
+static double num(const char *s);
+
+/* num, and -1 beyond max too (see KF_PROF_PCT_MAX). */
+static double num_max(const char *s, double max) {
+  double v = num(s);
+  return v > max ? -1 : v;
+}
+
 static double num(const char *s) {
   char b[FIELD_MAX];
   size_t o = 0;
@@ -216,8 +224,8 @@ int kf_prof_parse_ncu_csv(const char *text, size_t len,
     }
     if (n != nh) continue;
     if (skipped(row[c_name], skip)) continue;
-    seen++;
-    double dur = c_dur >= 0 ? num(row[c_dur]) : -1;
+    if (seen < (int)KF_PROF_KERNELS_MAX) seen++;
+    double dur = c_dur >= 0 ? num_max(row[c_dur], KF_PROF_NS_MAX) : -1;
     /* an ms/us unit row would mislead: ncu's raw page uses ns ("nsecond")
      * for gpu__time_duration unless --print-units base is changed */
     if (dur <= best_dur) continue;
@@ -227,13 +235,13 @@ int kf_prof_parse_ncu_csv(const char *text, size_t len,
     kf_text_sanitize(row[c_name], strlen(row[c_name]), out->kernel,
                      sizeof out->kernel, 0);
     out->duration_ns = dur;
-    out->dram_pct = c_dram >= 0 ? num(row[c_dram]) : -1;
-    out->sm_pct = c_sm >= 0 ? num(row[c_sm]) : -1;
-    out->occupancy_pct = c_occ >= 0 ? num(row[c_occ]) : -1;
-    out->l1_hit_pct = c_l1 >= 0 ? num(row[c_l1]) : -1;
-    out->l2_hit_pct = c_l2 >= 0 ? num(row[c_l2]) : -1;
+    out->dram_pct = c_dram >= 0 ? num_max(row[c_dram], KF_PROF_PCT_MAX) : -1;
+    out->sm_pct = c_sm >= 0 ? num_max(row[c_sm], KF_PROF_PCT_MAX) : -1;
+    out->occupancy_pct = c_occ >= 0 ? num_max(row[c_occ], KF_PROF_PCT_MAX) : -1;
+    out->l1_hit_pct = c_l1 >= 0 ? num_max(row[c_l1], KF_PROF_PCT_MAX) : -1;
+    out->l2_hit_pct = c_l2 >= 0 ? num_max(row[c_l2], KF_PROF_PCT_MAX) : -1;
     double reg = c_reg >= 0 ? num(row[c_reg]) : -1;
-    out->registers = reg > 0 && reg < 1e6 ? (uint32_t)reg : 0;
+    out->registers = reg > 0 && reg <= KF_PROF_REGS_MAX ? (uint32_t)reg : 0;
     double sh = 0, v;
     if (c_shs >= 0 && (v = num(row[c_shs])) > 0) sh += v;
     if (c_shd >= 0 && (v = num(row[c_shd])) > 0) sh += v;
@@ -249,7 +257,7 @@ int kf_prof_parse_ncu_csv(const char *text, size_t len,
         continue;
       /* "selected" is the cycle a warp issues: not a stall */
       if (hl - pl - sl == 8 && !strncmp(h + pl, "selected", 8)) continue;
-      double c = num(row[i]);
+      double c = num_max(row[i], KF_PROF_CYCLES_MAX);
       if (c <= 0) continue;
       int k = out->n_stalls;
       while (k > 0 && out->stalls[k - 1].cycles < c) k--;

@@ -22,6 +22,14 @@
 #include "kernelfleet.pb-c.h"
 
 #define KF_PROF_MAX_STALLS 3
+/* Bounds of a believable profile: what kf_prof_from_pb accepts, and what
+ * the parser keeps (beyond them a number counts as not measured), so a
+ * profile the harness made is never refused. */
+#define KF_PROF_PCT_MAX 1000.0    /* percentages (ncu shows 100.17) */
+#define KF_PROF_NS_MAX 1e15       /* durations */
+#define KF_PROF_CYCLES_MAX 1e9    /* stall cycles per instruction */
+#define KF_PROF_REGS_MAX 65536u
+#define KF_PROF_KERNELS_MAX 1000000u
 
 /* Status names are stored (eval_profiles.status) and sent as text. */
 typedef enum {

@@ -90,20 +90,23 @@ int kf_prof_from_pb(const Kernelfleet__ProfileReport *in, kf_prof *out,
       text_in("kernel", in->kernel, out->kernel, sizeof out->kernel, bad,
               blen))
     return KF_EINVAL;
-  if (num_in("duration_ns", in->duration_ns, 1e15, &out->duration_ns, bad,
+  if (num_in("duration_ns", in->duration_ns, KF_PROF_NS_MAX,
+             &out->duration_ns, bad,
              blen) ||
-      num_in("dram_pct", in->dram_pct, 1000, &out->dram_pct, bad, blen) ||
-      num_in("sm_pct", in->sm_pct, 1000, &out->sm_pct, bad, blen) ||
-      num_in("occupancy_pct", in->occupancy_pct, 1000, &out->occupancy_pct,
+      num_in("dram_pct", in->dram_pct, KF_PROF_PCT_MAX, &out->dram_pct, bad,
+             blen) ||
+      num_in("sm_pct", in->sm_pct, KF_PROF_PCT_MAX, &out->sm_pct, bad, blen) ||
+      num_in("occupancy_pct", in->occupancy_pct, KF_PROF_PCT_MAX,
+             &out->occupancy_pct, bad, blen) ||
+      num_in("l1_hit_pct", in->l1_hit_pct, KF_PROF_PCT_MAX, &out->l1_hit_pct,
              bad, blen) ||
-      num_in("l1_hit_pct", in->l1_hit_pct, 1000, &out->l1_hit_pct, bad,
-             blen) ||
-      num_in("l2_hit_pct", in->l2_hit_pct, 1000, &out->l2_hit_pct, bad, blen))
+      num_in("l2_hit_pct", in->l2_hit_pct, KF_PROF_PCT_MAX, &out->l2_hit_pct,
+             bad, blen))
     return KF_EINVAL;
-  if (in->registers > 65536 || in->kernels > 1000000) {
+  if (in->registers > KF_PROF_REGS_MAX || in->kernels > KF_PROF_KERNELS_MAX) {
+    bool r = in->registers > KF_PROF_REGS_MAX;
     snprintf(bad, blen, "profile.%s %u is out of range",
-             in->registers > 65536 ? "registers" : "kernels",
-             in->registers > 65536 ? in->registers : in->kernels);
+             r ? "registers" : "kernels", r ? in->registers : in->kernels);
     return KF_EINVAL;
   }
   out->kernels = in->kernels;
@@ -124,7 +127,8 @@ int kf_prof_from_pb(const Kernelfleet__ProfileReport *in, kf_prof *out,
                 sizeof out->stalls[i].name, bad, blen))
       return KF_EINVAL;
     snprintf(f, sizeof f, "stalls[%zu].cycles", i);
-    if (num_in(f, s->cycles, 1e9, &out->stalls[i].cycles, bad, blen))
+    if (num_in(f, s->cycles, KF_PROF_CYCLES_MAX, &out->stalls[i].cycles, bad,
+               blen))
       return KF_EINVAL;
   }
   out->n_stalls = (int)in->n_stalls;

@@ -410,6 +410,14 @@ bool kf_coord__check_campaign_id(int64_t id, char *bad, size_t blen) {
   return false;
 }
 
+bool kf_coord__check_list(const Kernelfleet__ListEvaluationsRequest *r,
+                          char *bad, size_t blen) {
+  if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
+  if (r->candidate_id >= 0) return true;
+  snprintf(bad, blen, "candidate_id must be 0 (all) or a candidate's id");
+  return false;
+}
+
 static bool id_ok(kf_rpc_call *call, int64_t id) {
   char bad[64] = "";
   if (kf_coord__check_campaign_id(id, bad, sizeof bad)) return true;
@@ -437,11 +445,9 @@ void kf_coord__on_get_campaign(kf_rpc_call *call, const ProtobufCMessage *m, voi
 
 void kf_coord__on_list_evaluations(kf_rpc_call *call, const ProtobufCMessage *m,
                     void *data) {
-  const Kernelfleet__ListEvaluationsRequest *r = (const void *)m;
-  if (!id_ok(call, r->campaign_id)) return;
-  if (r->candidate_id < 0) {
-    kf_rpc_call_fail(call, KF_EINVAL, "candidate_id must be 0 (all) or a"
-                     " candidate's id");
+  char bad[96] = "";
+  if (!kf_coord__check_list((const void *)m, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
     return;
   }
   camp_op *c = camp_new(call, CAMP_LIST);
