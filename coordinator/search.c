@@ -384,8 +384,9 @@ static bool mutate(const tmpl_t *t, genome *g, uint64_t *rng,
   int times = (m > 1 && rng_unit(rng) < 0.35) ? 2 : 1;
   for (int i = 0; i < times; i++) {
     /* the first change prefers a knob that matters for the diagnosis */
-    int j = i ? -1 : kf_search__pick_knob(t->knob, mut, m, bound,
-                                          rng_unit(rng));
+    int j = i || !bound || !*bound
+                ? -1
+                : kf_search__pick_knob(t->knob, mut, m, bound, rng_unit(rng));
     if (j < 0) j = (int)rng_below(rng, (uint32_t)m);
     int q = mut[j];
     mut[j] = mut[--m]; /* a knob changes at most once */
