@@ -1188,6 +1188,13 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
                         "raw", "--metrics", kf_prof_ncu_metrics,
                         "--target-processes", "all", "--launch-count", "64",
                         "--log-file", log, NULL};
+  /* The timed runners are done (every stage passed): ended first, so
+   * their device memory is free for the profiled one and nothing of
+   * theirs runs beside ncu's replays.  Their records stay (the
+   * candidate's kernel resources are still reported). */
+  cuda_ev *ce = CE(e);
+  for (int i = 0; i < ce->n_runners; i++) runner_exit(ce->runners[i]);
+  for (int i = 0; i < ce->n_runners; i++) runner_stop(ce->runners[i]);
   char why[KF_HARNESS_WHY] = "";
   void *keep = s->be;
   s->be = pr; /* the ops below address the profiled runner */
@@ -1199,10 +1206,11 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
   uint64_t ns = 0;
   if (!oc) oc = cuda_call(e, s, call, &ns);
   if (oc && !why[0]) kf_strlcpy(why, e->why, sizeof why);
-  /* ncu writes its report when the runner ends: wait for it, bounded */
+  /* ncu writes its report when the runner ends: wait for it, bounded
+   * well inside the task's deadline (the evaluation must still report) */
   runner_exit(pr);
   if (pr->pid > 0 && !pr->dead) {
-    pr->status = kf_harness__reap(pr->pid, 300000, false);
+    pr->status = kf_harness__reap(pr->pid, 30000, false);
     pr->dead = true;
   }
   runner_stop(pr);
