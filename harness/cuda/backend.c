@@ -1240,9 +1240,18 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
         out->spill_bytes = orig->kres[i].spill_bytes;
   } else if (!text || out->status != KF_PROF_RESTRICTED) {
     out->status = KF_PROF_FAILED;
-    char r[600];
-    snprintf(r, sizeof r, "%s%s%.160s", text ? err : "ncu wrote no report",
-             oc ? "; the profiled run: " : "", oc ? why : "");
+    /* ncu's own first error line says most (a sandbox step it could not
+     * live with, a connection it could not make) */
+    char ncu_err[160] = "";
+    const char *el = text ? strstr(text, "==ERROR==") : NULL;
+    if (el) {
+      size_t k = strcspn(el, "\n");
+      snprintf(ncu_err, sizeof ncu_err, "; %.*s", (int)(k < 150 ? k : 150),
+               el);
+    }
+    char r[800];
+    snprintf(r, sizeof r, "%s%s%s%.160s", text ? err : "ncu wrote no report",
+             ncu_err, oc ? "; the profiled run: " : "", oc ? why : "");
     kf_strlcpy(out->reason, r, sizeof out->reason);
   }
   free(text);
