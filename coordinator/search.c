@@ -666,8 +666,8 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
                       memcmp(g.v, pool[b].g.v, sizeof g.v) != 0;
           }
         }
-        if ((!crossed || rng_unit(&rng) < 0.3) && !mutate(&ts[g.t], &g, &rng, pool[a].bound) &&
-            !crossed)
+        if ((!crossed || rng_unit(&rng) < 0.3) &&
+            !mutate(&ts[g.t], &g, &rng, pool[a].bound) && !crossed)
           continue;
       }
       genome_text(&ts[g.t], &g, flags, knobs);
@@ -859,9 +859,8 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
     stop = NULL;
   else if (c->target_roofline > 0 && roof >= c->target_roofline)
     stop = "target roofline reached";
-  else if ((stop = kf_search__diag_stop(bests, nb, diag_stop,
-                                        sizeof diag_stop)))
-    ;
+  else if (kf_search__diag_stop(bests, nb, diag_stop, sizeof diag_stop))
+    stop = diag_stop;
   else if (cnt.evals >= c->budget_evals ||
            (cnt.issued >= c->budget_evals && cnt.outstanding == 0))
     stop = "budget_evals reached";
