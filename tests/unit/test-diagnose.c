@@ -207,6 +207,87 @@ static void status_names_round_trip(void **state) {
   assert_null(kf_prof_status_name((kf_prof_status)99));
 }
 
+static void policy_parsed(void **state) {
+  (void)state;
+  int k = 99;
+  assert_int_equal(kf_prof_policy_parse("all", &k), 0);
+  assert_int_equal(k, -1);
+  assert_int_equal(kf_prof_policy_parse("none", &k), 0);
+  assert_int_equal(k, 0);
+  assert_int_equal(kf_prof_policy_parse("top:12", &k), 0);
+  assert_int_equal(k, 12);
+  assert_int_equal(kf_prof_policy_parse("top:999", &k), 0);
+  assert_int_equal(kf_prof_policy_parse("", &k), 0);
+  assert_int_equal(k, 5);
+  assert_int_equal(kf_prof_policy_parse(NULL, &k), 0);
+  assert_int_equal(k, 5);
+  const char *bad[] = {"top:0", "top:", "top:1000", "top:-1", "top:1x",
+                       "ALL", "top:01", " all", "some"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (kf_prof_policy_parse(bad[i], &k) != KF_EINVAL)
+      fail_msg("policy '%s' accepted", bad[i]);
+}
+
+/* The wire: what the harness makes passes the coordinator's check
+ * unchanged; what a worker should not send is refused, field named. */
+static void wire_checked(void **state) {
+  (void)state;
+  kf_prof p;
+  kf_prof_init(&p, KF_PROF_OK);
+  snprintf(p.tool, sizeof p.tool, "ncu");
+  memset(p.kernel, 'k', sizeof p.kernel - 1); /* as long as it may be */
+  p.kernel[sizeof p.kernel - 1] = '\0';
+  p.dram_pct = 88.5;
+  p.l2_hit_pct = 100.17;
+  p.registers = 40;
+  p.n_stalls = 2;
+  snprintf(p.stalls[0].name, sizeof p.stalls[0].name, "long_scoreboard");
+  p.stalls[0].cycles = 70;
+  snprintf(p.stalls[1].name, sizeof p.stalls[1].name, "wait");
+  p.stalls[1].cycles = 3;
+  Kernelfleet__ProfileReport pb;
+  Kernelfleet__ProfileStall st[KF_PROF_MAX_STALLS], *sp[KF_PROF_MAX_STALLS];
+  kf_prof_to_pb(&p, &pb, st, sp);
+  assert_string_equal(pb.status, "ok");
+  kf_prof back;
+  char bad[200] = "";
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), 0);
+  assert_string_equal(back.kernel, p.kernel);
+  assert_true(back.sm_pct < 0 && fabs(back.l2_hit_pct - 100.17) < 1e-12);
+  assert_int_equal(back.n_stalls, 2);
+  assert_string_equal(back.stalls[1].name, "wait");
+  /* one byte longer than the field */
+  char longer[sizeof p.kernel + 1];
+  memset(longer, 'k', sizeof longer - 1);
+  longer[sizeof longer - 1] = '\0';
+  pb.kernel = longer;
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), KF_EINVAL);
+  assert_non_null(strstr(bad, "profile.kernel is longer than 127 bytes"));
+  pb.kernel = p.kernel;
+  pb.sm_pct = 1000.5;
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), KF_EINVAL);
+  assert_non_null(strstr(bad, "profile.sm_pct"));
+  pb.sm_pct = INFINITY;
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), KF_EINVAL);
+  pb.sm_pct = -1;
+  Kernelfleet__ProfileStall *four[4] = {sp[0], sp[1], sp[0], sp[1]};
+  pb.stalls = four;
+  pb.n_stalls = 4;
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), KF_EINVAL);
+  assert_non_null(strstr(bad, "profile.stalls holds 4 entries"));
+  pb.stalls = sp;
+  pb.n_stalls = 2;
+  st[1].reason = "wa\x1b[31mit";
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), 0);
+  st[1].reason = "w\xc3";
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), KF_EINVAL);
+  assert_non_null(strstr(bad, "profile.stalls[1].reason"));
+  st[1].reason = "wait";
+  pb.status = NULL;
+  assert_int_equal(kf_prof_from_pb(&pb, &back, bad, sizeof bad), KF_EINVAL);
+  assert_non_null(strstr(bad, "profile.status"));
+}
+
 /* ------------------------------------------------------------ classes */
 
 static kf_diag classify(bool gpu, double ns, double gbps, double gflops,
@@ -339,6 +420,8 @@ int main(void) {
       cmocka_unit_test(ncu_counters_restricted),
       cmocka_unit_test(ncu_no_rows),
       cmocka_unit_test(status_names_round_trip),
+      cmocka_unit_test(policy_parsed),
+      cmocka_unit_test(wire_checked),
       cmocka_unit_test(memory_bound_with_its_fraction),
       cmocka_unit_test(compute_bound),
       cmocka_unit_test(launch_bound_only_when_short),
