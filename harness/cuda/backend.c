@@ -1184,10 +1184,37 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
   pr->ci = orig->ci;
   char log[1200];
   snprintf(log, sizeof log, "%s/ncu-%s.csv", e->wd.work, s->base);
-  const char *wrap[] = {ncu, "--clock-control", "none", "--csv", "--page",
-                        "raw", "--metrics", kf_prof_ncu_metrics,
-                        "--target-processes", "all", "--launch-count", "64",
-                        "--log-file", log, NULL};
+  /* Only the candidate's kernels, by the entry names ptxas reported at
+   * compile time: the harness's own (draws, canaries) are not replayed
+   * under the profiler at all.  Names are identifiers; anything else is
+   * escaped for ncu's regex. */
+  static char filter[MAX_KERNELS * 260 + 16];
+  size_t fl = 0;
+  if (orig->n_kres > 0) {
+    fl = (size_t)snprintf(filter, sizeof filter, "regex:^(");
+    for (int i = 0; i < orig->n_kres && fl + 260 < sizeof filter; i++) {
+      if (i) filter[fl++] = '|';
+      for (const char *k = orig->kres[i].kernel; *k; k++) {
+        if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+              (*k >= '0' && *k <= '9') || *k == '_'))
+          filter[fl++] = '\\';
+        filter[fl++] = *k;
+      }
+    }
+    fl += (size_t)snprintf(filter + fl, sizeof filter - fl, ")$");
+  }
+  const char *wrap[24] = {ncu, "--clock-control", "none", "--csv", "--page",
+                          "raw", "--metrics", kf_prof_ncu_metrics,
+                          "--target-processes", "all", "--launch-count",
+                          "64", "--log-file", log};
+  int nw = 14;
+  if (fl) {
+    wrap[nw++] = "--kernel-name-base";
+    wrap[nw++] = "mangled";
+    wrap[nw++] = "--kernel-name";
+    wrap[nw++] = filter;
+  }
+  wrap[nw] = NULL;
   /* The timed runners are done (every stage passed): ended first, so
    * their device memory is free for the profiled one and nothing of
    * theirs runs beside ncu's replays.  Their records stay (the
