@@ -55,7 +55,8 @@ def body(c):
           % (rc, err))
 
     cid = kfcampaign.submit(c, kfcampaign.problem_dir("vecsum"),
-                            evals=EVALS, extra=("--profile", "all"))
+                            evals=EVALS, minutes=10,
+                            extra=("--profile", "all"))
     check(c.scalar("SELECT profile FROM campaigns WHERE id = %d" % cid)
           == "all", "the campaign's policy was not stored")
     st = kfcampaign.wait_done(c, cid, 150, watch=[c.coord, w])
