@@ -11,6 +11,7 @@
  *   stop ID                       end it now (finished results are kept)
  *   port ID --to CLASS            a new campaign: ID's elites verified and
  *                                 timed on CLASS first, then the search
+ *   profile ID CANDIDATE          a candidate's diagnosis and profile
  *
  * Drawing and polling live in cli_watch.c, shared with `kf run`; this file
  * is option parsing and the choice of what to print.
@@ -60,8 +61,15 @@ static void usage(FILE *f) {
 "                               reused (true: the measurements of another\n"
 "                               campaign's evaluation of the same source,\n"
 "                               knobs and device class, id in reused_from;\n"
-"                               task_id is then 0)\n"
+"                               task_id is then 0), diagnosis and profile\n"
+"                               (null when none)\n"
 "  stop ID                      stop it now; finished evaluations are kept\n"
+"  profile ID CANDIDATE         the candidate's evaluations with their\n"
+"                               diagnosis (memory-, compute-, latency- or\n"
+"                               launch-bound, with its fraction of the\n"
+"                               measured ceilings) and hardware profile\n"
+"                               (GPU workers: Nsight Compute counters, or\n"
+"                               why there are none); docs/profiling.md"
 "  propose ID SOURCE_FILE       add a candidate of your own (a person, an\n"
 "                               LLM, another program): it is verified and\n"
 "                               timed like any other and joins the search;\n"
@@ -85,7 +93,7 @@ KF_CLI__BUDGET_HELP
 KF_CLI__REMOTE_HELP
 "  --json              machine-readable output: one JSON object (status,\n"
 "                      watch's final state, best with its source, submit,\n"
-"                      stop)\n"
+"                      stop, profile)\n"
 "\n"
 "Exit codes: 0 ok (watch: a verified kernel faster than the reference was\n"
 "found; best: there is one), 1 no such kernel / the action failed, 2 usage\n"
@@ -478,9 +486,9 @@ int kf_cli_campaign(int argc, char **argv) {
     usage(argc < 1 ? stderr : stdout);
     return argc < 1 ? KF_EXIT_USAGE : KF_EXIT_OK;
   }
-  static const char *const actions[] = {"submit", "status", "watch", "best",
-                                        "export", "stop",   "propose",
-                                        "port"};
+  static const char *const actions[] = {"submit", "status", "watch",
+                                        "best",   "export", "stop",
+                                        "propose", "port",  "profile"};
   int act = -1;
   for (int i = 0; i < (int)(sizeof actions / sizeof *actions); i++)
     if (!strcmp(argv[0], actions[i])) act = i;
@@ -534,7 +542,11 @@ int kf_cli_campaign(int argc, char **argv) {
     fprintf(stderr, "%s: usage: kf campaign propose ID SOURCE_FILE\n", cmd);
     return KF_EXIT_USAGE;
   }
-  if (o.nargs > 1 && act != 6) {
+  if (act == 8 && o.nargs < 2) {
+    fprintf(stderr, "%s: usage: kf campaign profile ID CANDIDATE\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (o.nargs > 1 && act != 6 && act != 8) {
     fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, o.args[1]);
     return KF_EXIT_USAGE;
   }
@@ -559,8 +571,11 @@ int kf_cli_campaign(int argc, char **argv) {
   case 3: rc = do_best(cli, cmd, &o, id); break;
   case 4: rc = do_export(cli, cmd, &o, id); break;
   case 5: rc = do_stop(cli, cmd, &o, id); break;
+  case 6: rc = do_propose(cli, cmd, &o, id, o.args[1]); break;
   case 7: rc = do_port(cli, cmd, &o, id); break;
-  default: rc = do_propose(cli, cmd, &o, id, o.args[1]); break;
+  default:
+    rc = kf_cli__campaign_profile(cli, cmd, id, o.args[1], o.remote.json);
+    break;
   }
   kf_rpc_client_close(cli);
   return rc;

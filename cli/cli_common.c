@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cli_internal.h"
 #include "err.h"
+#include "profile.h"
 #include "spec.h"
 #include "text.h"
 #include "token.h"
@@ -183,6 +184,16 @@ int kf_cli__budget_opt(kf_cli__budget *b, int c, const char *arg,
   case 0x106: b->name = arg; return 0;
   case 0x107: b->fresh = true; return 0;
   case 0x108: return parse_u32(arg, 1, 64, &b->showdown, "--showdown", cmd);
+  case 0x109: {
+    int k;
+    if (kf_prof_policy_parse(arg, &k) != 0) {
+      fprintf(stderr, "%s: --profile '%s': expected all, none or top:K (K "
+              "1..999)\n", cmd, arg);
+      return KF_EXIT_USAGE;
+    }
+    b->profile = arg;
+    return 0;
+  }
   default: return KF_EXIT_USAGE;
   }
 }
@@ -256,6 +267,7 @@ int kf_cli__create_campaign_rpc(kf_rpc_client *cli, const kf_spec *s,
   req.fresh = b->fresh;
   req.showdown_top = b->showdown;
   req.device_class = (char *)(b->device_class ? b->device_class : "");
+  req.profile = (char *)(b->profile ? b->profile : "");
   ProtobufCMessage *resp = NULL;
   int rc = kf_rpc_client_call_sync(
       cli, "/kernelfleet.Coordinator/CreateCampaign", &req.base,

@@ -174,6 +174,7 @@ typedef struct {
   bool fresh;             /* reuse no stored measurement */
   uint32_t showdown;      /* candidates per class re-timed at the end */
   const char *device_class; /* NULL: every class; else only this model */
+  const char *profile;    /* profiling policy; NULL: the coordinator's */
 } kf_cli__budget;
 
 /* getopt_long entries for the budget options, values 0x100..0x1ff. */
@@ -186,7 +187,8 @@ typedef struct {
   {"target-roofline", required_argument, 0, 0x105},                           \
   {"name", required_argument, 0, 0x106},                                      \
   {"fresh", no_argument, 0, 0x107},                                           \
-  {"showdown", required_argument, 0, 0x108}
+  {"showdown", required_argument, 0, 0x108},                                  \
+  {"profile", required_argument, 0, 0x109}
 
 /* Help text for those options. */
 #define KF_CLI__BUDGET_HELP                                                   \
@@ -201,7 +203,10 @@ typedef struct {
   "                        measurement (what it measures is stored, and\n"    \
   "                        later campaigns aggregate it with the rest)\n"     \
   "  --showdown K          candidates per device class re-timed with the\n"   \
-  "                        reference when the search stops          [5]\n"
+  "                        reference when the search stops          [5]\n"   \
+  "  --profile POLICY      which verified candidates GPU workers profile\n"  \
+  "                        with Nsight Compute after timing: all, none,\n"    \
+  "                        top:K (those entering the K best)    [top:5]\n"
 
 /* Applies option c (0x100..0x1ff) to b.  Returns 0, or prints why optarg
  * is bad and returns KF_EXIT_USAGE. */
@@ -225,6 +230,24 @@ int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
 int kf_cli__create_campaign_rpc(kf_rpc_client *cli, const struct kf_spec *spec,
                                 const kf_cli__budget *b, int64_t *id,
                                 char *err, size_t errlen);
+/* ------------------------------------------- profiles (cli_profile.c) -- */
+
+/* JSON of an evaluation's diagnosis and profile; NULL (JSON null) when it
+ * has none. */
+struct cJSON *kf_cli__json_diagnosis(const Kernelfleet__ProfileDiagnosis *d);
+struct cJSON *kf_cli__json_profile(const Kernelfleet__ProfileReport *p);
+
+/* "  diagnosis (CLASS): DETAIL" for the best evaluation of each device
+ * class in top (ranked, best first); nothing when none has one. */
+void kf_cli__print_diagnoses(FILE *f,
+                             Kernelfleet__EvaluationSummary *const *top,
+                             size_t n);
+
+/* `kf campaign profile ID CANDIDATE [--json]`: the candidate's
+ * evaluations (one per device class), each with its diagnosis and
+ * profile.  Returns an exit code. */
+int kf_cli__campaign_profile(kf_rpc_client *cli, const char *cmd, int64_t id,
+                             const char *candidate, bool json);
 
 /* ------------------------------------------------------ campaign views -- */
 

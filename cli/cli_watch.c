@@ -422,6 +422,7 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
                                      : "");
       break;
     }
+  kf_cli__print_diagnoses(f, g->top, g->n_top);
   /* Failures: counts from the status, one example reason per outcome. */
   uint32_t nfail = 0;
   for (size_t i = 0; i < st->n_outcomes; i++)
@@ -787,6 +788,8 @@ cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e) {
   if (e->reused_from)
     cJSON_AddNumberToObject(j, "reused_from", (double)e->reused_from);
   cJSON_AddItemToObject(j, "device_class", json_device(e->device_class));
+  cJSON_AddItemToObject(j, "diagnosis", kf_cli__json_diagnosis(e->diagnosis));
+  cJSON_AddItemToObject(j, "profile", kf_cli__json_profile(e->profile));
   return j;
 }
 

@@ -341,6 +341,9 @@ int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
   else if ((r->port_from_class && *r->port_from_class) || r->port_elites)
     snprintf(bad, blen, "port_from_class and port_elites need"
              " port_from_campaign");
+  else if (kf_prof_policy_parse(r->profile, &(int){0}) != 0)
+    snprintf(bad, blen, "profile must be \"all\", \"none\" or \"top:K\""
+             " with K 1..999 (\"\": \"" KF_PROF_POLICY_DEFAULT "\")");
   else if (spec->bytes[0] &&
            kf_spec_eval(spec, spec->bytes, &spec->bench_size,
                         &out->floor_bytes, err, sizeof err) != 0)
@@ -475,6 +478,7 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
       .spec_sha256 = c->spec_sha,
       .fresh = r->fresh,
       .showdown_top = r->showdown_top ? r->showdown_top : 5,
+      .profile = r->profile,
   };
   kf_strlcpy(c->class_name, r->device_class ? r->device_class : "",
              sizeof c->class_name);
@@ -484,6 +488,14 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
 bool kf_coord__check_campaign_id(int64_t id, char *bad, size_t blen) {
   if (id > 0) return true;
   snprintf(bad, blen, "campaign_id must be positive");
+  return false;
+}
+
+bool kf_coord__check_list(const Kernelfleet__ListEvaluationsRequest *r,
+                          char *bad, size_t blen) {
+  if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
+  if (r->candidate_id >= 0) return true;
+  snprintf(bad, blen, "candidate_id must be 0 (all) or a candidate's id");
   return false;
 }
 
@@ -514,8 +526,11 @@ void kf_coord__on_get_campaign(kf_rpc_call *call, const ProtobufCMessage *m, voi
 
 void kf_coord__on_list_evaluations(kf_rpc_call *call, const ProtobufCMessage *m,
                     void *data) {
-  const Kernelfleet__ListEvaluationsRequest *r = (const void *)m;
-  if (!id_ok(call, r->campaign_id)) return;
+  char bad[96] = "";
+  if (!kf_coord__check_list((const void *)m, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
   camp_op *c = camp_new(call, CAMP_LIST);
   if (c) push(data, call, m, c);
 }
@@ -696,7 +711,10 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
     rc = kf_store_campaign_get(s, r->campaign_id, &c->camp);
     uint32_t lim = r->limit ? r->limit : 100;
     if (lim > MAX_LIST) lim = MAX_LIST;
-    if (!rc)
+    if (!rc && r->candidate_id > 0)
+      rc = kf_store_candidate_evaluations(s, r->campaign_id, r->candidate_id,
+                                          &c->list);
+    else if (!rc)
       rc = kf_store_evaluations(s, r->campaign_id,
                                 r->failures_only ? KF_EVALS_FAILURES
                                                  : KF_EVALS_RECENT,
@@ -754,7 +772,70 @@ typedef struct {
   Kernelfleet__Knob *knobs;
   Kernelfleet__Knob **kp;
   cJSON *kj;
+  cJSON *pj;                      /* the row's eval_profiles JSON */
+  Kernelfleet__ProfileDiagnosis diag;
+  Kernelfleet__ProfileReport prof;
+  kf_prof pf;
+  Kernelfleet__ProfileStall stalls[KF_PROF_MAX_STALLS];
+  Kernelfleet__ProfileStall *sp[KF_PROF_MAX_STALLS];
 } summary;
+
+static double jnum(const cJSON *o, const char *k, double dflt) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static const char *jstr(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The diagnosis and profile of a row (its eval_profiles row as JSON, the
+ * store's columns: migrations/0007_profiles.sql). */
+static void summary_profile(summary *v, const kf_cand_row *r) {
+  if (!r->profile_json || !r->profile_json[0]) return;
+  v->pj = cJSON_Parse(r->profile_json);
+  if (!v->pj) return;
+  const cJSON *o = v->pj;
+  if (jstr(o, "bound")[0]) {
+    kernelfleet__profile_diagnosis__init(&v->diag);
+    v->diag.bound = (char *)jstr(o, "bound");
+    v->diag.bandwidth_fraction = jnum(o, "bandwidth_fraction", 0);
+    v->diag.compute_fraction = jnum(o, "compute_fraction", 0);
+    v->diag.detail = (char *)jstr(o, "detail");
+    v->diag.profiled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o,
+                                                                   "profiled"));
+    v->e.diagnosis = &v->diag;
+  }
+  int st = kf_prof_status_parse(jstr(o, "status"));
+  if (st <= KF_PROF_NONE) return;
+  kf_prof *p = &v->pf;
+  kf_prof_init(p, (kf_prof_status)st);
+  snprintf(p->reason, sizeof p->reason, "%s", jstr(o, "reason"));
+  snprintf(p->tool, sizeof p->tool, "%s", jstr(o, "tool"));
+  snprintf(p->kernel, sizeof p->kernel, "%s", jstr(o, "kernel"));
+  p->kernels = (uint32_t)jnum(o, "kernels", 0);
+  p->duration_ns = jnum(o, "duration_ns", -1);
+  p->dram_pct = jnum(o, "dram_pct", -1);
+  p->sm_pct = jnum(o, "sm_pct", -1);
+  p->occupancy_pct = jnum(o, "occupancy_pct", -1);
+  p->l1_hit_pct = jnum(o, "l1_hit_pct", -1);
+  p->l2_hit_pct = jnum(o, "l2_hit_pct", -1);
+  p->registers = (uint32_t)jnum(o, "registers", 0);
+  p->shared_bytes = (uint32_t)jnum(o, "shared_bytes", 0);
+  p->spill_bytes = (uint32_t)jnum(o, "spill_bytes", 0);
+  p->profile_ms = (uint32_t)jnum(o, "profile_ms", 0);
+  const cJSON *sa = cJSON_GetObjectItemCaseSensitive(o, "stalls");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, sa) {
+    if (p->n_stalls >= KF_PROF_MAX_STALLS) break;
+    kf_prof_stall *s = &p->stalls[p->n_stalls++];
+    snprintf(s->name, sizeof s->name, "%s", jstr(it, "reason"));
+    s->cycles = jnum(it, "cycles", 0);
+  }
+  kf_prof_to_pb(p, &v->prof, v->stalls, v->sp);
+  v->e.profile = &v->prof;
+}
 
 static void summary_fill(summary *v, const kf_cand_row *r) {
   kernelfleet__evaluation_summary__init(&v->e);
@@ -799,12 +880,14 @@ static void summary_fill(summary *v, const kf_cand_row *r) {
   }
   v->e.n_knobs = k;
   v->e.knobs = v->kp;
+  summary_profile(v, r);
 }
 
 static void summary_clear(summary *v) {
   free(v->knobs);
   free(v->kp);
   cJSON_Delete(v->kj);
+  cJSON_Delete(v->pj);
 }
 
 /* Summaries for a list; *out and *ptrs freed by summaries_free. */
@@ -950,6 +1033,7 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
     dc_view(&pdc, &k->port_dc);
     cp.port_from_class = &pdc;
   }
+  cp.profile = (char *)k->profile;
   st.campaign = &cp;
   st.evals_done = n->evals;
   st.evals_ok = n->evals_ok;

@@ -63,5 +63,8 @@ bool kf_coord__check_get_campaign(const Kernelfleet__GetCampaignRequest *r,
                                   char *bad, size_t blen);
 bool kf_coord__check_propose(const Kernelfleet__ProposeCandidateRequest *r,
                              char *bad, size_t blen);
+/* ListEvaluations: the campaign id and the candidate filter (0007). */
+bool kf_coord__check_list(const Kernelfleet__ListEvaluationsRequest *r,
+                          char *bad, size_t blen);
 
 #endif

@@ -203,10 +203,53 @@ static void do_submit(kf_store *s, kf_coord_op *op, uint32_t max_attempts) {
   free(specs);
 }
 
+/* What decode_eval adds to a row besides the EvalResult's own fields. */
+typedef struct {
+  kf_diag diag;
+  kf_prof prof;
+  char bad[200];
+} eval_extra;
+
+/* The diagnosis (common/diagnose.h) of an ok EvalResult, from its own
+ * numbers and the ceilings its harness measured, refined by its profile;
+ * the profile checked (a bad one makes the report INVALID). */
+static void diagnose(const Kernelfleet__TaskResult *t,
+                     const Kernelfleet__EvalResult *e, kf_eval_row *row,
+                     eval_extra *x) {
+  if (e->profile) {
+    if (kf_prof_from_pb(e->profile, &x->prof, x->bad, sizeof x->bad) == 0)
+      row->prof = &x->prof;
+    else
+      row->bad = x->bad;
+  }
+  if (t->outcome != KERNELFLEET__OUTCOME__OUTCOME_OK ||
+      e->outcome != KERNELFLEET__OUTCOME__OUTCOME_OK)
+    return;
+  double ceil = e->ceiling_gbps;
+  const Kernelfleet__DeviceInfo *d = e->device;
+  if (!(ceil > 0) && d) {
+    ceil = d->copy_gbps;
+    if (d->read_gbps > ceil) ceil = d->read_gbps;
+    if (d->write_gbps > ceil) ceil = d->write_gbps;
+  }
+  kf_diag_in in = {
+      .gpu = e->device_class &&
+             e->device_class->kind == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA,
+      .time_ns = e->time_ns_median,
+      .gbps = e->achieved_gbps,
+      .gflops = e->achieved_gflops,
+      .ceil_gbps = ceil,
+      .ceil_gflops = d ? d->peak_gflops : 0,
+      .prof = row->prof,
+  };
+  if (kf_diag_classify(&in, &x->diag) == 0) row->diag = &x->diag;
+}
+
 /* An eval task's output is its EvalResult; anything else does not unpack
  * or is never used (the store only records evaluations of eval tasks). */
 static Kernelfleet__EvalResult *decode_eval(const Kernelfleet__TaskResult *t,
-                                            kf_eval_row *row) {
+                                            kf_eval_row *row,
+                                            eval_extra *x) {
   if (t->output.len == 0) return NULL;
   Kernelfleet__EvalResult *e =
       kernelfleet__eval_result__unpack(NULL, t->output.len, t->output.data);
@@ -224,6 +267,7 @@ static Kernelfleet__EvalResult *decode_eval(const Kernelfleet__TaskResult *t,
       .result = t->output.data,
       .result_len = t->output.len,
   };
+  diagnose(t, e, row, x);
   return e;
 }
 
@@ -242,7 +286,9 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   kf_report_note *notes = calloc(n, sizeof *notes);
   kf_eval_row *rows = calloc(n, sizeof *rows);
   Kernelfleet__EvalResult **msgs = calloc(n, sizeof *msgs);
-  int rc = (!reps || !v || !notes || !rows || !msgs) ? KF_ENOMEM : 0;
+  eval_extra *extra = calloc(n, sizeof *extra);
+  int rc = (!reps || !v || !notes || !rows || !msgs || !extra) ? KF_ENOMEM
+                                                               : 0;
   size_t k = 0;
   for (kf_coord_op *op = ops; op && !rc; op = op->next) {
     if (op->kind != KF_OP_REPORT || op->rc) continue;
@@ -260,7 +306,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
           .output_len = t->output.len,
           .elapsed_us = t->elapsed_us,
       };
-      msgs[k - 1] = decode_eval(t, &rows[k - 1]);
+      msgs[k - 1] = decode_eval(t, &rows[k - 1], &extra[k - 1]);
       if (msgs[k - 1]) reps[k - 1].eval = &rows[k - 1];
     }
   }
@@ -288,6 +334,7 @@ static bool do_reports(kf_store *s, kf_coord_op *ops) {
   for (size_t i = 0; msgs && i < n; i++)
     if (msgs[i]) kernelfleet__eval_result__free_unpacked(msgs[i], NULL);
   free(msgs);
+  free(extra);
   free(rows);
   free(reps);
   free(v);

@@ -344,6 +344,7 @@ typedef struct {
   int64_t cand;
   int32_t gen;
   double med, spread;
+  const char *bound;          /* its diagnosis (0007), "" when none */
 } parent_t;
 
 static int cmp_parent(const void *a, const void *b) {
@@ -374,14 +375,19 @@ static int tournament(const parent_t *pool, int n, int t, int skip,
 }
 
 /* Changes one or two knobs that have a choice.  false when none has. */
-static bool mutate(const tmpl_t *t, genome *g, uint64_t *rng) {
+static bool mutate(const tmpl_t *t, genome *g, uint64_t *rng,
+                   const char *bound) {
   int mut[MAXK], m = 0;
   for (int q = 0; q < t->n_knobs; q++)
     if (t->n_values[q] > 1) mut[m++] = q;
   if (!m) return false;
   int times = (m > 1 && rng_unit(rng) < 0.35) ? 2 : 1;
   for (int i = 0; i < times; i++) {
-    int j = (int)rng_below(rng, (uint32_t)m);
+    /* the first change prefers a knob that matters for the diagnosis */
+    int j = i || !bound || !*bound
+                ? -1
+                : kf_search__pick_knob(t->knob, mut, m, bound, rng_unit(rng));
+    if (j < 0) j = (int)rng_below(rng, (uint32_t)m);
     int q = mut[j];
     mut[j] = mut[--m]; /* a knob changes at most once */
     uint32_t nv = (uint32_t)t->n_values[q];
@@ -458,6 +464,7 @@ static int pack_payload(const camp_ctx *x, plan_t *p) {
   rq.seed = seed;
   rq.candidate_id = p->plan.candidate_id;
   rq.language = (char *)x->c->language;
+  kf_search__profile_request(x->c, x->evals, p->plan.device_class_id, &rq);
   size_t len = kernelfleet__eval_request__get_packed_size(&rq);
   p->payload = malloc(len ? len : 1);
   if (!p->payload) {
@@ -610,6 +617,7 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     p->gen = r->generation;
     p->med = r->time_ns_median;
     p->spread = r->time_ns_spread;
+    p->bound = r->bound ? r->bound : "";
     npool++;
   }
   qsort(pool, npool, sizeof *pool, cmp_parent);
@@ -658,8 +666,8 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
                       memcmp(g.v, pool[b].g.v, sizeof g.v) != 0;
           }
         }
-        if ((!crossed || rng_unit(&rng) < 0.3) && !mutate(&ts[g.t], &g, &rng) &&
-            !crossed)
+        if ((!crossed || rng_unit(&rng) < 0.3) &&
+            !mutate(&ts[g.t], &g, &rng, pool[a].bound) && !crossed)
           continue;
       }
       genome_text(&ts[g.t], &g, flags, knobs);
@@ -940,14 +948,19 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
     for (size_t j = 0; j < ncls && !alive; j++)
       if (cls[j].device_class_id == k->device_class_id) alive = &cls[j];
     const kf_cand_row *kb = NULL;
+    const kf_search__best *kbest = NULL;
     for (size_t b = 0; b < nb && !kb; b++)
-      if (bests[b].dc == k->device_class_id) kb = bests[b].best;
+      if (bests[b].dc == k->device_class_id) {
+        kb = bests[b].best;
+        kbest = &bests[b];
+      }
     if (kb && kb->candidate_id != k->best_candidate_id &&
         (rc = kf_store_class_set_best(s, id, k->device_class_id,
                                       kb->candidate_id)))
       goto out;
     uint32_t since = class_since(evals, k->device_class_id);
     const char *stop = NULL;
+    char diag_stop[128];
     if (k->elapsed_ms >= (uint64_t)c->budget_seconds * 1000 &&
         !(waiting && alive))
       stop = "budget_seconds elapsed";
@@ -956,6 +969,9 @@ static int step_campaign(kf_store *s, int64_t id, const kf_search_opts *o,
     else if (c->target_roofline > 0 && kb &&
              kb->roofline_fraction >= c->target_roofline)
       stop = "target roofline reached";
+    else if (kbest &&
+             kf_search__diag_stop(kbest, 1, diag_stop, sizeof diag_stop))
+      stop = diag_stop;
     else if (k->evals >= c->budget_evals ||
              (k->issued >= c->budget_evals && k->outstanding == 0))
       stop = "budget_evals reached";

@@ -15,7 +15,9 @@
  *     runs from when it joined, the plateau and the roofline target are
  *     its own; the campaign is done when every class is):
  *     "budget_evals reached", "budget_seconds elapsed", "plateau",
- *     "target roofline reached", "search space exhausted" -- but never
+ *     "target roofline reached", "search space exhausted", "memory-bound
+ *     at X% of the measured bandwidth" (every class's best diagnosed so
+ *     at >= 97%: search_diag.c, docs/profiling.md) -- but never
  *     while a proposal it accepted waits for its evaluation (not planned
  *     yet, or its task queued or leased), except on budget_seconds when
  *     no worker could evaluate it; a waiting proposal is planned even
@@ -33,7 +35,9 @@
  *     defaults, then random knob values), then children of tournament
  *     selection (k = 3) over the best `population` ok candidates of that
  *     class (elitism: the best is always among them), by crossover of two
- *     parents of one template and/or mutation of one or two knobs.
+ *     parents of one template and/or mutation of one or two knobs (the
+ *     first, mostly, one that matters for the parent's diagnosed bound).
+ *     Each EvalRequest carries the campaign's profiling policy.
  *     A (sha256(source), flags, device class) is measured at most once
  *     per campaign (the database refuses a second task).  A drawn key
  *     this campaign already holds is skipped and another drawn.  A key

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernelfleet.pb-c.h"
 #include "search.h"
 #include "store.h"
 
@@ -72,5 +73,26 @@ int kf_search__class_showdowns(kf_store *s, const kf_search_opts *o,
 int kf_search__finish(kf_store *s, const kf_search_opts *o,
                       const kf_campaign *c, const char *reason,
                       const char *none_text, kf_search_stats *st);
+/* coordinator/search_diag.c: profiles and diagnoses in the search. */
+
+/* Sets rq's profile and profile_below_ns by the campaign's policy: "off"
+ * for "none"; "on" otherwise, for top:K with the K-th best ok median of
+ * class dc in evals (0 while the class has fewer than K). */
+void kf_search__profile_request(const kf_campaign *c,
+                                const kf_cand_list *evals, int64_t dc,
+                                Kernelfleet__EvalRequest *rq);
+
+/* The stop reason (written into buf) when every class's best is
+ * memory-bound at >= KF_DIAG_MEMORY_STOP of its measured bandwidth; NULL
+ * otherwise (or with no class). */
+const char *kf_search__diag_stop(const kf_search__best *bests, size_t nb,
+                                 char *buf, size_t len);
+
+/* For a mutation of a parent diagnosed `bound`: the index j into mut[0..m)
+ * (knob indices into names) of a knob relevant to the bound, picked by u
+ * (uniform in [0, 1)) when u < 0.75 and one is relevant; else -1 (pick
+ * as before). */
+int kf_search__pick_knob(const char *const *names, const int *mut, int m,
+                         const char *bound, double u);
 
 #endif

@@ -31,6 +31,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "diagnose.h"
+#include "profile.h"
+
 typedef struct kf_store kf_store;
 
 /* Structured device class (mirrors proto DeviceClass). */
@@ -267,6 +270,16 @@ typedef struct {
   const char *toolchain;
   const void *result;        /* packed EvalResult, stored verbatim */
   size_t result_len;
+  /* 0007: the coordinator's diagnosis (NULL or bound NONE: none) and the
+   * profile the report carried (NULL: none); one eval_profiles row when
+   * either is there.  The profile's text and numbers are checked like
+   * the rest of the report (INVALID when out of range). */
+  const kf_diag *diag;
+  const kf_prof *prof;
+  /* What the coordinator found wrong in the fields it decoded into diag
+   * and prof ("profile.reason is not valid UTF-8 (byte 3)"); NULL or "":
+   * nothing.  Set: the report is refused as INVALID with this reason. */
+  const char *bad;
 } kf_eval_row;
 
 typedef struct {
@@ -374,6 +387,9 @@ typedef struct {
   uint32_t showdown_top;        /* candidates per class; 0: 5; <= 64 */
   /* 0: every class of the backend; else only this class runs it (0009) */
   int64_t device_class_id;
+  /* profiling policy, "all", "none" or "top:K" (K 1..999); NULL or "":
+   * "top:5" (0007; the coordinator checks it) */
+  const char *profile;
 } kf_campaign_new;
 
 /* Inserts a running campaign; *id is its id. */
@@ -407,6 +423,7 @@ typedef struct {
   int64_t port_from_campaign;   /* 0: not a port (store_fleet.c) */
   int64_t port_from_class;
   kf_device_class port_dc;      /* port_from_class (kind 0 when none) */
+  const char *profile;          /* "all", "none", "top:K" (0007) */
 } kf_campaign;
 
 /* KF_ENOTFOUND when there is no such campaign. */
@@ -514,6 +531,12 @@ typedef struct {
    * speedup and roofline are the showdown's */
   bool showdown;
   int64_t environment_id;       /* measured under; 0: unknown */
+  /* 0007: the diagnosis of the evaluation (of the one it reuses):
+   * bound "" when none; and the whole eval_profiles row as a JSON object
+   * ("" when none; see migrations/0007_profiles.sql for its keys) */
+  const char *bound;
+  double bw_frac;
+  const char *profile_json;
 } kf_cand_row;
 
 typedef struct {
@@ -540,6 +563,12 @@ typedef enum {
 int kf_store_evaluations(kf_store *s, int64_t campaign_id,
                          kf_evals_order order, uint32_t limit,
                          kf_cand_list **out);
+
+/* The evaluations of one candidate of the campaign (one per device
+ * class), oldest first, with their diagnoses and profiles; an empty list
+ * when it has none. */
+int kf_store_candidate_evaluations(kf_store *s, int64_t campaign_id,
+                                   int64_t candidate_id, kf_cand_list **out);
 
 /* The campaign's best evaluation with the candidate's source: the first
  * row of the KF_EVALS_BEST ranking.  KF_ENOTFOUND when no candidate has

@@ -92,20 +92,27 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
 #define KF_CAND_COLS(src)                                                    \
   " c.id, c.template_name, c.knobs::text, c.flags, c.source_sha256,"        \
   " c.proposer, " src ", c.generation"
+/* 0007: the diagnosis and profile of the evaluation, or of the one it
+ * reuses (columns 33..35; queries without them leave them ""). */
+#define KF_PROFILE_COLS                                                      \
+  " pf.bound, pf.bandwidth_fraction,"                                       \
+  " (to_jsonb(pf) - 'evaluation_id' - 'created_at')::text"
 #define KF_EVAL_COLS                                                         \
   " e.id, e.task_id, e.device_class_id, d.kind, d.model, d.cc_major,"       \
   " d.cc_minor, d.isa, e.outcome::text, e.stage, e.reason,"                 \
   " e.time_ns_median, e.time_ns_spread, e.ref_time_ns_median,"              \
   " e.ref_time_ns_spread, e.speedup, e.achieved_gbps, e.roofline_fraction,"\
   " e.reused_from, c.campaign_id, e.repetitions, e.measurements,"          \
-  " e.timing_dependent, false, e.environment_id"
+  " e.timing_dependent, false, e.environment_id," KF_PROFILE_COLS
 #define KF_NO_EVAL_COLS                                                      \
   " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"      \
   " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.campaign_id,"         \
   " NULL, NULL, NULL, NULL, NULL"
 #define KF_EVAL_FROM                                                         \
   " FROM evaluations e JOIN candidates c ON c.id = e.candidate_id"          \
-  " JOIN device_classes d ON d.id = e.device_class_id"
+  " JOIN device_classes d ON d.id = e.device_class_id"                     \
+  " LEFT JOIN eval_profiles pf"                                             \
+  "  ON pf.evaluation_id = COALESCE(e.reused_from, e.id)"
 
 /* The ranking (KF_EVALS_BEST, kf_store_best, the counts' best): a
  * campaign's ok evaluations joined to the entry of a finished showdown of
@@ -126,7 +133,7 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
   KF_SD("roofline_fraction") ","                                             \
   " e.reused_from, c.campaign_id," KF_SD("repetitions") ","                  \
   " e.measurements, e.timing_dependent, COALESCE(x.outcome = 'ok', false),"  \
-  " e.environment_id" KF_EVAL_FROM                                           \
+  " e.environment_id," KF_PROFILE_COLS KF_EVAL_FROM                        \
   " JOIN campaigns k ON k.id = e.campaign_id"                               \
   " LEFT JOIN LATERAL (SELECT se.outcome, se.time_ns_median,"               \
   "  se.time_ns_spread, s.ref_time_ns_median, s.ref_time_ns_spread,"       \
@@ -190,6 +197,12 @@ static int kf_store__cand_list(kf_store *s, PGresult *r, bool with_source,
     c->timing_dependent = PQgetvalue(r, i, 30)[0] == 't';
     c->showdown = PQgetvalue(r, i, 31)[0] == 't';
     c->environment_id = kf_store__i64(r, i, 32);
+    c->bound = c->profile_json = "";
+    if (PQnfields(r) > 35) {
+      c->bound = kf_store__put(&cur, r, i, 33);
+      c->bw_frac = kf_store__f64(r, i, 34);
+      c->profile_json = kf_store__put(&cur, r, i, 35);
+    }
   }
   *out = l;
   return 0;
@@ -208,12 +221,13 @@ static const kf_store__stmt ST_CAMP_CREATE = {
     " reference_source, templates, budget_evals, budget_seconds,"
     " population, plateau_evals, target_roofline, search_seed, floor_bytes,"
     " spec_sha256, reference_sha256, problem_key, fresh, showdown_top,"
-    " device_class_id)"
+    " device_class_id, profile)"
     " SELECT $1, $2, $3, $4::smallint, $5::bytea, $6, $7::jsonb, $8::int,"
     " $9::int, $10::int, $11::int, $12::float8, $13::bigint, $14::float8,"
     " $15, v.ref, encode(sha256(convert_to('kf-problem-v1' || chr(10) || $15"
     " || chr(10) || v.ref || chr(10) || $3, 'UTF8')), 'hex'),"
-    " $16::boolean, $17::int, NULLIF($18::bigint, 0) FROM v RETURNING id"};
+    " $16::boolean, $17::int, NULLIF($18::bigint, 0),"
+    " COALESCE(NULLIF($19, ''), 'top:5') FROM v RETURNING id"};
 
 static bool kf_store__hex64(const char *h) {
   if (!h || strlen(h) != 64) return false;
@@ -279,9 +293,10 @@ int kf_store_campaign_create(kf_store *s, const kf_campaign_new *c,
                      c->spec_sha256,
                      c->fresh ? "t" : "f",
                      sdt,
-                     dcs};
+                     dcs,
+                     c->profile ? c->profile : ""};
   PGresult *r;
-  rc = kf_store__exec(s, &ST_CAMP_CREATE, 18, p, false, &r);
+  rc = kf_store__exec(s, &ST_CAMP_CREATE, 19, p, false, &r);
   kf_store__buf_free(&spec);
   if (rc) return rc;
   *id = kf_store__i64(r, 0, 0);
@@ -306,7 +321,7 @@ static const kf_store__stmt ST_CAMP_GET = {
     " c.best_from_showdown, COALESCE(c.device_class_id, 0), d.kind, d.model, d.cc_major,"
     " d.cc_minor, d.isa, COALESCE(c.port_from_campaign, 0),"
     " COALESCE(c.port_from_class, 0), f.kind, f.model, f.cc_major,"
-    " f.cc_minor, f.isa"
+    " f.cc_minor, f.isa, c.profile"
     " FROM campaigns c LEFT JOIN device_classes d ON d.id = c.device_class_id"
     " LEFT JOIN device_classes f ON f.id = c.port_from_class"
     " WHERE c.id = $1::bigint"};
@@ -383,6 +398,7 @@ int kf_store_campaign_get(kf_store *s, int64_t id, kf_campaign **out) {
     dc->cc_minor = (uint32_t)kf_store__i64(r, 0, col + 3);
     snprintf(dc->isa, sizeof dc->isa, "%s", PQgetvalue(r, 0, col + 4));
   }
+  c->profile = kf_store__put(&cur, r, 0, 38);
   PQclear(r);
   *out = c;
   return 0;
@@ -666,6 +682,27 @@ int kf_store_evaluations(kf_store *s, int64_t campaign_id,
   const char *p[] = {a, b};
   PGresult *r;
   if ((rc = kf_store__exec(s, st, 2, p, false, &r))) return rc;
+  rc = kf_store__cand_list(s, r, false, out);
+  PQclear(r);
+  return rc;
+}
+
+static const kf_store__stmt ST_CAMP_EVALS_CAND = {
+    KF_STMT_CAMP_EVALS_CAND,
+    KF_EVALS_SQL(" AND e.candidate_id = $3::bigint", "e.id")};
+
+int kf_store_candidate_evaluations(kf_store *s, int64_t campaign_id,
+                                   int64_t candidate_id, kf_cand_list **out) {
+  *out = NULL;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char a[24], c[24];
+  kf_store__itoa(a, sizeof a, campaign_id);
+  kf_store__itoa(c, sizeof c, candidate_id);
+  const char *p[] = {a, "0", c};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_CAMP_EVALS_CAND, 3, p, false, &r)))
+    return rc;
   rc = kf_store__cand_list(s, r, false, out);
   PQclear(r);
   return rc;

@@ -34,6 +34,7 @@
 #include <libpq-fe.h>
 
 #include <arpa/inet.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,6 +491,28 @@ static const kf_store__stmt ST_REPORT_EVAL = {
     " LEFT JOIN environments env ON env.id = w.environment_id"
     " ON CONFLICT (task_id) DO NOTHING"};
 
+/* 0007: the diagnosis and profile of the evaluations just written, one
+ * row each (by task). */
+static const kf_store__stmt ST_REPORT_PROFILE = {
+    KF_STMT_REPORT_PROFILE,
+    "INSERT INTO eval_profiles (evaluation_id, bound, bandwidth_fraction,"
+    " compute_fraction, detail, profiled, status, reason, tool, kernel,"
+    " kernels, duration_ns, dram_pct, sm_pct, occupancy_pct, l1_hit_pct,"
+    " l2_hit_pct, registers, shared_bytes, spill_bytes, stalls, profile_ms)"
+    " SELECT e.id, u.bound, u.bw, u.fl, u.detail, u.profiled, u.status,"
+    " u.reason, u.tool, u.kernel, u.kernels, u.dur, u.dram, u.sm, u.occ,"
+    " u.l1, u.l2, u.regs, u.shm, u.spill, u.stalls, u.ms"
+    " FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[],"
+    " $5::text[], $6::boolean[], $7::text[], $8::text[], $9::text[],"
+    " $10::text[], $11::int[], $12::float8[], $13::float8[], $14::float8[],"
+    " $15::float8[], $16::float8[], $17::float8[], $18::int[],"
+    " $19::bigint[], $20::bigint[], $21::jsonb[], $22::int[])"
+    " AS u(task, bound, bw, fl, detail, profiled, status, reason, tool,"
+    " kernel, kernels, dur, dram, sm, occ, l1, l2, regs, shm, spill, stalls,"
+    " ms)"
+    " JOIN evaluations e ON e.task_id = u.task"
+    " ON CONFLICT (evaluation_id) DO NOTHING"};
+
 typedef enum { T_QUEUED, T_LEASED, T_DONE, T_FAILED } kf_store__tstate;
 
 /* One locked task as the batch sees it. */
@@ -617,6 +640,10 @@ static bool kf_store__report_bad(const kf_report *rp, bool eval, char *why,
         snprintf(why, len, "%s %s", texts[k].name, w);
         return true;
       }
+    if (e->bad && e->bad[0]) {
+      snprintf(why, len, "%s", e->bad);
+      return true;
+    }
     if (e->repetitions > INT32_MAX) {
       snprintf(why, len, "repetitions %llu is out of range",
                (unsigned long long)e->repetitions);
@@ -627,17 +654,89 @@ static bool kf_store__report_bad(const kf_report *rp, bool eval, char *why,
   return false;
 }
 
+/* A percentage or duration of a profile: negative (not measured) and
+ * non-finite -> NULL. */
+static void kf_store__arr_measured(kf_store__buf *b, double v) {
+  kf_store__arr_f64(b, v >= 0 ? v : NAN, false);
+}
+
+/* Adds ev's eval_profiles row (ST_REPORT_PROFILE's 22 columns) to f when
+ * it has a diagnosis or a profile; false when neither. */
+static bool kf_store__profile_row(kf_store__buf *f, int64_t task,
+                                  const kf_eval_row *ev) {
+  const kf_diag *d = ev->diag && ev->diag->bound != KF_DIAG_NONE ? ev->diag
+                                                                  : NULL;
+  const kf_prof *p = ev->prof;
+  if (!d && !p) return false;
+  kf_store__arr_i64(&f[0], task);
+  kf_store__arr_text(&f[1], d ? kf_diag_bound_name(d->bound) : NULL);
+  kf_store__arr_f64(&f[2], d ? d->bw_frac : NAN, false);
+  kf_store__arr_f64(&f[3], d ? d->fl_frac : NAN, false);
+  kf_store__arr_text(&f[4], d ? d->detail : "");
+  kf_store__arr_text(&f[5], d && d->profiled ? "t" : "f");
+  kf_prof none;
+  if (!p) {
+    kf_prof_init(&none, KF_PROF_NONE);
+    p = &none;
+  }
+  const char *st = kf_prof_status_name(p->status);
+  kf_store__arr_text(&f[6], st ? st : "none");
+  kf_store__arr_text(&f[7], p->reason);
+  kf_store__arr_text(&f[8], p->tool);
+  kf_store__arr_text(&f[9], p->kernel);
+  kf_store__arr_i64(&f[10], p->kernels > INT32_MAX ? INT32_MAX : p->kernels);
+  kf_store__arr_measured(&f[11], p->duration_ns);
+  kf_store__arr_measured(&f[12], p->dram_pct);
+  kf_store__arr_measured(&f[13], p->sm_pct);
+  kf_store__arr_measured(&f[14], p->occupancy_pct);
+  kf_store__arr_measured(&f[15], p->l1_hit_pct);
+  kf_store__arr_measured(&f[16], p->l2_hit_pct);
+  if (p->status == KF_PROF_OK) {
+    kf_store__arr_i64(&f[17], p->registers > INT32_MAX ? INT32_MAX
+                                                       : p->registers);
+    kf_store__arr_i64(&f[18], p->shared_bytes);
+    kf_store__arr_i64(&f[19], p->spill_bytes);
+  } else {
+    kf_store__arr_null(&f[17]);
+    kf_store__arr_null(&f[18]);
+    kf_store__arr_null(&f[19]);
+  }
+  /* the stall names are checked text (the coordinator's profile check),
+   * written as JSON strings with cJSON's escaping */
+  cJSON *arr = cJSON_CreateArray();
+  for (int i = 0; arr && i < p->n_stalls && i < KF_PROF_MAX_STALLS; i++) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddStringToObject(o, "reason", p->stalls[i].name) ||
+        !cJSON_AddNumberToObject(o, "cycles", isfinite(p->stalls[i].cycles)
+                                                  ? p->stalls[i].cycles
+                                                  : 0)) {
+      cJSON_Delete(o);
+      continue;
+    }
+    cJSON_AddItemToArray(arr, o);
+  }
+  char *js = arr ? cJSON_PrintUnformatted(arr) : NULL;
+  cJSON_Delete(arr);
+  if (js) kf_store__arr_text(&f[20], js);
+  else f[20].oom = true;
+  free(js);
+  kf_store__arr_i64(&f[21], p->profile_ms > INT32_MAX ? INT32_MAX
+                                                      : p->profile_ms);
+  return true;
+}
+
 /* Writes the m accepted reports acc[] (results, task states, evaluations):
  * one statement for the results and tasks, one for the evaluations. */
 static int kf_store__report_write(kf_store *s, const kf_report *reps,
                                   const kf_store__acc *acc, size_t m) {
-  enum { NA = 11, NE = 15 }; /* result and evaluation columns */
-  kf_store__buf a[NA] = {{0}}, e[NE] = {{0}};
+  enum { NA = 11, NE = 15, NP = 22 }; /* result, evaluation, profile */
+  kf_store__buf a[NA] = {{0}}, e[NE] = {{0}}, f[NP] = {{0}};
   PGresult *r = NULL;
-  size_t neval = 0;
+  size_t neval = 0, nprof = 0;
   int rc = 0;
   for (int c = 0; c < NA; c++) kf_store__arr_open(&a[c]);
   for (int c = 0; c < NE; c++) kf_store__arr_open(&e[c]);
+  for (int c = 0; c < NP; c++) kf_store__arr_open(&f[c]);
   for (size_t k = 0; k < m; k++) {
     const kf_report *rp = &reps[acc[k].i];
     kf_store__arr_i64(&a[0], rp->task_id);
@@ -677,6 +776,7 @@ static int kf_store__report_write(kf_store *s, const kf_report *reps,
     kf_store__arr_text(&e[13], ev->harness_build);
     kf_store__arr_text(&e[14], ev->toolchain);
     neval++;
+    if (kf_store__profile_row(f, rp->task_id, ev)) nprof++;
   }
   bool oom = false;
   const char *p[NA], *q[NE];
@@ -689,6 +789,12 @@ static int kf_store__report_write(kf_store *s, const kf_report *reps,
     kf_store__arr_close(&e[c]);
     oom |= e[c].oom;
     q[c] = e[c].p;
+  }
+  const char *pp[NP];
+  for (int c = 0; c < NP; c++) {
+    kf_store__arr_close(&f[c]);
+    oom |= f[c].oom;
+    pp[c] = f[c].p;
   }
   if (oom) {
     rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
@@ -703,10 +809,13 @@ static int kf_store__report_write(kf_store *s, const kf_report *reps,
   }
   if (neval > 0)
     rc = kf_store__exec(s, &ST_REPORT_EVAL, NE, q, false, NULL);
+  if (!rc && nprof > 0)
+    rc = kf_store__exec(s, &ST_REPORT_PROFILE, NP, pp, false, NULL);
 out:
   PQclear(r);
   for (int c = 0; c < NA; c++) kf_store__buf_free(&a[c]);
   for (int c = 0; c < NE; c++) kf_store__buf_free(&e[c]);
+  for (int c = 0; c < NP; c++) kf_store__buf_free(&f[c]);
   return rc;
 }
 

@@ -41,6 +41,7 @@
 
 #include "harness.h"
 #include "internal.h"
+#include "profile.h"
 
 typedef struct kf_ev kf_ev;
 
@@ -146,6 +147,13 @@ typedef struct kf_backend {
    * each side's outcome; g's draw failing is every side's. */
   int (*case_all)(kf_ev *e, kf_side **sides, int n, const kf_gen *g,
                   const kf_call *c, kf_probe *probes, int *oc);
+  /* Optional: a hardware profile of the candidate side s after the time
+   * stage, in a runner of its own started for it (the timed runners are
+   * left alone): g's inputs drawn, c run once, untimed, under the
+   * profiler.  Never an outcome: out's status says why there is no
+   * profile (common/profile.h).  NULL: the backend has no profiler. */
+  void (*profile)(kf_ev *e, kf_side *s, const kf_gen *g, const kf_call *c,
+                  kf_prof *out);
   /* Optional: the evaluation needs the device no more (its last stage
    * ended): what others wait for can be released before the runners
    * stop. */

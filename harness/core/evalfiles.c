@@ -5,7 +5,7 @@
  * scripts/run-exploits) rather than for the worker.
  *
  *   kf-harness eval-files --spec DIR --source FILE [--knob NAME=VALUE]...
- *                         [--seed N] [eval options...]
+ *                         [--seed N] [--profile] [eval options...]
  *
  * Builds the EvalRequest the worker would send (DIR/spec.json verbatim, the
  * reference named in it, the candidate source, the knobs, a seed: random
@@ -42,10 +42,13 @@
 static void usage(FILE *f) {
   fprintf(f,
 "usage: kf-harness eval-files --spec DIR --source FILE [--knob NAME=VALUE]...\n"
-"                             [--seed N] [eval options]\n"
+"                             [--seed N] [--profile] [eval options]\n"
 "\n"
 "Evaluates FILE against the problem in DIR (spec.json and its reference)\n"
-"exactly as a worker would, and prints the result as JSON.  Eval options\n"
+"exactly as a worker would, and prints the result as JSON.  --profile asks\n"
+"for the profiling pass after timing (CUDA: Nsight Compute; the result's\n"
+"\"profile\" says what it found or why there is none; docs/profiling.md).\n"
+"Eval options\n"
 "(--copy-gbps, --read-gbps, --write-gbps, --gflops, --min-reps, --cpu,\n"
 "--workdir, --call-timeout-ms, --compile-timeout-ms, --time-budget-ms,\n"
 "--stop-after; for CUDA --device, --cuda-arch, --gpu-lock, --cuda-warm-us,\n"
@@ -172,6 +175,31 @@ static void print_json(const Kernelfleet__EvalResult *r, uint64_t seed) {
     cJSON_AddNumberToObject(s, "elapsed_us", (double)r->stages[i]->elapsed_us);
     cJSON_AddItemToArray(st, s);
   }
+  const Kernelfleet__ProfileReport *pf = r->profile;
+  if (pf) {
+    cJSON *j = cJSON_AddObjectToObject(o, "profile");
+    cJSON_AddStringToObject(j, "status", pf->status);
+    cJSON_AddStringToObject(j, "reason", pf->reason);
+    cJSON_AddStringToObject(j, "kernel", pf->kernel);
+    cJSON_AddNumberToObject(j, "kernels", pf->kernels);
+    cJSON_AddNumberToObject(j, "duration_ns", pf->duration_ns);
+    cJSON_AddNumberToObject(j, "dram_pct", pf->dram_pct);
+    cJSON_AddNumberToObject(j, "sm_pct", pf->sm_pct);
+    cJSON_AddNumberToObject(j, "occupancy_pct", pf->occupancy_pct);
+    cJSON_AddNumberToObject(j, "l1_hit_pct", pf->l1_hit_pct);
+    cJSON_AddNumberToObject(j, "l2_hit_pct", pf->l2_hit_pct);
+    cJSON_AddNumberToObject(j, "registers", pf->registers);
+    cJSON_AddNumberToObject(j, "shared_bytes", pf->shared_bytes);
+    cJSON_AddNumberToObject(j, "spill_bytes", pf->spill_bytes);
+    cJSON *sa = cJSON_AddArrayToObject(j, "stalls");
+    for (size_t i = 0; i < pf->n_stalls; i++) {
+      cJSON *s = cJSON_CreateObject();
+      cJSON_AddStringToObject(s, "reason", pf->stalls[i]->reason);
+      cJSON_AddNumberToObject(s, "cycles", pf->stalls[i]->cycles);
+      cJSON_AddItemToArray(sa, s);
+    }
+    cJSON_AddNumberToObject(j, "profile_ms", pf->profile_ms);
+  }
   char *txt = cJSON_Print(o);
   if (txt) printf("%s\n", txt);
   free(txt);
@@ -183,7 +211,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
   char *knob_txt[MAX_KNOBS];
   int n_knobs = 0;
   uint64_t seed = 0;
-  bool have_seed = false;
+  bool have_seed = false, profile = false;
   char *pass[MAX_PASS];
   int n_pass = 0;
   static const struct option opts[] = {
@@ -209,6 +237,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"cuda-stream", required_argument, 0, 'p'},
       {"cuda-no-cupti", no_argument, 0, 'n'},
       {"cuda-no-seccomp", no_argument, 0, 'n'},
+      {"profile", no_argument, 0, 'P'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -251,6 +280,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       pass[n_pass++] = nflags[nn++];
       break;
     }
+    case 'P': profile = true; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
@@ -295,6 +325,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
   req.seed = seed;
   req.candidate_id = 1;
   req.language = strcmp(spec->backend, "cuda") == 0 ? "cuda" : "c";
+  req.profile = profile ? "on" : "off";
   size_t n = kernelfleet__eval_request__get_packed_size(&req);
   unsigned char *buf = malloc(n ? n : 1);
   Kernelfleet__EvalResult *r = NULL;

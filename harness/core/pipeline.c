@@ -66,6 +66,7 @@
 #include "log.h"
 #include "outcome.h"
 #include "spec.h"
+#include "text.h"
 #include "util.h"
 
 #define WHY KF_HARNESS_WHY
@@ -82,6 +83,7 @@ enum {
   TAG_WARM = 3,
   TAG_TIME = 4,
   TAG_RETIME = 5,
+  TAG_PROFILE = 6,
 };
 
 typedef struct {
@@ -873,6 +875,59 @@ static void identity(pl *p, char *build, size_t bl, char *tc, size_t tl) {
   kf_harness__toolchain(p->e.cuda, tc, tl);
 }
 
+/* ------------------------------------------------------------ profile */
+
+/* The profiling pass (docs/profiling.md): after every stage passed, on
+ * its own, never an outcome.  The request says whether ("on") and below
+ * which median (the campaign's top K; 0: any). */
+static void do_profile(pl *p, kf_side *c, const Kernelfleet__EvalRequest *req,
+                       double median, kf_prof *out) {
+  uint64_t t0 = kf_now_ms();
+  kf_prof_init(out, KF_PROF_SKIPPED);
+  if (req->profile_below_ns > 0 && !(median < req->profile_below_ns)) {
+    snprintf(out->reason, sizeof out->reason, "not among the class's best "
+             "(median %.0f ns, the campaign profiles those below %.0f ns)",
+             median, req->profile_below_ns);
+    return;
+  }
+  if (!p->e.b->profile) {
+    out->status = KF_PROF_UNAVAILABLE;
+    snprintf(out->reason, sizeof out->reason, "the %s backend has no "
+             "hardware profiler", p->e.b->name);
+    return;
+  }
+  const kf_spec *sp = p->e.spec;
+  kf_harness_layout L;
+  kf_gen g;
+  char szs[256], ctx[320];
+  size_str(p, &sp->bench_size, szs, sizeof szs);
+  snprintf(ctx, sizeof ctx, "profiled run at size %s", szs);
+  if (make_layout(p, &sp->bench_size, &L) ||
+      make_gen(p, &L, p->dists[0], TAG_PROFILE, 0, &g)) {
+    out->status = KF_PROF_FAILED;
+    snprintf(out->reason, sizeof out->reason, "no layout for the profiled "
+             "run: %.200s", p->e.why);
+    return;
+  }
+  kf_call call = {.L = &L, .size = &L.size, .timed = false,
+                  .ws_poison = 0x5A, .ctx = ctx};
+  p->e.b->profile(&p->e, c, &g, &call, out);
+  /* what the profiler said may be anything: display-safe, and fitting
+   * the fields the coordinator accepts (profile.h) */
+  char tmp[sizeof out->reason];
+  kf_text_sanitize(out->reason, strnlen(out->reason, sizeof out->reason),
+                   tmp, sizeof out->reason, 0);
+  memcpy(out->reason, tmp, sizeof out->reason);
+  kf_text_sanitize(out->kernel, strnlen(out->kernel, sizeof out->kernel),
+                   tmp, sizeof out->kernel, 0);
+  memcpy(out->kernel, tmp, sizeof out->kernel);
+  uint64_t ms = kf_now_ms() - t0;
+  out->profile_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+  kf_log(KF_LOG_INFO, "profile: %s in %" PRIu64 " ms%s%s",
+         kf_prof_status_name(out->status), ms, out->reason[0] ? ": " : "",
+         out->reason);
+}
+
 /* --------------------------------------------------------------- eval */
 
 int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
@@ -881,6 +936,10 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
   uint64_t t0 = kf_now_ms();
   Kernelfleet__EvalResult res;
   kernelfleet__eval_result__init(&res);
+  kf_prof prof;
+  Kernelfleet__ProfileReport profpb;
+  Kernelfleet__ProfileStall pstalls[KF_PROF_MAX_STALLS];
+  Kernelfleet__ProfileStall *pstallp[KF_PROF_MAX_STALLS];
   unsigned char *buf = NULL;
   size_t len = 0;
   Kernelfleet__EvalRequest *req = NULL;
@@ -918,6 +977,13 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
            ", %zu knobs", p->e.b->name, p->e.spec->name, req->candidate_id,
            req->n_knobs);
     oc = run_stages(p);
+    if (!oc && c && req->profile && !strcmp(req->profile, "on") && c->n_t) {
+      double cm, cs;
+      kf_harness__stats(c->t, c->n_t, p->tmp, &cm, &cs);
+      do_profile(p, c, req, cm, &prof);
+      kf_prof_to_pb(&prof, &profpb, pstalls, pstallp);
+      res.profile = &profpb;
+    }
     if (p->e.b->idle && p->e.bes) p->e.b->idle(&p->e);
   }
   res.outcome = (Kernelfleet__Outcome)(oc > 0 ? oc : KF_OUTCOME_OK);

@@ -241,9 +241,13 @@ static void child_env(char **envp, char store[][512], int max) {
 }
 
 /* Creates the memfd and spawns the runner; READY is waited for later
- * (runner_ready), so that all sides create their contexts at once. */
-static int runner_spawn(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
-                        char *why, size_t whylen) {
+ * (runner_ready), so that all sides create their contexts at once.
+ * wrap (NULL: none): a profiler's argv, NULL-terminated, that runs the
+ * runner (its path first): the profiling pass; CUPTI is then left to the
+ * profiler. */
+static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
+                           const char *const *wrap, char *why,
+                           size_t whylen) {
   cuda_ev *c = CE(e);
   r->who = s->who;
   r->cmd_fd = r->reply_fd = r->memfd = -1;
@@ -300,18 +304,37 @@ static int runner_spawn(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
   snprintf(dev, sizeof dev, "%d", e->o->device);
   snprintf(warm, sizeof warm, "%d", e->o->cuda_warm_us);
   snprintf(cpu, sizeof cpu, "%d", e->o->call_timeout_ms / 1000 * 4 + 60);
-  char *argv[] = {"kf-harness-cuda", "runner", "--jail", s->jail,
+  char *argv[48] = {"kf-harness-cuda", "runner", "--jail", s->jail,
                   "--so", "kernel.so", "--device", dev, "--cpu-s", cpu,
                   "--seccomp", e->o->cuda_no_seccomp ? "off" : "on",
-                  "--cupti", e->o->cuda_no_cupti ? "off" : "on",
+                  "--cupti", e->o->cuda_no_cupti || wrap ? "off" : "on",
                   (char *)state_opt, mut, "--warm-us", warm, "--stream",
                   e->o->cuda_own_stream ? "own" : "legacy", NULL};
-  char store[4][512];
-  char *envp[4];
+  char *const *av = argv;
+  char *wargv[48 + 32];
+  if (wrap) {
+    int n = 0;
+    for (; wrap[n] && n < 31; n++) wargv[n] = (char *)wrap[n];
+    wargv[n++] = c->exe; /* the runner itself, by path */
+    for (int i = 1; argv[i]; i++) wargv[n++] = argv[i];
+    wargv[n] = NULL;
+    av = wargv;
+  }
+  char store[4][512], home[1100];
+  char *envp[6];
   child_env(envp, store, 4);
+  if (wrap) {
+    /* ncu reads and writes its settings under $HOME (seen: it refuses to
+     * start when it cannot): the evaluation's own directory */
+    int n = 0;
+    while (envp[n]) n++;
+    snprintf(home, sizeof home, "HOME=%s", e->wd.work);
+    envp[n++] = home;
+    envp[n] = NULL;
+  }
   kf_harness_spawn_opts spo = {
-      .path = c->exe,
-      .argv = argv,
+      .path = wrap ? wrap[0] : c->exe,
+      .argv = av,
       .envp = envp,
       .fd = {cp[0], rp[1], -1, r->memfd},
   };
@@ -328,6 +351,11 @@ static int runner_spawn(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
     return KF_OUTCOME_INFRA_ERROR;
   }
   return 0;
+}
+
+static int runner_spawn(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
+                        char *why, size_t whylen) {
+  return runner_spawn_as(e, s, r, map_len, NULL, why, whylen);
 }
 
 static int runner_ready(kf_ev *e, crunner *r, char *why, size_t whylen) {
@@ -1095,6 +1123,167 @@ static void cuda_idle(kf_ev *e) {
   c->lock_fd = -1;
 }
 
+/* ------------------------------------------------------- profiling */
+
+/* Nsight Compute's CLI: $KF_NCU, else ncu on PATH, else the toolkit's. */
+static bool find_ncu(char *out, size_t len) {
+  const char *env = getenv("KF_NCU");
+  if (env && *env) {
+    kf_strlcpy(out, env, len);
+    return access(out, X_OK) == 0;
+  }
+  const char *path = getenv("PATH");
+  char dirs[4096];
+  kf_strlcpy(dirs, path ? path : "", sizeof dirs);
+  char *save = NULL;
+  for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+    snprintf(out, len, "%s/ncu", d);
+    if (access(out, X_OK) == 0) return true;
+  }
+  static const char *const known[] = {"/usr/local/cuda/bin/ncu",
+                                      "/opt/nvidia/nsight-compute/ncu"};
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+    kf_strlcpy(out, known[i], len);
+    if (access(out, X_OK) == 0) return true;
+  }
+  return false;
+}
+
+/* The harness's own kernels (kernels.cu) in the profiled process: not the
+ * candidate's. */
+static const char *const own_kernels[] = {"k_gen", "k_canary",
+                                          "k_canary_check", "k_digest",
+                                          "k_read", NULL};
+
+/* The profiling pass (backend.h): a fresh runner of the candidate, under
+ * `ncu --clock-control none --csv --page raw`, in the same sandbox and
+ * as the same user as the timed runners (the runner sandboxes itself
+ * after exec, under the profiler); the GPU lock is still held, so no
+ * other evaluation times beside the profiler's replays. */
+static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
+                         const kf_call *call, kf_prof *out) {
+  kf_prof_init(out, KF_PROF_UNAVAILABLE);
+  kf_strlcpy(out->tool, "ncu", sizeof out->tool);
+  char ncu[PATH_MAX];
+  if (!find_ncu(ncu, sizeof ncu)) {
+    snprintf(out->reason, sizeof out->reason, "Nsight Compute (ncu) not "
+             "found: set KF_NCU, or put ncu on the worker's PATH");
+    return;
+  }
+  crunner *orig = CR(s);
+  crunner *pr = calloc(1, sizeof *pr);
+  if (!orig || !pr) {
+    free(pr);
+    out->status = KF_PROF_FAILED;
+    kf_strlcpy(out->reason, "out of memory", sizeof out->reason);
+    return;
+  }
+  pr->cmd_fd = pr->reply_fd = pr->memfd = -1;
+  pr->map = MAP_FAILED;
+  pr->ev = CE(e);
+  pr->ci = orig->ci;
+  char log[1200];
+  snprintf(log, sizeof log, "%s/ncu-%s.csv", e->wd.work, s->base);
+  /* Only the candidate's kernels, by the entry names ptxas reported at
+   * compile time: the harness's own (draws, canaries) are not replayed
+   * under the profiler at all.  Names are identifiers; anything else is
+   * escaped for ncu's regex. */
+  static char filter[MAX_KERNELS * 260 + 16];
+  size_t fl = 0;
+  if (orig->n_kres > 0) {
+    fl = (size_t)snprintf(filter, sizeof filter, "regex:^(");
+    for (int i = 0; i < orig->n_kres && fl + 260 < sizeof filter; i++) {
+      if (i) filter[fl++] = '|';
+      for (const char *k = orig->kres[i].kernel; *k; k++) {
+        if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+              (*k >= '0' && *k <= '9') || *k == '_'))
+          filter[fl++] = '\\';
+        filter[fl++] = *k;
+      }
+    }
+    fl += (size_t)snprintf(filter + fl, sizeof filter - fl, ")$");
+  }
+  const char *wrap[24] = {ncu, "--clock-control", "none", "--csv", "--page",
+                          "raw", "--metrics", kf_prof_ncu_metrics,
+                          "--target-processes", "all", "--launch-count",
+                          "64", "--log-file", log};
+  int nw = 14;
+  if (fl) {
+    wrap[nw++] = "--kernel-name-base";
+    wrap[nw++] = "mangled";
+    wrap[nw++] = "--kernel-name";
+    wrap[nw++] = filter;
+  }
+  wrap[nw] = NULL;
+  /* The timed runners are done (every stage passed): ended first, so
+   * their device memory is free for the profiled one and nothing of
+   * theirs runs beside ncu's replays.  Their records stay (the
+   * candidate's kernel resources are still reported). */
+  cuda_ev *ce = CE(e);
+  for (int i = 0; i < ce->n_runners; i++) runner_exit(ce->runners[i]);
+  for (int i = 0; i < ce->n_runners; i++) runner_stop(ce->runners[i]);
+  char why[KF_HARNESS_WHY] = "";
+  void *keep = s->be;
+  s->be = pr; /* the ops below address the profiled runner */
+  int oc = runner_spawn_as(e, s, pr, orig->map_len, wrap, why, sizeof why);
+  if (!oc) oc = runner_ready(e, pr, why, sizeof why);
+  if (!oc) oc = cuda_prepare(e, s, call->L);
+  kf_side *one[1] = {s};
+  if (!oc) oc = cuda_gen(e, one, 1, g);
+  uint64_t ns = 0;
+  if (!oc) oc = cuda_call(e, s, call, &ns);
+  if (oc && !why[0]) kf_strlcpy(why, e->why, sizeof why);
+  /* ncu writes its report when the runner ends: wait for it, bounded
+   * well inside the task's deadline (the evaluation must still report) */
+  runner_exit(pr);
+  if (pr->pid > 0 && !pr->dead) {
+    pr->status = kf_harness__reap(pr->pid, 30000, false);
+    pr->dead = true;
+  }
+  runner_stop(pr);
+  s->be = keep;
+  free(pr);
+  int fd = open(log, O_RDONLY | O_CLOEXEC);
+  char *text = NULL;
+  ssize_t got = 0;
+  if (fd >= 0) {
+    text = malloc(4u << 20);
+    if (text) {
+      ssize_t k;
+      while (got < (4 << 20) - 1 &&
+             (k = read(fd, text + got, (size_t)((4 << 20) - 1 - got))) > 0)
+        got += k;
+      text[got] = '\0';
+    }
+    close(fd);
+    unlink(log);
+  }
+  char err[256];
+  if (text && kf_prof_parse_ncu_csv(text, (size_t)got, own_kernels, out, err,
+                                    sizeof err) == 0) {
+    /* spills are a compile fact (ptxas), the largest of the kernels */
+    for (int i = 0; i < orig->n_kres; i++)
+      if (orig->kres[i].spill_bytes > out->spill_bytes)
+        out->spill_bytes = orig->kres[i].spill_bytes;
+  } else if (!text || out->status != KF_PROF_RESTRICTED) {
+    out->status = KF_PROF_FAILED;
+    /* ncu's own first error line says most (a sandbox step it could not
+     * live with, a connection it could not make) */
+    char ncu_err[160] = "";
+    const char *el = text ? strstr(text, "==ERROR==") : NULL;
+    if (el) {
+      size_t k = strcspn(el, "\n");
+      snprintf(ncu_err, sizeof ncu_err, "; %.*s", (int)(k < 150 ? k : 150),
+               el);
+    }
+    char r[800];
+    snprintf(r, sizeof r, "%s%s%s%.160s", text ? err : "ncu wrote no report",
+             ncu_err, oc ? "; the profiled run: " : "", oc ? why : "");
+    kf_strlcpy(out->reason, r, sizeof out->reason);
+  }
+  free(text);
+}
+
 static void cuda_stop(kf_ev *e, kf_side *s) {
   (void)e;
   if (!s || !s->be) return;
@@ -1125,6 +1314,7 @@ const kf_backend kf_harness_cuda_backend = {
     .calls = cuda_calls,
     .collect = cuda_collect,
     .case_all = cuda_case_all,
+    .profile = cuda_profile,
     .idle = cuda_idle,
     .stop = cuda_stop,
     .close = cuda_close,

@@ -70,9 +70,7 @@ static bool validate(const ProtobufCMessage *m, char *bad, size_t blen) {
   if (d == &kernelfleet__get_campaign_request__descriptor)
     return kf_coord__check_get_campaign((const void *)m, bad, blen);
   if (d == &kernelfleet__list_evaluations_request__descriptor)
-    return kf_coord__check_campaign_id(
-        ((const Kernelfleet__ListEvaluationsRequest *)m)->campaign_id, bad,
-        blen);
+    return kf_coord__check_list((const void *)m, bad, blen);
   if (d == &kernelfleet__get_best_request__descriptor)
     return kf_coord__check_campaign_id(
         ((const Kernelfleet__GetBestRequest *)m)->campaign_id, bad, blen);

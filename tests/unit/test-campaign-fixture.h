@@ -45,6 +45,7 @@ typedef struct {
   const char *language;    /* "c" */
   bool fresh;
   uint32_t showdown_top;   /* 0: 5 */
+  const char *profile;     /* NULL: the default policy */
 } tcamp;
 
 TDB_FN int64_t campaign_with(const char *tmpl, uint32_t budget,
@@ -61,7 +62,8 @@ TDB_FN int64_t campaign_with(const char *tmpl, uint32_t budget,
       .population = 4, .plateau_evals = plateau, .target_roofline = 0.95,
       .search_seed = seed, .floor_bytes = 1000,
       .spec_sha256 = o->spec_sha256 ? o->spec_sha256 : SPEC_A,
-      .fresh = o->fresh, .showdown_top = o->showdown_top};
+      .fresh = o->fresh, .showdown_top = o->showdown_top,
+      .profile = o->profile};
   int64_t id = 0;
   if (kf_store_campaign_create(tdb.s, &c, &id))
     fail_msg("campaign_create: %s", kf_store_errmsg(tdb.s));

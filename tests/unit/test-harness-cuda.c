@@ -64,6 +64,7 @@ typedef struct {
   const char *spec, *ref, *src;
   const char *knobs[4][2];
   const char *args[8]; /* extra kf-harness eval arguments */
+  bool profile;        /* ask for the profiling pass */
 } cuda_case;
 
 static Kernelfleet__EvalResult *run_cuda(const cuda_case *c) {
@@ -86,6 +87,7 @@ static Kernelfleet__EvalResult *run_cuda(const cuda_case *c) {
   req.language = "cuda";
   req.knobs = kp;
   req.n_knobs = nk;
+  req.profile = c->profile ? "on" : "off";
   char *argv[16] = {"kf-harness", "eval", "--call-timeout-ms", "3000",
                     "--time-budget-ms", "500"};
   int a = 6;
@@ -404,6 +406,40 @@ static void test_gpu_template(void **state) {
   kernelfleet__eval_result__free_unpacked(r, NULL);
 }
 
+/* The profiling pass (docs/profiling.md) on a real GPU: the evaluation is
+ * ok whatever it finds, and the profile either holds the candidate
+ * kernel's counters or says why not.  Never run where this was written
+ * (no GPU): the first GPU run of this case is the pass's first check. */
+static void test_gpu_profile(void **state) {
+  (void)state;
+  NEED_NVCC();
+  NEED_GPU();
+  cuda_case c = {TWICE_SPEC, TWICE_REF,
+                 CU_KERNEL("  if (i < n) y[i] = 2.0f * x[i];") CU_LAUNCH(""),
+                 {{0}}, {0}, true};
+  Kernelfleet__EvalResult *r = run_cuda(&c);
+  assert_non_null(r);
+  assert_int_equal(r->outcome, KF_OUTCOME_OK);
+  assert_true(r->time_ns_median > 0);
+  assert_non_null(r->profile);
+  const Kernelfleet__ProfileReport *p = r->profile;
+  fprintf(stderr, "profile: %s (%s), kernel '%s', DRAM %.1f%%, SM %.1f%%, "
+          "occupancy %.1f%%, %u ms\n", p->status, p->reason, p->kernel,
+          p->dram_pct, p->sm_pct, p->occupancy_pct, p->profile_ms);
+  if (!strcmp(p->status, "ok")) {
+    assert_non_null(strstr(p->kernel, "twice"));
+    assert_true(p->kernels >= 1);
+    assert_true(p->dram_pct >= 0 && p->sm_pct >= 0);
+    assert_true(p->registers > 0);
+  } else {
+    assert_true(!strcmp(p->status, "unavailable") ||
+                !strcmp(p->status, "restricted") ||
+                !strcmp(p->status, "failed"));
+    assert_true(p->reason[0] != '\0');
+  }
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+}
+
 static void test_gpu_illegal_address(void **state) {
   (void)state;
   NEED_NVCC();
@@ -478,11 +514,13 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpu_unwritten),
       cmocka_unit_test(test_gpu_out_of_bounds),
       cmocka_unit_test(test_gpu_hang),
+      cmocka_unit_test(test_gpu_profile),
   };
   if (argc > 1 && strcmp(argv[1], "gpu") == 0) {
     if (!have_nvcc() || !have_gpu()) {
       printf("SKIPPED: %zu GPU-only cases (CUDA runtime: template, illegal "
-             "address, unwritten output, out of bounds, hang): %s\n",
+             "address, unwritten output, out of bounds, hang, profile): "
+             "%s\n",
              sizeof gpu_tests / sizeof *gpu_tests,
              have_nvcc() ? "no CUDA device" : "no nvcc");
       return 77;
