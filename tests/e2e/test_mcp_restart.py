@@ -10,7 +10,9 @@ proves the wait has taken its first look).  The coordinator is killed
 with -9 and restarted on the same port, and the worker is resumed.  The
 same wait must end with the proposal's verdict (ok) -- the server waited
 out the outage instead of failing the call -- and kf mcp must have seen
-the outage (its log says "unreachable").  Then a second agent with a
+the outage (its log says "unreachable").  Meanwhile a ping is answered
+at once, a cancellation of another request changes nothing, and a
+tools/list waits its turn.  Then a second agent with a
 worker's token proposes to the same campaign and is refused.
 """
 import os
@@ -63,6 +65,21 @@ def body(c):
           note["params"]["progressToken"] == "p-1",
           "expected a progress notification, got %r" % note)
 
+    # While it waits: a ping is answered at once, a cancellation of some
+    # other request changes nothing, and a tools/list is queued and
+    # answered after the wait.
+    s.send({"jsonrpc": "2.0", "id": "tl", "method": "tools/list"})
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "not-the-wait"}})
+    s.send({"jsonrpc": "2.0", "id": "ping-1", "method": "ping"})
+    while True:
+        r = s.line(timeout=60)
+        if r.get("method") == "notifications/progress":
+            continue
+        check(r.get("id") == "ping-1" and r.get("result") == {},
+              "during the wait, expected the ping's answer first: %r" % r)
+        break
+
     # The outage: the coordinator dies and comes back on the same port.
     port = c.port
     c.coord.kill9()
@@ -90,6 +107,9 @@ def body(c):
           "after the restart: %r" % out)
     check(c.scalar("SELECT outcome FROM evaluations WHERE candidate_id = %d"
                    % cand) == "ok", "the database disagrees")
+    r = s.line(timeout=60)
+    check(r.get("id") == "tl" and len(r["result"]["tools"]) == 7,
+          "the queued tools/list, answered after the wait: %r" % r)
     s.close()
 
     # A worker's credential on the restarted coordinator: refused.
