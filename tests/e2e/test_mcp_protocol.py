@@ -31,13 +31,15 @@ PARSE, INVALID, NOMETHOD, PARAMS = -32700, -32600, -32601, -32602
 class Server:
     """One `kf mcp` child with pipes; replies read line by line."""
 
-    def __init__(self, c, extra=()):
-        env = dict(c.env, KF_TOKEN="not-checked-until-a-call")
+    def __init__(self, c, extra=(), target="127.0.0.1:1",
+                 token="not-checked-until-a-call"):
+        env = dict(c.env, KF_TOKEN=token)
         env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
-        self.err = open(os.path.join(c.dir, "kf-mcp.log"), "ab")
-        # Port 1 on loopback: nothing listens, so rpcs fail fast.
+        self.log_path = os.path.join(c.dir, "kf-mcp.log")
+        self.err = open(self.log_path, "ab")
+        # By default port 1 on loopback: nothing listens, so rpcs fail fast.
         self.p = subprocess.Popen(
-            [c.path("kf"), "mcp", "--coordinator", "127.0.0.1:1",
+            [c.path("kf"), "mcp", "--coordinator", target,
              "--problems", os.path.join(kfcampaign.source_dir(), "problems")]
             + list(extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self.err, env=env, preexec_fn=kfe2e._pdeathsig)
