@@ -58,5 +58,7 @@ bool kf_coord__check_get_campaign(const Kernelfleet__GetCampaignRequest *r,
                                   char *bad, size_t blen);
 bool kf_coord__check_propose(const Kernelfleet__ProposeCandidateRequest *r,
                              char *bad, size_t blen);
+bool kf_coord__check_proposer_record(
+    const Kernelfleet__ProposerRecordCallsRequest *r, char *bad, size_t blen);
 
 #endif
