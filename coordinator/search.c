@@ -11,7 +11,12 @@
  * Genomes: a template (by index in the campaign's templates) plus one value
  * index per knob.  Proposals (ProposeCandidate) carry their own source and
  * knobs; they are evaluated first and ranked with the rest, but only
- * candidates whose source is their template's take part in breeding.
+ * candidates whose source is their template's take part in breeding.  A
+ * proposal that declared a knob space became a template itself (origin
+ * "proposer", appended by the store), so it breeds like a hand-written
+ * one; once it has evaluated ok on a class, that class first explores
+ * its space (random points, up to EXPLORE keys of it) before the usual
+ * selection, so that what a proposer wrote is tuned at once.
  *
  * Noise: two candidates are compared with kf_search_beats, never by raw
  * median, for the best and for the plateau count; parents within the
@@ -40,6 +45,7 @@
 #define FLAGS_LEN 1024
 #define KNOBS_LEN 1536
 #define REUSE_PER_STEP 64  /* reused evaluations planned per class and step */
+#define EXPLORE 4          /* keys of a proposer's template tried at once */
 
 bool kf_search_beats(double ma, double sa, double mb, double sb) {
   double tol = 0.02;
@@ -77,6 +83,7 @@ typedef struct {
   const char *values[MAXK][MAXV];
   int order[MAXK];           /* knob indices by name: the flags order */
   double space;              /* genomes of this template */
+  bool proposed;             /* origin "proposer": a proposal's knob space */
 } tmpl_t;
 
 typedef struct {
@@ -114,6 +121,9 @@ static int parse_templates(const kf_campaign *c, cJSON **tree, tmpl_t **out,
     tmpl_t *tp = &ts[k];
     tp->name = name->valuestring;
     tp->source = src->valuestring;
+    const cJSON *origin = cJSON_GetObjectItemCaseSensitive(t, "origin");
+    tp->proposed = cJSON_IsString(origin) &&
+                   strcmp(origin->valuestring, "proposer") == 0;
     memcpy(tp->sha, thissha, sizeof tp->sha);
     tp->space = 1;
     bool ok = true;
@@ -618,6 +628,30 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
   uint64_t rng = c->search_seed ^ ((uint64_t)issued_total * 0xD6E8FEB86659FD93ull) ^
                  ((uint64_t)dc * 0xC2B2AE3D27D4EB4Full);
   (void)rng_next(&rng);
+
+  /* Proposers' templates that evaluated ok here: points of their space
+   * still to explore (this campaign's keys of the source so far, planned
+   * proposals included, count). */
+  int explore[MAX_TEMPLATES] = {0};
+  for (int ti = 0; ti < nt; ti++) {
+    if (!ts[ti].proposed || ts[ti].space < 2) continue;
+    bool ok = false;
+    for (size_t i = 0; i < x->evals->n && !ok; i++) {
+      const kf_cand_row *r = &x->evals->v[i];
+      ok = r->device_class_id == dc && r->outcome == KF_OUTCOME_OK &&
+           strcmp(r->source_sha256, ts[ti].sha) == 0;
+    }
+    if (!ok) continue;
+    int have = 0;
+    for (size_t i = 0; i < keys->n; i++)
+      if (keys->v[i].campaign_id == c->id &&
+          strcmp(keys->v[i].source_sha256, ts[ti].sha) == 0)
+        have++;
+    for (size_t i = 0; i < pending->n; i++)
+      if (strcmp(pending->v[i].source_sha256, ts[ti].sha) == 0) have++;
+    int want = ts[ti].space < EXPLORE ? (int)ts[ti].space : EXPLORE;
+    explore[ti] = want > have ? want - have : 0;
+  }
   bool initial = cls->issued < c->population || npool < 2;
   uint32_t tries_each = x->o->tries ? x->o->tries : 64;
   int next_default = 0;
@@ -630,10 +664,19 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     int npar = 0;
     bool found = false;
     char flags[FLAGS_LEN], knobs[KNOBS_LEN];
+    int xt = -1;
+    for (int ti = 0; ti < nt && xt < 0; ti++)
+      if (explore[ti] > 0) xt = ti;
     for (uint32_t t = 0; t < tries_each && !found; t++) {
       npar = 0;
       gen = 0;
-      if (initial && next_default < nt) {
+      if (xt >= 0) {
+        memset(&g, 0, sizeof g);
+        g.t = xt;
+        for (int q = 0; q < ts[xt].n_knobs; q++)
+          g.v[q] = (uint8_t)rng_below(&rng, (uint32_t)ts[xt].n_values[q]);
+        gen = 1;
+      } else if (initial && next_default < nt) {
         memset(&g, 0, sizeof g);
         g.t = next_default++;
         t--; /* defaults do not use up draws */
@@ -665,6 +708,11 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
       genome_text(&ts[g.t], &g, flags, knobs);
       found = key_usable(keyset_get(&ks, key_hash(ts[g.t].sha, flags), NULL,
                                     NULL));
+    }
+    if (xt >= 0) {
+      /* Its space is small or mostly known: the usual search goes on. */
+      explore[xt] = found ? explore[xt] - 1 : 0;
+      if (!found) continue;
     }
     if (!found) {
       /* Draws keep hitting known keys: walk the spaces in order. */
