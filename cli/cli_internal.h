@@ -327,8 +327,10 @@ typedef struct {
 int kf_cli__llm_opt(kf_cli__llm *l, int c, const char *arg, const char *cmd);
 
 /* The llm proposer for l (key from --llm-key-file, $KF_LLM_KEY or
- * $OPENAI_API_KEY).  0 or prints why and returns an exit code. */
+ * $OPENAI_API_KEY); its requests are abandoned once *cancel is set (may
+ * be NULL).  0 or prints why and returns an exit code. */
 int kf_cli__llm_proposer(const kf_cli__llm *l, const char *cmd,
+                         volatile sig_atomic_t *cancel,
                          struct kf_proposer **out);
 
 /* Runs rounds of p against campaign id until l->rounds are done (0: until

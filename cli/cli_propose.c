@@ -121,7 +121,7 @@ int kf_cli__llm_opt(kf_cli__llm *l, int c, const char *arg, const char *cmd) {
 }
 
 int kf_cli__llm_proposer(const kf_cli__llm *l, const char *cmd,
-                         kf_proposer **out) {
+                         volatile sig_atomic_t *cancel, kf_proposer **out) {
   char err[512];
   char *key = NULL;
   if (!l->url || !l->model) {
@@ -146,7 +146,8 @@ int kf_cli__llm_proposer(const kf_cli__llm *l, const char *cmd,
       .timeout_ms = (int)(l->timeout_s ? l->timeout_s : 120) * 1000,
       .retries = l->retries < 0 ? 3 : l->retries,
       .price_in_1k = l->price_in, .price_out_1k = l->price_out,
-      .max_tokens = (int)l->max_tokens, .temperature = l->temperature};
+      .max_tokens = (int)l->max_tokens, .temperature = l->temperature,
+      .cancel = cancel};
   int rc = kf_llm_new(&o, out, err, sizeof err);
   if (key) {
     explicit_bzero(key, strlen(key));
@@ -350,7 +351,8 @@ int kf_cli_propose(int argc, char **argv) {
   kf_proposer *p = NULL;
   if (llm) {
     if (!o.llm.rounds) o.llm.rounds = 1;
-    if ((rc = kf_cli__llm_proposer(&o.llm, cmd, &p))) return rc;
+    if ((rc = kf_cli__llm_proposer(&o.llm, cmd, &interrupted, &p)))
+      return rc;
   }
   kf_rpc_client *cli = NULL;
   if ((rc = kf_cli__open(&o.remote, cmd, &cli))) {

@@ -238,6 +238,14 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud) {
   return len;
 }
 
+/* Abandons a transfer once the caller cancels. */
+static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c,
+                       curl_off_t d) {
+  const llm *l = ud;
+  (void)a, (void)b, (void)c, (void)d;
+  return l->o.cancel && *l->o.cancel ? 1 : 0;
+}
+
 static uint64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -378,6 +386,9 @@ static int llm_propose(kf_proposer *self, const kf_proposer_context *ctx,
               curl_easy_setopt(h, CURLOPT_HEADERDATA, &r) == CURLE_OK &&
               curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr) == CURLE_OK &&
               curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+              curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress) == CURLE_OK &&
+              curl_easy_setopt(h, CURLOPT_XFERINFODATA, l) == CURLE_OK &&
+              curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) == CURLE_OK &&
               curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
                                (long)(l->o.timeout_ms > 0 ? l->o.timeout_ms
                                                           : 120000)) == CURLE_OK &&
@@ -403,6 +414,8 @@ static int llm_propose(kf_proposer *self, const kf_proposer_context *ctx,
     bool retry = false;
     if (cc != CURLE_OK) {
       bool to = cc == CURLE_OPERATION_TIMEDOUT;
+      if (cc == CURLE_ABORTED_BY_CALLBACK)
+        snprintf(cerr, sizeof cerr, "cancelled");
       snprintf(a->outcome, sizeof a->outcome, "%s",
                to ? "timeout" : r.too_big ? "malformed" : "transport");
       snprintf(a->reason, sizeof a->reason, "attempt %d: %s", attempt + 1,
@@ -438,8 +451,9 @@ static int llm_propose(kf_proposer *self, const kf_proposer_context *ctx,
     if (r.retry_after_s >= 0) wait = r.retry_after_s * 1000;
     if (wait > backoff_max) wait = backoff_max;
     free(r.body.p);
-    if (!retry || attempt == retries) break;
-    sleep_ms(wait);
+    if (!retry || attempt == retries || (l->o.cancel && *l->o.cancel)) break;
+    for (long w = 0; w < wait && !(l->o.cancel && *l->o.cancel); w += 100)
+      sleep_ms(wait - w < 100 ? wait - w : 100);
     backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
   }
   a->latency_ms = now_ms() - t0;

@@ -19,6 +19,7 @@
 #define KF_LLM_H
 
 #include <stddef.h>
+#include <signal.h>
 
 #include "proposer.h"
 
@@ -35,6 +36,9 @@ typedef struct {
   double price_out_1k;    /* cost per 1000 completion tokens */
   int max_tokens;         /* 0: 4096 */
   double temperature;     /* < 0: leave out */
+  /* Set (by another thread or a signal handler): requests in flight are
+   * abandoned and no retry starts.  May be NULL. */
+  volatile sig_atomic_t *cancel;
 } kf_llm_opts;
 
 /* A proposer over o (strings copied).  0 or KF_EINVAL / KF_ENOMEM with
