@@ -268,7 +268,7 @@ static int do_usage(kf_rpc_client *cli, const prop_opts *o) {
   rq.limit = o->limit ? o->limit : 20;
   ProtobufCMessage *resp = NULL;
   int rc = kf_cli__call(cli, "kf propose usage",
-                        "/kernelfleet.Coordinator/ProposerUsage", &rq.base,
+                        "ProposerUsage", &rq.base,
                         &kernelfleet__proposer_usage_response__descriptor,
                         30000, &resp);
   if (rc) return rc;
