@@ -206,7 +206,7 @@ def body(c):
     problem = kfcampaign.problem_dir("vecsum")
     # No worker yet: every proposal of the first round waits for one, and
     # the search cannot end before they are in.
-    cid = kfcampaign.submit(c, problem, evals=40, minutes=20, population=6,
+    cid = kfcampaign.submit(c, problem, evals=24, minutes=20, population=6,
                             extra=("--plateau", "1000"))
 
     # ---- round 1: every kind of reply, one request at a time ----------
