@@ -154,7 +154,10 @@ static char *user_prompt(const llm *l, const kf_proposer_context *c,
   if (!c->n_failures) sb_str(&fails, "None.\n");
   for (size_t i = 0; i < c->n_devices; i++)
     sb_printf(&devs, "- %s\n", c->devices[i]);
-  if (!c->n_devices) sb_str(&devs, "No worker is alive right now.\n");
+  if (!c->n_devices)
+    sb_str(&devs, "None has evaluated a candidate of this campaign yet.\n");
+  sb_printf(&devs, "(%u worker%s of the cluster alive.)\n", c->workers_alive,
+            c->workers_alive == 1 ? "" : "s");
   const char *tmpl, *tname;
   switch (t->op) {
   case KF_PROPOSE_COMBINE: tmpl = kf_llm__prompt_combine; tname = "combine.md"; break;

@@ -193,26 +193,26 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
     f->stage = e->stage;
     f->reason = e->reason;
   }
-  /* Device facts: the alive classes, each with its worker count. */
-  uint32_t counts[8] = {0};
-  for (size_t i = 0; i < p->status->n_workers; i++) {
-    const Kernelfleet__WorkerStatus *w = p->status->workers[i];
-    if (!w->alive) continue;
-    char d[256];
-    dc_text(w->device_class, d, sizeof d);
-    size_t k = 0;
-    while (k < c->n_devices && strncmp(c->devices[k], d, strlen(d))) k++;
-    if (k == c->n_devices) {
-      if (k == 8) continue;
-      snprintf(c->devices[c->n_devices++], 256, "%s", d);
+  /* Device facts: the classes that evaluated the campaign's candidates
+   * (GetStatus names workers, not their classes), and how many workers
+   * are alive. */
+  uint32_t alive = 0;
+  for (size_t i = 0; i < p->status->n_workers; i++)
+    alive += p->status->workers[i]->alive;
+  for (size_t pass = 0; pass < 2; pass++) {
+    size_t n = pass ? p->fails->n_evaluations : r->n_top;
+    for (size_t i = 0; i < n; i++) {
+      const Kernelfleet__EvaluationSummary *e =
+          pass ? p->fails->evaluations[i] : r->top[i];
+      char d[256];
+      dc_text(e->device_class, d, sizeof d);
+      size_t k = 0;
+      while (k < c->n_devices && strcmp(c->devices[k], d)) k++;
+      if (k == c->n_devices && k < 8)
+        snprintf(c->devices[c->n_devices++], 256, "%s", d);
     }
-    counts[k]++;
   }
-  for (size_t k = 0; k < c->n_devices; k++) {
-    size_t n = strlen(c->devices[k]);
-    snprintf(c->devices[k] + n, 256 - n, ", %u worker%s alive", counts[k],
-             counts[k] == 1 ? "" : "s");
-  }
+  c->workers_alive = alive;
   *out = c;
   return 0;
 }
@@ -282,11 +282,12 @@ size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
       prescription(best, t->prescription, sizeof t->prescription);
       break;
     default: {
-      /* a class whose devices run the campaign but has no kernel of its
-       * own measured is the port target; else another measured class */
+      /* a class that evaluated the campaign's candidates but has no ok
+       * kernel among the best is the port target; else another class of
+       * the best list; with one class there is nothing to port to */
       const char *target = NULL;
       for (size_t d = 0; d < c->n_devices && !target; d++)
-        if (strncmp(c->devices[d], best->device, strlen(best->device)))
+        if (strcmp(c->devices[d], best->device))
           target = c->devices[d];
       for (size_t h = 0; h < nh && !target; h++)
         if (strcmp(c->best[heads[h]].device, best->device))

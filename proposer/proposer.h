@@ -67,8 +67,11 @@ typedef struct {
   size_t n_best;
   kf_proposer_failure *failures;      /* newest first */
   size_t n_failures;
-  char devices[8][256];               /* alive device classes, in words */
+  /* the device classes that evaluated the campaign's candidates, in
+   * words (kind, model, compute capability, ISA) */
+  char devices[8][256];
   size_t n_devices;
+  uint32_t workers_alive;             /* of the whole cluster */
   void *priv_;                        /* the responses behind the strings */
 } kf_proposer_context;
 

@@ -20,7 +20,7 @@ values the search evaluated; later rounds use the other evolution
 operators (combine, prescribe) with the measured kernels in the prompt;
 at most --llm-parallel requests were in flight; the key travelled only as
 the bearer token.  Then `kf run DIR --llm-url ...` runs the proposer
-beside a local campaign.
+beside a local campaign of its own, whose proposal is evaluated.
 """
 import http.server
 import json
@@ -340,8 +340,9 @@ def body(c):
     check(script.max_inflight <= 2, "%d requests in flight at once with"
           " --llm-parallel 2" % script.max_inflight)
     ops = [r[1] for r in calls(c, cid)[10:]]
-    check(len(ops) == 4 and "combine" in ops or "prescribe" in ops,
-          "round 2 operations: %r" % ops)
+    # One device class: nothing to port to.
+    check(len(ops) == 4 and ("combine" in ops or "prescribe" in ops) and
+          "port" not in ops, "round 2 operations: %r" % ops)
     prompts = [b["messages"][1]["content"] for _, b in
                script.requests[nreq:]]
     check(any("Combine the two kernels" in p or
@@ -350,6 +351,8 @@ def body(c):
     check(all("## Best kernels so far" in p and "candidate " in
               p.split("## Best kernels so far")[1][:400] for p in prompts),
           "round 2 prompts lack the measured kernels")
+    check(all("## Devices running this campaign\n\n- cpu " in p
+              for p in prompts), "round 2 prompts lack the device class")
 
     st = kfcampaign.wait_done(c, cid, 200, watch=[c.coord, worker])
     check(st == "done", "campaign ended %r" % st)
@@ -392,8 +395,52 @@ def body(c):
           "usage cost %r" % u["cost"])
     check(len(u["recent"]) == 14 and u["recent"][0]["outcome"] in
           ("ok", "duplicate"), "usage recent: %r" % u["recent"][:1])
-    srv.shutdown()
     check(worker.alive() and c.coord.alive(), "a process died")
+    worker.terminate()
+    run_phase(c, script, url, problem)
+    srv.shutdown()
+
+
+def run_phase(c, script, url, problem):
+    """`kf run DIR --llm-url ...`: the proposer beside a local campaign,
+    in a cluster of kf run's own (its data directory under the test's)."""
+    data = os.path.join(c.dir, "run")
+    os.makedirs(data)
+    os.chmod(data, 0o755)
+    ok_src = kernel("kf run proposal", lanes=12)
+    script.push(body=reply(fenced(ok_src), 3000, 300))
+    nreq = len(script.requests)
+    env = dict(c.env, KF_LLM_KEY=KEY)
+    env.pop("KF_TOKEN", None)
+    argv = [c.path("kf"), "run", problem, "--data", data, "--evals", "8",
+            "--minutes", "10", "--seed", "3", "--llm-url", url,
+            "--llm-model", MODEL, "--rounds", "1", "--llm-requests", "1",
+            "--json"]
+    try:
+        r = subprocess.run(argv, env=env, capture_output=True, timeout=800,
+                           stdin=subprocess.DEVNULL, cwd=data)
+        c.log("kf run -> %d\n%s" % (r.returncode,
+                                     r.stderr.decode(errors="replace")[-3000:]))
+        check(r.returncode in (0, 1), "kf run exited %d" % r.returncode)
+        check(len(script.requests) == nreq + 1 and not script.items,
+              "kf run's proposer sent %d requests, expected 1"
+              % (len(script.requests) - nreq))
+        # Its PostgreSQL again, to read what the proposer left there.
+        conn = c.kf("db", "start", os.path.join(data, "pg")).strip()
+        saved = c.conninfo
+        c.conninfo = conn
+        try:
+            rows = c.psql("SELECT p.outcome, p.prompt_tokens, e.outcome FROM"
+                          " proposer_calls p JOIN evaluations e ON"
+                          " e.candidate_id = p.candidate_id")
+        finally:
+            c.conninfo = saved
+        check(rows == [["ok", "3000", "ok"]],
+              "kf run: proposer calls with their evaluations %r" % rows)
+    finally:
+        subprocess.run([c.path("kf"), "db", "stop", os.path.join(data, "pg"),
+                        "immediate"], env=c.env, capture_output=True,
+                       timeout=120)
 
 
 if __name__ == "__main__":
