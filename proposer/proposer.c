@@ -362,6 +362,15 @@ static int submit(kf_rpc_client *cli, const kf_proposer *p, int64_t id,
       cli, RPC("ProposeCandidate"), &q.base,
       &kernelfleet__propose_candidate_response__descriptor, tmo, &resp, e,
       sizeof e);
+  if (rc && q.template_name[0] && strstr(e, "names another template")) {
+    /* Models reuse names: the structure is new, so it gets the name of
+     * its source's hash instead. */
+    q.template_name = "";
+    rc = kf_rpc_client_call_sync(
+        cli, RPC("ProposeCandidate"), &q.base,
+        &kernelfleet__propose_candidate_response__descriptor, tmo, &resp, e,
+        sizeof e);
+  }
   if (rc) {
     snprintf(a->outcome, sizeof a->outcome, "refused");
     snprintf(a->reason, sizeof a->reason, "ProposeCandidate: %s", e);

@@ -223,26 +223,29 @@ def body(c):
     ok(fenced(WRONG), 1003, 43)                       # 4 wrong answer
     script.push(body=reply(fenced(GOOD2), 5, 5), delay=8)  # 5: timeout,
     ok(fenced(GOOD2), 1005, 45)                       #    then ok
+    for _ in range(3):                                # 6: three timeouts
+        script.push(body=reply(fenced(GOOD2), 6, 6), delay=8)
     script.push(status=429, body={"error": {"message": "slow down"}},
-                headers={"Retry-After": "0"})         # 6: 429,
+                headers={"Retry-After": "0"})         # 7: 429,
     script.push(status=500, body="upstream exploded")  #    500,
     script.push(status=503, body="still down")         #    503: gave up
-    ok("I would rather not write code today.", 1007, 7)  # 7 malformed
+    ok("I would rather not write code today.", 1007, 7)  # 8 malformed
     ok(fenced(GOOD2, None) + "```json\n{\"knobs\": {\"LANES\": [4,\n```\n",
-       1008, 8)                                        # 8 bad knob JSON
-    script.push(body="<html>not json</html>")         # 9 body not JSON
-    script.push(status=400, body={"error": {"message": "bad model"}})  # 10
-    r = propose(c, url, cid, 10, 1,
+       1008, 8)                                        # 9 bad knob JSON
+    script.push(body="<html>not json</html>")         # 10 body not JSON
+    script.push(status=400, body={"error": {"message": "bad model"}})  # 11
+    r = propose(c, url, cid, 11, 1,
                 extra=("--llm-timeout", "3", "--llm-retries", "2"))
     check(r.returncode == 0, "kf propose llm exited %d" % r.returncode)
     check(not script.items, "unused scripted replies: %d"
           % len(script.items))
 
     rows = calls(c, cid)
-    check(len(rows) == 10, "%d proposer_calls rows, expected 10: %r"
+    check(len(rows) == 11, "%d proposer_calls rows, expected 11: %r"
           % (len(rows), rows))
     want = [("ok", 1, 200), ("ok", 1, 200), ("ok", 1, 200), ("ok", 1, 200),
-            ("ok", 2, 200), ("http_error", 3, 503), ("malformed", 1, 200),
+            ("ok", 2, 200), ("timeout", 3, 0), ("http_error", 3, 503),
+            ("malformed", 1, 200),
             ("malformed", 1, 200), ("malformed", 1, 200),
             ("http_error", 1, 400)]
     for i, (row, (outcome, attempts, status)) in enumerate(zip(rows, want)):
@@ -262,9 +265,10 @@ def body(c):
               "call %d: candidate %s for outcome %s" % (i + 1, row[9],
                                                         outcome))
     reasons = [r[3] for r in rows]
-    for i, frag in ((5, "HTTP 503"), (6, "no fenced code block"),
-                    (7, "knobs JSON: not valid JSON"),
-                    (8, "not JSON"), (9, "HTTP 400")):
+    for i, frag in ((5, "attempt 3: "), (5, "timed out"), (6, "HTTP 503"),
+                    (7, "no fenced code block"),
+                    (8, "knobs JSON: not valid JSON"),
+                    (9, "not JSON"), (10, "HTTP 400")):
         check(frag in reasons[i], "call %d reason %r lacks %r"
               % (i + 1, reasons[i], frag))
     # Tokens and cost: what the client received, summed per call.
@@ -277,11 +281,12 @@ def body(c):
     cost = pt / 1000 * PRICE_IN + ct / 1000 * PRICE_OUT
     check(abs(sum(float(r[8]) for r in rows) - cost) < 1e-9,
           "cost stored %r, expected %r" % ([r[8] for r in rows], cost))
-    # the 429/500/503 call: no usage (no reply body with one)
-    check(rows[5][6] == "0" and rows[9][6] == "0", "failed calls have tokens")
+    # the timed-out and the 429/500/503 calls: no usage (no reply body)
+    check(rows[5][6] == rows[6][6] == rows[10][6] == "0",
+          "failed calls have tokens")
 
     # The requests: the model, both messages, the context, the key.
-    check(len(script.requests) == 13, "%d HTTP requests, expected 13"
+    check(len(script.requests) == 16, "%d HTTP requests, expected 16"
           % len(script.requests))
     ref = open(os.path.join(problem, "reference.c")).read()
     for h, b in script.requests:
@@ -334,12 +339,18 @@ def body(c):
         ok(fenced(kernel("round 2 kernel %d" % i, lanes=16 + i)),
            2000 + i, 200 + i, delay=1.5)
     nreq = len(script.requests)
+    # The handlers of round 1's abandoned (timed-out) requests are gone by
+    # now; count from here.
+    kfe2e.wait_until(lambda: script.inflight == 0, 30,
+                     "round 1's abandoned requests to end")
+    with script.lock:
+        script.max_inflight = 0
     r = propose(c, url, cid, 4, 2)
     check(r.returncode == 0, "round 2: kf propose llm exited %d"
           % r.returncode)
     check(script.max_inflight <= 2, "%d requests in flight at once with"
           " --llm-parallel 2" % script.max_inflight)
-    ops = [r[1] for r in calls(c, cid)[10:]]
+    ops = [r[1] for r in calls(c, cid)[11:]]
     # One device class: nothing to port to.
     check(len(ops) == 4 and ("combine" in ops or "prescribe" in ops) and
           "port" not in ops, "round 2 operations: %r" % ops)
@@ -383,7 +394,7 @@ def body(c):
                         "--json", "--limit", "50", "--coordinator",
                         c.target))
     rows = calls(c, cid)
-    check(u["calls"] == len(rows) == 14, "usage calls %r, rows %d"
+    check(u["calls"] == len(rows) == 15, "usage calls %r, rows %d"
           % (u["calls"], len(rows)))
     check(u["failures"] == sum(r[2] not in ("ok", "duplicate")
                                for r in rows), "usage failures %r"
@@ -393,7 +404,7 @@ def body(c):
           "usage tokens %r" % u)
     check(abs(u["cost"] - sum(float(r[8]) for r in rows)) < 1e-9,
           "usage cost %r" % u["cost"])
-    check(len(u["recent"]) == 14 and u["recent"][0]["outcome"] in
+    check(len(u["recent"]) == 15 and u["recent"][0]["outcome"] in
           ("ok", "duplicate"), "usage recent: %r" % u["recent"][:1])
     check(worker.alive() and c.coord.alive(), "a process died")
     worker.terminate()
