@@ -252,7 +252,8 @@ size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
   if (max > MAX_TASKS) max = MAX_TASKS;
   size_t heads[16];
   size_t nh = class_heads(c, heads, 16);
-  for (uint32_t k = 0; n < max; k++) {
+  /* k bounds the rotation: every fourth operator never skips */
+  for (uint32_t k = 0; n < max && k < 4 * MAX_TASKS + 4; k++) {
     kf_proposer_task *t = &tasks[n];
     memset(t, 0, sizeof *t);
     if (c->n_best == 0) { /* nothing measured: improve the reference */
@@ -300,7 +301,6 @@ size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
     }
     }
     n++;
-    if (k > 64) break; /* every operator skipped: cannot happen with n_best */
   }
   return n;
 }

@@ -172,18 +172,19 @@ int main(int argc, char **argv) {
   rc |= write_seed(argv[1], "propose", &pc.base);
 
   /* a proposal declaring a knob space (proposers) */
-  char *vals[] = {"4", "8"};
-  Kernelfleet__KnobSpace ks = KERNELFLEET__KNOB_SPACE__INIT, *kss[] = {&ks};
-  ks.name = "UNROLL";
-  ks.values = vals;
-  ks.n_values = 2;
+  char *pvals[] = {"4", "8"};
+  Kernelfleet__KnobSpace pks = KERNELFLEET__KNOB_SPACE__INIT,
+                         *pkss[] = {&pks};
+  pks.name = "UNROLL";
+  pks.values = pvals;
+  pks.n_values = 2;
   Kernelfleet__ProposeCandidateRequest pk =
       KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
   pk.campaign_id = 1;
   pk.source = "void kf_launch(void) { int u = UNROLL; (void)u; }\n";
   pk.proposer = "llm:test";
   pk.n_knob_space = 1;
-  pk.knob_space = kss;
+  pk.knob_space = pkss;
   rc |= write_seed(argv[1], "propose_knobs", &pk.base);
 
   Kernelfleet__ProposerCall call = KERNELFLEET__PROPOSER_CALL__INIT,
