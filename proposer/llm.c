@@ -91,6 +91,17 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
   if (n > 0) sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* snprintf for texts that may be cut (labels, version lists): what does
+ * not fit is dropped, by design. */
+static void cutf(char *out, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cutf(char *out, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out, len, fmt, ap);
+  va_end(ap);
+}
+
 typedef struct {
   const char *key, *value;
 } var;
@@ -122,7 +133,7 @@ static void render(sbuf *b, const char *tmpl, const var *vars, size_t n) {
 }
 
 static void kernel_label(const kf_proposer_kernel *k, char *out, size_t len) {
-  snprintf(out, len, "candidate %" PRId64 ", template %s%s%s, by %s, on %s:"
+  cutf(out, len, "candidate %" PRId64 ", template %s%s%s, by %s, on %s:"
            " %.0f ns, %.2fx the reference, %.0f%% of the roofline floor%s%s",
            k->candidate_id, k->template_name[0] ? k->template_name : "-",
            k->knobs[0] ? " " : "", k->knobs, k->proposer, k->device,
@@ -193,7 +204,7 @@ static char *user_prompt(const llm *l, const kf_proposer_context *c,
   kf_llm_prompt_version("system.md", kf_llm__prompt_system, v1, sizeof v1);
   kf_llm_prompt_version("task.md", kf_llm__prompt_task, v2, sizeof v2);
   kf_llm_prompt_version(tname, tmpl, v3, sizeof v3);
-  snprintf(ver, vlen, "%s+%s+%s", v1, v2, v3);
+  cutf(ver, vlen, "%s+%s+%s", v1, v2, v3);
   bool oom = kernels.oom || fails.oom || devs.oom || task.oom || out.oom;
   free(kernels.p);
   free(fails.p);
