@@ -319,4 +319,73 @@ void kf_cli__json_print(FILE *f, struct cJSON *j);
 /* Outcome's short name ("ok", "wrong_answer"); "unspecified" for 0. */
 const char *kf_cli__outcome(int outcome);
 
+/* ---------------------------------------------------------- proposers -- */
+
+struct kf_proposer;
+
+/* The llm proposer's options, shared by `kf propose llm` and `kf run`. */
+typedef struct {
+  const char *url, *model, *key_file;
+  uint32_t rounds;          /* 0: 1 (propose llm); kf run: until it ends */
+  uint32_t requests;        /* per round; 0: 2 */
+  uint32_t parallel;        /* requests at once; 0: 2 */
+  uint32_t interval_s;      /* between rounds; 0: 0 */
+  uint32_t timeout_s;       /* per HTTP request; 0: 120 */
+  int retries;              /* -1: 3 */
+  uint32_t max_tokens;      /* 0: 4096 */
+  double temperature;       /* < 0: the endpoint's default */
+  double price_in, price_out; /* per 1000 tokens */
+} kf_cli__llm;
+
+#define KF_CLI__LLM_INIT {.retries = -1, .temperature = -1}
+
+/* getopt_long entries for the llm options, values 0x300..0x3ff. */
+#define KF_CLI__LLM_OPTIONS                                                   \
+  {"llm-url", required_argument, 0, 0x300},                                   \
+  {"llm-model", required_argument, 0, 0x301},                                 \
+  {"llm-key-file", required_argument, 0, 0x302},                              \
+  {"llm-requests", required_argument, 0, 0x303},                              \
+  {"llm-parallel", required_argument, 0, 0x304},                              \
+  {"llm-interval", required_argument, 0, 0x305},                              \
+  {"llm-timeout", required_argument, 0, 0x306},                               \
+  {"llm-retries", required_argument, 0, 0x307},                               \
+  {"llm-max-tokens", required_argument, 0, 0x308},                            \
+  {"llm-temperature", required_argument, 0, 0x309},                           \
+  {"llm-price-in", required_argument, 0, 0x30a},                              \
+  {"llm-price-out", required_argument, 0, 0x30b},                             \
+  {"rounds", required_argument, 0, 0x30c}
+#define KF_CLI__LLM_HELP                                                      \
+  "  --llm-url URL         OpenAI-compatible endpoint (.../v1)\n"            \
+  "  --llm-model NAME      model name sent with each request\n"              \
+  "  --llm-key-file PATH   API key file (mode 600) [$KF_LLM_KEY, else\n"     \
+  "                        $OPENAI_API_KEY; never on the command line]\n"    \
+  "  --rounds N            proposal rounds                       [1]\n"      \
+  "  --llm-requests N      requests per round (operators rotate)  [2]\n"     \
+  "  --llm-parallel N      requests in flight at once, at most    [2]\n"     \
+  "  --llm-interval S      seconds between rounds                 [0]\n"     \
+  "  --llm-timeout S       per HTTP request                      [120]\n"    \
+  "  --llm-retries N       retries on 429, 5xx, timeouts          [3]\n"     \
+  "  --llm-max-tokens N    max_tokens of each request          [4096]\n"     \
+  "  --llm-temperature F   sampling temperature       [endpoint's]\n"        \
+  "  --llm-price-in X      cost per 1000 prompt tokens            [0]\n"     \
+  "  --llm-price-out X     cost per 1000 completion tokens        [0]\n"
+
+/* Applies option c (0x300..0x3ff).  0, or prints why and returns
+ * KF_EXIT_USAGE. */
+int kf_cli__llm_opt(kf_cli__llm *l, int c, const char *arg, const char *cmd);
+
+/* The llm proposer for l (key from --llm-key-file, $KF_LLM_KEY or
+ * $OPENAI_API_KEY); its requests are abandoned once *cancel is set (may
+ * be NULL).  0 or prints why and returns an exit code. */
+int kf_cli__llm_proposer(const kf_cli__llm *l, const char *cmd,
+                         volatile sig_atomic_t *cancel,
+                         struct kf_proposer **out);
+
+/* Runs rounds of p against campaign id until l->rounds are done (0: until
+ * the campaign ends), the campaign takes no more proposals or *stop is
+ * set.  0 or an exit code (printed). */
+int kf_cli__llm_rounds(kf_rpc_client *cli, struct kf_proposer *p, int64_t id,
+                       const kf_cli__llm *l, const char *cmd, bool quiet,
+                       volatile sig_atomic_t *stop);
+
 #endif

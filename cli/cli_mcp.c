@@ -42,7 +42,7 @@
 #define KF_SOURCE_DIR "."
 #endif
 
-extern const char kf_mcp__candidate_h[]; /* embedded kf_candidate.h */
+extern const char kf_proposer__abi_h[]; /* embedded kf_candidate.h */
 
 /* A source may be 1 MiB (the coordinator's cap); JSON escaping can make
  * it up to 6 times longer on the wire. */
@@ -368,7 +368,7 @@ static int tool_describe_problem(mcp *m, const cJSON *args,
   }
   cJSON *abi = cJSON_AddObjectToObject(j, "abi");
   cJSON_AddStringToObject(abi, "header", "kf_candidate.h");
-  cJSON_AddStringToObject(abi, "source", kf_mcp__candidate_h);
+  cJSON_AddStringToObject(abi, "source", kf_proposer__abi_h);
   bool cuda = !strcmp(s->backend, "cuda");
   char how[1024];
   snprintf(how, sizeof how,

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,14 @@
 #include "cli.h"
 #include "cli_internal.h"
 #include "err.h"
+#include "proposer.h"
 #include "spec.h"
 #include "util.h"
 
 static volatile sig_atomic_t interrupted;
+/* Set when the watch is over: the llm proposer's thread stops (and
+ * abandons a request in flight). */
+static volatile sig_atomic_t proposer_stop;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
 static void usage(FILE *f) {
@@ -70,6 +75,12 @@ KF_CLI__BUDGET_HELP
 "  --resume ID           watch campaign ID (e.g. after ^C) instead of\n"
 "                        creating one; PROBLEM_DIR is then optional (give\n"
 "                        it for a CUDA problem: it picks the workers)\n"
+"\n"
+"LLM proposer (optional; without --llm-url the search runs alone):\n"
+KF_CLI__LLM_HELP
+"  In kf run the proposer runs beside the search, on the campaign it\n"
+"  created, from its start: --rounds defaults to 3 and --llm-interval to\n"
+"  10; it stops when the campaign ends (see `kf propose --help`).\n"
 "\n"
 "Output:\n"
 "  --out FILE            best kernel [./<problem>.best.c or .cu]\n"
@@ -142,12 +153,15 @@ typedef struct {
   bool json;
   bool quiet;
   kf_cli__budget budget;
+  kf_cli__llm llm;
+  bool llm_interval_set;
 } run_opts;
 
 /* Parses argv; returns 0, -1 after --help, or an exit code. */
 static int parse(int argc, char **argv, run_opts *o) {
   static const struct option opts[] = {
       KF_CLI__BUDGET_OPTIONS,
+      KF_CLI__LLM_OPTIONS,
       {"data", required_argument, 0, 'd'},
       {"coordinator", required_argument, 0, 'c'},
       KF_CLI__REMOTE_OPTIONS,
@@ -199,6 +213,9 @@ static int parse(int argc, char **argv, run_opts *o) {
     default:
       if (c >= 0x100 && c <= 0x1ff) {
         rc = kf_cli__budget_opt(&o->budget, c, optarg, "kf run");
+      } else if (c >= 0x300 && c <= 0x3ff) {
+        rc = kf_cli__llm_opt(&o->llm, c, optarg, "kf run");
+        if (c == 0x305) o->llm_interval_set = true;
       } else if (kf_cli__remote_opt(&o->remote, c, optarg)) {
       } else {
         fprintf(stderr, "Run `kf run --help` for the options.\n");
@@ -215,8 +232,30 @@ static int parse(int argc, char **argv, run_opts *o) {
   return rc;
 }
 
+/* The llm proposer beside the search: its own client (the sync calls of
+ * the main thread's client are not shared), rounds until they are done,
+ * the campaign ends or proposer_stop. */
+typedef struct {
+  kf_cli__remote remote;
+  kf_proposer *p;
+  int64_t id;
+  const kf_cli__llm *llm;
+  bool quiet;
+} llm_thread;
+
+static void *llm_main(void *arg) {
+  llm_thread *t = arg;
+  kf_rpc_client *cli = NULL;
+  if (kf_cli__open(&t->remote, "kf run: llm proposer", &cli) == 0)
+    (void)kf_cli__llm_rounds(cli, t->p, t->id, t->llm, "kf run: llm",
+                             t->quiet, &proposer_stop);
+  kf_rpc_client_close(cli);
+  return NULL;
+}
+
 int kf_cli_run(int argc, char **argv) {
-  run_opts o = {.top = 5, .budget = {.evals = 60, .seconds = 600}};
+  run_opts o = {.top = 5, .budget = {.evals = 60, .seconds = 600},
+                .llm = KF_CLI__LLM_INIT};
   kf_cli__remote_init(&o.remote);
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? KF_EXIT_OK : rc;
@@ -232,11 +271,25 @@ int kf_cli_run(int argc, char **argv) {
     return KF_EXIT_USAGE;
   }
 
-  /* The problem first: a bad spec must not start anything. */
+  /* The problem and the proposer first: bad input must not start
+   * anything. */
+  kf_proposer *prop = NULL;
+  pthread_t llm_th;
+  bool llm_running = false;
+  llm_thread lt;
+  if (o.llm.url || o.llm.model) {
+    if (!o.llm.rounds) o.llm.rounds = 3;
+    if (!o.llm_interval_set) o.llm.interval_s = 10;
+    rc = kf_cli__llm_proposer(&o.llm, "kf run", &proposer_stop, &prop);
+    if (rc) return rc;
+  }
   kf_spec *spec = NULL;
   if (o.problem_dir) {
     rc = kf_cli__load_problem(o.problem_dir, "kf run", &spec);
-    if (rc) return rc;
+    if (rc) {
+      kf_proposer_destroy(prop);
+      return rc;
+    }
   }
 
   struct sigaction sa = {.sa_handler = on_signal};
@@ -327,7 +380,20 @@ int kf_cli_run(int argc, char **argv) {
     fprintf(stderr, "kf run: resuming campaign %lld\n", (long long)id);
   }
 
+  if (prop) {
+    lt = (llm_thread){.remote = remote, .p = prop, .id = id,
+                      .llm = &o.llm, .quiet = o.quiet};
+    llm_running = pthread_create(&llm_th, NULL, llm_main, &lt) == 0;
+    if (!llm_running)
+      fprintf(stderr, "kf run: cannot start the llm proposer's thread;"
+              " the search runs alone\n");
+  }
   rc = kf_cli__watch(cli, "kf run", id, o.quiet, &interrupted, &last);
+  if (llm_running) {
+    proposer_stop = 1;
+    pthread_join(llm_th, NULL);
+    llm_running = false;
+  }
   if (rc == KF_EXIT_INTERRUPT) {
     if (o.coordinator)
       fprintf(stderr,
@@ -387,6 +453,11 @@ int kf_cli_run(int argc, char **argv) {
   rc = won ? KF_EXIT_OK : KF_EXIT_FAIL;
 
 out:
+  if (llm_running) {
+    proposer_stop = 1;
+    pthread_join(llm_th, NULL);
+  }
+  kf_proposer_destroy(prop);
   kf_rpc_free((ProtobufCMessage *)best);
   kf_rpc_free((ProtobufCMessage *)final);
   kf_rpc_free((ProtobufCMessage *)last);

@@ -194,6 +194,10 @@ void kf_coord__on_stop_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
                                 void *data);
 void kf_coord__on_propose_candidate(kf_rpc_call *call,
                                     const ProtobufCMessage *m, void *data);
+void kf_coord__on_proposer_record(kf_rpc_call *call,
+                                  const ProtobufCMessage *m, void *data);
+void kf_coord__on_proposer_usage(kf_rpc_call *call,
+                                 const ProtobufCMessage *m, void *data);
 void kf_coord__campaign_work(kf_store *s, kf_coord_op *op);
 void kf_coord__campaign_answer(kf_coord *co, kf_coord_op *op);
 void kf_coord__campaign_free(kf_coord_op *op);

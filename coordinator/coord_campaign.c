@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * coordinator/coord_campaign.c -- the campaign RPCs: CreateCampaign,
- * GetCampaign, ListEvaluations, GetBest, StopCampaign, ProposeCandidate.
+ * GetCampaign, ListEvaluations, GetBest, StopCampaign, ProposeCandidate,
+ * and the proposers' accounting: ProposerRecordCalls, ProposerUsage.
  *
  * Same shape as coord_rpc.c: a handler (loop thread) validates, naming the
  * field in an INVALID_ARGUMENT, prepares what the store needs (a parsed
@@ -39,7 +40,12 @@ typedef enum {
   CAMP_STOP,
   CAMP_PROPOSE,
   CAMP_PORT,
+  CAMP_PROPOSER_RECORD,
+  CAMP_PROPOSER_USAGE,
 } camp_rpc;
+
+#define MAX_PROPOSER_CALLS 64  /* per ProposerRecordCalls */
+#define MAX_USAGE_LIST 1000
 
 /* What one campaign op carries between the threads. */
 typedef struct kf_coord__camp {
@@ -48,6 +54,8 @@ typedef struct kf_coord__camp {
   kf_campaign_new nw;
   char *templates_json; /* CREATE */
   char *knobs_json;     /* PROPOSE */
+  char *space_json;     /* PROPOSE with a knob space */
+  int64_t cred_id;      /* PROPOSER_RECORD: who records */
   char flags[1024];     /* PROPOSE; CREATE: the problem name */
   char spec_sha[65];    /* CREATE: kf_spec_canonical_hash */
   uint64_t need_bytes;  /* CREATE: memory the harness maps for it */
@@ -66,6 +74,9 @@ typedef struct kf_coord__camp {
   kf_class_list *classes; /* GET: per class, with each one's best row */
   kf_cand_list **class_best;
   kf_port_list *port_rows; /* GET of a port */
+  kf_cand_list *sources;     /* GET with_sources: the top's candidates */
+  char template_name[64];    /* PROPOSE with a knob space */
+  kf_proposer_usage usage;   /* PROPOSER_USAGE */
 } camp_op;
 
 void kf_coord__campaign_free(kf_coord_op *op) {
@@ -73,6 +84,7 @@ void kf_coord__campaign_free(kf_coord_op *op) {
   if (!c) return;
   free(c->templates_json);
   free(c->knobs_json);
+  free(c->space_json);
   kf_store_campaign_free(c->camp);
   kf_store_list_free(c->list);
   for (size_t i = 0; c->classes && c->class_best && i < c->classes->n; i++)
@@ -80,6 +92,8 @@ void kf_coord__campaign_free(kf_coord_op *op) {
   free(c->class_best);
   kf_store_class_list_free(c->classes);
   free(c->port_rows);
+  kf_store_list_free(c->sources);
+  free(c->usage.recent);
   free(c);
   op->camp = NULL;
 }
@@ -90,6 +104,7 @@ static void push(kf_coord *co, kf_rpc_call *call, const ProtobufCMessage *m,
   if (!op) { /* answered already */
     free(c->templates_json);
     free(c->knobs_json);
+    free(c->space_json);
     free(c);
     return;
   }
@@ -565,6 +580,80 @@ static int cmp_knob(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
+/* A proposal's declared knob space: the rules of a template's knobs in
+ * spec.json (common/spec.c), each name used in the source (a knob the
+ * source never reads would only multiply identical kernels), and the
+ * proposal's own knobs one point of the space. */
+static void check_knob_space(const Kernelfleet__ProposeCandidateRequest *r,
+                             char *bad, size_t blen) {
+  if (r->n_knob_space > KF_SPEC_MAX_KNOBS) {
+    snprintf(bad, blen, "knob_space: at most %d knobs (got %zu)",
+             KF_SPEC_MAX_KNOBS, r->n_knob_space);
+    return;
+  }
+  for (size_t k = 0; k < r->n_knob_space; k++) {
+    const Kernelfleet__KnobSpace *ks = r->knob_space[k];
+    if (!kf_spec_knob_name_ok(ks->name)) {
+      snprintf(bad, blen, "knob_space[%zu].name must be a C identifier of"
+               " 1..31 characters not starting with KF_", k);
+      return;
+    }
+    for (size_t j = 0; j < k; j++)
+      if (strcmp(r->knob_space[j]->name, ks->name) == 0) {
+        snprintf(bad, blen, "knob_space[%zu].name '%s' repeats", k, ks->name);
+        return;
+      }
+    if (!strstr(r->source, ks->name)) {
+      snprintf(bad, blen, "knob_space[%zu].name '%s' does not appear in the"
+               " source", k, ks->name);
+      return;
+    }
+    if (ks->n_values == 0 || ks->n_values > KF_SPEC_MAX_KNOB_VALUES) {
+      snprintf(bad, blen, "knob_space[%zu].values must hold 1..%d values"
+               " (got %zu)", k, KF_SPEC_MAX_KNOB_VALUES, ks->n_values);
+      return;
+    }
+    for (size_t v = 0; v < ks->n_values; v++) {
+      if (!kf_spec_knob_value_ok(ks->values[v])) {
+        snprintf(bad, blen, "knob_space[%zu].values[%zu] must be 1..23"
+                 " characters of [A-Za-z0-9_.+-]", k, v);
+        return;
+      }
+      for (size_t w = 0; w < v; w++)
+        if (strcmp(ks->values[w], ks->values[v]) == 0) {
+          snprintf(bad, blen, "knob_space[%zu].values[%zu] '%s' repeats", k,
+                   v, ks->values[v]);
+          return;
+        }
+    }
+  }
+  if (r->n_knobs == 0) return; /* each knob's first value */
+  if (r->n_knobs != r->n_knob_space) {
+    snprintf(bad, blen, "knobs must set every knob of knob_space (%zu),"
+             " or none (%zu set)", r->n_knob_space, r->n_knobs);
+    return;
+  }
+  for (size_t i = 0; i < r->n_knobs; i++) {
+    const Kernelfleet__KnobSpace *ks = NULL;
+    for (size_t k = 0; k < r->n_knob_space && !ks; k++)
+      if (strcmp(r->knob_space[k]->name, r->knobs[i]->name) == 0)
+        ks = r->knob_space[k];
+    if (!ks) {
+      snprintf(bad, blen, "knobs[%zu].name '%s' is not in knob_space", i,
+               r->knobs[i]->name);
+      return;
+    }
+    bool in = false;
+    for (size_t v = 0; v < ks->n_values && !in; v++)
+      in = strcmp(ks->values[v], r->knobs[i]->value) == 0;
+    if (!in) {
+      snprintf(bad, blen, "knobs[%zu].value '%s' is not one of knob_space"
+               " '%s' values", i, r->knobs[i]->value, ks->name);
+      return;
+    }
+  }
+}
+
 bool kf_coord__check_propose(const Kernelfleet__ProposeCandidateRequest *r,
                              char *bad, size_t blen) {
   if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
@@ -599,6 +688,7 @@ bool kf_coord__check_propose(const Kernelfleet__ProposeCandidateRequest *r,
         snprintf(bad, blen, "knobs[%zu].name '%s' repeats", i,
                  r->knobs[i]->name);
   }
+  if (!bad[0] && r->n_knob_space) check_knob_space(r, bad, blen);
   return !bad[0];
 }
 
@@ -612,26 +702,137 @@ void kf_coord__on_propose_candidate(kf_rpc_call *call, const ProtobufCMessage *m
   }
   camp_op *c = camp_new(call, CAMP_PROPOSE);
   if (!c) return;
+  /* A knob space without knobs: the proposal is its first point. */
+  Kernelfleet__Knob defaults[KF_SPEC_MAX_KNOBS];
+  Kernelfleet__Knob *own[KF_SPEC_MAX_KNOBS];
+  Kernelfleet__Knob **knobs = r->knobs;
+  size_t nk = r->n_knobs;
+  if (nk == 0 && r->n_knob_space) {
+    for (size_t i = 0; i < r->n_knob_space; i++) {
+      kernelfleet__knob__init(&defaults[i]);
+      defaults[i].name = r->knob_space[i]->name;
+      defaults[i].value = r->knob_space[i]->values[0];
+      own[i] = &defaults[i];
+    }
+    knobs = own;
+    nk = r->n_knob_space;
+  }
   /* Canonical flags: knobs by name. */
   Kernelfleet__Knob *sorted[KF_SPEC_MAX_KNOBS];
-  if (r->n_knobs) /* protobuf-c leaves knobs NULL when there are none */
-    memcpy(sorted, r->knobs, r->n_knobs * sizeof *sorted);
-  qsort(sorted, r->n_knobs, sizeof *sorted, cmp_knob);
+  if (nk) /* protobuf-c leaves knobs NULL when there are none */
+    memcpy(sorted, knobs, nk * sizeof *sorted);
+  qsort(sorted, nk, sizeof *sorted, cmp_knob);
   size_t o = 0;
-  for (size_t i = 0; i < r->n_knobs; i++)
+  for (size_t i = 0; i < nk; i++)
     o += (size_t)snprintf(c->flags + o, sizeof c->flags - o, "%s-D%s=%s",
                           i ? " " : "", sorted[i]->name, sorted[i]->value);
   cJSON *kj = cJSON_CreateObject();
-  for (size_t i = 0; kj && i < r->n_knobs; i++)
-    cJSON_AddStringToObject(kj, r->knobs[i]->name, r->knobs[i]->value);
+  for (size_t i = 0; kj && i < nk; i++)
+    cJSON_AddStringToObject(kj, knobs[i]->name, knobs[i]->value);
   c->knobs_json = kj ? cJSON_PrintUnformatted(kj) : NULL;
   cJSON_Delete(kj);
-  if (!c->knobs_json) {
+  bool oom = !c->knobs_json;
+  if (!oom && r->n_knob_space) {
+    /* The same shape as a template's knobs in campaigns.templates. */
+    cJSON *sp = cJSON_CreateArray();
+    for (size_t k = 0; sp && k < r->n_knob_space; k++) {
+      const Kernelfleet__KnobSpace *ks = r->knob_space[k];
+      cJSON *o1 = cJSON_CreateObject();
+      cJSON *vals = cJSON_CreateStringArray((const char *const *)ks->values,
+                                            (int)ks->n_values);
+      if (!o1 || !vals || !cJSON_AddStringToObject(o1, "name", ks->name)) {
+        cJSON_Delete(o1);
+        cJSON_Delete(vals);
+        cJSON_Delete(sp);
+        sp = NULL;
+        break;
+      }
+      cJSON_AddItemToObject(o1, "values", vals);
+      cJSON_AddItemToArray(sp, o1);
+    }
+    c->space_json = sp ? cJSON_PrintUnformatted(sp) : NULL;
+    cJSON_Delete(sp);
+    oom = !c->space_json;
+  }
+  if (oom) {
+    free(c->knobs_json);
     free(c);
     kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
     return;
   }
   push(data, call, m, c);
+}
+
+/* Proposer names as ProposeCandidate takes them. */
+static bool proposer_ok(const char *p) {
+  size_t n = p ? strlen(p) : 0;
+  if (n == 0 || n > 63) return false;
+  return name_ok(p, 63) || strncmp(p, "llm:", 4) == 0;
+}
+
+static bool short_text(const char *s, size_t max) {
+  return !s || strlen(s) <= max;
+}
+
+bool kf_coord__check_proposer_record(
+    const Kernelfleet__ProposerRecordCallsRequest *r, char *bad,
+    size_t blen) {
+  if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
+  bad[0] = '\0';
+  if (r->n_calls == 0 || r->n_calls > MAX_PROPOSER_CALLS)
+    snprintf(bad, blen, "calls must hold 1..%d entries (got %zu)",
+             MAX_PROPOSER_CALLS, r->n_calls);
+  for (size_t i = 0; !bad[0] && i < r->n_calls; i++) {
+    const Kernelfleet__ProposerCall *k = r->calls[i];
+    if (!proposer_ok(k->proposer))
+      snprintf(bad, blen, "calls[%zu].proposer must be 1..63 characters of"
+               " [A-Za-z0-9_.-] (or llm:...)", i);
+    else if (!short_text(k->model, 127))
+      snprintf(bad, blen, "calls[%zu].model is longer than 127 bytes", i);
+    else if (!short_text(k->prompt_version, 127))
+      snprintf(bad, blen, "calls[%zu].prompt_version is longer than 127"
+               " bytes", i);
+    else if (!short_text(k->operation, 31))
+      snprintf(bad, blen, "calls[%zu].operation is longer than 31 bytes", i);
+    else if (!k->outcome || !*k->outcome || strlen(k->outcome) > 31)
+      snprintf(bad, blen, "calls[%zu].outcome must be 1..31 bytes", i);
+    else if (!short_text(k->reason, 2000))
+      snprintf(bad, blen, "calls[%zu].reason is longer than 2000 bytes", i);
+    else if (!isfinite(k->cost) || k->cost < 0 || k->cost > 1e9)
+      snprintf(bad, blen, "calls[%zu].cost must be a finite number in"
+               " [0, 1e9]", i);
+    else if (k->prompt_tokens > (uint64_t)INT64_MAX ||
+             k->completion_tokens > (uint64_t)INT64_MAX ||
+             k->latency_ms > (uint64_t)INT64_MAX)
+      snprintf(bad, blen, "calls[%zu]: a count over 2^63", i);
+    else if (k->candidate_id < 0)
+      snprintf(bad, blen, "calls[%zu].candidate_id must be >= 0", i);
+    else if (k->http_status > 999 || k->attempts > 1000)
+      snprintf(bad, blen, "calls[%zu]: http_status over 999 or attempts over"
+               " 1000", i);
+  }
+  return !bad[0];
+}
+
+void kf_coord__on_proposer_record(kf_rpc_call *call, const ProtobufCMessage *m,
+                                  void *data) {
+  char bad[256] = "";
+  if (!kf_coord__check_proposer_record((const void *)m, bad, sizeof bad)) {
+    kf_rpc_call_fail(call, KF_EINVAL, bad);
+    return;
+  }
+  camp_op *c = camp_new(call, CAMP_PROPOSER_RECORD);
+  if (!c) return;
+  c->cred_id = kf_rpc_call_cred_id(call);
+  push(data, call, m, c);
+}
+
+void kf_coord__on_proposer_usage(kf_rpc_call *call, const ProtobufCMessage *m,
+                                 void *data) {
+  const Kernelfleet__ProposerUsageRequest *r = (const void *)m;
+  if (!id_ok(call, r->campaign_id)) return;
+  camp_op *c = camp_new(call, CAMP_PROPOSER_USAGE);
+  if (c) push(data, call, m, c);
 }
 
 /* ------------------------------------------------------- work thread -- */
@@ -704,6 +905,19 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
     }
     if (!rc && c->camp->port_from_campaign)
       rc = kf_store_port_report(s, r->campaign_id, &c->port_rows);
+    if (!rc && r->with_sources && c->list && c->list->n) {
+      int64_t *ids = calloc(c->list->n, sizeof *ids);
+      if (!ids) {
+        op->rc = KF_ENOMEM;
+        snprintf(op->err, sizeof op->err, "coordinator out of memory");
+        return;
+      }
+      for (size_t i = 0; i < c->list->n; i++)
+        ids[i] = c->list->v[i].candidate_id;
+      rc = kf_store_candidates(s, r->campaign_id, ids, c->list->n,
+                               &c->sources);
+      free(ids);
+    }
     break;
   }
   case CAMP_LIST: {
@@ -752,11 +966,40 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
                                        : c->camp->state);
       return;
     }
-    if (!rc)
+    const char *who = r->proposer && *r->proposer ? r->proposer : "user";
+    if (!rc && c->space_json)
+      rc = kf_store_propose_template(s, r->campaign_id, r->template_name,
+                                     c->space_json, c->knobs_json, c->flags,
+                                     r->source, who, &c->id, &c->duplicate,
+                                     c->template_name);
+    else if (!rc)
       rc = kf_store_propose(s, r->campaign_id, r->template_name, c->knobs_json,
-                            c->flags, r->source,
-                            r->proposer && *r->proposer ? r->proposer : "user",
-                            &c->id, &c->duplicate);
+                            c->flags, r->source, who, &c->id, &c->duplicate);
+    break;
+  }
+  case CAMP_PROPOSER_RECORD: {
+    const Kernelfleet__ProposerRecordCallsRequest *r = (const void *)op->req;
+    kf_proposer_call v[MAX_PROPOSER_CALLS];
+    for (size_t i = 0; i < r->n_calls; i++) {
+      const Kernelfleet__ProposerCall *k = r->calls[i];
+      v[i] = (kf_proposer_call){
+          .proposer = k->proposer, .model = k->model,
+          .prompt_version = k->prompt_version, .operation = k->operation,
+          .outcome = k->outcome, .reason = k->reason,
+          .http_status = k->http_status, .attempts = k->attempts,
+          .prompt_tokens = k->prompt_tokens,
+          .completion_tokens = k->completion_tokens, .cost = k->cost,
+          .latency_ms = k->latency_ms, .candidate_id = k->candidate_id};
+    }
+    rc = kf_store_proposer_record(s, r->campaign_id, c->cred_id, v,
+                                  r->n_calls);
+    break;
+  }
+  case CAMP_PROPOSER_USAGE: {
+    const Kernelfleet__ProposerUsageRequest *r = (const void *)op->req;
+    uint32_t lim = r->limit ? r->limit : 20;
+    if (lim > MAX_USAGE_LIST) lim = MAX_USAGE_LIST;
+    rc = kf_store_proposer_usage(s, r->campaign_id, lim, &c->usage);
     break;
   }
   }
@@ -1006,6 +1249,86 @@ static void views_free(get_views *v) {
   free(v->prow);
 }
 
+/* Protobuf views of the campaign's templates (campaigns.templates JSON);
+ * point into the parsed tree. */
+typedef struct {
+  cJSON *tree;
+  Kernelfleet__TemplateSource *t, **tp;
+  Kernelfleet__KnobSpace *ks, **ksp;
+  char **vals;
+  size_t n;
+} problem_view;
+
+static void problem_clear(problem_view *pv) {
+  cJSON_Delete(pv->tree);
+  free(pv->t);
+  free(pv->tp);
+  free(pv->ks);
+  free(pv->ksp);
+  free(pv->vals);
+  memset(pv, 0, sizeof *pv);
+}
+
+static char *json_text(const cJSON *o, const char *key) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(x) ? x->valuestring : "";
+}
+
+/* KF_ENOMEM or 0; entries that are not objects are skipped. */
+static int problem_fill(problem_view *pv, const kf_campaign *k) {
+  pv->tree = cJSON_Parse(k->templates_json);
+  int nt = cJSON_IsArray(pv->tree) ? cJSON_GetArraySize(pv->tree) : 0;
+  size_t nks = 0, nv = 0;
+  for (int i = 0; i < nt; i++) {
+    const cJSON *kn = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(pv->tree, i), "knobs");
+    for (const cJSON *q = cJSON_IsArray(kn) ? kn->child : NULL; q;
+         q = q->next) {
+      nks++;
+      const cJSON *vs = cJSON_GetObjectItemCaseSensitive(q, "values");
+      nv += cJSON_IsArray(vs) ? (size_t)cJSON_GetArraySize(vs) : 0;
+    }
+  }
+  pv->t = calloc((size_t)nt + 1, sizeof *pv->t);
+  pv->tp = calloc((size_t)nt + 1, sizeof *pv->tp);
+  pv->ks = calloc(nks + 1, sizeof *pv->ks);
+  pv->ksp = calloc(nks + 1, sizeof *pv->ksp);
+  pv->vals = calloc(nv + 1, sizeof *pv->vals);
+  if (!pv->t || !pv->tp || !pv->ks || !pv->ksp || !pv->vals) return KF_ENOMEM;
+  size_t q = 0, w = 0;
+  for (int i = 0; i < nt; i++) {
+    const cJSON *o = cJSON_GetArrayItem(pv->tree, i);
+    if (!cJSON_IsObject(o)) continue;
+    Kernelfleet__TemplateSource *t = &pv->t[pv->n];
+    kernelfleet__template_source__init(t);
+    t->name = json_text(o, "name");
+    t->file = json_text(o, "file");
+    t->source = json_text(o, "source");
+    t->origin = json_text(o, "origin");
+    t->proposer = json_text(o, "proposer");
+    const cJSON *kn = cJSON_GetObjectItemCaseSensitive(o, "knobs");
+    t->knobs = &pv->ksp[q];
+    for (const cJSON *x = cJSON_IsArray(kn) ? kn->child : NULL; x;
+         x = x->next) {
+      Kernelfleet__KnobSpace *ks = &pv->ks[q];
+      kernelfleet__knob_space__init(ks);
+      ks->name = json_text(x, "name");
+      ks->values = &pv->vals[w];
+      const cJSON *vs = cJSON_GetObjectItemCaseSensitive(x, "values");
+      for (const cJSON *y = cJSON_IsArray(vs) ? vs->child : NULL; y;
+           y = y->next)
+        if (cJSON_IsString(y)) {
+          pv->vals[w++] = y->valuestring;
+          ks->n_values++;
+        }
+      pv->ksp[q++] = ks;
+      t->n_knobs++;
+    }
+    pv->tp[pv->n++] = t;
+  }
+  return 0;
+}
+
 static void answer_get(kf_coord_op *op, camp_op *c) {
   const kf_campaign *k = c->camp;
   const kf_campaign_counts *n = &c->counts;
@@ -1082,9 +1405,78 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
   }
   resp.n_top = nl;
   resp.top = p;
+  /* with_sources: each row's candidate source (the store's list is in no
+   * particular order). */
+  for (size_t i = 0; c->sources && i < nl; i++)
+    for (size_t j = 0; j < c->sources->n; j++)
+      if (c->sources->v[j].candidate_id == c->list->v[i].candidate_id) {
+        v[i].e.source = (char *)c->sources->v[j].source;
+        break;
+      }
+  const Kernelfleet__GetCampaignRequest *rq = (const void *)op->req;
+  problem_view pv;
+  memset(&pv, 0, sizeof pv);
+  if (rq->with_problem) {
+    if (problem_fill(&pv, k)) {
+      problem_clear(&pv);
+      summaries_free(v, p, nl);
+      kf_rpc_call_fail(op->call, KF_ENOMEM, "coordinator out of memory");
+      return;
+    }
+    resp.spec_json.data = (uint8_t *)k->spec_json;
+    resp.spec_json.len = k->spec_json_len;
+    resp.reference_source = (char *)k->reference_source;
+    resp.language = (char *)k->language;
+    resp.n_templates = pv.n;
+    resp.templates = pv.tp;
+  }
   kf_rpc_call_reply(op->call, &resp.base);
+  problem_clear(&pv);
   summaries_free(v, p, nl);
   views_free(&gv);
+}
+
+static void answer_usage(kf_coord_op *op, camp_op *c) {
+  const kf_proposer_usage *u = &c->usage;
+  Kernelfleet__ProposerUsageResponse resp =
+      KERNELFLEET__PROPOSER_USAGE_RESPONSE__INIT;
+  Kernelfleet__ProposerCall *v = calloc(u->n_recent + 1, sizeof *v);
+  Kernelfleet__ProposerCall **vp = calloc(u->n_recent + 1, sizeof *vp);
+  if (!v || !vp) {
+    free(v);
+    free(vp);
+    kf_rpc_call_fail(op->call, KF_ENOMEM, "coordinator out of memory");
+    return;
+  }
+  resp.calls = u->calls;
+  resp.failures = u->failures;
+  resp.prompt_tokens = u->prompt_tokens;
+  resp.completion_tokens = u->completion_tokens;
+  resp.cost = u->cost;
+  for (size_t i = 0; i < u->n_recent; i++) {
+    const kf_proposer_call *k = &u->recent[i];
+    kernelfleet__proposer_call__init(&v[i]);
+    v[i].proposer = (char *)k->proposer;
+    v[i].model = (char *)k->model;
+    v[i].prompt_version = (char *)k->prompt_version;
+    v[i].operation = (char *)k->operation;
+    v[i].outcome = (char *)k->outcome;
+    v[i].reason = (char *)k->reason;
+    v[i].http_status = k->http_status;
+    v[i].attempts = k->attempts;
+    v[i].prompt_tokens = k->prompt_tokens;
+    v[i].completion_tokens = k->completion_tokens;
+    v[i].cost = k->cost;
+    v[i].latency_ms = k->latency_ms;
+    v[i].candidate_id = k->candidate_id;
+    v[i].created_at = (char *)k->created_at;
+    vp[i] = &v[i];
+  }
+  resp.n_recent = u->n_recent;
+  resp.recent = vp;
+  kf_rpc_call_reply(op->call, &resp.base);
+  free(v);
+  free(vp);
 }
 
 void kf_coord__campaign_answer(kf_coord *co, kf_coord_op *op) {
@@ -1157,8 +1549,18 @@ void kf_coord__campaign_answer(kf_coord *co, kf_coord_op *op) {
         KERNELFLEET__PROPOSE_CANDIDATE_RESPONSE__INIT;
     resp.candidate_id = c->id;
     resp.duplicate = c->duplicate;
+    resp.template_name = c->template_name;
     kf_rpc_call_reply(op->call, &resp.base);
     break;
   }
+  case CAMP_PROPOSER_RECORD: {
+    Kernelfleet__ProposerRecordCallsResponse resp =
+        KERNELFLEET__PROPOSER_RECORD_CALLS_RESPONSE__INIT;
+    kf_rpc_call_reply(op->call, &resp.base);
+    break;
+  }
+  case CAMP_PROPOSER_USAGE:
+    answer_usage(op, c);
+    break;
   }
 }

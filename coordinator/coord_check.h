@@ -66,5 +66,7 @@ bool kf_coord__check_propose(const Kernelfleet__ProposeCandidateRequest *r,
 /* ListEvaluations: the campaign id and the candidate filter (0007). */
 bool kf_coord__check_list(const Kernelfleet__ListEvaluationsRequest *r,
                           char *bad, size_t blen);
+bool kf_coord__check_proposer_record(
+    const Kernelfleet__ProposerRecordCallsRequest *r, char *bad, size_t blen);
 
 #endif

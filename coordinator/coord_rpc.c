@@ -502,6 +502,10 @@ const kf_rpc_method kf_coord__methods[] = {
            S),
     METHOD("ProposeCandidate", propose_candidate_request,
            kf_coord__on_propose_candidate, S),
+    METHOD("ProposerRecordCalls", proposer_record_calls_request,
+           kf_coord__on_proposer_record, S),
+    METHOD("ProposerUsage", proposer_usage_request,
+           kf_coord__on_proposer_usage, S),
 };
 #undef W
 #undef S
@@ -522,6 +526,8 @@ const size_t kf_coord__max_request_bytes[] = {
     SMALL_MAX_BYTES,     /* GetBest */
     SMALL_MAX_BYTES,     /* StopCampaign */
     0,                   /* ProposeCandidate */
+    0,                   /* ProposerRecordCalls */
+    SMALL_MAX_BYTES,     /* ProposerUsage */
 };
 _Static_assert(sizeof kf_coord__max_request_bytes /
                        sizeof kf_coord__max_request_bytes[0] ==

@@ -11,7 +11,18 @@
  * Genomes: a template (by index in the campaign's templates) plus one value
  * index per knob.  Proposals (ProposeCandidate) carry their own source and
  * knobs; they are evaluated first and ranked with the rest, but only
- * candidates whose source is their template's take part in breeding.
+ * candidates whose source is their template's take part in breeding.  A
+ * proposal that declared a knob space became a template itself (origin
+ * "proposer", appended by the store), so it breeds like a hand-written
+ * one; once it has evaluated ok on a class, that class first explores
+ * its space (random points, up to EXPLORE keys of it) before the usual
+ * selection, so that what a proposer wrote is tuned at once.
+ *
+ * Islands: each device class is an island -- its population is its own
+ * evaluations, and its children are bred for it alone.  Migration: a
+ * class's best genome (a template instance) that another class has not
+ * measured is planned there, before that class's own draws, once per key;
+ * so when the best of a class changes, the new best migrates.
  *
  * Noise: two candidates are compared with kf_search_beats, never by raw
  * median, for the best and for the plateau count; parents within the
@@ -40,6 +51,7 @@
 #define FLAGS_LEN 1024
 #define KNOBS_LEN 1536
 #define REUSE_PER_STEP 64  /* reused evaluations planned per class and step */
+#define EXPLORE 4          /* keys of a proposer's template tried at once */
 
 bool kf_search_beats(double ma, double sa, double mb, double sb) {
   double tol = 0.02;
@@ -77,6 +89,7 @@ typedef struct {
   const char *values[MAXK][MAXV];
   int order[MAXK];           /* knob indices by name: the flags order */
   double space;              /* genomes of this template */
+  bool proposed;             /* origin "proposer": a proposal's knob space */
 } tmpl_t;
 
 typedef struct {
@@ -114,6 +127,9 @@ static int parse_templates(const kf_campaign *c, cJSON **tree, tmpl_t **out,
     tmpl_t *tp = &ts[k];
     tp->name = name->valuestring;
     tp->source = src->valuestring;
+    const cJSON *origin = cJSON_GetObjectItemCaseSensitive(t, "origin");
+    tp->proposed = cJSON_IsString(origin) &&
+                   strcmp(origin->valuestring, "proposer") == 0;
     memcpy(tp->sha, thissha, sizeof tp->sha);
     tp->space = 1;
     bool ok = true;
@@ -396,9 +412,20 @@ static bool mutate(const tmpl_t *t, genome *g, uint64_t *rng,
   return true;
 }
 
-static void random_genome(const tmpl_t *ts, int nt, genome *g, uint64_t *rng) {
+/* A random genome of a template that `usable` allows (all when NULL;
+ * usable allows at least one). */
+static void random_genome(const tmpl_t *ts, int nt, const bool *usable,
+                          genome *g, uint64_t *rng) {
   memset(g, 0, sizeof *g);
-  g->t = (int)rng_below(rng, (uint32_t)nt);
+  int n = 0;
+  for (int i = 0; i < nt; i++) n += !usable || usable[i];
+  int k = (int)rng_below(rng, (uint32_t)(n ? n : 1));
+  g->t = 0;
+  for (int i = 0; i < nt; i++)
+    if ((!usable || usable[i]) && k-- == 0) {
+      g->t = i;
+      break;
+    }
   for (int q = 0; q < ts[g->t].n_knobs; q++)
     g->v[q] = (uint8_t)rng_below(rng, (uint32_t)ts[g->t].n_values[q]);
 }
@@ -626,6 +653,61 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
   uint64_t rng = c->search_seed ^ ((uint64_t)issued_total * 0xD6E8FEB86659FD93ull) ^
                  ((uint64_t)dc * 0xC2B2AE3D27D4EB4Full);
   (void)rng_next(&rng);
+
+  /* Proposers' templates that evaluated ok here: points of their space
+   * still to explore (this campaign's keys of the source so far, planned
+   * proposals included, count). */
+  /* Migrants: the best genome of every other class, when this class
+   * holds no key of it yet. */
+  typedef struct {
+    genome g;
+    int64_t cand;
+    int32_t gen;
+  } migrant;
+  migrant mig[16];
+  int nmig = 0, next_mig = 0;
+  {
+    kf_search__best bests[16];
+    size_t nb = kf_search__class_bests(x->evals, bests, 16, NULL);
+    for (size_t b = 0; b < nb && nmig < 16; b++) {
+      if (bests[b].dc == dc) continue;
+      genome g;
+      char fl[FLAGS_LEN], kn[KNOBS_LEN];
+      if (!row_genome(ts, nt, bests[b].best, &g)) continue;
+      genome_text(&ts[g.t], &g, fl, kn);
+      if (!key_usable(keyset_get(&ks, key_hash(ts[g.t].sha, fl), NULL, NULL)))
+        continue;
+      mig[nmig++] = (migrant){g, bests[b].best->candidate_id,
+                              bests[b].best->generation + 1};
+    }
+  }
+
+  int explore[MAX_TEMPLATES] = {0};
+  /* Random draws and walks leave out a proposer's template until it has
+   * evaluated ok here: what a model wrote may not even compile, and its
+   * space is explored once it has. */
+  bool usable[MAX_TEMPLATES];
+  for (int ti = 0; ti < nt; ti++) {
+    usable[ti] = !ts[ti].proposed;
+    if (!ts[ti].proposed) continue;
+    bool ok = false;
+    for (size_t i = 0; i < x->evals->n && !ok; i++) {
+      const kf_cand_row *r = &x->evals->v[i];
+      ok = r->device_class_id == dc && r->outcome == KF_OUTCOME_OK &&
+           strcmp(r->source_sha256, ts[ti].sha) == 0;
+    }
+    usable[ti] = ok;
+    if (!ok || ts[ti].space < 2) continue;
+    int have = 0;
+    for (size_t i = 0; i < keys->n; i++)
+      if (keys->v[i].campaign_id == c->id &&
+          strcmp(keys->v[i].source_sha256, ts[ti].sha) == 0)
+        have++;
+    for (size_t i = 0; i < pending->n; i++)
+      if (strcmp(pending->v[i].source_sha256, ts[ti].sha) == 0) have++;
+    int want = ts[ti].space < EXPLORE ? (int)ts[ti].space : EXPLORE;
+    explore[ti] = want > have ? want - have : 0;
+  }
   bool initial = cls->issued < c->population || npool < 2;
   uint32_t tries_each = x->o->tries ? x->o->tries : 64;
   int next_default = 0;
@@ -638,15 +720,33 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     int npar = 0;
     bool found = false;
     char flags[FLAGS_LEN], knobs[KNOBS_LEN];
+    int xt = -1;
+    for (int ti = 0; ti < nt && xt < 0; ti++)
+      if (explore[ti] > 0) xt = ti;
+    bool migrating = xt < 0 && next_mig < nmig;
     for (uint32_t t = 0; t < tries_each && !found; t++) {
       npar = 0;
       gen = 0;
-      if (initial && next_default < nt) {
+      if (migrating) {
+        const migrant *m = &mig[next_mig++];
+        g = m->g;
+        par[npar++] = m->cand;
+        gen = m->gen;
+        t--; /* migrants do not use up draws */
+        if (next_mig == nmig) migrating = false;
+      } else if (xt >= 0) {
+        memset(&g, 0, sizeof g);
+        g.t = xt;
+        for (int q = 0; q < ts[xt].n_knobs; q++)
+          g.v[q] = (uint8_t)rng_below(&rng, (uint32_t)ts[xt].n_values[q]);
+        gen = 1;
+      } else if (initial && next_default < nt) {
         memset(&g, 0, sizeof g);
         g.t = next_default++;
         t--; /* defaults do not use up draws */
+        if (!usable[g.t]) continue;
       } else if (initial || npool == 0) {
-        random_genome(ts, nt, &g, &rng);
+        random_genome(ts, nt, usable, &g, &rng);
       } else {
         int a = tournament(pool, (int)npool, -1, -1, &rng);
         if (a < 0) break;
@@ -674,12 +774,18 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
       found = key_usable(keyset_get(&ks, key_hash(ts[g.t].sha, flags), NULL,
                                     NULL));
     }
+    if (xt >= 0) {
+      /* Its space is small or mostly known: the usual search goes on. */
+      explore[xt] = found ? explore[xt] - 1 : 0;
+      if (!found) continue;
+    }
     if (!found) {
       /* Draws keep hitting known keys: walk the spaces in order. */
       int start = (int)rng_below(&rng, (uint32_t)nt);
       bool all_done = true;
       for (int i = 0; i < nt && !found; i++) {
         int ti = (start + i) % nt;
+        if (!usable[ti]) continue;
         int w = walk(&ts[ti], ti, &ks, &g, &rng);
         if (w == 1) found = true;
         if (w != 0) all_done = false;

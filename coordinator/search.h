@@ -31,8 +31,14 @@
  *  2. for every device class with alive workers that run "eval" on the
  *     campaign's backend, top the class's queued + running eval tasks up
  *     to per_slot x the alive workers' slots (never past budget_evals):
- *     proposals first, then the initial population (each template's
- *     defaults, then random knob values), then children of tournament
+ *     proposals first, then the knob spaces of proposers' templates
+ *     (proposals that declared knobs, origin "proposer") that evaluated
+ *     ok on the class and hold fewer than 4 keys there, then the best
+ *     genome of each other class this class has not measured
+ *     (migration between the classes' islands), then the initial
+ *     population (each template's defaults, then random knob values; a
+ *     proposer's template only once it evaluated ok), then children of
+ *     tournament
  *     selection (k = 3) over the best `population` ok candidates of that
  *     class (elitism: the best is always among them), by crossover of two
  *     parents of one template and/or mutation of one or two knobs (the

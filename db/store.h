@@ -663,6 +663,63 @@ int kf_store_propose(kf_store *s, int64_t campaign_id,
                      const char *proposer, int64_t *candidate_id,
                      bool *duplicate);
 
+/* kf_store_propose for a proposal that declares a knob space
+ * (knob_space_json: [{"name", "values": [...]}], validated by the
+ * caller): in the same transaction the source becomes an entry of the
+ * campaign's templates -- {"name", "file": "", "source", "knobs",
+ * "origin": "proposer", "proposer"} -- named template_name, or
+ * "proposal-" and the first 12 hex digits of sha256(source) when that is
+ * "" -- unless one with the same source is there already (then the
+ * candidate names that one).  The name actually used is copied to
+ * name_out (64 bytes).  KF_EEXIST when template_name names a template
+ * with another source; KF_ESTATE when the campaign holds 64 templates
+ * already (the search reads no more). */
+int kf_store_propose_template(kf_store *s, int64_t campaign_id,
+                              const char *template_name,
+                              const char *knob_space_json,
+                              const char *knobs_json, const char *flags,
+                              const char *source, const char *proposer,
+                              int64_t *candidate_id, bool *duplicate,
+                              char name_out[64]);
+
+/* -------------------------------------------------------- proposers -- */
+/*
+ * What proposers spent and got per campaign (proposer_calls, 0008;
+ * db/store_proposer.c): one row per request to a model.
+ */
+
+typedef struct {
+  const char *proposer, *model, *prompt_version, *operation;
+  const char *outcome;          /* "ok", "duplicate", "malformed", ... */
+  const char *reason;
+  uint32_t http_status, attempts;
+  uint64_t prompt_tokens, completion_tokens;
+  double cost;                  /* >= 0, finite */
+  uint64_t latency_ms;
+  int64_t candidate_id;         /* 0: none; one not of the campaign: none */
+  const char *created_at;       /* rows read back only */
+} kf_proposer_call;
+
+/* Inserts n calls of a campaign in one statement, recorded by credential
+ * cred_id.  KF_ENOTFOUND when there is no such campaign. */
+int kf_store_proposer_record(kf_store *s, int64_t campaign_id,
+                             int64_t cred_id, const kf_proposer_call *calls,
+                             size_t n);
+
+typedef struct {
+  uint32_t calls, failures;     /* failures: outcome not ok/duplicate */
+  uint64_t prompt_tokens, completion_tokens;
+  double cost;
+  kf_proposer_call *recent;     /* newest first; one allocation with the
+                                 * strings: free(recent) */
+  size_t n_recent;
+} kf_proposer_usage;
+
+/* Totals of the campaign's calls and the newest `limit` of them.
+ * KF_ENOTFOUND when there is no such campaign. */
+int kf_store_proposer_usage(kf_store *s, int64_t campaign_id, uint32_t limit,
+                            kf_proposer_usage *out);
+
 /* --------------------------------------------------------- showdown -- */
 /*
  * When a campaign's search stops, its top candidates of each device class

@@ -1081,6 +1081,39 @@ static const kf_store__stmt ST_CAMP_PROPOSE = {
     " VALUES ($1::bigint, $2, $3::jsonb, $4,"
     " encode(sha256(convert_to($4, 'UTF8')), 'hex'), $5, $6) RETURNING id"};
 
+/* The duplicate check and the insert of kf_store_propose, inside the
+ * caller's transaction (rolled back by the caller on error). */
+static int propose_in_tx(kf_store *s, const char *cid,
+                         const char *template_name, const char *knobs_json,
+                         const char *flags, const char *source,
+                         const char *proposer, int64_t *candidate_id,
+                         bool *duplicate) {
+  PGresult *r;
+  int rc;
+  const char *p1[] = {cid, source, flags};
+  if ((rc = kf_store__exec(s, &ST_CAMP_PROPOSE_CHECK, 3, p1, false, &r)))
+    return rc;
+  bool dup = PQntuples(r) > 0;
+  int64_t owner = 0;
+  for (int i = 0; i < PQntuples(r); i++) {
+    if (PQgetisnull(r, i, 1)) dup = false;
+    else if (!owner) owner = kf_store__i64(r, i, 1);
+  }
+  PQclear(r);
+  if (dup) {
+    *candidate_id = owner;
+    *duplicate = true;
+    return 0;
+  }
+  const char *p2[] = {cid, template_name ? template_name : "",
+                      knobs_json ? knobs_json : "{}", source, flags,
+                      proposer};
+  if ((rc = kf_store__exec(s, &ST_CAMP_PROPOSE, 6, p2, false, &r))) return rc;
+  *candidate_id = kf_store__i64(r, 0, 0);
+  PQclear(r);
+  return 0;
+}
+
 int kf_store_propose(kf_store *s, int64_t campaign_id,
                      const char *template_name, const char *knobs_json,
                      const char *flags, const char *source,
@@ -1094,33 +1127,91 @@ int kf_store_propose(kf_store *s, int64_t campaign_id,
     return kf_store__fail(s, KF_EINVAL, "proposal without source");
   char cid[24];
   kf_store__itoa(cid, sizeof cid, campaign_id);
-  PGresult *r;
   if ((rc = kf_store__begin(s))) return rc;
-  const char *p1[] = {cid, source, flags};
-  if ((rc = kf_store__exec(s, &ST_CAMP_PROPOSE_CHECK, 3, p1, false, &r)))
+  int64_t id = 0;
+  bool dup = false;
+  if ((rc = propose_in_tx(s, cid, template_name, knobs_json, flags, source,
+                          proposer, &id, &dup)) ||
+      (rc = kf_store__commit(s)))
     return kf_store__rollback(s, rc);
-  bool dup = PQntuples(r) > 0;
-  int64_t owner = 0;
-  for (int i = 0; i < PQntuples(r); i++) {
-    if (PQgetisnull(r, i, 1)) dup = false;
-    else if (!owner) owner = kf_store__i64(r, i, 1);
-  }
-  PQclear(r);
-  if (dup) {
-    if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
-    *candidate_id = owner;
-    *duplicate = true;
-    return 0;
-  }
-  const char *p2[] = {cid, template_name ? template_name : "",
-                      knobs_json ? knobs_json : "{}", source, flags,
-                      proposer};
-  if ((rc = kf_store__exec(s, &ST_CAMP_PROPOSE, 6, p2, false, &r)))
-    return kf_store__rollback(s, rc);
-  int64_t id = kf_store__i64(r, 0, 0);
-  PQclear(r);
-  if ((rc = kf_store__commit(s))) return kf_store__rollback(s, rc);
   *candidate_id = id;
+  *duplicate = dup;
+  return 0;
+}
+
+/* Appends the proposal's template unless the campaign holds its source
+ * already, or its name names another source, or the list is full; the
+ * columns say which (the search reads at most 64 templates). */
+static const kf_store__stmt ST_CAMP_PROPOSE_TEMPLATE = {
+    KF_STMT_CAMP_PROPOSE_TEMPLATE,
+    "WITH c AS (SELECT templates FROM campaigns WHERE id = $1::bigint),"
+    " n AS (SELECT COALESCE(NULLIF($3, ''), 'proposal-' ||"
+    "  left(encode(sha256(convert_to($2, 'UTF8')), 'hex'), 12)) AS name),"
+    " same AS (SELECT t->>'name' AS name FROM c,"
+    "  jsonb_array_elements(c.templates) t WHERE t->>'source' = $2 LIMIT 1),"
+    " taken AS (SELECT 1 FROM c, n, jsonb_array_elements(c.templates) t"
+    "  WHERE t->>'name' = n.name AND t->>'source' <> $2),"
+    " up AS (UPDATE campaigns SET templates = templates || jsonb_build_array("
+    "  jsonb_build_object('name', n.name, 'file', '', 'source', $2::text,"
+    "  'knobs', $4::jsonb, 'origin', 'proposer', 'proposer', $5::text))"
+    "  FROM n WHERE id = $1::bigint AND NOT EXISTS (SELECT 1 FROM same)"
+    "  AND NOT EXISTS (SELECT 1 FROM taken)"
+    "  AND jsonb_array_length(templates) < 64 RETURNING 1)"
+    " SELECT (SELECT count(*) FROM c), COALESCE((SELECT name FROM same),"
+    " n.name), EXISTS (SELECT 1 FROM same), EXISTS (SELECT 1 FROM taken),"
+    " EXISTS (SELECT 1 FROM up) FROM n"};
+
+int kf_store_propose_template(kf_store *s, int64_t campaign_id,
+                              const char *template_name,
+                              const char *knob_space_json,
+                              const char *knobs_json, const char *flags,
+                              const char *source, const char *proposer,
+                              int64_t *candidate_id, bool *duplicate,
+                              char name_out[64]) {
+  *candidate_id = 0;
+  *duplicate = false;
+  name_out[0] = '\0';
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  if (!source || !flags || !proposer || !knob_space_json)
+    return kf_store__fail(s, KF_EINVAL, "proposal without source or knobs");
+  char cid[24];
+  kf_store__itoa(cid, sizeof cid, campaign_id);
+  if ((rc = kf_store__begin(s))) return rc;
+  const char *p[] = {cid, source, template_name ? template_name : "",
+                     knob_space_json, proposer};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_CAMP_PROPOSE_TEMPLATE, 5, p, false, &r)))
+    return kf_store__rollback(s, rc);
+  bool found = kf_store__i64(r, 0, 0) > 0;
+  bool same = PQgetvalue(r, 0, 2)[0] == 't';
+  bool taken = PQgetvalue(r, 0, 3)[0] == 't';
+  bool added = PQgetvalue(r, 0, 4)[0] == 't';
+  char name[64];
+  snprintf(name, sizeof name, "%s", PQgetvalue(r, 0, 1));
+  PQclear(r);
+  if (!found)
+    return kf_store__rollback(
+        s, kf_store__fail(s, KF_ENOTFOUND, "campaign %s not found", cid));
+  if (!same && taken)
+    return kf_store__rollback(
+        s, kf_store__fail(s, KF_EEXIST,
+                          "template_name '%s' names another template of"
+                          " campaign %s (with another source)", name, cid));
+  if (!same && !added)
+    return kf_store__rollback(
+        s, kf_store__fail(s, KF_ESTATE,
+                          "campaign %s holds 64 templates: it takes no more"
+                          " proposals with knobs", cid));
+  int64_t id = 0;
+  bool dup = false;
+  if ((rc = propose_in_tx(s, cid, name, knobs_json, flags, source, proposer,
+                          &id, &dup)) ||
+      (rc = kf_store__commit(s)))
+    return kf_store__rollback(s, rc);
+  *candidate_id = id;
+  *duplicate = dup;
+  memcpy(name_out, name, sizeof name);
   return 0;
 }
 

@@ -80,6 +80,12 @@ static bool validate(const ProtobufCMessage *m, char *bad, size_t blen) {
         blen);
   if (d == &kernelfleet__propose_candidate_request__descriptor)
     return kf_coord__check_propose((const void *)m, bad, blen);
+  if (d == &kernelfleet__proposer_record_calls_request__descriptor)
+    return kf_coord__check_proposer_record((const void *)m, bad, blen);
+  if (d == &kernelfleet__proposer_usage_request__descriptor)
+    return kf_coord__check_campaign_id(
+        ((const Kernelfleet__ProposerUsageRequest *)m)->campaign_id, bad,
+        blen);
   fprintf(stderr, "fuzz_rpc: no validator for %s\n", d->name);
   abort(); /* a method was added without one: fail loudly */
 }

@@ -170,5 +170,43 @@ int main(int argc, char **argv) {
   pc.n_knobs = 1;
   pc.knobs = kns;
   rc |= write_seed(argv[1], "propose", &pc.base);
+
+  /* a proposal declaring a knob space (proposers) */
+  char *pvals[] = {"4", "8"};
+  Kernelfleet__KnobSpace pks = KERNELFLEET__KNOB_SPACE__INIT,
+                         *pkss[] = {&pks};
+  pks.name = "UNROLL";
+  pks.values = pvals;
+  pks.n_values = 2;
+  Kernelfleet__ProposeCandidateRequest pk =
+      KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
+  pk.campaign_id = 1;
+  pk.source = "void kf_launch(void) { int u = UNROLL; (void)u; }\n";
+  pk.proposer = "llm:test";
+  pk.n_knob_space = 1;
+  pk.knob_space = pkss;
+  rc |= write_seed(argv[1], "propose_knobs", &pk.base);
+
+  Kernelfleet__ProposerCall call = KERNELFLEET__PROPOSER_CALL__INIT,
+                            *calls[] = {&call};
+  call.proposer = "llm:test";
+  call.model = "m";
+  call.prompt_version = "system.md@000000000000";
+  call.operation = "improve";
+  call.outcome = "malformed";
+  call.reason = "no fenced code block in the reply";
+  call.prompt_tokens = 100;
+  call.completion_tokens = 10;
+  call.cost = 0.01;
+  Kernelfleet__ProposerRecordCallsRequest rcq =
+      KERNELFLEET__PROPOSER_RECORD_CALLS_REQUEST__INIT;
+  rcq.campaign_id = 1;
+  rcq.n_calls = 1;
+  rcq.calls = calls;
+  rc |= write_seed(argv[1], "proposer_record", &rcq.base);
+  Kernelfleet__ProposerUsageRequest pu =
+      KERNELFLEET__PROPOSER_USAGE_REQUEST__INIT;
+  pu.campaign_id = 1;
+  rc |= write_seed(argv[1], "proposer_usage", &pu.base);
   return rc ? 1 : 0;
 }
