@@ -59,4 +59,11 @@ bool kf_coord__check_get_campaign(const Kernelfleet__GetCampaignRequest *r,
 bool kf_coord__check_propose(const Kernelfleet__ProposeCandidateRequest *r,
                              char *bad, size_t blen);
 
+/* coord_views.c: the dashboard's views (limits; GetReference takes
+ * kf_coord__check_campaign_id). */
+bool kf_coord__check_list_campaigns(const Kernelfleet__ListCampaignsRequest *r,
+                                    char *bad, size_t blen);
+bool kf_coord__check_series(const Kernelfleet__GetCampaignSeriesRequest *r,
+                            char *bad, size_t blen);
+
 #endif

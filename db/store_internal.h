@@ -88,6 +88,11 @@ typedef enum {
   KF_STMT_TOKEN_CREATE,
   KF_STMT_TOKEN_LIST,
   KF_STMT_TOKEN_REVOKE,
+  /* dashboard views (store_views.c) */
+  KF_STMT_VIEW_CAMPAIGNS,
+  KF_STMT_VIEW_CLASSES,
+  KF_STMT_VIEW_STARTED,
+  KF_STMT_VIEW_SERIES,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 
