@@ -83,23 +83,39 @@ function renderCampaigns(list) {
 
 // --------------------------------------------------------------- charts --
 
-// Axes and a plotting transform for x in [0, xmax], y in [0, ymax].
-function frame(svg, xmax, ymax, xlabel, ylabel) {
+// Axes and a plotting transform for x in [0, xmax] and y in [0, ymax], or
+// y in [ylo, ymax] on a log scale when ylo > 0 (the roofline: a CPU
+// candidate at 0.1 GB/s under a 3 GB/s ceiling is still a point one can see).
+function frame(svg, xmax, ymax, xlabel, ylabel, ylo) {
   clear(svg);
   const W = 560, H = 260, L = 52, R = 12, T = 12, B = 36;
+  const log = ylo > 0 && ymax > ylo;
   const X = x => L + (W - L - R) * (xmax ? x / xmax : 0);
-  const Y = y => H - B - (H - T - B) * (ymax ? y / ymax : 0);
-  for (let i = 0; i <= 4; i++) {
-    const y = ymax * i / 4, x = xmax * i / 4;
+  const frac = y => log ? (Math.log10(Math.max(y, ylo)) - Math.log10(ylo)) /
+                          (Math.log10(ymax) - Math.log10(ylo))
+                        : (ymax ? y / ymax : 0);
+  const Y = y => H - B - (H - T - B) * frac(y);
+  const yticks = [];
+  if (log) {
+    for (let e = Math.ceil(Math.log10(ylo)); e <= Math.floor(Math.log10(ymax)); e++) yticks.push(10 ** e);
+    if (yticks.length < 2) yticks.push(ylo, ymax);
+  } else {
+    for (let i = 0; i <= 4; i++) yticks.push(ymax * i / 4);
+  }
+  for (const y of yticks) {
     svg.append(sv('line', {class: 'grid', x1: L, x2: W - R, y1: Y(y), y2: Y(y)}));
-    svg.append(sv('text', {x: L - 6, y: Y(y) + 4, 'text-anchor': 'end'}, y.toPrecision(3)));
+    svg.append(sv('text', {x: L - 6, y: Y(y) + 4, 'text-anchor': 'end'}, Number(y.toPrecision(3))));
+  }
+  for (let i = 0; i <= 4; i++) {
+    const x = xmax * i / 4;
     svg.append(sv('text', {x: X(x), y: H - B + 14, 'text-anchor': 'middle'}, x.toFixed(0)));
   }
   svg.append(sv('line', {class: 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
   svg.append(sv('line', {class: 'axis', x1: L, x2: L, y1: T, y2: H - B}));
   svg.append(sv('text', {x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle'}, xlabel));
   svg.append(sv('text', {x: 12, y: (T + H - B) / 2, 'text-anchor': 'middle',
-                         transform: 'rotate(-90 12 ' + (T + H - B) / 2 + ')'}, ylabel));
+                         transform: 'rotate(-90 12 ' + (T + H - B) / 2 + ')'},
+                ylabel + (log ? ' (log scale)' : '')));
   return {X, Y, W, H, L, R, T, B};
 }
 
@@ -163,16 +179,21 @@ function drawRoofline(series) {
   const pts = series.points.filter(p => p.achieved_gbps > 0);
   const colors = classColors(series.points);
   const ceilings = new Map();
-  let xmax = 1, ymax = 0;
+  let xmax = 1, ymax = 0, ymin = Infinity;
   for (const p of series.points) {
     if (p.ceiling_gbps > 0) ceilings.set(p.device_class, Math.max(ceilings.get(p.device_class) || 0, p.ceiling_gbps));
   }
   for (const p of pts) {
     xmax = Math.max(xmax, (p.t_ms - t0) / 1000);
     ymax = Math.max(ymax, p.achieved_gbps);
+    ymin = Math.min(ymin, p.achieved_gbps);
   }
   for (const c of ceilings.values()) ymax = Math.max(ymax, c);
-  const f = frame(svg, xmax, ymax ? ymax * 1.15 : 1, 'seconds since the campaign started', 'achieved GB/s');
+  // Points far below the ceiling: a log axis from a decade under the
+  // slowest one, so they do not all sit on the floor.
+  const ylo = pts.length && ymax / ymin > 8 ? 10 ** Math.floor(Math.log10(ymin)) : 0;
+  const f = frame(svg, xmax, ymax ? ymax * (ylo ? 1.6 : 1.15) : 1,
+                  'seconds since the campaign started', 'achieved GB/s', ylo);
   for (const [cls, c] of ceilings) {
     svg.append(sv('line', {class: 'ceiling', x1: f.X(0), x2: f.X(xmax), y1: f.Y(c), y2: f.Y(c)}));
     svg.append(sv('text', {class: 'ceiling-label', x: f.W - f.R - 4, y: f.Y(c) - 4, 'text-anchor': 'end'},

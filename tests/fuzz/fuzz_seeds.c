@@ -170,5 +170,19 @@ int main(int argc, char **argv) {
   pc.n_knobs = 1;
   pc.knobs = kns;
   rc |= write_seed(argv[1], "propose", &pc.base);
+
+  Kernelfleet__ListCampaignsRequest lc =
+      KERNELFLEET__LIST_CAMPAIGNS_REQUEST__INIT;
+  lc.limit = 10;
+  lc.before_id = 5;
+  rc |= write_seed(argv[1], "list_campaigns", &lc.base);
+  Kernelfleet__GetCampaignSeriesRequest gs =
+      KERNELFLEET__GET_CAMPAIGN_SERIES_REQUEST__INIT;
+  gs.campaign_id = 1;
+  gs.limit = 100;
+  rc |= write_seed(argv[1], "get_series", &gs.base);
+  Kernelfleet__GetReferenceRequest gr = KERNELFLEET__GET_REFERENCE_REQUEST__INIT;
+  gr.campaign_id = 1;
+  rc |= write_seed(argv[1], "get_reference", &gr.base);
   return rc ? 1 : 0;
 }
