@@ -16,6 +16,7 @@
  *                            or when the coordinator refuses it
  *
  * A credential is the session cookie or `Authorization: Bearer TOKEN`.
+ * A POST whose Origin is not this server is refused (login CSRF).
  * A token in a URL is refused (400): URLs end up in logs and histories.
  * Every response forbids framing, sniffing and every script, style or
  * connection not from this origin (Content-Security-Policy), and is not
@@ -74,7 +75,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, unsigned status,
             MHD_add_response_header(r, "X-Content-Type-Options", "nosniff") ==
                 MHD_YES &&
             MHD_add_response_header(r, "X-Frame-Options", "DENY") == MHD_YES &&
-            MHD_add_response_header(r, "Referrer-Policy", "no-referrer") ==
+            MHD_add_response_header(r, "Referrer-Policy", "same-origin") ==
                 MHD_YES &&
             MHD_add_response_header(r, "Cache-Control", "no-store") == MHD_YES;
   if (ok && cookie)
@@ -199,6 +200,22 @@ static enum MHD_Result do_login(dash *d, struct MHD_Connection *c, req *q) {
   return redirect(c, "/", cookie);
 }
 
+/* A POST from a page of another origin (login CSRF: logging a victim into
+ * the attacker's session; logout) is refused.  Browsers say where a
+ * request comes from in Sec-Fetch-Site, or at least in Origin; a client
+ * with neither (curl, a script) is not a browser page. */
+static bool same_origin(struct MHD_Connection *c) {
+  const char *site =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+  if (site) return !strcmp(site, "same-origin") || !strcmp(site, "none");
+  const char *o = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+  if (!o) return true;
+  if (!h) return false;
+  const char *p = strstr(o, "://");
+  return p && !strcmp(p + 3, h);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
                               const char *url, const char *method,
                               const char *version, const char *upload,
@@ -233,6 +250,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
     return send_static(c, 400, "text/plain; charset=utf-8",
                        "a credential never goes in a URL: use the login "
                        "form or an Authorization: Bearer header\n");
+  if (post && !same_origin(c))
+    return send_static(c, 403, "text/plain; charset=utf-8",
+                       "a form of another site may not post here\n");
   if (post) {
     if (!strcmp(url, "/login")) {
       if (!q->pp && !q->bad_form) q->bad_form = true;
@@ -404,6 +424,13 @@ int kf_dash_run(const kf_dash_opts *o, char *err, size_t errlen) {
   char host[128];
   snprintf(host, sizeof host, "%.*s", (int)(strrchr(o->listen, ':') - o->listen),
            o->listen);
+  bool loopback =
+      v6 ? IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr)
+         : (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+  if (!loopback && !cert)
+    fprintf(stderr, "kf dashboard: serving %s without HTTPS: tokens typed "
+                    "into the login form cross the network in the clear "
+                    "(--https-cert/--https-key)\n", o->listen);
   printf("kf dashboard: %s://%s:%u/ (coordinator %s)\n",
          cert ? "https" : "http", host, port, o->coordinator);
   fflush(stdout);

@@ -228,6 +228,13 @@ function renderDetail(c) {
     (oc ? ' — outcomes: ' + oc : '');
 }
 
+// Profile and diagnosis columns: filled when the API carries them (a
+// string as it is, anything else as JSON text), else a dash.
+function extra(v) {
+  if (v === undefined || v === null || v === '') return '—';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
 function renderEvals(list) {
   const tb = document.querySelector('#evals tbody');
   clear(tb);
@@ -246,8 +253,8 @@ function renderEvals(list) {
       el('td', {class: 'num'}, e.speedup ? e.speedup.toFixed(3) + 'x' : '—'),
       el('td', {class: 'num'}, fmtPct(e.roofline_fraction)),
       el('td', {}, e.proposer || ''),
-      el('td', {class: 'profile'}, e.profile ? JSON.stringify(e.profile) : '—'),
-      el('td', {class: 'diagnosis'}, e.diagnosis ? JSON.stringify(e.diagnosis) : '—')));
+      el('td', {class: 'profile'}, extra(e.profile)),
+      el('td', {class: 'diagnosis'}, extra(e.diagnosis))));
   }
 }
 

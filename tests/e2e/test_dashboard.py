@@ -26,6 +26,8 @@ protocol from urllib (no packages beyond the standard library):
    (psql); revoking the token ends the session (the page's next call is
    401).
 5. A screenshot is kept: <build dir>/artifacts/dashboard.png.
+6. A login form posted from another origin is refused (403, no cookie);
+   `--https-cert/--https-key` serve TLS and the cookie is then Secure.
 
 Skipped (77) when chromium or chromedriver is missing (scripts/setup
 installs both).
@@ -138,7 +140,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http(url, token=None, data=None, method=None):
+def http(url, token=None, data=None, method=None, headers=None, ctx=None):
     """(status, body text, headers) of one request, never raising on an
     HTTP error status; redirects are not followed."""
     class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -147,7 +149,12 @@ def http(url, token=None, data=None, method=None):
     req = urllib.request.Request(url, data=data, method=method)
     if token is not None:
         req.add_header("Authorization", "Bearer " + token)
-    opener = urllib.request.build_opener(NoRedirect)
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    handlers = [NoRedirect]
+    if ctx is not None:
+        handlers.append(urllib.request.HTTPSHandler(context=ctx))
+    opener = urllib.request.build_opener(*handlers)
     try:
         with opener.open(req, timeout=60) as r:
             return r.status, r.read().decode(errors="replace"), r.headers
@@ -156,6 +163,55 @@ def http(url, token=None, data=None, method=None):
 
 
 # ------------------------------------------------------------------ test --
+
+def check_https(c, denv):
+    """--https-cert/--https-key: served over TLS, the session cookie is
+    Secure, and the form login works with a fresh submitter token."""
+    import ssl
+    cert = os.path.join(c.dir, "dash.pem")
+    key = os.path.join(c.dir, "dash.key")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", key, "-out", cert],
+                       capture_output=True, timeout=120)
+    check(r.returncode == 0, "openssl: %s" % r.stderr.decode())
+    tok = c.kf("token", "create", "--role", "submitter", "--name", "dash-tls",
+               "--db", c.conninfo).split()[1]
+    pf = os.path.join(c.dir, "dash-tls.port")
+    p = kfe2e.Proc("dashboard-tls", [c.path("kf"), "dashboard", "--listen",
+                                     "127.0.0.1:0", "--coordinator", c.target,
+                                     "--port-file", pf, "--https-cert", cert,
+                                     "--https-key", key],
+                   os.path.join(c.dir, "dashboard-tls.log"), denv)
+    c.procs.append(p)
+
+    def port():
+        check(p.alive(), "kf dashboard --https-cert exited %s"
+              % p.popen.returncode)
+        try:
+            with open(pf) as f:
+                return int(f.read().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+    base = "https://127.0.0.1:%d" % kfe2e.wait_until(port, 60, "its port")
+    ctx = ssl.create_default_context(cafile=cert)
+    s, b, h = http(base + "/login", data=("token=" + tok).encode(), ctx=ctx,
+                   headers={"Content-Type":
+                            "application/x-www-form-urlencoded"})
+    ck = h.get("Set-Cookie") or ""
+    check(s == 303 and "Secure" in ck and "HttpOnly" in ck and
+          "SameSite=Strict" in ck and tok not in ck,
+          "HTTPS login: %d, cookie %r" % (s, ck))
+    s, b, _ = http(base + "/api/campaigns", ctx=ctx,
+                   headers={"Cookie": ck.split(";")[0]})
+    check(s == 200 and "softmax dashboard" in b,
+          "HTTPS API with the session: %d %s" % (s, b[:200]))
+    s, b, _ = http(base + "/api/campaigns", ctx=ctx,
+                   headers={"Cookie": "kf_dash_session=" + "0" * 64})
+    check(s == 401, "a made-up session id got %d" % s)
+    c.log("HTTPS dashboard checked")
+
 
 STATE_JS = r"""
 const q = s => document.querySelectorAll(s);
@@ -273,6 +329,16 @@ def body(c):
     check(s == 400 and "URL" in b, "a token in the URL: %d %s" % (s, b[:200]))
     s, b, _ = http(base + "/static/app.js")
     check(s == 401, "app.js without a credential: %d" % s)
+    # Login CSRF: another site's form may not log a browser in.
+    for hdr in ({"Origin": "http://evil.example"},
+                {"Sec-Fetch-Site": "cross-site",
+                 "Origin": base}):
+        hdr["Content-Type"] = "application/x-www-form-urlencoded"
+        s, b, h = http(base + "/login", data=("token=" + sub_token).encode(),
+                       headers=hdr)
+        check(s == 403 and not h.get("Set-Cookie"),
+              "a cross-origin login POST (%r): %d %r"
+              % (hdr, s, h.get("Set-Cookie")))
 
     # --- the same data with the submitter's bearer token, against psql
     s, b, h = http(base + "/api/campaigns", token=sub_token)
@@ -428,6 +494,7 @@ def body(c):
         check(s == 401, "a revoked bearer token got %d" % s)
     finally:
         wd.quit()
+    check_https(c, denv)
     for p in workers + [c.coord, dash]:
         check(p.alive(), "%s died" % p.name)
 
