@@ -125,10 +125,11 @@ function classColors(points) {
   return m;
 }
 
-function legend(svg, f, colors) {
+// Class colours, in the top-left corner or (bottom) just above the x axis.
+function legend(svg, f, colors, bottom) {
   let i = 0;
   for (const [name, color] of colors) {
-    const y = f.T + 10 + 14 * i++;
+    const y = bottom ? f.H - f.B - 8 - 14 * (colors.size - 1 - i++) : f.T + 10 + 14 * i++;
     svg.append(sv('rect', {x: f.L + 8, y: y - 8, width: 10, height: 10, fill: color}));
     svg.append(sv('text', {x: f.L + 22, y: y + 1, class: 'legend'}, name));
   }
@@ -170,7 +171,7 @@ function drawBest(series) {
     }
   }
   if (!lines.size) svg.append(sv('text', {x: 280, y: 120, 'text-anchor': 'middle'}, 'no verified candidate yet'));
-  else legend(svg, f, colors);
+  else legend(svg, f, colors, true);
 }
 
 function drawRoofline(series) {
