@@ -9,6 +9,7 @@ const SVGNS = 'http://www.w3.org/2000/svg';
 const COLORS = ['#1f6feb', '#d1242f', '#1a7f37', '#8250df', '#bf8700', '#0a7ea4'];
 const REFRESH_MS = 5000;
 let selected = null;
+let listed = [];  // the last /api/campaigns answer
 let timer = null;
 
 function el(tag, attrs, ...kids) {
@@ -236,6 +237,22 @@ function extra(v) {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
+// Per device class progress of the selected campaign (from the list).
+function renderClasses(id) {
+  const tb = document.querySelector('#classes tbody');
+  clear(tb);
+  const c = listed.find(x => x.id === id);
+  for (const k of (c && c.classes) || []) {
+    tb.append(el('tr', {},
+      el('td', {}, k.device_class),
+      el('td', {class: 'num'}, k.evals_done),
+      el('td', {class: 'num'}, k.evals_ok),
+      el('td', {class: 'num'}, k.best_speedup ? k.best_speedup.toFixed(3) + 'x' : '—'),
+      el('td', {class: 'num'}, fmtPct(k.best_roofline_fraction)),
+      el('td', {class: 'num'}, fmtTime(k.best_time_ns))));
+  }
+}
+
 function renderEvals(list) {
   const tb = document.querySelector('#evals tbody');
   clear(tb);
@@ -276,6 +293,7 @@ async function loadDetail(id) {
     api('campaigns/' + id + '/evaluations'), api('campaigns/' + id + '/sources')]);
   if (id !== selected) return;
   renderDetail(c);
+  renderClasses(id);
   drawBest(series);
   drawRoofline(series);
   renderEvals(evals);
@@ -295,6 +313,7 @@ async function refresh() {
   const line = document.getElementById('status-line');
   try {
     const list = renderCampaigns(await api('campaigns'));
+    listed = list;
     if (selected === null && list.length) {
       const m = /campaign=(\d+)/.exec(location.hash);
       selected = m ? Number(m[1]) : list[0].id;

@@ -219,6 +219,7 @@ const t = s => { const e = document.querySelector(s); return e ? e.textContent :
 return {
   loaded: document.body.dataset.loaded || '',
   title: document.title,
+  class_rows: q('#classes tbody tr').length,
   rows: [...q('#campaigns tbody tr')].map(r => ({
       id: Number(r.dataset.id), name: r.querySelector('td.name').textContent,
       classes: r.querySelectorAll('.class-progress').length})),
@@ -289,6 +290,8 @@ def body(c):
     sub = c.kf("token", "create", "--role", "submitter", "--name", "dash",
                "--db", c.conninfo).split()
     sub_id, sub_token = int(sub[0]), sub[1]
+    sub2 = c.kf("token", "create", "--role", "submitter", "--name", "dash2",
+                "--db", c.conninfo).split()[1]
     wtok = c.kf("token", "create", "--role", "worker", "--name", "dash-w",
                 "--db", c.conninfo).split()[1]
 
@@ -439,6 +442,8 @@ def body(c):
               rows[cid]["classes"] >= 1, "campaign row: %r" % rows[cid])
         check(rows[hid]["name"] == HOSTILE_NAME,
               "the hostile name renders as %r" % rows[hid]["name"])
+        check(st["class_rows"] == 1, "per-class rows in the detail: %d"
+              % st["class_rows"])
         check(st["best_paths"] >= 1 and st["ceilings"] >= 1,
               "best-so-far line %d, roofline ceilings %d"
               % (st["best_paths"], st["ceilings"]))
@@ -495,8 +500,20 @@ def body(c):
     finally:
         wd.quit()
     check_https(c, denv)
+    s, b, _ = http(base + "/api/campaigns", method="PUT", data=b"")
+    check(s == 405, "PUT got %d" % s)
+    s, b, _ = http(base + "/api/nothing", token=sub2)
+    check(s == 404 and "error" in json.loads(b), "unknown endpoint: %d" % s)
     for p in workers + [c.coord, dash]:
         check(p.alive(), "%s died" % p.name)
+    # The coordinator gone: a clear 502 naming it, and the dashboard stays.
+    c.coord.terminate()
+    s, b, _ = http(base + "/api/campaigns", token=sub2)
+    check(s == 502 and "unavailable" in json.loads(b)["error"],
+          "with the coordinator stopped: %d %s" % (s, b[:300]))
+    check(dash.alive(), "the dashboard died with its coordinator")
+    rc = dash.terminate(grace=60)
+    check(rc == 0, "kf dashboard exited %r on SIGTERM, not 0" % rc)
 
 
 if __name__ == "__main__":
