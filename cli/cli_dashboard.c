@@ -15,6 +15,7 @@
 #include "cli_internal.h"
 #include "dash.h"
 #include "err.h"
+#include "log.h"
 #include "util.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -44,6 +45,7 @@ static void usage(FILE *f) {
 "  --https-key PATH     the session cookie is then Secure.  Off loopback,\n"
 "                       use them (or a TLS proxy in front)\n"
 "  --port-file PATH     write the bound port there once serving\n"
+"  --log-level LEVEL    debug, info, warn, error             [warn]\n"
 "\n"
 "Stops on SIGINT or SIGTERM.  Exit codes: 0 stopped, 2 usage error,\n"
 "3 cannot serve (address in use, unreadable PEM files).\n");
@@ -60,6 +62,7 @@ int kf_cli_dashboard(int argc, char **argv) {
       {"https-cert", required_argument, 0, 'C'},
       {"https-key", required_argument, 0, 'K'},
       {"port-file", required_argument, 0, 'p'},
+      {"log-level", required_argument, 0, 'L'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -74,6 +77,17 @@ int kf_cli_dashboard(int argc, char **argv) {
     case 'C': o.https_cert = optarg; break;
     case 'K': o.https_key = optarg; break;
     case 'p': o.port_file = optarg; break;
+    case 'L': {
+      int lv = kf_log_parse_level(optarg);
+      if (lv < 0) {
+        fprintf(stderr, "kf dashboard: --log-level '%s': expected debug, "
+                        "info, warn or error\n", optarg);
+        bad = 1;
+      } else {
+        kf_log_init('u', (kf_log_level)lv);
+      }
+      break;
+    }
     case 'h':
       usage(stdout);
       free(av);

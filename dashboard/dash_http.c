@@ -23,6 +23,8 @@
  * cached.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -308,6 +310,16 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
+/* libmicrohttpd's own messages, into our log (hidden at kf's default
+ * level): the failure that matters is reported by kf_dash_run itself. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  size_t n = strlen(msg);
+  while (n && msg[n - 1] == '\n') msg[--n] = '\0';
+  kf_log(KF_LOG_INFO, "dashboard: libmicrohttpd: %s", msg);
+}
+
 /* "HOST:PORT" or "[V6]:PORT" into a socket address. */
 static int parse_listen(const char *s, struct sockaddr_storage *ss,
                         bool *v6, char *err, size_t errlen) {
@@ -393,17 +405,20 @@ int kf_dash_run(const kf_dash_opts *o, char *err, size_t errlen) {
       {MHD_OPTION_HTTPS_MEM_KEY, 0, key},
       {MHD_OPTION_END, 0, NULL},
   };
+  errno = 0;
   struct MHD_Daemon *md = MHD_start_daemon(
-      flags, 0, NULL, NULL, handle, &d, MHD_OPTION_SOCK_ADDR,
+      flags, 0, NULL, NULL, handle, &d,
+      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
       (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
       MHD_OPTION_ARRAY, cert ? tls_opts : tls_opts + 2, MHD_OPTION_END);
   if (!md) {
-    rc = kf_seterr(KF_EIO, err, errlen,
-                   "cannot serve HTTP on %s (address in use, or not this "
-                   "host's?)", o->listen);
+    int e = errno;
+    rc = kf_seterr(KF_EIO, err, errlen, "cannot serve HTTP on %s: %s",
+                   o->listen, e ? strerror(e) : "libmicrohttpd refused (--log-level "
+                   "info shows its reason)");
     goto out;
   }
   const union MHD_DaemonInfo *di =
