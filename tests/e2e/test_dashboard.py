@@ -27,7 +27,11 @@ protocol from urllib (no packages beyond the standard library):
    401).
 5. A screenshot is kept: <build dir>/artifacts/dashboard.png.
 6. A login form posted from another origin is refused (403, no cookie);
-   `--https-cert/--https-key` serve TLS and the cookie is then Secure.
+   `--https-cert/--https-key` serve TLS and the cookie is then Secure;
+   405 for other methods, 404 JSON for unknown endpoints; with the
+   coordinator stopped the API says 502 "service unavailable" and the
+   dashboard stays up, and it exits 0 on SIGTERM; a coordinator serving
+   TLS is reached with --tls-ca (and is a 502 without).
 
 Skipped (77) when chromium or chromedriver is missing (scripts/setup
 installs both).
@@ -163,6 +167,52 @@ def http(url, token=None, data=None, method=None, headers=None, ctx=None):
 
 
 # ------------------------------------------------------------------ test --
+
+def check_coordinator_tls(c, denv, tok):
+    """A coordinator serving TLS: the dashboard reaches it with --tls-ca
+    (as every remote kf command), and without it gets a clear 502."""
+    tls = os.path.join(c.dir, "tls")
+    os.makedirs(tls)
+
+    def sh(cmd):
+        r = subprocess.run(cmd, shell=True, cwd=tls, capture_output=True,
+                           timeout=120)
+        check(r.returncode == 0, "%s: %s" % (cmd, r.stderr.decode()))
+    sh("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=e2e CA'"
+       " -keyout ca.key -out ca.pem")
+    sh("openssl req -newkey rsa:2048 -nodes -subj '/CN=coordinator'"
+       " -keyout srv.key -out srv.csr")
+    with open(os.path.join(tls, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    sh("openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key"
+       " -CAcreateserial -days 2 -extfile san.ext -out srv.pem")
+    c.start_coordinator(extra=("--tls-cert", os.path.join(tls, "srv.pem"),
+                               "--tls-key", os.path.join(tls, "srv.key")))
+    for name, extra, want in (
+            ("dashboard-ctls", ("--tls-ca", os.path.join(tls, "ca.pem")), 200),
+            ("dashboard-plain", (), 502)):
+        pf = os.path.join(c.dir, name + ".port")
+        p = kfe2e.Proc(name, [c.path("kf"), "dashboard", "--listen",
+                              "127.0.0.1:0", "--coordinator", c.target,
+                              "--port-file", pf] + list(extra),
+                       os.path.join(c.dir, name + ".log"), denv)
+        c.procs.append(p)
+
+        def port():
+            check(p.alive(), "%s exited %s" % (name, p.popen.returncode))
+            try:
+                with open(pf) as f:
+                    return int(f.read().strip() or 0)
+            except (FileNotFoundError, ValueError):
+                return 0
+        base = "http://127.0.0.1:%d" % kfe2e.wait_until(port, 60, "its port")
+        s, b, _ = http(base + "/api/campaigns", token=tok)
+        check(s == want and (want != 200 or "softmax dashboard" in b),
+              "%s to a TLS coordinator: %d (want %d) %s"
+              % (name, s, want, b[:300]))
+        check(p.terminate(grace=60) == 0, "%s did not stop cleanly" % name)
+    c.log("dashboard to a TLS coordinator checked")
+
 
 def check_https(c, denv):
     """--https-cert/--https-key: served over TLS, the session cookie is
@@ -514,6 +564,7 @@ def body(c):
     check(dash.alive(), "the dashboard died with its coordinator")
     rc = dash.terminate(grace=60)
     check(rc == 0, "kf dashboard exited %r on SIGTERM, not 0" % rc)
+    check_coordinator_tls(c, denv, sub2)
 
 
 if __name__ == "__main__":
