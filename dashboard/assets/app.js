@@ -297,6 +297,9 @@ async function loadDetail(id) {
   drawBest(series);
   drawRoofline(series);
   renderEvals(evals);
+  document.getElementById('evals-title').textContent = 'Evaluations' +
+    (evals.evaluations.length < c.evals_done ? ' (the newest ' + evals.evaluations.length +
+     ' of ' + c.evals_done + ')' : ' (' + c.evals_done + ')');
   renderSources(sources);
 }
 

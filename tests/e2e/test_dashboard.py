@@ -79,8 +79,22 @@ class WebDriver:
                          "--disable-dev-shm-usage", "--no-first-run",
                          "--window-size=1400,2000",
                          "--user-data-dir=" + prof]}}}}
-        # Starting a browser on a loaded 2-core machine takes a while.
-        r = self.call("POST", "/session", caps, timeout=180)
+        # Starting a browser on a loaded 2-core machine takes a while, and
+        # chromedriver gives up on a browser that is slow to start: try
+        # again (a fresh profile each time) before calling it a failure.
+        last = None
+        for attempt in range(3):
+            opts = caps["capabilities"]["alwaysMatch"]["goog:chromeOptions"]
+            opts["args"][-1] = "--user-data-dir=%s.%d" % (prof, attempt)
+            try:
+                r = self.call("POST", "/session", caps,
+                              timeout=min(600, 120 * kfe2e.SLACK))
+                break
+            except (kfe2e.TestFailure, OSError) as e:
+                last = e
+                c.log("webdriver session attempt %d: %s" % (attempt + 1, e))
+        else:
+            raise kfe2e.TestFailure("no browser session: %s" % last)
         self.sid = r["sessionId"]
         self.s = "/session/" + self.sid
 
