@@ -243,7 +243,8 @@ int kf_rpc_client_call_sync(kf_rpc_client *c, const char *path,
                             int timeout_ms, ProtobufCMessage **resp, char *err,
                             size_t errlen);
 
-/* Sends raw request bytes (tests send malformed messages with it) and, on
+/* Sends raw request bytes (tests send malformed messages with it; kf
+ * dashboard sends each request with its user's own token) and, on
  * success, returns the raw response bytes in *out (malloc'd, caller frees;
  * non-NULL even when *outlen is 0).  token overrides the client's token
  * when non-NULL ("" sends none).  Same threads as kf_rpc_client_call_sync. */

@@ -102,6 +102,7 @@ void kf_coord__op_free(kf_coord_op *op) {
   free(op->ids);
   free(op->granted);
   kf_coord__campaign_free(op);
+  kf_coord__view_free(op);
   free(op);
 }
 

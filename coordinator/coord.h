@@ -60,6 +60,7 @@ typedef enum {
   KF_OP_SUBMIT,
   KF_OP_STATUS,
   KF_OP_CAMPAIGN, /* a campaign RPC (coord_campaign.c) */
+  KF_OP_VIEW,     /* a dashboard view RPC (coord_views.c) */
 } kf_coord_op_kind;
 
 /* A worker as the loop knows it; filled on RegisterWorker or, after a
@@ -108,6 +109,7 @@ typedef struct kf_coord_op {
   kf_leased_task **granted; /* LEASE: pointers into the batch's grant */
   size_t n_granted;
   struct kf_coord__camp *camp; /* CAMPAIGN: inputs and results */
+  struct kf_coord__view *view; /* VIEW: what the store read */
 } kf_coord_op;
 
 typedef struct kf_coord {
@@ -201,5 +203,16 @@ void kf_coord__on_proposer_usage(kf_rpc_call *call,
 void kf_coord__campaign_work(kf_store *s, kf_coord_op *op);
 void kf_coord__campaign_answer(kf_coord *co, kf_coord_op *op);
 void kf_coord__campaign_free(kf_coord_op *op);
+
+/* coord_views.c: the dashboard's read-only RPCs, as coord_campaign.c. */
+void kf_coord__on_list_campaigns(kf_rpc_call *call, const ProtobufCMessage *m,
+                                 void *data);
+void kf_coord__on_get_series(kf_rpc_call *call, const ProtobufCMessage *m,
+                             void *data);
+void kf_coord__on_get_reference(kf_rpc_call *call, const ProtobufCMessage *m,
+                                void *data);
+void kf_coord__view_work(kf_store *s, kf_coord_op *op);
+void kf_coord__view_answer(kf_coord *co, kf_coord_op *op);
+void kf_coord__view_free(kf_coord_op *op);
 
 #endif

@@ -69,4 +69,11 @@ bool kf_coord__check_list(const Kernelfleet__ListEvaluationsRequest *r,
 bool kf_coord__check_proposer_record(
     const Kernelfleet__ProposerRecordCallsRequest *r, char *bad, size_t blen);
 
+/* coord_views.c: the dashboard's views (limits; GetReference takes
+ * kf_coord__check_campaign_id). */
+bool kf_coord__check_list_campaigns(const Kernelfleet__ListCampaignsRequest *r,
+                                    char *bad, size_t blen);
+bool kf_coord__check_series(const Kernelfleet__GetCampaignSeriesRequest *r,
+                            char *bad, size_t blen);
+
 #endif

@@ -473,6 +473,7 @@ static void batch_work(uv_work_t *w) {
     else if (op->needs_lookup) do_lookup(s, op);
     else if (op->kind == KF_OP_SUBMIT) do_submit(s, op, co->cfg.max_attempts);
     else if (op->kind == KF_OP_CAMPAIGN) kf_coord__campaign_work(s, op);
+    else if (op->kind == KF_OP_VIEW) kf_coord__view_work(s, op);
   }
   bool accepted = do_reports(s, b->ops);
   if (b->search || (b->campaigns && accepted)) {

@@ -506,6 +506,12 @@ const kf_rpc_method kf_coord__methods[] = {
            kf_coord__on_proposer_record, S),
     METHOD("ProposerUsage", proposer_usage_request,
            kf_coord__on_proposer_usage, S),
+    METHOD("ListCampaigns", list_campaigns_request,
+           kf_coord__on_list_campaigns, S),
+    METHOD("GetCampaignSeries", get_campaign_series_request,
+           kf_coord__on_get_series, S),
+    METHOD("GetReference", get_reference_request, kf_coord__on_get_reference,
+           S),
 };
 #undef W
 #undef S
@@ -528,6 +534,9 @@ const size_t kf_coord__max_request_bytes[] = {
     0,                   /* ProposeCandidate */
     0,                   /* ProposerRecordCalls */
     SMALL_MAX_BYTES,     /* ProposerUsage */
+    SMALL_MAX_BYTES,     /* ListCampaigns */
+    SMALL_MAX_BYTES,     /* GetCampaignSeries */
+    SMALL_MAX_BYTES,     /* GetReference */
 };
 _Static_assert(sizeof kf_coord__max_request_bytes /
                        sizeof kf_coord__max_request_bytes[0] ==
@@ -639,6 +648,9 @@ void kf_coord__answer(kf_coord *co, kf_coord_op *op) {
     break;
   case KF_OP_CAMPAIGN:
     kf_coord__campaign_answer(co, op);
+    break;
+  case KF_OP_VIEW:
+    kf_coord__view_answer(co, op);
     break;
   case KF_OP_REPORT: {
     const Kernelfleet__ReportResultRequest *r = (const void *)op->req;

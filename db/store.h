@@ -956,4 +956,68 @@ typedef struct {
 int kf_store_port_report(kf_store *s, int64_t campaign_id,
                          kf_port_list **out);
 
+/* ---------------------------------------------------------------------
+ * Dashboard views (db/store_views.c): read-only, one allocation each.
+ */
+
+/* One campaign's progress, for ListCampaigns. */
+typedef struct {
+  int64_t id;
+  const char *name, *problem, *language, *state, *stop_reason, *showdown;
+  int backend;
+  uint32_t budget_evals, budget_seconds, showdown_top;
+  bool fresh;
+  uint64_t elapsed_ms;
+  uint32_t evals, evals_ok;
+  uint32_t outstanding;     /* eval tasks queued or leased */
+  double best_speedup;      /* highest of any ok evaluation; 0 none */
+  double best_roofline;
+} kf_campaign_summary;
+
+/* One device class's share of a listed campaign's evaluations. */
+typedef struct {
+  int64_t campaign_id;
+  kf_device_class dc;
+  uint32_t evals, evals_ok;
+  double best_speedup, best_roofline, best_time_ns; /* 0: none */
+} kf_class_progress;
+
+typedef struct {
+  kf_campaign_summary *v;   /* newest first */
+  size_t n;
+  kf_class_progress *classes; /* grouped by campaign, same order */
+  size_t n_classes;
+} kf_campaign_summaries;
+
+/* At most limit campaigns (> 0) with ids below before_id (0: any), newest
+ * first, with their classes.  Free with kf_store_summaries_free. */
+int kf_store_campaign_summaries(kf_store *s, uint32_t limit,
+                                int64_t before_id,
+                                kf_campaign_summaries **out);
+void kf_store_summaries_free(kf_campaign_summaries *l);
+
+/* One evaluation as a point of the campaign's time series. */
+typedef struct {
+  int64_t candidate_id, task_id; /* task 0: reused */
+  int outcome;                   /* kf_outcome */
+  const char *stage;
+  kf_device_class dc;
+  int64_t at_ms;                 /* recorded, Unix ms */
+  double time_ns_median, speedup, roofline_fraction, achieved_gbps;
+  /* the measuring worker's DeviceInfo copy_gbps / peak_gflops; 0 unknown */
+  double ceiling_gbps, peak_gflops;
+} kf_eval_point;
+
+typedef struct {
+  kf_eval_point *v;              /* oldest first */
+  size_t n;
+  int64_t started_at_ms;         /* the campaign's start */
+} kf_eval_series;
+
+/* The first limit (> 0) evaluations of a campaign.  KF_ENOTFOUND when there
+ * is no such campaign.  Free with kf_store_series_free. */
+int kf_store_eval_series(kf_store *s, int64_t campaign_id, uint32_t limit,
+                         kf_eval_series **out);
+void kf_store_series_free(kf_eval_series *l);
+
 #endif

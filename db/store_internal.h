@@ -110,6 +110,11 @@ typedef enum {
   KF_STMT_PROPOSER_RECORD,
   KF_STMT_PROPOSER_TOTALS,
   KF_STMT_PROPOSER_RECENT,
+  /* dashboard views (store_views.c) */
+  KF_STMT_VIEW_CAMPAIGNS,
+  KF_STMT_VIEW_CLASSES,
+  KF_STMT_VIEW_STARTED,
+  KF_STMT_VIEW_SERIES,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 

@@ -86,6 +86,14 @@ static bool validate(const ProtobufCMessage *m, char *bad, size_t blen) {
     return kf_coord__check_campaign_id(
         ((const Kernelfleet__ProposerUsageRequest *)m)->campaign_id, bad,
         blen);
+  if (d == &kernelfleet__list_campaigns_request__descriptor)
+    return kf_coord__check_list_campaigns((const void *)m, bad, blen);
+  if (d == &kernelfleet__get_campaign_series_request__descriptor)
+    return kf_coord__check_series((const void *)m, bad, blen);
+  if (d == &kernelfleet__get_reference_request__descriptor)
+    return kf_coord__check_campaign_id(
+        ((const Kernelfleet__GetReferenceRequest *)m)->campaign_id, bad,
+        blen);
   fprintf(stderr, "fuzz_rpc: no validator for %s\n", d->name);
   abort(); /* a method was added without one: fail loudly */
 }

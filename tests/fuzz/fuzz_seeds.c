@@ -208,5 +208,18 @@ int main(int argc, char **argv) {
       KERNELFLEET__PROPOSER_USAGE_REQUEST__INIT;
   pu.campaign_id = 1;
   rc |= write_seed(argv[1], "proposer_usage", &pu.base);
+  Kernelfleet__ListCampaignsRequest lc =
+      KERNELFLEET__LIST_CAMPAIGNS_REQUEST__INIT;
+  lc.limit = 10;
+  lc.before_id = 5;
+  rc |= write_seed(argv[1], "list_campaigns", &lc.base);
+  Kernelfleet__GetCampaignSeriesRequest gs =
+      KERNELFLEET__GET_CAMPAIGN_SERIES_REQUEST__INIT;
+  gs.campaign_id = 1;
+  gs.limit = 100;
+  rc |= write_seed(argv[1], "get_series", &gs.base);
+  Kernelfleet__GetReferenceRequest gr = KERNELFLEET__GET_REFERENCE_REQUEST__INIT;
+  gr.campaign_id = 1;
+  rc |= write_seed(argv[1], "get_reference", &gr.base);
   return rc ? 1 : 0;
 }
