@@ -145,13 +145,16 @@ static void progress_text(char *buf, size_t len,
   fmt_secs(elapsed, sizeof elapsed, el);
   /* ETA: whichever budget runs out first, evaluations at the rate so far
    * or wall-clock seconds. */
+  /* Budgets are each class's (0009): the campaign's total is the sum. */
+  uint32_t ncls = st->n_classes > 1 ? (uint32_t)st->n_classes : 1;
+  uint32_t total = c->budget_evals * ncls;
   double left = -1;
   if (c->budget_seconds) left = (double)c->budget_seconds - el;
-  if (c->budget_evals && st->evals_done > 0 && el > 0) {
+  if (total && st->evals_done > 0 && el > 0) {
     double rate = st->evals_done / el;
     double by_evals =
-        st->evals_done >= c->budget_evals
-            ? 0 : (double)(c->budget_evals - st->evals_done) / rate;
+        st->evals_done >= total ? 0
+                                : (double)(total - st->evals_done) / rate;
     if (left < 0 || by_evals < left) left = by_evals;
   }
   if (left >= 0 && !kf_cli__campaign_ended(st)) {
@@ -169,7 +172,25 @@ static void progress_text(char *buf, size_t len,
       snprintf(best, sizeof best, "best %.2fx (%s)", st->best_speedup, t);
   }
   char budget[24] = "?";
-  if (c->budget_evals) snprintf(budget, sizeof budget, "%u", c->budget_evals);
+  if (total) snprintf(budget, sizeof budget, "%u", total);
+  /* Per class, when there are several: "[A 4/4 done, B 1/4]". */
+  char per[160] = "";
+  if (st->n_classes > 1) {
+    size_t o = 0;
+    for (size_t i = 0; i < st->n_classes && o + 1 < sizeof per; i++) {
+      const Kernelfleet__CampaignClassStatus *k = st->classes[i];
+      char m[40];
+      one_line(m, sizeof m, k->device_class ? k->device_class->model : "?",
+               24);
+      int w = snprintf(per + o, sizeof per - o, "%s%s %u/%u%s%s",
+                       i ? ", " : " [", m, k->evals_done, c->budget_evals,
+                       strcmp(k->state, "running") ? " " : "",
+                       strcmp(k->state, "running") ? k->state : "");
+      if (w < 0) break;
+      o += (size_t)w;
+    }
+    if (o + 1 < sizeof per) snprintf(per + o, sizeof per - o, "]");
+  }
   if (!strcmp(c->state, "showdown")) {
     /* The search is over; the top candidates are being re-timed. */
     snprintf(buf, len, "%u evals, %u ok; %s; showdown: re-timing the top %u"
@@ -177,9 +198,9 @@ static void progress_text(char *buf, size_t len,
              st->stop_reason, c->showdown_top ? c->showdown_top : 5, elapsed);
     return;
   }
-  snprintf(buf, len, "%u/%s evals, %u ok, %u running, %s, %s%s",
+  snprintf(buf, len, "%u/%s evals, %u ok, %u running, %s, %s%s%s",
            st->evals_done, budget, st->evals_ok, st->evals_running, best,
-           elapsed, eta);
+           elapsed, eta, per);
 }
 
 static void sleep_ms_interruptible(int ms, volatile sig_atomic_t *stop) {

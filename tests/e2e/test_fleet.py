@@ -123,6 +123,13 @@ def body(c):
     check(st["stop_reason"] == "budget_evals reached", "stop %r"
           % st["stop_reason"])
     check(st["device_class"] is None, "a campaign of both classes names none")
+    # watch's progress line counts per class.
+    r = subprocess.run([c.path("kf"), "campaign", "watch", str(cid),
+                        "--coordinator", c.target], env=c.env,
+                       capture_output=True, timeout=120)
+    err = r.stderr.decode(errors="replace")
+    check("8/8 evals" in err and "cpu-fast 4/4 done" in err and
+          "cpu-slow 4/4 done" in err, "watch's line: %r" % err)
     # Each class's best, measured there.
     bests = {}
     for name in ("cpu-fast", "cpu-slow"):
