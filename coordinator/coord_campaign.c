@@ -29,6 +29,7 @@
 #include "util.h"
 
 #define MAX_TOP 1000
+#define MAX_TOP_SOURCES 32
 #define MAX_LIST 100000
 #define MAX_SOURCE (4u << 20) /* bytes of one candidate or template */
 
@@ -431,9 +432,16 @@ static bool id_ok(kf_rpc_call *call, int64_t id) {
 bool kf_coord__check_get_campaign(const Kernelfleet__GetCampaignRequest *r,
                                   char *bad, size_t blen) {
   if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
-  if (r->top <= MAX_TOP) return true;
-  snprintf(bad, blen, "top must be 0..%d", MAX_TOP);
-  return false;
+  if (r->top > MAX_TOP) {
+    snprintf(bad, blen, "top must be 0..%d", MAX_TOP);
+    return false;
+  }
+  /* Sources are up to MAX_SOURCE each: a bounded number per answer. */
+  if (r->with_sources && r->top > MAX_TOP_SOURCES) {
+    snprintf(bad, blen, "with_sources allows top 0..%d", MAX_TOP_SOURCES);
+    return false;
+  }
+  return true;
 }
 
 void kf_coord__on_get_campaign(kf_rpc_call *call, const ProtobufCMessage *m, void *data) {

@@ -75,8 +75,8 @@ typedef struct {
   void *priv_;                        /* the responses behind the strings */
 } kf_proposer_context;
 
-/* Fetches the context of campaign id: its top `top` kernels (0: 8) and its
- * `nfail` (0: 6) newest failures.  0, or a KF_E* code with the reason in
+/* Fetches the context of campaign id: its top `top` kernels (0: 8; at most
+ * 32) and its `nfail` (0: 6) newest failures.  0, or a KF_E* code with the reason in
  * err (KF_ENOTFOUND: no such campaign). */
 int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
                               uint32_t nfail, int timeout_ms,
