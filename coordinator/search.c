@@ -690,13 +690,20 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     }
     usable[ti] = ok;
     if (!ok || ts[ti].space < 2) continue;
-    int have = 0;
-    for (size_t i = 0; i < keys->n; i++)
-      if (keys->v[i].campaign_id == c->id &&
-          strcmp(keys->v[i].source_sha256, ts[ti].sha) == 0)
-        have++;
-    for (size_t i = 0; i < pending->n; i++)
-      if (strcmp(pending->v[i].source_sha256, ts[ti].sha) == 0) have++;
+    /* distinct points (flags): a duplicate proposal is no new point */
+    keyset seen = {0};
+    for (size_t i = 0; i < keys->n + pending->n && !rc; i++) {
+      const kf_cand_row *r =
+          i < keys->n ? &keys->v[i] : &pending->v[i - keys->n];
+      if ((i < keys->n && r->campaign_id != c->id) ||
+          strcmp(r->source_sha256, ts[ti].sha) != 0)
+        continue;
+      rc = keyset_put(&seen, key_hash(r->source_sha256, r->flags), KEY_MINE,
+                      0, 0);
+    }
+    int have = (int)seen.n;
+    keyset_free(&seen);
+    if (rc) goto out;
     int want = ts[ti].space < EXPLORE ? (int)ts[ti].space : EXPLORE;
     explore[ti] = want > have ? want - have : 0;
   }

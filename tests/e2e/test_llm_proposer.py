@@ -318,6 +318,27 @@ def body(c):
     check(cand == ["llm-lanes", '{"LANES": "4"}', "-DLANES=4"],
           "the proposal's candidate: %r" % cand)
 
+    # A person declares knobs the same way (`kf campaign propose
+    # --knob-space`): a bad declaration is refused naming the field, the
+    # same source finds its template (and its first point is the llm's
+    # proposal again: no new key).
+    path = os.path.join(c.dir, "mine.c")
+    with open(path, "w") as f:
+        f.write(GOOD_KNOBS)
+    r = subprocess.run([c.path("kf"), "campaign", "propose", str(cid), path,
+                        "--knob-space", "DEPTH=1,2", "--coordinator",
+                        c.target], env=c.env, capture_output=True,
+                       timeout=60)
+    err = r.stderr.decode(errors="replace")
+    check(r.returncode == 2 and "knob_space[0].name 'DEPTH' does not appear"
+          " in the source" in err, "bad --knob-space: exit %d: %s"
+          % (r.returncode, err))
+    j = json.loads(c.kf("campaign", "propose", str(cid), path, "--knob-space",
+                        "LANES=4,8,16", "--json",
+                        "--coordinator", c.target))
+    check(j.get("template") == "llm-lanes" and j["candidate_id"] > 0,
+          "kf campaign propose --knob-space: %r" % j)
+
     # ---- the worker evaluates; the search tunes the proposal's knobs ----
     worker = c.start_worker("w-llm", slots=2)
 
