@@ -135,6 +135,15 @@ def make_server(script):
                 script.inflight += 1
                 script.max_inflight = max(script.max_inflight,
                                           script.inflight)
+            counted = [True]
+
+            def done():
+                # Before a byte of the answer leaves: the client may send
+                # its next request as soon as it has this one.
+                with script.lock:
+                    if counted[0]:
+                        script.inflight -= 1
+                        counted[0] = False
             try:
                 n = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(n)
@@ -150,6 +159,7 @@ def make_server(script):
                     return
                 item = script.take()
                 time.sleep(item.get("delay", 0))
+                done()
                 out = item.get("body", "")
                 data = (json.dumps(out) if isinstance(out, dict)
                         else out).encode()
@@ -163,8 +173,7 @@ def make_server(script):
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (the slow reply)
             finally:
-                with script.lock:
-                    script.inflight -= 1
+                done()
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
     srv.daemon_threads = True
@@ -297,7 +306,8 @@ def body(c):
                                           if k != "messages"}))
         user = b["messages"][1]["content"]
         for frag in ("# Problem: vecsum", "kf_args", ref.strip()[-60:],
-                     '"name": "vecsum"', "None measured yet"):
+                     '"name": "vecsum"', "None measured yet",
+                     "No worker that can run this campaign"):
             check(frag in user, "the prompt lacks %r" % frag)
     dump = c.scalar("SELECT count(*) FROM proposer_calls WHERE reason LIKE"
                     " '%%%s%%'" % KEY)
@@ -383,8 +393,9 @@ def body(c):
     check(all("## Best kernels so far" in p and "candidate " in
               p.split("## Best kernels so far")[1][:400] for p in prompts),
           "round 2 prompts lack the measured kernels")
-    check(all("## Devices running this campaign\n\n- cpu " in p
-              for p in prompts), "round 2 prompts lack the device class")
+    check(all("## Devices running this campaign\n\n- cpu " in p and
+              "measured copy bandwidth" in p and "1 worker alive" in p
+              for p in prompts), "round 2 prompts lack the device facts")
 
     # The harness's verdicts on what the model wrote, and the knob values
     # of its structure the search measured: waited for (no need to run

@@ -429,6 +429,8 @@ static void test_knob_space_template(void **state) {
   assert_int_equal(gr->templates[1]->knobs[0]->n_values, 3);
   assert_string_equal(gr->templates[1]->knobs[0]->values[2], "256");
   assert_string_equal(gr->templates[2]->name, "tiled");
+  /* no worker has registered: no device to describe */
+  assert_int_equal(gr->n_devices, 0);
   kf_rpc_free(resp);
   /* Sources are bounded: top at most 32 with them. */
   gq.top = 33;
