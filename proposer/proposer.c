@@ -202,11 +202,13 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
   for (size_t i = 0; i < r->n_devices && c->n_devices < 8; i++) {
     const Kernelfleet__ProposerDevice *d = r->devices[i];
     size_t k = c->n_devices++;
-    dc_text(d->device_class, c->device_class[k], sizeof c->device_class[k]);
+    char cls[256];
+    dc_text(d->device_class, cls, sizeof cls);
+    memcpy(c->device_class[k], cls, sizeof cls);
     snprintf(c->devices[k], sizeof c->devices[k],
              "%s: %u %s, L2 %.1f MiB, memory %.1f GiB, measured copy"
              " bandwidth %.1f GB/s, compute ceiling %.0f GFLOP/s, %u worker%s"
-             " alive", c->device_class[k], d->cores,
+             " alive", cls, d->cores,
              d->device_class && d->device_class->kind ==
                      KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA
                  ? "SMs" : "cores",
