@@ -646,9 +646,6 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
                  ((uint64_t)dc * 0xC2B2AE3D27D4EB4Full);
   (void)rng_next(&rng);
 
-  /* Proposers' templates that evaluated ok here: points of their space
-   * still to explore (this campaign's keys of the source so far, planned
-   * proposals included, count). */
   /* Migrants: the best genome of every other class, when this class
    * holds no key of it yet. */
   typedef struct {
@@ -674,10 +671,12 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     }
   }
 
-  int explore[MAX_TEMPLATES] = {0};
   /* Random draws and walks leave out a proposer's template until it has
-   * evaluated ok here: what a model wrote may not even compile, and its
-   * space is explored once it has. */
+   * evaluated ok here: what a model wrote may not even compile.  Once it
+   * has, explore[] holds the points of its space still to try first (up
+   * to EXPLORE distinct points of this campaign on the class, planned
+   * proposals included). */
+  int explore[MAX_TEMPLATES] = {0};
   bool usable[MAX_TEMPLATES];
   for (int ti = 0; ti < nt; ti++) {
     usable[ti] = !ts[ti].proposed;
