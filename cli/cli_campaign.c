@@ -69,12 +69,16 @@ static void usage(FILE *f) {
 "                               launch-bound, with its fraction of the\n"
 "                               measured ceilings) and hardware profile\n"
 "                               (GPU workers: Nsight Compute counters, or\n"
-"                               why there are none); docs/profiling.md"
+"                               why there are none); docs/profiling.md\n"
 "  propose ID SOURCE_FILE       add a candidate of your own (a person, an\n"
 "                               LLM, another program): it is verified and\n"
 "                               timed like any other and joins the search;\n"
 "                               [--knob NAME=VALUE]... [--template NAME]\n"
 "                               [--proposer NAME]; prints the candidate id\n"
+"                               [--knob-space NAME=V1,V2,...]...: the\n"
+"                               source declares these knobs: it becomes a\n"
+"                               template of the campaign whose knobs the\n"
+"                               search tunes (docs/proposers.md)\n"
 "  port ID --to CLASS           port campaign ID to device class CLASS: a\n"
 "       [--from CLASS]          new campaign of the same problem on CLASS\n"
 "       [--elites N] [budget]   only, whose first candidates are ID's best N\n"
@@ -116,6 +120,8 @@ typedef struct {
   const char *device_class;      /* submit, best: --class */
   const char *to, *from;         /* port */
   uint64_t elites;               /* port; 0: the source's showdown size */
+  char *spaces[KF_SPEC_MAX_KNOBS]; /* propose: NAME=V1,V2,... */
+  int n_spaces;
 } camp_opts;
 
 /* Parses options and up to two positional arguments.  Returns 0, -1 after
@@ -129,6 +135,7 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
       {"top", required_argument, 0, 'n'},
       {"json", no_argument, 0, 'j'},
       {"knob", required_argument, 0, 'k'},
+      {"knob-space", required_argument, 0, 'S'},
       {"proposer", required_argument, 0, 'P'},
       {"template", required_argument, 0, 'T'},
       {"class", required_argument, 0, 'C'},
@@ -170,6 +177,15 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
       o->knobs[o->n_knobs++] = optarg;
       break;
     }
+    case 'S':
+      if (!strchr(optarg, '=') || o->n_spaces == KF_SPEC_MAX_KNOBS) {
+        fprintf(stderr, "%s: --knob-space '%s': expected NAME=V1,V2,... (at"
+                " most %d)\n", name, optarg, KF_SPEC_MAX_KNOBS);
+        rc = KF_EXIT_USAGE;
+        break;
+      }
+      o->spaces[o->n_spaces++] = optarg;
+      break;
     case 'n':
       if (kf_parse_u64(optarg, &o->top) || o->top > 1000) {
         fprintf(stderr, "%s: --top '%s': expected 0..1000\n", name, optarg);
@@ -449,10 +465,39 @@ static int do_propose(kf_rpc_client *cli, const char *cmd, camp_opts *o,
     knobs[i].value = (char *)eq + 1;
     kp[i] = &knobs[i];
   }
+  /* --knob-space NAME=V1,V2,...: split in place (the strings are argv's) */
+  Kernelfleet__KnobSpace ks[KF_SPEC_MAX_KNOBS], *ksp[KF_SPEC_MAX_KNOBS];
+  char *vals[KF_SPEC_MAX_KNOBS][KF_SPEC_MAX_KNOB_VALUES];
+  for (int i = 0; i < o->n_spaces; i++) {
+    char *eq = strchr(o->spaces[i], '=');
+    *eq = '\0';
+    kernelfleet__knob_space__init(&ks[i]);
+    ks[i].name = o->spaces[i];
+    ks[i].values = vals[i];
+    for (char *v = eq + 1, *save = NULL, *t; (t = strtok_r(v, ",", &save));
+         v = NULL) {
+      if (ks[i].n_values == KF_SPEC_MAX_KNOB_VALUES) {
+        fprintf(stderr, "%s: --knob-space %s: at most %d values\n", cmd,
+                ks[i].name, KF_SPEC_MAX_KNOB_VALUES);
+        free(src);
+        return KF_EXIT_USAGE;
+      }
+      vals[i][ks[i].n_values++] = t;
+    }
+    if (!kf_spec_knob_name_ok(ks[i].name) || ks[i].n_values == 0) {
+      fprintf(stderr, "%s: --knob-space '%s': expected NAME=V1,V2,... with"
+              " NAME a C identifier\n", cmd, ks[i].name);
+      free(src);
+      return KF_EXIT_USAGE;
+    }
+    ksp[i] = &ks[i];
+  }
   Kernelfleet__ProposeCandidateRequest req =
       KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
   req.campaign_id = id;
   req.source = src;
+  req.knob_space = ksp;
+  req.n_knob_space = (size_t)o->n_spaces;
   req.knobs = kp;
   req.n_knobs = (size_t)o->n_knobs;
   req.proposer = (char *)(o->proposer ? o->proposer : "user");
@@ -469,6 +514,8 @@ static int do_propose(kf_rpc_client *cli, const char *cmd, camp_opts *o,
     cJSON_AddNumberToObject(j, "campaign_id", (double)id);
     cJSON_AddNumberToObject(j, "candidate_id", (double)r->candidate_id);
     cJSON_AddBoolToObject(j, "duplicate", r->duplicate);
+    if (r->template_name && *r->template_name)
+      cJSON_AddStringToObject(j, "template", r->template_name);
     kf_cli__json_print(stdout, j);
   } else if (r->duplicate) {
     printf("candidate %lld: already evaluated in campaign %lld\n",

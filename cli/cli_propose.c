@@ -61,15 +61,20 @@ KF_CLI__REMOTE_HELP
 "            3 coordinator unreachable, 4 interrupted.\n");
 }
 
-static int parse_u32(const char *arg, uint32_t max, const char *opt,
-                     const char *cmd, uint32_t *out) {
+static int parse_range(const char *arg, uint32_t lo, uint32_t hi,
+                       const char *opt, const char *cmd, uint32_t *out) {
   uint64_t v;
-  if (kf_parse_u64(arg, &v) || v > max) {
-    fprintf(stderr, "%s: %s '%s': expected 0..%u\n", cmd, opt, arg, max);
+  if (kf_parse_u64(arg, &v) || v < lo || v > hi) {
+    fprintf(stderr, "%s: %s '%s': expected %u..%u\n", cmd, opt, arg, lo, hi);
     return KF_EXIT_USAGE;
   }
   *out = (uint32_t)v;
   return 0;
+}
+
+static int parse_u32(const char *arg, uint32_t max, const char *opt,
+                     const char *cmd, uint32_t *out) {
+  return parse_range(arg, 0, max, opt, cmd, out);
 }
 
 static int parse_dbl(const char *arg, double lo, double hi, const char *opt,
@@ -94,17 +99,14 @@ int kf_cli__llm_opt(kf_cli__llm *l, int c, const char *arg, const char *cmd) {
   case 0x301: l->model = arg; break;
   case 0x302: l->key_file = arg; break;
   case 0x303:
-    rc = parse_u32(arg, 16, "--llm-requests", cmd, &l->requests);
-    if (!rc && !l->requests) rc = parse_u32("x", 16, "--llm-requests", cmd, &u);
+    rc = parse_range(arg, 1, 16, "--llm-requests", cmd, &l->requests);
     break;
   case 0x304:
-    rc = parse_u32(arg, 16, "--llm-parallel", cmd, &l->parallel);
-    if (!rc && !l->parallel) rc = parse_u32("x", 16, "--llm-parallel", cmd, &u);
+    rc = parse_range(arg, 1, 16, "--llm-parallel", cmd, &l->parallel);
     break;
   case 0x305: rc = parse_u32(arg, 86400, "--llm-interval", cmd, &l->interval_s); break;
   case 0x306:
-    rc = parse_u32(arg, 3600, "--llm-timeout", cmd, &l->timeout_s);
-    if (!rc && !l->timeout_s) rc = parse_u32("x", 3600, "--llm-timeout", cmd, &u);
+    rc = parse_range(arg, 1, 3600, "--llm-timeout", cmd, &l->timeout_s);
     break;
   case 0x307:
     rc = parse_u32(arg, 20, "--llm-retries", cmd, &u);

@@ -29,6 +29,7 @@
 #include "util.h"
 
 #define MAX_TOP 1000
+#define MAX_TOP_SOURCES 32
 #define MAX_LIST 100000
 #define MAX_SOURCE (4u << 20) /* bytes of one candidate or template */
 
@@ -77,6 +78,9 @@ typedef struct kf_coord__camp {
   kf_cand_list *sources;     /* GET with_sources: the top's candidates */
   char template_name[64];    /* PROPOSE with a knob space */
   kf_proposer_usage usage;   /* PROPOSER_USAGE */
+  uint32_t alive_ms;         /* GET: a worker seen within this is alive */
+  kf_campaign_device *devs;  /* GET with_problem */
+  size_t n_devs;
 } camp_op;
 
 void kf_coord__campaign_free(kf_coord_op *op) {
@@ -94,6 +98,7 @@ void kf_coord__campaign_free(kf_coord_op *op) {
   free(c->port_rows);
   kf_store_list_free(c->sources);
   free(c->usage.recent);
+  free(c->devs);
   free(c);
   op->camp = NULL;
 }
@@ -524,9 +529,16 @@ static bool id_ok(kf_rpc_call *call, int64_t id) {
 bool kf_coord__check_get_campaign(const Kernelfleet__GetCampaignRequest *r,
                                   char *bad, size_t blen) {
   if (!kf_coord__check_campaign_id(r->campaign_id, bad, blen)) return false;
-  if (r->top <= MAX_TOP) return true;
-  snprintf(bad, blen, "top must be 0..%d", MAX_TOP);
-  return false;
+  if (r->top > MAX_TOP) {
+    snprintf(bad, blen, "top must be 0..%d", MAX_TOP);
+    return false;
+  }
+  /* Sources are up to MAX_SOURCE each: a bounded number per answer. */
+  if (r->with_sources && r->top > MAX_TOP_SOURCES) {
+    snprintf(bad, blen, "with_sources allows top 0..%d", MAX_TOP_SOURCES);
+    return false;
+  }
+  return true;
 }
 
 void kf_coord__on_get_campaign(kf_rpc_call *call, const ProtobufCMessage *m, void *data) {
@@ -536,7 +548,10 @@ void kf_coord__on_get_campaign(kf_rpc_call *call, const ProtobufCMessage *m, voi
     return;
   }
   camp_op *c = camp_new(call, CAMP_GET);
-  if (c) push(data, call, m, c);
+  if (!c) return;
+  const kf_coord *co = data;
+  c->alive_ms = 3 * co->cfg.heartbeat_ms + 1000; /* as the search counts */
+  push(data, call, m, c);
 }
 
 void kf_coord__on_list_evaluations(kf_rpc_call *call, const ProtobufCMessage *m,
@@ -905,6 +920,9 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
     }
     if (!rc && c->camp->port_from_campaign)
       rc = kf_store_port_report(s, r->campaign_id, &c->port_rows);
+    if (!rc && r->with_problem)
+      rc = kf_store_campaign_devices(s, r->campaign_id, c->alive_ms,
+                                     &c->devs, &c->n_devs);
     if (!rc && r->with_sources && c->list && c->list->n) {
       int64_t *ids = calloc(c->list->n, sizeof *ids);
       if (!ids) {
@@ -1414,6 +1432,8 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
         break;
       }
   const Kernelfleet__GetCampaignRequest *rq = (const void *)op->req;
+  Kernelfleet__ProposerDevice devs[16], *devp[16];
+  Kernelfleet__DeviceClass dcs[16];
   problem_view pv;
   memset(&pv, 0, sizeof pv);
   if (rq->with_problem) {
@@ -1429,6 +1449,26 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
     resp.language = (char *)k->language;
     resp.n_templates = pv.n;
     resp.templates = pv.tp;
+    for (size_t i = 0; i < c->n_devs && i < 16; i++) {
+      const kf_campaign_device *d = &c->devs[i];
+      kernelfleet__proposer_device__init(&devs[i]);
+      kernelfleet__device_class__init(&dcs[i]);
+      dcs[i].kind = (Kernelfleet__DeviceKind)d->dc.kind;
+      dcs[i].model = (char *)d->dc.model;
+      dcs[i].cc_major = d->dc.cc_major;
+      dcs[i].cc_minor = d->dc.cc_minor;
+      dcs[i].isa = (char *)d->dc.isa;
+      devs[i].device_class = &dcs[i];
+      devs[i].workers_alive = d->workers_alive;
+      devs[i].cores = d->cores;
+      devs[i].l2_bytes = d->l2_bytes;
+      devs[i].mem_bytes = d->mem_bytes;
+      devs[i].copy_gbps = d->copy_gbps;
+      devs[i].peak_gflops = d->peak_gflops;
+      devp[i] = &devs[i];
+      resp.n_devices = i + 1;
+    }
+    resp.devices = devp;
   }
   kf_rpc_call_reply(op->call, &resp.base);
   problem_clear(&pv);

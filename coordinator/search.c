@@ -654,9 +654,6 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
                  ((uint64_t)dc * 0xC2B2AE3D27D4EB4Full);
   (void)rng_next(&rng);
 
-  /* Proposers' templates that evaluated ok here: points of their space
-   * still to explore (this campaign's keys of the source so far, planned
-   * proposals included, count). */
   /* Migrants: the best genome of every other class, when this class
    * holds no key of it yet. */
   typedef struct {
@@ -682,10 +679,12 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     }
   }
 
-  int explore[MAX_TEMPLATES] = {0};
   /* Random draws and walks leave out a proposer's template until it has
-   * evaluated ok here: what a model wrote may not even compile, and its
-   * space is explored once it has. */
+   * evaluated ok here: what a model wrote may not even compile.  Once it
+   * has, explore[] holds the points of its space still to try first (up
+   * to EXPLORE distinct points of this campaign on the class, planned
+   * proposals included). */
+  int explore[MAX_TEMPLATES] = {0};
   bool usable[MAX_TEMPLATES];
   for (int ti = 0; ti < nt; ti++) {
     usable[ti] = !ts[ti].proposed;
@@ -698,13 +697,20 @@ static int step_class(const camp_ctx *x, const kf_eval_class *cls,
     }
     usable[ti] = ok;
     if (!ok || ts[ti].space < 2) continue;
-    int have = 0;
-    for (size_t i = 0; i < keys->n; i++)
-      if (keys->v[i].campaign_id == c->id &&
-          strcmp(keys->v[i].source_sha256, ts[ti].sha) == 0)
-        have++;
-    for (size_t i = 0; i < pending->n; i++)
-      if (strcmp(pending->v[i].source_sha256, ts[ti].sha) == 0) have++;
+    /* distinct points (flags): a duplicate proposal is no new point */
+    keyset seen = {0};
+    for (size_t i = 0; i < keys->n + pending->n && !rc; i++) {
+      const kf_cand_row *r =
+          i < keys->n ? &keys->v[i] : &pending->v[i - keys->n];
+      if ((i < keys->n && r->campaign_id != c->id) ||
+          strcmp(r->source_sha256, ts[ti].sha) != 0)
+        continue;
+      rc = keyset_put(&seen, key_hash(r->source_sha256, r->flags), KEY_MINE,
+                      0, 0);
+    }
+    int have = (int)seen.n;
+    keyset_free(&seen);
+    if (rc) goto out;
     int want = ts[ti].space < EXPLORE ? (int)ts[ti].space : EXPLORE;
     explore[ti] = want > have ? want - have : 0;
   }

@@ -715,6 +715,23 @@ typedef struct {
   size_t n_recent;
 } kf_proposer_usage;
 
+/* A device class of a campaign's backend with eval workers, and the facts
+ * (workers.device) of its worker seen last. */
+typedef struct {
+  kf_device_class dc;
+  uint32_t workers_alive;       /* seen within alive_ms */
+  uint32_t cores;
+  uint64_t l2_bytes, mem_bytes;
+  double copy_gbps, peak_gflops;
+} kf_campaign_device;
+
+/* The device classes campaign_id can run on (its backend, workers that run
+ * "eval"), those with alive workers first; at most 16.  *out: free() it;
+ * NULL when *n is 0. */
+int kf_store_campaign_devices(kf_store *s, int64_t campaign_id,
+                              uint32_t alive_ms, kf_campaign_device **out,
+                              size_t *n);
+
 /* Totals of the campaign's calls and the newest `limit` of them.
  * KF_ENOTFOUND when there is no such campaign. */
 int kf_store_proposer_usage(kf_store *s, int64_t campaign_id, uint32_t limit,

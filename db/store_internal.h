@@ -115,6 +115,7 @@ typedef enum {
   KF_STMT_VIEW_CLASSES,
   KF_STMT_VIEW_STARTED,
   KF_STMT_VIEW_SERIES,
+  KF_STMT_CAMP_DEVICES,
   KF_STMT__COUNT
 } kf_store__stmt_id;
 

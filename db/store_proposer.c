@@ -55,6 +55,65 @@ static const kf_store__stmt ST_PROPOSER_RECENT = {
     " FROM proposer_calls WHERE campaign_id = $1::bigint"
     " ORDER BY id DESC LIMIT $2::bigint"};
 
+/* Numbers only come out of workers.device (the coordinator wrote it from
+ * a checked DeviceInfo); a key that is missing reads as 0. */
+static const kf_store__stmt ST_CAMP_DEVICES = {
+    KF_STMT_CAMP_DEVICES,
+    "SELECT d.kind, d.model, d.cc_major, d.cc_minor, d.isa,"
+    " (SELECT count(*) FROM workers a WHERE a.device_class_id = d.id"
+    "  AND 'eval' = ANY(a.task_kinds)"
+    "  AND a.last_seen > now() - $2::bigint * interval '1 ms') AS alive,"
+    " COALESCE((w.device->>'cores')::numeric, 0)::bigint,"
+    " COALESCE((w.device->>'l2_bytes')::numeric, 0)::numeric(20),"
+    " COALESCE((w.device->>'mem_bytes')::numeric, 0)::numeric(20),"
+    " COALESCE((w.device->>'copy_gbps')::float8, 0),"
+    " COALESCE((w.device->>'peak_gflops')::float8, 0)"
+    " FROM campaigns c JOIN device_classes d ON d.kind = c.backend"
+    " CROSS JOIN LATERAL (SELECT x.device FROM workers x WHERE"
+    "  x.device_class_id = d.id AND 'eval' = ANY(x.task_kinds)"
+    "  ORDER BY x.last_seen DESC LIMIT 1) w"
+    " WHERE c.id = $1::bigint ORDER BY alive DESC, d.id LIMIT 16"};
+
+int kf_store_campaign_devices(kf_store *s, int64_t campaign_id,
+                              uint32_t alive_ms, kf_campaign_device **out,
+                              size_t *n) {
+  *out = NULL;
+  *n = 0;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char cid[24], ms[24];
+  snprintf(cid, sizeof cid, "%" PRId64, campaign_id);
+  snprintf(ms, sizeof ms, "%u", alive_ms);
+  const char *p[] = {cid, ms};
+  PGresult *r;
+  if ((rc = kf_store__exec_retry(s, &ST_CAMP_DEVICES, 2, p, false, &r)))
+    return rc;
+  int nr = PQntuples(r);
+  kf_campaign_device *v = nr ? calloc((size_t)nr, sizeof *v) : NULL;
+  if (nr && !v) {
+    PQclear(r);
+    return kf_store__fail(s, KF_ENOMEM, "out of memory");
+  }
+  for (int i = 0; i < nr; i++) {
+    kf_campaign_device *d = &v[i];
+    d->dc.kind = atoi(PQgetvalue(r, i, 0));
+    snprintf(d->dc.model, sizeof d->dc.model, "%s", PQgetvalue(r, i, 1));
+    d->dc.cc_major = (uint32_t)strtoul(PQgetvalue(r, i, 2), NULL, 10);
+    d->dc.cc_minor = (uint32_t)strtoul(PQgetvalue(r, i, 3), NULL, 10);
+    snprintf(d->dc.isa, sizeof d->dc.isa, "%s", PQgetvalue(r, i, 4));
+    d->workers_alive = (uint32_t)strtoul(PQgetvalue(r, i, 5), NULL, 10);
+    d->cores = (uint32_t)strtoul(PQgetvalue(r, i, 6), NULL, 10);
+    d->l2_bytes = strtoull(PQgetvalue(r, i, 7), NULL, 10);
+    d->mem_bytes = strtoull(PQgetvalue(r, i, 8), NULL, 10);
+    d->copy_gbps = strtod(PQgetvalue(r, i, 9), NULL);
+    d->peak_gflops = strtod(PQgetvalue(r, i, 10), NULL);
+  }
+  PQclear(r);
+  *out = v;
+  *n = (size_t)nr;
+  return 0;
+}
+
 int kf_store_proposer_record(kf_store *s, int64_t campaign_id,
                              int64_t cred_id, const kf_proposer_call *calls,
                              size_t n) {

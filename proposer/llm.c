@@ -142,6 +142,14 @@ static void kernel_label(const kf_proposer_kernel *k, char *out, size_t len) {
            k->diagnosis ? k->diagnosis : "");
 }
 
+/* The facts of class `cls` (kf_proposer_kernel.device; NULL: the first
+ * class), or the class itself when the context has none. */
+static const char *device_of(const kf_proposer_context *c, const char *cls) {
+  for (size_t i = 0; i < c->n_devices; i++)
+    if (!cls || strcmp(c->device_class[i], cls) == 0) return c->devices[i];
+  return cls ? cls : "the campaign's devices";
+}
+
 /* The user message of a task, and the prompt_version of the files. */
 static char *user_prompt(const llm *l, const kf_proposer_context *c,
                          const kf_proposer_task *t, char *ver, size_t vlen) {
@@ -166,7 +174,8 @@ static char *user_prompt(const llm *l, const kf_proposer_context *c,
   for (size_t i = 0; i < c->n_devices; i++)
     sb_printf(&devs, "- %s\n", c->devices[i]);
   if (!c->n_devices)
-    sb_str(&devs, "None has evaluated a candidate of this campaign yet.\n");
+    sb_str(&devs, "No worker that can run this campaign has registered"
+                  " yet.\n");
   sb_printf(&devs, "(%u worker%s of the cluster alive.)\n", c->workers_alive,
             c->workers_alive == 1 ? "" : "s");
   const char *tmpl, *tname;
@@ -186,8 +195,7 @@ static char *user_prompt(const llm *l, const kf_proposer_context *c,
       {"B_SOURCE", t->b ? t->b->source : ""},
       {"PRESCRIPTION", t->prescription},
       {"TARGET", t->device},
-      {"DEVICE", t->a ? t->a->device
-                 : c->n_devices ? c->devices[0] : "the campaign's devices"},
+      {"DEVICE", device_of(c, t->a ? t->a->device : NULL)},
       {"LANGUAGE", c->language},
   };
   render(&task, tmpl, tv, sizeof tv / sizeof tv[0]);

@@ -199,6 +199,23 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
   uint32_t alive = 0;
   for (size_t i = 0; i < p->status->n_workers; i++)
     alive += p->status->workers[i]->alive;
+  for (size_t i = 0; i < r->n_devices && c->n_devices < 8; i++) {
+    const Kernelfleet__ProposerDevice *d = r->devices[i];
+    size_t k = c->n_devices++;
+    char cls[256];
+    dc_text(d->device_class, cls, sizeof cls);
+    memcpy(c->device_class[k], cls, sizeof cls);
+    snprintf(c->devices[k], sizeof c->devices[k],
+             "%s: %u %s, L2 %.1f MiB, memory %.1f GiB, measured copy"
+             " bandwidth %.1f GB/s, compute ceiling %.0f GFLOP/s, %u worker%s"
+             " alive", cls, d->cores,
+             d->device_class && d->device_class->kind ==
+                     KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA
+                 ? "SMs" : "cores",
+             (double)d->l2_bytes / (1 << 20),
+             (double)d->mem_bytes / (1 << 30), d->copy_gbps, d->peak_gflops,
+             d->workers_alive, d->workers_alive == 1 ? "" : "s");
+  }
   for (size_t pass = 0; pass < 2; pass++) {
     size_t n = pass ? p->fails->n_evaluations : r->n_top;
     for (size_t i = 0; i < n; i++) {
@@ -207,9 +224,12 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
       char d[256];
       dc_text(e->device_class, d, sizeof d);
       size_t k = 0;
-      while (k < c->n_devices && strcmp(c->devices[k], d)) k++;
-      if (k == c->n_devices && k < 8)
-        snprintf(c->devices[c->n_devices++], 256, "%s", d);
+      while (k < c->n_devices && strcmp(c->device_class[k], d)) k++;
+      if (k == c->n_devices && k < 8) {
+        snprintf(c->device_class[k], sizeof c->device_class[k], "%s", d);
+        snprintf(c->devices[k], sizeof c->devices[k], "%s", d);
+        c->n_devices++;
+      }
     }
   }
   c->workers_alive = alive;
@@ -288,7 +308,7 @@ size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
        * the best list; with one class there is nothing to port to */
       const char *target = NULL;
       for (size_t d = 0; d < c->n_devices && !target; d++)
-        if (strcmp(c->devices[d], best->device))
+        if (strcmp(c->device_class[d], best->device))
           target = c->devices[d];
       for (size_t h = 0; h < nh && !target; h++)
         if (strcmp(c->best[heads[h]].device, best->device))

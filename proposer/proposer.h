@@ -67,16 +67,20 @@ typedef struct {
   size_t n_best;
   kf_proposer_failure *failures;      /* newest first */
   size_t n_failures;
-  /* the device classes that evaluated the campaign's candidates, in
-   * words (kind, model, compute capability, ISA) */
-  char devices[8][256];
+  /* The device classes the campaign runs on (GetCampaign with_problem's
+   * devices, then any other class that evaluated its candidates): the
+   * class in words (kind, model, compute capability, ISA; as
+   * kf_proposer_kernel.device), and with its facts (cores or SMs, L2,
+   * memory, measured copy bandwidth and compute ceiling, alive workers). */
+  char device_class[8][256];
+  char devices[8][512];
   size_t n_devices;
   uint32_t workers_alive;             /* of the whole cluster */
   void *priv_;                        /* the responses behind the strings */
 } kf_proposer_context;
 
-/* Fetches the context of campaign id: its top `top` kernels (0: 8) and its
- * `nfail` (0: 6) newest failures.  0, or a KF_E* code with the reason in
+/* Fetches the context of campaign id: its top `top` kernels (0: 8; at most
+ * 32) and its `nfail` (0: 6) newest failures.  0, or a KF_E* code with the reason in
  * err (KF_ENOTFOUND: no such campaign). */
 int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
                               uint32_t nfail, int timeout_ms,
@@ -98,7 +102,7 @@ typedef struct {
   kf_proposer_op op;
   const kf_proposer_kernel *a, *b; /* a: NULL: start from the reference */
   char prescription[512];          /* PRESCRIBE */
-  char device[256];                /* PORT: the target class */
+  char device[512];                /* PORT: the target class, its facts */
 } kf_proposer_task;
 
 /* Picks up to max tasks for round r of a campaign: the best kernel of each

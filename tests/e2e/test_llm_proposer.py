@@ -136,6 +136,15 @@ def make_server(script):
                 script.inflight += 1
                 script.max_inflight = max(script.max_inflight,
                                           script.inflight)
+            counted = [True]
+
+            def done():
+                # Before a byte of the answer leaves: the client may send
+                # its next request as soon as it has this one.
+                with script.lock:
+                    if counted[0]:
+                        script.inflight -= 1
+                        counted[0] = False
             try:
                 n = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(n)
@@ -151,6 +160,7 @@ def make_server(script):
                     return
                 item = script.take()
                 time.sleep(item.get("delay", 0))
+                done()
                 out = item.get("body", "")
                 data = (json.dumps(out) if isinstance(out, dict)
                         else out).encode()
@@ -164,8 +174,7 @@ def make_server(script):
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (the slow reply)
             finally:
-                with script.lock:
-                    script.inflight -= 1
+                done()
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
     srv.daemon_threads = True
@@ -218,7 +227,7 @@ def body(c):
         json.dump(spec, f, indent=2)
     # No worker yet: every proposal of the first round waits for one, and
     # the search cannot end before they are in.
-    cid = kfcampaign.submit(c, problem, evals=24, minutes=20, population=6,
+    cid = kfcampaign.submit(c, problem, evals=60, minutes=30, population=6,
                             extra=("--plateau", "1000"))
 
     # ---- round 1: every kind of reply, one request at a time ----------
@@ -309,7 +318,8 @@ def body(c):
                                           if k != "messages"}))
         user = b["messages"][1]["content"]
         for frag in ("# Problem: vecsum", "kf_args", ref.strip()[-60:],
-                     '"name": "vecsum"', "None measured yet"):
+                     '"name": "vecsum"', "None measured yet",
+                     "No worker that can run this campaign"):
             check(frag in user, "the prompt lacks %r" % frag)
     dump = c.scalar("SELECT count(*) FROM proposer_calls WHERE reason LIKE"
                     " '%%%s%%'" % KEY)
@@ -329,6 +339,27 @@ def body(c):
                   " WHERE id = %s" % rows[0][9])[0]
     check(cand == ["llm-lanes", '{"LANES": "4"}', "-DLANES=4"],
           "the proposal's candidate: %r" % cand)
+
+    # A person declares knobs the same way (`kf campaign propose
+    # --knob-space`): a bad declaration is refused naming the field, the
+    # same source finds its template (and its first point is the llm's
+    # proposal again: no new key).
+    path = os.path.join(c.dir, "mine.c")
+    with open(path, "w") as f:
+        f.write(GOOD_KNOBS)
+    r = subprocess.run([c.path("kf"), "campaign", "propose", str(cid), path,
+                        "--knob-space", "DEPTH=1,2", "--coordinator",
+                        c.target], env=c.env, capture_output=True,
+                       timeout=60)
+    err = r.stderr.decode(errors="replace")
+    check(r.returncode == 2 and "knob_space[0].name 'DEPTH' does not appear"
+          " in the source" in err, "bad --knob-space: exit %d: %s"
+          % (r.returncode, err))
+    j = json.loads(c.kf("campaign", "propose", str(cid), path, "--knob-space",
+                        "LANES=4,8,16", "--json",
+                        "--coordinator", c.target))
+    check(j.get("template") == "llm-lanes" and j["candidate_id"] > 0,
+          "kf campaign propose --knob-space: %r" % j)
 
     # ---- the worker evaluates; the search tunes the proposal's knobs ----
     worker = c.start_worker("w-llm", slots=2)
@@ -374,20 +405,34 @@ def body(c):
     check(all("## Best kernels so far" in p and "candidate " in
               p.split("## Best kernels so far")[1][:400] for p in prompts),
           "round 2 prompts lack the measured kernels")
-    check(all("## Devices running this campaign\n\n- cpu " in p
-              for p in prompts), "round 2 prompts lack the device class")
+    check(all("## Devices running this campaign\n\n- cpu " in p and
+              "measured copy bandwidth" in p and "1 worker alive" in p
+              for p in prompts), "round 2 prompts lack the device facts")
 
-    st = kfcampaign.wait_done(c, cid, 200, watch=[c.coord, worker])
-    check(st == "done", "campaign ended %r" % st)
-
-    # The harness's verdicts on what the model wrote.
+    # The harness's verdicts on what the model wrote, and the knob values
+    # of its structure the search measured: waited for (no need to run
+    # the campaign to its end), then the campaign is stopped.
     by_cand = {int(r[9]): i for i, r in enumerate(rows[:5])}
-    verdict = {}
-    for cand_id, outcome in c.psql(
-            "SELECT candidate_id, outcome FROM evaluations WHERE"
-            " campaign_id = %d AND candidate_id IN (%s)"
-            % (cid, ",".join(str(k) for k in by_cand))):
-        verdict[by_cand[int(cand_id)]] = outcome
+
+    def verdicts():
+        v = {}
+        for cand_id, outcome in c.psql(
+                "SELECT candidate_id, outcome FROM evaluations WHERE"
+                " campaign_id = %d AND candidate_id IN (%s)"
+                % (cid, ",".join(str(k) for k in by_cand))):
+            v[by_cand[int(cand_id)]] = outcome
+        return v
+
+    def measured():
+        check(worker.alive() and c.coord.alive(), "a process died")
+        ev = evaluated("llm-lanes")
+        return len(verdicts()) == 5 and len({f for f, o in ev}) >= 3
+    kfe2e.wait_progress(measured, progress, 200,
+                        "the llm kernels' evaluations")
+    c.kf("campaign", "stop", str(cid), "--coordinator", c.target)
+    kfe2e.wait_until(lambda: kfcampaign.state(c, cid) not in
+                     ("running", "showdown"), 60, "the campaign to stop")
+    verdict = verdicts()
     check(verdict == {0: "ok", 1: "compile_error", 2: "link_rejected",
                       3: "wrong_answer", 4: "ok"},
           "verdicts on the llm's kernels: %r" % verdict)
@@ -435,8 +480,9 @@ def run_phase(c, script, url, problem):
     nreq = len(script.requests)
     env = dict(c.env, KF_LLM_KEY=KEY)
     env.pop("KF_TOKEN", None)
-    argv = [c.path("kf"), "run", problem, "--data", data, "--evals", "8",
-            "--minutes", "10", "--seed", "3", "--llm-url", url,
+    argv = [c.path("kf"), "run", problem, "--data", data, "--evals", "3",
+            "--minutes", "10", "--seed", "3", "--showdown", "1",
+            "--llm-url", url,
             "--llm-model", MODEL, "--rounds", "1", "--llm-requests", "1",
             "--json"]
     try:

@@ -429,7 +429,17 @@ static void test_knob_space_template(void **state) {
   assert_int_equal(gr->templates[1]->knobs[0]->n_values, 3);
   assert_string_equal(gr->templates[1]->knobs[0]->values[2], "256");
   assert_string_equal(gr->templates[2]->name, "tiled");
+  /* no worker has registered: no device to describe */
+  assert_int_equal(gr->n_devices, 0);
   kf_rpc_free(resp);
+  /* Sources are bounded: top at most 32 with them. */
+  gq.top = 33;
+  rc = call(PATH("GetCampaign"), &gq.base,
+            &kernelfleet__get_campaign_response__descriptor, NULL, err,
+            sizeof err);
+  assert_int_equal(rc, KF_EPROTO);
+  assert_non_null(strstr(err, "with_sources allows top 0..32"));
+  gq.top = 5;
   /* Without with_problem nothing of it travels. */
   gq.with_problem = false;
   if ((rc = call(PATH("GetCampaign"), &gq.base,
