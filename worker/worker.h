@@ -24,6 +24,8 @@ typedef struct {
   uint32_t slots;          /* tasks run at once */
   uint32_t lease_wait_ms;  /* long-poll wait */
   const char *device;      /* "cpu", "cuda:N" or "auto" (device.h) */
+  const char *metrics_listen;    /* HOST:PORT of /metrics; NULL: off */
+  const char *metrics_port_file; /* if set, its bound port is written here */
 } kf_worker_config;
 
 /* Runs until SIGINT/SIGTERM: then stops leasing, finishes running tasks,
