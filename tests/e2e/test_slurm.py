@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/e2e/test_slurm.py -- infra/slurm/kf-worker.sbatch on a real Slurm.
+
+A single-node Slurm (munged, slurmctld, slurmd from Debian; kfslurm.py)
+beside a local PostgreSQL and kf-coordinator.  A worker credential is
+created with `kf token create` and handed over as KF_TOKEN_FILE (never in
+argv); `sbatch --ntasks-per-node=2 infra/slurm/kf-worker.sbatch` starts
+the workers with srun.  Shown: exactly 2 CPU workers register, named by
+the script after the node, the job and their Slurm local id; a CPU
+campaign runs to completion with evaluations from both; scancel stops
+them (each logs its clean stop in the job's output) and the job leaves
+the queue.  Every daemon and job process is gone afterwards, also when
+the test fails (kfslurm.Slurm.close).  Exit 77 (skip) when Slurm, munge
+or root is missing, saying which.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kfcampaign  # noqa: E402
+import kfe2e  # noqa: E402
+import kfslurm  # noqa: E402
+from kfe2e import check  # noqa: E402
+
+EVALS = 10
+
+
+def body(c):
+    src = kfcampaign.source_dir()
+    script = os.path.join(src, "infra", "slurm", "kf-worker.sbatch")
+    check(os.path.isfile(script), "no %s" % script)
+    c.start_pg()
+    c.start_coordinator()
+    tokfile = os.path.join(c.dir, "slurm-worker.token")
+    c.kf("token", "create", "--db", c.conninfo, "--role", "worker",
+         "--name", "slurm", "--out", tokfile)
+    check(oct(os.stat(tokfile).st_mode & 0o777) == "0o600",
+          "token file mode %o" % os.stat(tokfile).st_mode)
+
+    s = kfslurm.Slurm(c.dir, c.log)
+    try:
+        s.start(cpus=2)
+        env = dict(s.env)
+        env.pop("KF_TOKEN", None)  # the file is the credential
+        env.update(KF_COORDINATOR=c.target, KF_TOKEN_FILE=tokfile,
+                   KF_WORKER=c.path("kf-worker"),
+                   KF_WORKER_ARGS="--slots 1 --lease-wait-ms 2000")
+        # The script refuses to start without a coordinator.
+        bad = dict(env)
+        bad.pop("KF_COORDINATOR")
+        out = os.path.join(c.dir, "slurm-bad.out")
+        job0 = s.sbatch(["--nodes=1", "--ntasks-per-node=1",
+                         "--output=" + out, script], bad)
+        kfe2e.wait_until(lambda: s.job_state(job0) == "", 60,
+                         "the job without KF_COORDINATOR to end")
+        text = open(out, errors="replace").read()
+        check("set KF_COORDINATOR" in text, "job %d printed %r" % (job0, text))
+
+        out = os.path.join(c.dir, "slurm-%j.out")
+        job = s.sbatch(["--nodes=1", "--ntasks-per-node=2",
+                        "--cpus-per-task=1", "--output=" + out, script], env)
+        out = out.replace("%j", str(job))
+
+        def two():
+            st = s.job_state(job)
+            check(st in ("PENDING", "CONFIGURING", "RUNNING"),
+                  "job %d is %r: %s" % (job, st, open(out, errors="replace")
+                                        .read()[-2000:] if os.path.exists(out)
+                                        else s.tail("slurmd.log")))
+            rows = c.psql("SELECT id, name FROM workers ORDER BY id")
+            return len(rows) >= 2 and rows
+        rows = kfe2e.wait_until(two, 90, "2 workers from Slurm", interval=0.5)
+        check(len(rows) == 2, "%d workers registered: %r" % (len(rows), rows))
+        names = sorted(r[1] for r in rows)
+        want = ["kf-%s-%d-%d" % (s.node, job, i) for i in (0, 1)]
+        check(names == want, "worker names %r, expected %r" % (names, want))
+        check(s.job_state(job) == "RUNNING", "job %d is %r"
+              % (job, s.job_state(job)))
+        c.log("Slurm job %d runs workers %r" % (job, names))
+
+        cid = kfcampaign.submit(c, kfcampaign.problem_dir(), evals=EVALS)
+        st = kfcampaign.wait_done(c, cid, 150, watch=[c.coord])
+        check(st == "done", "campaign %d ended %r" % (cid, st))
+        kfcampaign.check_every_task_once(c, cid)
+        kfcampaign.check_verified_faster(c, cid)
+        per = c.psql("SELECT w.name, count(*) FROM evaluations e JOIN "
+                     "workers w ON w.id = e.worker_id WHERE e.campaign_id = "
+                     "%d GROUP BY 1 ORDER BY 1" % cid)
+        c.log("evaluations per worker: %r" % per)
+        check(len(per) == 2 and all(int(n) > 0 for _, n in per),
+              "not both Slurm workers evaluated: %r" % per)
+        check(s.job_state(job) == "RUNNING", "job %d stopped during the "
+              "campaign" % job)
+
+        s.run(["scancel", str(job)])
+        kfe2e.wait_until(lambda: s.job_state(job) == "", 90,
+                         "job %d to leave the queue" % job)
+        text = open(out, errors="replace").read()
+        stops = re.findall(r"stopped after \d+ tasks", text)
+        check(len(stops) == 2, "the job's output shows %d clean worker stops"
+              " (2 expected):\n%s" % (len(stops), text[-3000:]))
+        kfe2e.wait_until(lambda: not s.ours(job), 60,
+                         "the processes of job %d to exit" % job)
+        c.log("scancel: both workers stopped cleanly, job %d gone" % job)
+    finally:
+        s.close()
+    check(not s.ours(), "processes of the test's Slurm outlived it: %r"
+          % s.ours())
+
+
+if __name__ == "__main__":
+    why = kfslurm.missing()
+    if why:
+        print("test_slurm: SKIPPED: %s" % why)
+        sys.exit(77)
+    kfe2e.run("slurm", body, time_limit=400)
