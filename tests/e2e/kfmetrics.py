@@ -16,7 +16,9 @@ a _sum.  It returns {family: {"type", "help", "samples": [(name, labels,
 value)]}}.
 """
 import math
+import os
 import re
+import sys
 import urllib.error
 import urllib.request
 
@@ -198,10 +200,36 @@ def _check_histogram(name, f):
         check(g["sum"] >= 0, "%s%r: negative _sum" % (name, key))
 
 
+_PARSER = []
+
+
+def independent_parser():
+    """prometheus_client's text parser, or None when not installed.  Also
+    looks in Debian's dist-packages: ctest may run another python3 (a
+    pyenv one) that does not see python3-prometheus-client (pure Python)."""
+    if not _PARSER:
+        fn = None
+        for extra in (None, "/usr/lib/python3/dist-packages"):
+            if extra:
+                if not os.path.isdir(extra) or extra in sys.path:
+                    continue
+                sys.path.append(extra)
+            try:
+                from prometheus_client.parser import \
+                    text_string_to_metric_families as fn
+                break
+            except ImportError:
+                fn = None
+        _PARSER.append(fn)
+        print("kfmetrics: prometheus_client's parser %s" % (
+            "also reads every page" if fn else
+            "is not installed: only the strict reader runs"), flush=True)
+    return _PARSER[0]
+
+
 def _check_independent(text):
-    try:
-        from prometheus_client.parser import text_string_to_metric_families
-    except ImportError:
+    text_string_to_metric_families = independent_parser()
+    if text_string_to_metric_families is None:
         return
     try:
         fams = list(text_string_to_metric_families(text))
