@@ -200,7 +200,6 @@ int kf_httpd_start(uv_loop_t *loop, const char *addr, kf_httpd_render_fn fn,
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)16,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-      MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
       MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!h->d) {

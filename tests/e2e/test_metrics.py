@@ -180,6 +180,15 @@ def coord_agrees(c, cid, mport):
     return ""
 
 
+def c_run(c, argv):
+    """Runs one of our programs to its end (they refuse bad settings at
+    once); returns the CompletedProcess."""
+    import subprocess
+    return subprocess.run([c.path(argv[0])] + argv[1:], env=c.env,
+                          stdin=subprocess.DEVNULL, capture_output=True,
+                          timeout=120)
+
+
 def body(c):
     check_parser_refuses()
     c.start_pg()
@@ -195,7 +204,32 @@ def body(c):
           "GET /metrics/x is not 404")
     check(kfmetrics.scrape(cport, "/metrics", "POST")[0] == 405,
           "POST /metrics is not 405")
+    # Slow clients (half a request, then silence) do not hold up a scrape:
+    # the endpoint runs on the coordinator's loop, which must not block.
+    slow = []
+    for _ in range(5):
+        so = socket.create_connection(("127.0.0.1", cport), timeout=10)
+        so.sendall(b"GET /metr")
+        slow.append(so)
     f0 = page(cport)
+    for so in slow:
+        so.close()
+    # Bad settings are refused with a message naming them.
+    r = c_run(c, ["kf-worker", "--coordinator", c.target,
+                  "--metrics-listen", "127.0.0.1:notaport"])
+    check(r.returncode != 0 and b"127.0.0.1:notaport" in r.stdout + r.stderr,
+          "kf-worker with a bad --metrics-listen: exit %d, %r"
+          % (r.returncode, (r.stdout + r.stderr)[-300:]))
+    r = c_run(c, ["kf-coordinator", "--db", c.conninfo,
+                  "--metrics-port-file", "/tmp/x"])
+    check(r.returncode == 2 and b"--metrics-listen" in r.stderr,
+          "kf-coordinator --metrics-port-file alone: exit %d, %r"
+          % (r.returncode, r.stderr[-300:]))
+    r = c_run(c, ["kf-coordinator", "--db", c.conninfo, "--listen",
+                  "127.0.0.1:0", "--metrics-listen", "127.0.0.1:%d" % cport])
+    check(r.returncode != 0 and b"cannot listen" in r.stdout + r.stderr,
+          "a second coordinator on a metrics port in use: exit %d, %r"
+          % (r.returncode, (r.stdout + r.stderr)[-300:]))
     check_types(f0, {k: v for k, v in COORD_FAMILIES.items()
                      if k in ("kf_leases_granted_total",
                               "kf_lease_latency_seconds")}, "coordinator")
