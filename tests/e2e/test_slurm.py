@@ -15,6 +15,8 @@ or root is missing, saying which.
 """
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,6 +32,14 @@ def body(c):
     src = kfcampaign.source_dir()
     script = os.path.join(src, "infra", "slurm", "kf-worker.sbatch")
     check(os.path.isfile(script), "no %s" % script)
+    sc = shutil.which("shellcheck")
+    if sc:
+        r = subprocess.run([sc, script], capture_output=True, timeout=120)
+        check(r.returncode == 0, "shellcheck %s:\n%s" % (
+            script, r.stdout.decode(errors="replace")))
+        c.log("shellcheck: clean")
+    else:
+        c.log("shellcheck not installed: the script was not linted")
     c.start_pg()
     c.start_coordinator()
     tokfile = os.path.join(c.dir, "slurm-worker.token")
@@ -41,8 +51,10 @@ def body(c):
     s = kfslurm.Slurm(c.dir, c.log)
     try:
         s.start(cpus=2)
-        env = dict(s.env)
-        env.pop("KF_TOKEN", None)  # the file is the credential
+        # The test's environment (ASAN_OPTIONS as the other e2e tests set
+        # it), this cluster's SLURM_CONF; the file is the credential.
+        env = dict(c.env, SLURM_CONF=s.conf, PATH=s.env["PATH"])
+        env.pop("KF_TOKEN", None)
         env.update(KF_COORDINATOR=c.target, KF_TOKEN_FILE=tokfile,
                    KF_WORKER=c.path("kf-worker"),
                    KF_WORKER_ARGS="--slots 1 --lease-wait-ms 2000")
