@@ -10,8 +10,10 @@ the script after the node, the job and their Slurm local id; a CPU
 campaign runs to completion with evaluations from both; scancel stops
 them (each logs its clean stop in the job's output) and the job leaves
 the queue.  Every daemon and job process is gone afterwards, also when
-the test fails (kfslurm.Slurm.close).  Exit 77 (skip) when Slurm, munge
-or root is missing, saying which.
+the test fails (kfslurm.Slurm.close).  The GPU branch (one task per GPU,
+--device cuda:N) runs too, with KF_GPUS_PER_NODE=2 and, since there is no
+GPU here, a recorder of its arguments in kf-worker's place.  Exit 77
+(skip) when Slurm, munge or root is missing, saying which.
 """
 import os
 import re
@@ -26,6 +28,45 @@ import kfslurm  # noqa: E402
 from kfe2e import check  # noqa: E402
 
 EVALS = 10
+
+
+def check_gpu_branch(c, s, script, env):
+    """The script's GPU branch, as far as a machine without GPUs shows it:
+    with KF_GPUS_PER_NODE=2 (no GRES here) one srun task per GPU, task N
+    given --device cuda:N, its own name and metrics port.  A real
+    kf-worker would refuse cuda:N without a GPU, so a recorder stands in
+    its place and writes the arguments it was started with."""
+    rec = os.path.join(c.dir, "gpu-args")
+    os.makedirs(rec)
+    stub = os.path.join(c.dir, "record-args")
+    with open(stub, "w") as f:
+        f.write('#!/bin/sh\nprintf "%%s\\n" "$@" > "%s/task-$SLURM_LOCALID"\n'
+                % rec)
+    os.chmod(stub, 0o755)
+    genv = dict(env, KF_WORKER=stub, KF_GPUS_PER_NODE="2",
+                KF_METRICS_PORT_BASE="19400")
+    out = os.path.join(c.dir, "slurm-gpu-%j.out")
+    job = s.sbatch(["--nodes=1", "--ntasks-per-node=2", "--cpus-per-task=1",
+                    "--output=" + out, script], genv)
+    kfe2e.wait_until(lambda: s.job_state(job) == "", 90,
+                     "the GPU-branch job %d to end" % job)
+    text = open(out.replace("%j", str(job)), errors="replace").read()
+    check("1 node(s) x 2 GPU worker(s)" in text, "job %d printed %r"
+          % (job, text[-1000:]))
+    got = sorted(os.listdir(rec))
+    check(got == ["task-0", "task-1"], "tasks started: %r" % got)
+    for i in (0, 1):
+        args = open(os.path.join(rec, "task-%d" % i)).read().split("\n")
+        for want in (["--device", "cuda:%d" % i],
+                     ["--name", "kf-%s-%d-%d" % (s.node, job, i)],
+                     ["--metrics-listen", "127.0.0.1:%d" % (19400 + i)],
+                     ["--coordinator", c.target], ["--slots", "1"]):
+            check(any(args[k:k + 2] == want for k in range(len(args))),
+                  "task %d lacks %r: %r" % (i, want, args))
+        check(not any("token" in a.lower() and a != "--token-file"
+                      for a in args), "a token in argv: %r" % args)
+    c.log("GPU branch: 2 tasks, --device cuda:0 and cuda:1, own names and "
+          "metrics ports")
 
 
 def body(c):
@@ -115,6 +156,7 @@ def body(c):
         kfe2e.wait_until(lambda: not s.ours(job), 60,
                          "the processes of job %d to exit" % job)
         c.log("scancel: both workers stopped cleanly, job %d gone" % job)
+        check_gpu_branch(c, s, script, env)
     finally:
         s.close()
     check(not s.ours(), "processes of the test's Slurm outlived it: %r"
