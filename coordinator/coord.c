@@ -160,6 +160,7 @@ static void kf_coord_cron(uv_timer_t *t) {
     co->want_creds = true;
     co->last_creds_ms = now;
   }
+  kf_coord__metrics_cron(co, now);
   if (co->campaigns_active && now - co->last_search_ms >= 500) {
     co->want_search = true;
     co->last_search_ms = now;
@@ -185,6 +186,7 @@ static void begin_stop(kf_coord *co) {
   kf_log(KF_LOG_INFO, "shutting down");
   kf_coord__expire_parked(co, true);
   uv_timer_stop(&co->cron);
+  kf_coord__metrics_stop(co);
   uv_signal_stop(&co->sigint);
   uv_signal_stop(&co->sigterm);
   /* The batch in flight, if any, finishes and answers its calls; the rpc
@@ -317,6 +319,14 @@ int kf_coord_run(const kf_coord_config *cfg) {
     }
   }
 
+  if (cfg->metrics_listen && (rc = kf_coord__metrics_start(co))) {
+    kf_rpc_server_stop(co->rpc);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    kf_store_close(co->store);
+    uv_loop_close(&loop);
+    return rc;
+  }
+
   uv_timer_init(&loop, &co->cron);
   co->cron.data = co;
   uv_timer_start(&co->cron, kf_coord_cron, 100, 100);
@@ -342,6 +352,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
   for (size_t i = 0; i < co->workers_cap; i++)
     if (co->workers[i].id) worker_clear(&co->workers[i]);
   free(co->workers);
+  kf_store_metrics_free(&co->msnap);
   kf_store_close(co->store);
   rc = uv_loop_close(&loop);
   if (rc) kf_log(KF_LOG_WARN, "loop closed with handles open: %s",

@@ -21,8 +21,10 @@
 #include <uv.h>
 
 #include "kernelfleet.pb-c.h"
+#include "metrics.h"
 #include "rpc.h"
 #include "store.h"
+#include "store_metrics.h"
 
 typedef struct {
   const char *db_url;        /* libpq conninfo */
@@ -50,6 +52,8 @@ typedef struct {
                                 * or parked as long polls, count */
   uint32_t db_statement_ms;    /* statement_timeout of every session, ms */
   uint32_t db_lock_ms;         /* lock_timeout of every session, ms */
+  const char *metrics_listen;  /* HOST:PORT of /metrics; NULL: off */
+  const char *metrics_port_file; /* if set, its bound port is written here */
 } kf_coord_config;
 
 typedef enum {
@@ -85,6 +89,7 @@ typedef struct kf_coord_op {
   kf_rpc_call *call;
   const ProtobufCMessage *req;
   uint64_t deadline_ms;     /* LEASE: answer empty at this time */
+  uint64_t t0_ns;           /* kf_now_ns when the loop took the call */
   /* kf_now_ms after which the op must not reach the database: the
    * caller's deadline (LEASE: minus the margin a grant needs to reach
    * it); UINT64_MAX when it set none.  Read by the work thread too. */
@@ -143,6 +148,17 @@ typedef struct kf_coord {
 
   /* counters for the log line the cron prints */
   uint64_t n_leased, n_reported, n_batches;
+
+  /* /metrics (coord_metrics.c), loop thread only */
+  struct kf_httpd *httpd;
+  kf_metrics_hist lease_hist;  /* LeaseTasks answered with tasks */
+  uint64_t n_lease_empty;      /* LeaseTasks answered with none */
+  kf_store_metrics msnap;      /* the last store snapshot */
+  bool msnap_ok;               /* one was ever taken */
+  uint64_t msnap_ms;           /* when (kf_now_ms) */
+  uint64_t n_msnap_fail;       /* snapshots the store failed */
+  bool want_metrics;           /* take a snapshot in the next batch */
+  uint64_t last_metrics_ms, last_scrape_ms;
 } kf_coord;
 
 /* coord.c */
@@ -181,6 +197,19 @@ int64_t kf_coord__op_worker(const kf_coord_op *op);
 
 /* coord_db.c */
 void kf_coord__flush(kf_coord *co);
+
+/* coord_metrics.c: /metrics on the loop (common/httpd.h).  start: 0 or a
+ * KF_E* with the text logged; stop: NULL-safe, closes on the loop. */
+int kf_coord__metrics_start(kf_coord *co);
+void kf_coord__metrics_stop(kf_coord *co);
+/* Cron: asks for a store snapshot every 2 s while someone scraped in the
+ * last minute. */
+void kf_coord__metrics_cron(kf_coord *co, uint64_t now);
+/* answer_lease: one LeaseTasks answered with n tasks. */
+void kf_coord__metrics_lease(kf_coord *co, const kf_coord_op *op, size_t n);
+/* after_batch: the snapshot the batch took (moved into co) or its error. */
+void kf_coord__metrics_took(kf_coord *co, int rc, kf_store_metrics *m,
+                            const char *err);
 
 /* coord_campaign.c: handlers (listed in kf_coord__methods), the work
  * thread's part of a KF_OP_CAMPAIGN op, its answer, and its free. */

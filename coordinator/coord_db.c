@@ -58,6 +58,11 @@ typedef struct {
   int creds_rc;
   kf_rpc_cred *cred_tab; /* the valid credentials, for the rpc server */
   size_t n_cred;
+  bool metrics;          /* take a /metrics snapshot (coord_metrics.c) */
+  uint32_t alive_ms;
+  int metrics_rc;
+  char metrics_err[256];
+  kf_store_metrics msnap;
 } kf_batch;
 
 /* Work thread: true when op's caller gave up (its deadline, for a lease
@@ -491,6 +496,11 @@ static void batch_work(uv_work_t *w) {
     }
   }
   do_leases(b, s, ttl);
+  if (b->metrics) {
+    b->metrics_rc = kf_store_metrics_read(s, b->alive_ms, 50, &b->msnap);
+    if (b->metrics_rc)
+      kf_strlcpy(b->metrics_err, kf_store_errmsg(s), sizeof b->metrics_err);
+  }
   for (kf_coord_op *op = b->ops; op; op = op->next) {
     if (op->kind != KF_OP_STATUS || gone(op)) continue;
     const Kernelfleet__GetStatusRequest *r = (const void *)op->req;
@@ -554,6 +564,8 @@ static void after_batch(uv_work_t *w, int status) {
     if (b->reaped) co->maybe_tasks = true;
   }
   if (b->underfilled) co->maybe_tasks = false;
+  if (b->metrics)
+    kf_coord__metrics_took(co, b->metrics_rc, &b->msnap, b->metrics_err);
   if (b->searched) {
     if (b->search_rc) {
       kf_log(KF_LOG_WARN, "search step: %s", b->search_err);
@@ -619,7 +631,7 @@ static void after_batch(uv_work_t *w, int status) {
     return;
   }
   if (co->pending || co->want_reap || co->want_search || co->want_creds ||
-      (co->parked && co->maybe_tasks))
+      co->want_metrics || (co->parked && co->maybe_tasks))
     kf_coord__kick(co);
   (void)status;
 }
@@ -629,7 +641,7 @@ void kf_coord__flush(kf_coord *co) {
   kf_coord__drop_expired(co);
   bool take_parked = co->parked && co->maybe_tasks;
   if (!co->pending && !co->want_reap && !take_parked && !co->want_search &&
-      !co->want_creds)
+      !co->want_creds && !co->want_metrics)
     return;
   kf_batch *b = calloc(1, sizeof *b);
   if (!b) {
@@ -651,6 +663,9 @@ void kf_coord__flush(kf_coord *co) {
   co->want_search = false;
   b->creds = co->want_creds;
   co->want_creds = false;
+  b->metrics = co->want_metrics;
+  co->want_metrics = false;
+  b->alive_ms = 3 * co->cfg.heartbeat_ms + 1000;
   b->campaigns = co->campaigns_active;
   b->search_opts = (kf_search_opts){
       .alive_ms = 3 * co->cfg.heartbeat_ms + 1000,

@@ -78,6 +78,7 @@ kf_coord_op *kf_coord__op_new(kf_coord *co, kf_coord_op_kind kind,
   op->give_up_ms = left == INT64_MAX ? UINT64_MAX
                                      : kf_now_ms() + (uint64_t)left;
   op->cred_id = kf_rpc_call_cred_id(call);
+  op->t0_ns = kf_now_ns();
   return op;
 }
 
@@ -592,6 +593,7 @@ static void answer_lease(kf_coord *co, kf_coord_op *op) {
   kf_coord_worker *w = kf_coord__worker_get(co, r->worker_id);
   if (w) w->leased_hint += (uint32_t)op->n_granted;
   co->n_leased += op->n_granted;
+  kf_coord__metrics_lease(co, op, op->n_granted);
   kf_rpc_call_reply(op->call, &resp.base);
   free(tasks);
   free(ptrs);

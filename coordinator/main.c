@@ -51,6 +51,11 @@ static void usage(FILE *f) {
 "                       coordinator also gives up on a silent database\n"
 "                       2 s after it (0: no limit)      [10000]\n"
 "  --db-lock-timeout-ms N  PostgreSQL lock_timeout (0: none) [5000]\n"
+"  --metrics-listen ADDR  serve Prometheus /metrics on HOST:PORT, or PORT\n"
+"                       alone for 127.0.0.1 (read-only, no authentication:\n"
+"                       keep it on loopback or a scrape-only network)\n"
+"                                                       [$KF_METRICS_LISTEN, off]\n"
+"  --metrics-port-file PATH  write the metrics port here once listening\n"
 "  --log-level LEVEL    debug|info|warn|error            [$KF_LOG_LEVEL, info]\n"
 "  -h, --help           this text\n"
 "\n"
@@ -88,6 +93,7 @@ int main(int argc, char **argv) {
       .max_queued_ops = 1024,
       .db_statement_ms = KF_STORE_STATEMENT_MS,
       .db_lock_ms = KF_STORE_LOCK_MS,
+      .metrics_listen = kf_getenv_or("KF_METRICS_LISTEN", NULL),
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
   const char *token_file = NULL;
@@ -109,6 +115,8 @@ int main(int argc, char **argv) {
     OPT_MAX_OPS,
     OPT_DB_STMT,
     OPT_DB_LOCK,
+    OPT_METRICS,
+    OPT_METRICS_PORT_FILE,
   };
   static const struct option opts[] = {
       {"db", required_argument, 0, 'd'},
@@ -132,6 +140,8 @@ int main(int argc, char **argv) {
       {"max-queued-ops", required_argument, 0, OPT_MAX_OPS},
       {"db-statement-timeout-ms", required_argument, 0, OPT_DB_STMT},
       {"db-lock-timeout-ms", required_argument, 0, OPT_DB_LOCK},
+      {"metrics-listen", required_argument, 0, OPT_METRICS},
+      {"metrics-port-file", required_argument, 0, OPT_METRICS_PORT_FILE},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -198,6 +208,8 @@ int main(int argc, char **argv) {
       if (num_opt("db-lock-timeout-ms", optarg, 0, 3600000, &v)) return 2;
       cfg.db_lock_ms = (uint32_t)v;
       break;
+    case OPT_METRICS: cfg.metrics_listen = optarg; break;
+    case OPT_METRICS_PORT_FILE: cfg.metrics_port_file = optarg; break;
     case 'v': level = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -211,6 +223,12 @@ int main(int argc, char **argv) {
   if (lv < 0) {
     fprintf(stderr, "kf-coordinator: --log-level '%s': expected debug, info, "
             "warn or error\n", level);
+    return 2;
+  }
+  if (cfg.metrics_listen && !*cfg.metrics_listen) cfg.metrics_listen = NULL;
+  if (cfg.metrics_port_file && !cfg.metrics_listen) {
+    fprintf(stderr, "kf-coordinator: --metrics-port-file needs "
+            "--metrics-listen\n");
     return 2;
   }
   if (!cfg.db_url) {

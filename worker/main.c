@@ -41,6 +41,11 @@ static void usage(FILE *f) {
 "                           (CUDA: compiles of N tasks overlap while the\n"
 "                           GPU stages take turns under a per-GPU lock)\n"
 "  --lease-wait-ms N        long-poll wait       [10000]\n"
+"  --metrics-listen ADDR    serve Prometheus /metrics on HOST:PORT, or PORT\n"
+"                           alone for 127.0.0.1 (read-only, no\n"
+"                           authentication: keep it on loopback or a\n"
+"                           scrape-only network) [$KF_METRICS_LISTEN, off]\n"
+"  --metrics-port-file PATH write the metrics port here once listening\n"
 "  --log-level LEVEL        debug|info|warn|error [$KF_LOG_LEVEL, info]\n"
 "  -h, --help               this text\n"
 "\n"
@@ -65,6 +70,7 @@ int main(int argc, char **argv) {
       .lease_wait_ms = 10000,
       .device = "cpu",
       .device_class = kf_getenv_or("KF_DEVICE_CLASS", NULL),
+      .metrics_listen = kf_getenv_or("KF_METRICS_LISTEN", NULL),
   };
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
   const char *token_file = NULL;
@@ -80,6 +86,8 @@ int main(int argc, char **argv) {
       {"device-class", required_argument, 0, 'D'},
       {"lease-wait-ms", required_argument, 0, 'w'},
       {"log-level", required_argument, 0, 'v'},
+      {"metrics-listen", required_argument, 0, 'm'},
+      {"metrics-port-file", required_argument, 0, 'P'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -128,6 +136,8 @@ int main(int argc, char **argv) {
       }
       cfg.lease_wait_ms = (uint32_t)v;
       break;
+    case 'm': cfg.metrics_listen = optarg; break;
+    case 'P': cfg.metrics_port_file = optarg; break;
     case 'v': level = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -153,6 +163,11 @@ int main(int argc, char **argv) {
               " GPU's class is its model and compute capability)\n");
       return 2;
     }
+  }
+  if (cfg.metrics_listen && !*cfg.metrics_listen) cfg.metrics_listen = NULL;
+  if (cfg.metrics_port_file && !cfg.metrics_listen) {
+    fprintf(stderr, "kf-worker: --metrics-port-file needs --metrics-listen\n");
+    return 2;
   }
   int lv = kf_log_parse_level(level);
   if (lv < 0) {

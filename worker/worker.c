@@ -44,6 +44,8 @@
 #include "text.h"
 #include "util.h"
 #include "watchdog.h"
+#include "httpd.h"
+#include "worker_metrics.h"
 
 #define PATH(m) "/kernelfleet.Coordinator/" m
 #define REPORT_BATCH 256        /* results per report call, at most */
@@ -61,6 +63,7 @@ typedef struct task_rec {
   void *payload;
   kf_task_exec exec;
   bool running;
+  uint64_t t0_ns; /* when it started (kf_now_ns) */
 } task_rec;
 
 /* A report in flight: the results it carries, until the verdicts come. */
@@ -97,6 +100,9 @@ typedef struct kf_worker {
   uint64_t n_done;
   uint64_t n_failed; /* results the coordinator refused as INVALID, or
                       * could not take at all */
+  kf_worker_stats st;       /* /metrics (worker_metrics.h) */
+  struct kf_httpd *httpd;   /* NULL: metrics off */
+  uint64_t lease_t0_ns;     /* when the LeaseTasks in flight was sent */
 } kf_worker;
 
 static void do_register(kf_worker *w);
@@ -153,6 +159,8 @@ static void on_registered(int status, const char *detail,
   const Kernelfleet__RegisterWorkerResponse *r = (const void *)m;
   w->id = r->worker_id;
   w->backoff_ms = 0;
+  w->st.worker_id = w->id;
+  w->st.registrations++;
   kf_log_set_worker(w->id);
   kf_log(KF_LOG_INFO, "registered as worker %" PRId64 " (%s, %s)", w->id,
          w->dev.model, w->dev.isa);
@@ -300,6 +308,8 @@ static void after_task(uv_work_t *req, int status) {
     t->exec.outcome = KF_OUTCOME_INFRA_ERROR;
     kf_strlcpy(t->exec.reason, "worker shutting down", sizeof t->exec.reason);
   }
+  kf_worker_stats_task(&w->st, t->kind, t->exec.outcome,
+                       (double)(kf_now_ns() - t->t0_ns) / 1e9);
   t->next = w->outbox;
   w->outbox = t;
   w->n_outbox++;
@@ -331,6 +341,7 @@ static void start_task(kf_worker *w, const Kernelfleet__Task *task) {
   t->exec.payload = payload;
   t->exec.payload_len = task->payload.len;
   t->exec.timeout_ms = task->timeout_ms;
+  t->t0_ns = kf_now_ns();
   t->work.data = t;
   t->next = w->running;
   w->running = t;
@@ -371,6 +382,13 @@ static void on_leased(int status, const char *detail,
   }
   w->backoff_ms = 0;
   const Kernelfleet__LeaseTasksResponse *r = (const void *)m;
+  if (r->n_tasks) {
+    kf_metrics_hist_observe(&w->st.lease_hist,
+                            (double)(kf_now_ns() - w->lease_t0_ns) / 1e9);
+    w->st.tasks_leased += r->n_tasks;
+  } else {
+    w->st.lease_empty++;
+  }
   for (size_t i = 0; i < r->n_tasks; i++) {
     if (w->stopping) {
       /* Hand it straight back: an infra error requeues it now instead of
@@ -423,6 +441,7 @@ static void do_lease(kf_worker *w) {
     return;
   }
   w->lease_inflight = true;
+  w->lease_t0_ns = kf_now_ns();
 }
 
 /* -------------------------------------------------------------- report */
@@ -613,6 +632,8 @@ static void maybe_finish(kf_worker *w) {
   uv_close((uv_handle_t *)&w->report_timer, on_close_noop);
   uv_close((uv_handle_t *)&w->sigint, on_close_noop);
   uv_close((uv_handle_t *)&w->sigterm, on_close_noop);
+  kf_httpd_stop(w->httpd);
+  w->httpd = NULL;
   /* Cancels the long poll; its callback runs with ECANCELED. */
   kf_rpc_client_close(w->rpc);
   w->rpc = NULL;
@@ -637,6 +658,36 @@ static void on_signal(uv_signal_t *s, int signum) {
   uv_timer_start(&w->hb_timer, on_stop_tick, 200, 200);
   do_report(w);
   maybe_finish(w);
+}
+
+/* /metrics on the loop; the bound port also goes to a file when asked
+ * (tests, and supervisors that pick port 0). */
+static int start_metrics(kf_worker *w) {
+  char err[512];
+  int port = 0;
+  int rc = kf_worker_metrics_start(w->loop, w->cfg.metrics_listen, &w->st,
+                                   &w->httpd, &port, err, sizeof err);
+  if (rc) {
+    kf_log(KF_LOG_FATAL, "%s", err);
+    return rc;
+  }
+  kf_log(KF_LOG_INFO, "metrics on %s (port %d): GET /metrics",
+         w->cfg.metrics_listen, port);
+  const char *pf = w->cfg.metrics_port_file;
+  if (pf) {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s.tmp", pf);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f && fprintf(f, "%d\n", port) >= 0;
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok || rename(tmp, pf) != 0) {
+      kf_log(KF_LOG_FATAL, "cannot write metrics port file %s", pf);
+      kf_httpd_stop(w->httpd);
+      w->httpd = NULL;
+      return KF_EIO;
+    }
+  }
+  return 0;
 }
 
 int kf_worker_run(const kf_worker_config *cfg) {
@@ -698,6 +749,23 @@ int kf_worker_run(const kf_worker_config *cfg) {
   w->sigint.data = w->sigterm.data = w;
   uv_signal_start(&w->sigint, on_signal, SIGINT);
   uv_signal_start(&w->sigterm, on_signal, SIGTERM);
+
+  kf_worker_stats_init(&w->st, cfg->name, &w->dev, cfg->slots);
+  w->st.running = &w->n_running;
+  w->st.outbox = &w->n_outbox;
+  w->st.delivered = &w->n_done;
+  w->st.refused = &w->n_failed;
+  if (cfg->metrics_listen && (rc = start_metrics(w))) {
+    kf_rpc_client_close(w->rpc);
+    uv_close((uv_handle_t *)&w->hb_timer, on_close_noop);
+    uv_close((uv_handle_t *)&w->retry_timer, on_close_noop);
+    uv_close((uv_handle_t *)&w->report_timer, on_close_noop);
+    uv_close((uv_handle_t *)&w->sigint, on_close_noop);
+    uv_close((uv_handle_t *)&w->sigterm, on_close_noop);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    return rc;
+  }
 
   kf_log(KF_LOG_INFO, "worker %s: %u slots, coordinator %s", cfg->name,
          cfg->slots, cfg->coordinator);

@@ -28,6 +28,8 @@ typedef struct {
    * model name instead of /proc/cpuinfo's: names a CPU fleet ("cpu-a"),
    * and lets tests run two CPU classes on one machine. */
   const char *device_class;
+  const char *metrics_listen;    /* HOST:PORT of /metrics; NULL: off */
+  const char *metrics_port_file; /* if set, its bound port is written here */
 } kf_worker_config;
 
 /* Runs until SIGINT/SIGTERM: then stops leasing, finishes running tasks,
