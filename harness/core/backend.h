@@ -171,5 +171,6 @@ struct kf_ev {
 
 extern const kf_backend kf_harness_cpu_backend;
 extern const kf_backend kf_harness_cuda_backend;
+extern const kf_backend kf_harness_torch_backend; /* harness/torch */
 
 #endif

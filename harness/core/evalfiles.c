@@ -294,7 +294,9 @@ int kf_harness_eval_files_main(int argc, char **argv) {
   req.n_knobs = (size_t)n_knobs;
   req.seed = seed;
   req.candidate_id = 1;
-  req.language = strcmp(spec->backend, "cuda") == 0 ? "cuda" : "c";
+  req.language = !strcmp(spec->backend, "cuda")    ? "cuda"
+                 : !strcmp(spec->backend, "torch") ? "python"
+                                                   : "c";
   size_t n = kernelfleet__eval_request__get_packed_size(&req);
   unsigned char *buf = malloc(n ? n : 1);
   Kernelfleet__EvalResult *r = NULL;

@@ -792,9 +792,13 @@ static int run_stages(pl *p) {
 /* Picks the backend for (language, spec); NULL with why. */
 static const kf_backend *pick_backend(pl *p, const char *language) {
   const char *be = p->e.spec->backend;
-  if (!language || !*language) language = !strcmp(be, "cuda") ? "cuda" : "c";
+  if (!language || !*language)
+    language = !strcmp(be, "cuda")    ? "cuda"
+               : !strcmp(be, "torch") ? "python"
+                                      : "c";
   const kf_backend *all[] = {&kf_harness_cpu_backend,
-                             &kf_harness_cuda_backend};
+                             &kf_harness_cuda_backend,
+                             &kf_harness_torch_backend};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     if (strcmp(all[i]->language, language)) continue;
     if (strcmp(all[i]->name, be)) {
@@ -804,8 +808,8 @@ static const kf_backend *pick_backend(pl *p, const char *language) {
     }
     return all[i];
   }
-  snprintf(p->e.why, WHY, "language '%.32s': this harness runs c and cuda "
-           "candidates", language);
+  snprintf(p->e.why, WHY, "language '%.32s': this harness runs c, cuda and "
+           "python candidates", language);
   return NULL;
 }
 
