@@ -167,6 +167,9 @@ struct kf_ev {
   char why[KF_HARNESS_WHY];   /* the reason of the last failure */
   const char *mode;           /* "eval", "showdown" */
   bool cuda;                  /* language cuda */
+  char baselines[256];        /* a backend whose reference is a baseline
+                                 (torch: eager) says which and what was not
+                                 timed; "" for none */
 };
 
 extern const kf_backend kf_harness_cpu_backend;

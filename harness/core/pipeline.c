@@ -953,7 +953,10 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
     res.achieved_gbps = rf.gbps;
     res.achieved_gflops = rf.gflops;
     res.ceiling_gbps = p->ceil_gbps;
+    /* the torch backend's reference is PyTorch eager, on this timer */
+    if (!strcmp(p->e.b->name, "torch") && cm > 0) res.speedup_eager = rm / cm;
   }
+  if (p->e.baselines[0]) res.baselines = p->e.baselines;
   char build[80] = "", tc[256] = "";
   if (p->e.b) {
     identity(p, build, sizeof build, tc, sizeof tc);

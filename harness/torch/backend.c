@@ -620,6 +620,18 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   int from, k = wait_line(t, false, START_MS, &from, line, sizeof line);
   if (k == 1 && !strncmp(line, "READY", 5)) {
     s->defenses = defenses_of(line + 5);
+    const char *tv = strstr(line, "torch=");
+    if (s->is_ref && tv) {
+      char ver[64];
+      size_t n = strcspn(tv + 6, " ");
+      snprintf(ver, sizeof ver, "%.*s", (int)(n < 60 ? n : 60), tv + 6);
+      bool compile = strstr(line, "compile=yes") != NULL;
+      snprintf(e->baselines, sizeof e->baselines,
+               "eager: the reference (torch %s, %s), timed with the "
+               "candidate; torch.compile: %s", ver, e->spec->torch_device,
+               compile ? "not timed (this harness times eager only)"
+                       : "not timed (this torch has no torch.compile)");
+    }
     int tmo = e->o->call_timeout_ms * (s->is_ref ? 3 : 1) + 20000;
     /* a first child runs the side's code and builds its model now (no
      * buffers): load failures show up in this stage */

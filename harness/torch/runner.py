@@ -467,7 +467,9 @@ def serve(jail):
     except OSError as e:
         _say(status, "FAIL infra lockdown: %s" % e)
         return 3
-    _say(status, "READY %s" % " ".join(defs))
+    _say(status, "READY %s torch=%s compile=%s" % (
+        " ".join(defs), torch.__version__,
+        "yes" if hasattr(torch, "compile") else "no"))
     while True:
         line = _readline(0)
         if line is None or line == "EXIT":
