@@ -20,5 +20,6 @@ int kf_cli_status(int argc, char **argv);
 int kf_cli_run(int argc, char **argv);
 int kf_cli_campaign(int argc, char **argv);
 int kf_cli_token(int argc, char **argv);
+int kf_cli_import(int argc, char **argv); /* cli_import.c */
 
 #endif

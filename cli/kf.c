@@ -23,6 +23,7 @@ static void usage(FILE *f) {
 "  submit --kind K ...   submit tasks to a running coordinator\n"
 "  status [--json]       task counts and workers of a running coordinator\n"
 "  token create|list|revoke  credentials (roles worker, submitter, admin)\n"
+"  import kernelbench FILE.py | gpumode DIR   a torch problem directory\n"
 "\n"
 "Exit codes: 0 ok, 1 the work failed, 2 usage or input error,\n"
 "            3 coordinator or database unreachable, 4 interrupted.\n"
@@ -43,6 +44,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "submit")) return kf_cli_submit(argc - 2, argv + 2);
   if (!strcmp(argv[1], "status")) return kf_cli_status(argc - 2, argv + 2);
   if (!strcmp(argv[1], "token")) return kf_cli_token(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "import")) return kf_cli_import(argc - 2, argv + 2);
   fprintf(stderr, "kf: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return KF_EXIT_USAGE;

@@ -32,6 +32,7 @@
 # `runner.py inspect KIND FILE` (kf import) runs a reference once, locked
 # down the same way, and prints what it takes and returns as JSON.
 import ctypes
+import inspect
 import io
 import json
 import linecache
@@ -519,7 +520,7 @@ def _describe(torch, x, where):
     return {"tensor": False, "value": x}
 
 
-def inspect(kind, path):
+def inspect_ref(kind, path):
     """Runs the reference at path once, locked down, and prints its inputs,
     init arguments and outputs as JSON."""
     global _libc
@@ -568,6 +569,13 @@ def inspect(kind, path):
             with torch.no_grad():
                 res = model(*inputs)
             out["init"] = init
+            try:
+                names = [n for n in inspect.signature(
+                    ns["Model"].forward).parameters if n != "self"]
+                if len(names) == len(inputs):
+                    out["names"] = names
+            except (TypeError, ValueError):
+                pass
         else:
             for n in ("generate_input", "ref_kernel"):
                 if n not in ns:
@@ -626,7 +634,7 @@ def main(argv):
         return serve(argv[2])
     if len(argv) == 4 and argv[1] == "inspect" and argv[2] in (
             "kernelbench", "gpumode"):
-        return inspect(argv[2], argv[3])
+        return inspect_ref(argv[2], argv[3])
     sys.stderr.write("usage: runner.py serve JAIL | inspect "
                      "kernelbench|gpumode FILE\n")
     return 2
