@@ -162,6 +162,10 @@ static void print_json(const Kernelfleet__EvalResult *r, uint64_t seed) {
   cJSON_AddNumberToObject(o, "max_rel_err", r->max_rel_err);
   cJSON_AddNumberToObject(o, "achieved_gbps", r->achieved_gbps);
   cJSON_AddNumberToObject(o, "achieved_gflops", r->achieved_gflops);
+  if (r->speedup_eager > 0)
+    cJSON_AddNumberToObject(o, "speedup_eager", r->speedup_eager);
+  if (r->baselines && *r->baselines)
+    cJSON_AddStringToObject(o, "baselines", r->baselines);
   cJSON *st = cJSON_AddArrayToObject(o, "stages");
   for (size_t i = 0; i < r->n_stages; i++) {
     cJSON *s = cJSON_CreateObject();

@@ -563,6 +563,9 @@ def inspect_ref(kind, path):
             json.dumps(init)
             torch.manual_seed(INIT_SEED)
             inputs = list(ns["get_inputs"]())
+            # what a spec cannot hold is named before anything runs on it
+            out["inputs"] = [_describe(torch, x, "input %d" % i)
+                             for i, x in enumerate(inputs)]
             torch.manual_seed(INIT_SEED)
             model = ns["Model"](*init)
             model.eval()
@@ -585,11 +588,11 @@ def inspect_ref(kind, path):
             data = ns["generate_input"](**case)
             inputs = list(data) if isinstance(data, (tuple, list)) else [
                 data]
+            out["inputs"] = [_describe(torch, x, "input %d" % i)
+                             for i, x in enumerate(inputs)]
             with torch.no_grad():
                 res = ns["ref_kernel"](data)
             out["case"] = case
-        out["inputs"] = [_describe(torch, x, "input %d" % i)
-                         for i, x in enumerate(inputs)]
         if isinstance(res, torch.Tensor):
             res = (res,)
         if not isinstance(res, (tuple, list)):
