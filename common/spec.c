@@ -873,10 +873,10 @@ static int parse_root(ctx *c, const cJSON *root) {
       return rc;
     s->workspace_bytes = (size_t)v;
   }
+  if ((rc = parse_torch(c, root))) return rc;
   if ((rc = get_file(c, root, "", "reference", s->reference_file,
                      sizeof s->reference_file)))
     return rc;
-  if ((rc = parse_torch(c, root))) return rc;
 
   for (int i = 0; i < s->n_check_sizes; i++) {
     char where[32];

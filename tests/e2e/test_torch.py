@@ -124,6 +124,35 @@ WRITES_INPUT = READS_FILE.replace(
             f.read()''',
     '''        x.zero_()''')
 
+CHECK_EXPORT = """
+import importlib.util
+import torch
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ref = load(%r, "ref")
+sub = load(%r, "sub")
+kb = load(%r, "kb")
+torch.manual_seed(0x6B66)
+model = ref.Model(*ref.get_init_inputs()).eval()
+torch.manual_seed(12345)
+x = torch.randn(8, 64)
+with torch.no_grad():
+    want = model(x)
+    got = sub.custom_kernel((x,))
+    torch.manual_seed(0x6B66)
+    got2 = kb.ModelNew(*ref.get_init_inputs()).eval()(x)
+assert torch.allclose(got, want, rtol=1e-4, atol=1e-5), "gpumode differs"
+assert torch.allclose(got2, want, rtol=1e-4, atol=1e-5), "kernelbench differs"
+print("EXPORT OK")
+"""
+
 BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                            "return [torch.randn(batch_size, in_features), 'mean']")
 BAD_DTYPE = MODEL.replace("return [torch.randn(batch_size, in_features)]",
@@ -236,7 +265,7 @@ def body(c):
                           "--minutes", "6", "--json"], work, 900)
     check(rc in (0, 1), "kf run exited %d\n%s\n%s" % (rc, out, err[-3000:]))
     res = json.loads(out)
-    best = res.get("best") or {}
+    best = (res.get("best") or {}).get("best") or {}
     check(best.get("outcome") == "ok", "kf run: no verified best kernel: %s"
           % out[-3000:])
     path = os.path.join(work, "linear_relu.best.py")
@@ -249,7 +278,35 @@ def body(c):
     c.log("kf run: exit %d, best %s, speedup %.2fx over eager" % (
         rc, path, best.get("speedup", 0)))
 
-    # 3. The harness on hand-written candidates.
+    # 3. Export: the best kernel as a GPU MODE submission and as a
+    # KernelBench ModelNew, each loaded by torch and compared with the
+    # reference on inputs of its own.
+    c.start_pg()
+    c.start_coordinator()
+    cid = str(res.get("campaign_id") or res.get("campaign", {}).get(
+        "campaign_id") or 1)
+    sub = os.path.join(work, "submission.py")
+    kbf = os.path.join(work, "kernelbench_new.py")
+    for fmt, out in (("gpumode", sub), ("kernelbench", kbf)):
+        rc, o2, e2 = kf(c, ["campaign", "export", cid, "--coordinator",
+                            c.target, "--format", fmt, "--problem", prob,
+                            "--out", out], work, 120)
+        check(rc == 0 and os.path.isfile(out), "export --format %s: exit %d:"
+              " %s%s" % (fmt, rc, o2, e2))
+    rc, o2, e2 = kf(c, ["campaign", "export", cid, "--coordinator", c.target,
+                        "--format", "torch-ext"], work, 120)
+    check(rc == 2 and "not implemented" in e2, "torch-ext: exit %d %r" % (
+        rc, e2))
+    checker = os.path.join(work, "check_export.py")
+    write(checker, CHECK_EXPORT % (model, sub, kbf))
+    r = subprocess.run([PY, "-I", checker], capture_output=True, timeout=300)
+    check(r.returncode == 0 and b"EXPORT OK" in r.stdout,
+          "exported files do not match the reference: %s%s" % (
+              r.stdout.decode(errors="replace"),
+              r.stderr.decode(errors="replace")[-3000:]))
+    c.log("export: gpumode and kernelbench files match the reference")
+
+    # 4. The harness on hand-written candidates.
     r = evaluate(c, prob, HONEST, "honest")
     check(r["outcome"] == "ok" and r.get("speedup_eager", 0) > 0 and
           "eager" in r.get("baselines", ""),
