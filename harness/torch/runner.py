@@ -128,8 +128,15 @@ CLONE_THREAD = 0x00010000
 # perf_event_open, keyrings, userfaultfd, io_uring.
 KILL_NRS = [2, 257, 437, 85, 41, 42, 43, 49, 50, 288, 53, 59, 322, 101,
             310, 311, 165, 166, 161, 155, 272, 308, 321, 298, 248, 249,
-            250, 323, 425, 426, 427, 133, 259, 246, 175, 176, 313]
-ERRNO_NRS = {62: 1, 200: 1, 203: 1}  # kill, tkill, sched_setaffinity: EPERM
+            250, 323, 425, 426, 427, 133, 259, 246, 175, 176, 313,
+            434, 438]  # pidfd_open, pidfd_getfd
+# EPERM: signals to other processes (kill, tkill, rt_sigqueueinfo,
+# rt_tgsigqueueinfo, pidfd_send_signal), and what would move or slow a
+# process -- this one or another runner of the same uid, the reference's
+# included: sched_setaffinity, setpriority, sched_setparam,
+# sched_setscheduler, sched_setattr, ioprio_set
+ERRNO_NRS = {62: 1, 200: 1, 129: 1, 297: 1, 424: 1, 203: 1, 141: 1, 142: 1,
+             144: 1, 314: 1, 251: 1}
 
 
 def _bpf(code, jt, jf, k):
@@ -153,6 +160,15 @@ def _filter(child):
     for nr, e in ERRNO_NRS.items():
         p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_ERRNO | e)]
     if child:
+        # prlimit64 (302) on another process of the uid, or to undo
+        # RLIMIT_NPROC: EPERM (set before this filter); tgkill (234) only
+        # to this process (abort() raises SIGABRT that way)
+        p += [_bpf(jeq, 0, 1, 302), _bpf(ret, 0, 0, RET_ERRNO | 1)]
+        p += [_bpf(jeq, 0, 4, 234),
+              _bpf(ld_w, 0, 0, 16),
+              _bpf(jeq, 1, 0, os.getpid()),
+              _bpf(ret, 0, 0, RET_ERRNO | 1),
+              _bpf(ret, 0, 0, RET_ALLOW)]
         # no new processes: fork, vfork, clone3 (glibc falls back to
         # clone), clone without CLONE_THREAD
         for nr in (57, 58):

@@ -16,7 +16,8 @@ two commands, on CPU, with Debian's python3-torch (harness/torch).
    reference on the inputs it can predict (KernelBench's seed) and ignores
    the real ones (wrong_answer); one that reads a file, one that opens a
    socket, one that reaches libc through ctypes (sandbox_violation); one
-   that writes into its input (refused, never ok).
+   that writes into its input (refused, never ok); one that renices every
+   process of its uid (refused by seccomp: it then answers honestly, ok).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -152,6 +153,20 @@ assert torch.allclose(got, want, rtol=1e-4, atol=1e-5), "gpumode differs"
 assert torch.allclose(got2, want, rtol=1e-4, atol=1e-5), "kernelbench differs"
 print("EXPORT OK")
 """
+
+# Tries to slow down every other process of its uid (the reference's
+# runner among them): if the sandbox let it, it answers wrongly, so the
+# refusal is visible as ok.
+RENICE = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        import os
+        try:
+            os.setpriority(os.PRIO_USER, 0, 19)
+            return x[:, :48] * 0 + 1
+        except OSError:
+            return torch.relu(self.linear(x))''')
 
 BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                            "return [torch.randn(batch_size, in_features), 'mean']")
@@ -323,6 +338,9 @@ def body(c):
         check(r["outcome"] == "sandbox_violation" and word in r["reason"],
               "%s: %s (%s), want sandbox_violation naming %r" % (
                   tag, r["outcome"], r.get("reason"), word))
+    r = evaluate(c, prob, RENICE, "renice")
+    check(r["outcome"] == "ok", "renicing the other runners was not refused:"
+          " %s (%s)" % (r["outcome"], r.get("reason")))
     r = evaluate(c, prob, WRITES_INPUT, "writes_input")
     check(r["outcome"] not in ("ok", "infra_error", "spec_error"),
           "a candidate writing its input: %s (%s)" % (r["outcome"],
