@@ -29,6 +29,10 @@
 #           copied into the output buffers; DONE.  The harness then kills
 #           the child; the zygote reports its exit (EXITED) on fd 1.
 #
+# Device "cuda" is sketched, not working: CUDA cannot be used after a
+# fork once initialized, and the zygote must initialize it before the
+# lockdown; a GPU runner needs one process per side (docs/torch.md).
+#
 # `runner.py inspect KIND FILE` (kf import) runs a reference once, locked
 # down the same way, and prints what it takes and returns as JSON.
 import ctypes
