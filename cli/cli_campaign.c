@@ -560,6 +560,12 @@ int kf_cli_campaign(int argc, char **argv) {
     fprintf(stderr, "%s: --format and --problem belong to export\n", cmd);
     return KF_EXIT_USAGE;
   }
+  if (o.format && strcmp(o.format, "kernelbench") &&
+      strcmp(o.format, "gpumode") && strcmp(o.format, "torch-ext")) {
+    fprintf(stderr, "%s: --format '%s': kernelbench, gpumode or torch-ext\n",
+            cmd, o.format);
+    return KF_EXIT_USAGE;
+  }
   if (o.out && act != 3 && act != 4) {
     fprintf(stderr, "%s: --out belongs to best and export\n", cmd);
     return KF_EXIT_USAGE;
