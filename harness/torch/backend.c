@@ -19,7 +19,10 @@
  *   gen      inputs drawn by this process into the first side's image,
  *            copied to the others (the same bits everywhere)
  *   arm      a fresh child that mapped exactly this call's buffers (inputs
- *            read-only), ran the side's code and built its model: READY
+ *            read-only), ran the side's code and built its model: READY;
+ *            then stopped (SIGSTOP) until its call, so that nothing it
+ *            does can see the inputs drawn after arming before the timer
+ *            runs
  *   call     outputs poisoned, workspace filled, caches flushed (timed
  *            calls); RUN; the child calls forward / the kernel and copies
  *            the result into the outputs; DONE.  Charged the larger of the
@@ -343,8 +346,48 @@ static int plan_of(const kf_harness_layout *L, char *out, size_t outlen) {
   return 0;
 }
 
+/* 'T' when pid is stopped, per /proc/PID/stat; 0 when unreadable. */
+static char proc_state(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char *rp = strrchr(buf, ')'); /* the command name may hold anything */
+  return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+/* Stops the armed child until its RUN.  Its code (the side's module and
+ * constructor) has run by READY and can replace the runner's own Python:
+ * a child left running could watch its input buffers for the draw, which
+ * comes after arming, and compute before RUN, outside the timed window.
+ * Stopped, it cannot: SIGCONT comes right after the timer starts.  0, or
+ * INFRA_ERROR when it does not stop. */
+static int stop_child(kf_ev *e, kf_side *s) {
+  torch_side *t = TS(s);
+  if (kill(t->child, SIGSTOP) != 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: SIGSTOP: %s", s->who,
+             strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  uint64_t deadline = kf_now_ms() + 10000;
+  for (;;) {
+    char st = proc_state(t->child);
+    if (st == 'T' || st == 't') return 0;
+    if (!st || kf_now_ms() > deadline) break;
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+  snprintf(e->why, KF_HARNESS_WHY, "%s: the armed process did not stop",
+           s->who);
+  return KF_OUTCOME_INFRA_ERROR;
+}
+
 /* Forks a fresh child for plan (NULL: no buffers, the load check) and
- * waits for its READY.  Idempotent for the same plan. */
+ * waits for its READY, then stops it.  Idempotent for the same plan. */
 static int arm_plan(kf_ev *e, kf_side *s, const char *plan, int tmo) {
   torch_side *t = TS(s);
   if (t->dead) {
@@ -390,7 +433,7 @@ static int arm_plan(kf_ev *e, kf_side *s, const char *plan, int tmo) {
   }
   if (from == 0 && !strcmp(line, "READY")) {
     t->ready = true;
-    return 0;
+    return stop_child(e, s);
   }
   return child_failed(s, from, line, tmo, e->why, KF_HARNESS_WHY);
 }
@@ -749,6 +792,12 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   if (c->timed) flush_caches(TE(e));
   int tmo = call_timeout(e, s);
   uint64_t c0 = cpu_ns(t), t0 = kf_now_ns();
+  /* everything after the child is continued is charged */
+  if (kill(t->child, SIGCONT) != 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: SIGCONT: %s", s->who,
+             strerror(errno));
+    return zygote_lost(s, "cont");
+  }
   if (say(t, "RUN\n")) {
     snprintf(e->why, KF_HARNESS_WHY, "%s runner: command pipe closed",
              s->who);
