@@ -17,7 +17,9 @@ two commands, on CPU, with Debian's python3-torch (harness/torch).
    the real ones (wrong_answer); one that reads a file, one that opens a
    socket, one that reaches libc through ctypes (sandbox_violation); one
    that writes into its input (refused, never ok); one that renices every
-   process of its uid (refused by seccomp: it then answers honestly, ok).
+   process of its uid (refused by seccomp: it then answers honestly, ok);
+   one that answers wrongly unless it was stopped between loading and its
+   call (a SIGCONT handler tells it).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -167,6 +169,25 @@ RENICE = READS_FILE.replace(
             return x[:, :48] * 0 + 1
         except OSError:
             return torch.relu(self.linear(x))''')
+
+# Knows whether it was stopped between loading and its call (the harness
+# stops every armed process, so that code that ran at load cannot watch
+# for the input draw and compute before the timer starts): a SIGCONT
+# handler sees the continue.  Never continued, it answers wrongly.
+STOPPED = READS_FILE.replace(
+    '''        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)''',
+    '''        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        import signal
+        self.continued = []
+        signal.signal(signal.SIGCONT, lambda s, f: self.continued.append(1))''').replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        if not self.continued:
+            return x[:, :48] * 0 + 1
+        return torch.relu(self.linear(x))''')
 
 BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                            "return [torch.randn(batch_size, in_features), 'mean']")
@@ -341,6 +362,9 @@ def body(c):
     r = evaluate(c, prob, RENICE, "renice")
     check(r["outcome"] == "ok", "renicing the other runners was not refused:"
           " %s (%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, STOPPED, "stopped")
+    check(r["outcome"] == "ok", "the armed process was not stopped before "
+          "its call: %s (%s)" % (r["outcome"], r.get("reason")))
     r = evaluate(c, prob, WRITES_INPUT, "writes_input")
     check(r["outcome"] not in ("ok", "infra_error", "spec_error"),
           "a candidate writing its input: %s (%s)" % (r["outcome"],
