@@ -166,6 +166,8 @@ static void print_json(const Kernelfleet__EvalResult *r, uint64_t seed) {
     cJSON_AddNumberToObject(o, "speedup_eager", r->speedup_eager);
   if (r->baselines && *r->baselines)
     cJSON_AddStringToObject(o, "baselines", r->baselines);
+  if (r->toolchain && *r->toolchain)
+    cJSON_AddStringToObject(o, "toolchain", r->toolchain);
   cJSON *st = cJSON_AddArrayToObject(o, "stages");
   for (size_t i = 0; i < r->n_stages; i++) {
     cJSON *s = cJSON_CreateObject();

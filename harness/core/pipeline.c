@@ -874,7 +874,8 @@ static void pl_free(pl *p) {
 
 static void identity(pl *p, char *build, size_t bl, char *tc, size_t tl) {
   if (kf_harness__build_id(build, bl) != 0) build[0] = '\0';
-  kf_harness__toolchain(p->e.cuda, tc, tl);
+  if (p->e.toolchain[0]) kf_strlcpy(tc, p->e.toolchain, tl);
+  else kf_harness__toolchain(p->e.cuda, tc, tl);
 }
 
 /* --------------------------------------------------------------- eval */

@@ -669,6 +669,10 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
       size_t n = strcspn(tv + 6, " ");
       snprintf(ver, sizeof ver, "%.*s", (int)(n < 60 ? n : 60), tv + 6);
       bool compile = strstr(line, "compile=yes") != NULL;
+      /* a measurement's identity: torch is the toolchain here (a stored
+       * number is reused only under the same one) */
+      snprintf(e->toolchain, sizeof e->toolchain, "torch %.56s (%.56s)", ver,
+               TE(e)->python);
       snprintf(e->baselines, sizeof e->baselines,
                "eager: the reference (torch %s, %s), timed with the "
                "candidate; torch.compile: %s", ver, e->spec->torch_device,

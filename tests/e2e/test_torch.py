@@ -345,7 +345,8 @@ def body(c):
     # 4. The harness on hand-written candidates.
     r = evaluate(c, prob, HONEST, "honest")
     check(r["outcome"] == "ok" and r.get("speedup_eager", 0) > 0 and
-          "eager" in r.get("baselines", ""),
+          "eager" in r.get("baselines", "") and
+          r.get("toolchain", "").startswith("torch "),
           "honest candidate: %s (%s), speedup_eager %r baselines %r" % (
               r["outcome"], r.get("reason"), r.get("speedup_eager"),
               r.get("baselines")))
