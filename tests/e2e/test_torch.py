@@ -19,7 +19,8 @@ two commands, on CPU, with Debian's python3-torch (harness/torch).
    that writes into its input (refused, never ok); one that renices every
    process of its uid (refused by seccomp: it then answers honestly, ok);
    one that answers wrongly unless it was stopped between loading and its
-   call (a SIGCONT handler tells it).
+   call (a SIGCONT handler tells it); one that starts a thread (crash:
+   RLIMIT_NPROC 0) and one that never returns (timeout).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -188,6 +189,18 @@ STOPPED = READS_FILE.replace(
     '''        if not self.continued:
             return x[:, :48] * 0 + 1
         return torch.relu(self.linear(x))''')
+
+THREAD = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        import threading
+        threading.Thread(target=lambda: None).start()''')
+
+SPIN = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        while True:
+            pass''')
 
 BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                            "return [torch.randn(batch_size, in_features), 'mean']")
@@ -366,6 +379,13 @@ def body(c):
     r = evaluate(c, prob, STOPPED, "stopped")
     check(r["outcome"] == "ok", "the armed process was not stopped before "
           "its call: %s (%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, THREAD, "thread")
+    check(r["outcome"] == "crash" and "thread" in r["reason"],
+          "a thread: %s (%s), want crash (RLIMIT_NPROC 0)" % (
+              r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, SPIN, "spin")
+    check(r["outcome"] == "timeout", "an endless forward: %s (%s)" % (
+        r["outcome"], r.get("reason")))
     r = evaluate(c, prob, WRITES_INPUT, "writes_input")
     check(r["outcome"] not in ("ok", "infra_error", "spec_error"),
           "a candidate writing its input: %s (%s)" % (r["outcome"],
