@@ -23,5 +23,6 @@ int kf_cli_token(int argc, char **argv);
 int kf_cli_mcp(int argc, char **argv);
 int kf_cli_propose(int argc, char **argv);
 int kf_cli_dashboard(int argc, char **argv);
+int kf_cli_import(int argc, char **argv); /* cli_import.c */
 
 #endif

@@ -63,6 +63,12 @@ static void usage(FILE *f) {
 "                               knobs and device class, id in reused_from;\n"
 "                               task_id is then 0), diagnosis and profile\n"
 "                               (null when none)\n"
+"  export ID --format kernelbench|gpumode [--problem DIR] [--out FILE]\n"
+"                               a PyTorch campaign's best kernel as a\n"
+"                               ready submission: a KernelBench ModelNew, or\n"
+"                               a GPU MODE submission.py (custom_kernel);\n"
+"                               --problem: the problem directory, for the\n"
+"                               model's init arguments (torch-ext: not yet)\n"
 "  stop ID                      stop it now; finished evaluations are kept\n"
 "  profile ID CANDIDATE         the candidate's evaluations with their\n"
 "                               diagnosis (memory-, compute-, latency- or\n"
@@ -122,6 +128,8 @@ typedef struct {
   uint64_t elites;               /* port; 0: the source's showdown size */
   char *spaces[KF_SPEC_MAX_KNOBS]; /* propose: NAME=V1,V2,... */
   int n_spaces;
+  const char *format;            /* export: kernelbench, gpumode */
+  const char *problem;           /* export --format: the problem dir */
 } camp_opts;
 
 /* Parses options and up to two positional arguments.  Returns 0, -1 after
@@ -142,6 +150,8 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
       {"to", required_argument, 0, 't'},
       {"from", required_argument, 0, 'f'},
       {"elites", required_argument, 0, 'e'},
+      {"format", required_argument, 0, 1001},
+      {"problem", required_argument, 0, 1002},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -166,6 +176,8 @@ static int parse(int argc, char **argv, const char *name, camp_opts *o) {
         rc = KF_EXIT_USAGE;
       }
       break;
+    case 1001: o->format = optarg; break;
+    case 1002: o->problem = optarg; break;
     case 'k': {
       char *eq = strchr(optarg, '=');
       if (!eq || o->n_knobs == KF_SPEC_MAX_KNOBS) {
@@ -318,8 +330,123 @@ static int do_best(kf_rpc_client *cli, const char *cmd, camp_opts *o,
   return rc;
 }
 
+/* The adapter that turns a ModelNew into GPU MODE's entry point. */
+static const char GM_ADAPTER[] =
+    "\n\n# --- GPU MODE entry point (kf campaign export --format gpumode) ---\n"
+    "import torch as _kf_torch\n"
+    "_kf_model = None\n\n\n"
+    "def custom_kernel(data):\n"
+    "    global _kf_model\n"
+    "    if _kf_model is None:\n"
+    "        _kf_torch.manual_seed(0x6B66)  # the weights KernelFleet verified\n"
+    "        _kf_model = ModelNew(*_KF_INIT).eval()\n"
+    "    args = tuple(data) if isinstance(data, (tuple, list)) else (data,)\n"
+    "    with _kf_torch.no_grad():\n"
+    "        return _kf_model(*args)\n";
+
+static const char KB_ADAPTER[] =
+    "\n\n# --- KernelBench entry point (kf campaign export --format "
+    "kernelbench) ---\n"
+    "import torch as _kf_torch\n\n\n"
+    "class ModelNew(_kf_torch.nn.Module):\n"
+    "    def forward(self, *inputs):\n"
+    "        return custom_kernel(inputs[0] if len(inputs) == 1 else "
+    "tuple(inputs))\n";
+
+/* `export --format`: the best kernel of a PyTorch campaign as a file the
+ * format's tools load: its source with the knobs set, plus the entry point
+ * the format calls when the source lacks it. */
+static int do_export_format(kf_rpc_client *cli, const char *cmd,
+                            camp_opts *o, int64_t id) {
+  bool gm = !strcmp(o->format, "gpumode");
+  if (!strcmp(o->format, "torch-ext")) {
+    fprintf(stderr, "%s: --format torch-ext (a torch C++/CUDA extension) is "
+            "not implemented yet (docs/torch.md)\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (!gm && strcmp(o->format, "kernelbench")) {
+    fprintf(stderr, "%s: --format '%s': kernelbench, gpumode or torch-ext\n",
+            cmd, o->format);
+    return KF_EXIT_USAGE;
+  }
+  char init[2100] = "[]";
+  if (o->problem) {
+    kf_spec *sp = NULL;
+    int rc = kf_cli__load_problem(o->problem, cmd, &sp);
+    if (rc) return rc;
+    cJSON *x = cJSON_Parse(sp->torch_extra);
+    cJSON *in = x ? cJSON_GetObjectItem(x, "init") : NULL;
+    char *t = in ? cJSON_PrintUnformatted(in) : NULL;
+    if (t) kf_strlcpy(init, t, sizeof init);
+    free(t);
+    cJSON_Delete(x);
+    kf_spec_free(sp);
+  }
+  Kernelfleet__GetCampaignResponse *g = NULL;
+  Kernelfleet__GetBestResponse *b = NULL;
+  int rc = kf_cli__get_campaign(cli, cmd, id, 0, &g);
+  if (!rc) rc = kf_cli__get_best(cli, cmd, id, false, &b);
+  if (rc) {
+    kf_rpc_free((ProtobufCMessage *)g);
+    return rc;
+  }
+  if (!b->language || strcmp(b->language, "python")) {
+    fprintf(stderr, "%s: campaign %lld is a %s campaign; --format %s "
+            "exports PyTorch (torch backend) campaigns\n", cmd, (long long)id,
+            b->language ? b->language : "?", o->format);
+    kf_rpc_free((ProtobufCMessage *)b);
+    kf_rpc_free((ProtobufCMessage *)g);
+    return KF_EXIT_USAGE;
+  }
+  char *text = kf_cli__best_file_text(b, g->status->campaign);
+  const char *src = b->source ? b->source : "";
+  bool has_new = strstr(src, "class ModelNew") != NULL;
+  bool has_ck = strstr(src, "def custom_kernel") != NULL;
+  const char *adapter = "";
+  char pre[2400] = "";
+  if (gm && !has_ck && has_new) {
+    adapter = GM_ADAPTER;
+    /* the init arguments: the problem's, else the file's own */
+    snprintf(pre, sizeof pre, "\n_KF_INIT = %s\nif 'get_init_inputs' in "
+             "globals() and not _KF_INIT:\n    _KF_INIT = "
+             "list(get_init_inputs())\n", init);
+  } else if (!gm && !has_new && has_ck) {
+    adapter = KB_ADAPTER;
+  } else if (!(gm ? has_ck : has_new)) {
+    fprintf(stderr, "%s: the best kernel defines neither ModelNew nor "
+            "custom_kernel\n", cmd);
+    rc = KF_EXIT_FAIL;
+  }
+  char *all = NULL;
+  if (!rc && text) {
+    size_t n = strlen(text) + strlen(pre) + strlen(adapter) + 1;
+    all = malloc(n);
+    if (all) snprintf(all, n, "%s%s%s", text, adapter, pre);
+    /* pre after the adapter: _KF_INIT is read only at the first call */
+  }
+  if (!rc && !all) {
+    fprintf(stderr, "%s: out of memory\n", cmd);
+    rc = KF_EXIT_FAIL;
+  }
+  if (!rc && o->out) {
+    rc = kf_cli__write_file(o->out, all, cmd);
+    if (!rc)
+      printf("%s: %s submission, candidate %lld, %.2fx over the reference\n",
+             o->out, o->format, (long long)b->best->candidate_id,
+             b->best->speedup);
+  } else if (!rc) {
+    fputs(all, stdout);
+  }
+  free(all);
+  free(text);
+  kf_rpc_free((ProtobufCMessage *)b);
+  kf_rpc_free((ProtobufCMessage *)g);
+  return rc;
+}
+
 static int do_export(kf_rpc_client *cli, const char *cmd, camp_opts *o,
                      int64_t id) {
+  if (o->format) return do_export_format(cli, cmd, o, id);
   Kernelfleet__GetCampaignResponse *g = NULL;
   int rc = kf_cli__get_campaign(cli, cmd, id, 0, &g);
   if (rc) return rc;
@@ -574,6 +701,16 @@ int kf_cli_campaign(int argc, char **argv) {
   if (act == 7 && (!o.to || !*o.to)) {
     fprintf(stderr, "%s: --to CLASS is required (a device class model, as"
             " `kf campaign status` lists it)\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if ((o.format || o.problem) && act != 4) {
+    fprintf(stderr, "%s: --format and --problem belong to export\n", cmd);
+    return KF_EXIT_USAGE;
+  }
+  if (o.format && strcmp(o.format, "kernelbench") &&
+      strcmp(o.format, "gpumode") && strcmp(o.format, "torch-ext")) {
+    fprintf(stderr, "%s: --format '%s': kernelbench, gpumode or torch-ext\n",
+            cmd, o.format);
     return KF_EXIT_USAGE;
   }
   if (o.out && act != 3 && act != 4) {

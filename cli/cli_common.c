@@ -209,7 +209,10 @@ int kf_cli__load_problem(const char *dir, const char *cmd, kf_spec **out) {
   return rc == KF_ENOMEM ? KF_EXIT_FAIL : KF_EXIT_USAGE;
 }
 
-static Kernelfleet__DeviceKind backend_kind(const char *backend) {
+static Kernelfleet__DeviceKind backend_kind(const kf_spec *s) {
+  const char *backend = s->backend;
+  if (!strcmp(backend, "torch")) /* PyTorch runs on the spec's device */
+    backend = s->torch_device;
   if (!strcmp(backend, "cuda")) return KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
   if (!strcmp(backend, "cpu")) return KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
   return KERNELFLEET__DEVICE_KIND__DEVICE_KIND_UNSPECIFIED;
@@ -255,8 +258,9 @@ int kf_cli__create_campaign_rpc(kf_rpc_client *cli, const kf_spec *s,
   req.reference_source = s->reference_source ? s->reference_source : "";
   req.templates = tmpl_p;
   req.n_templates = (size_t)nt;
-  req.backend = backend_kind(s->backend);
-  req.language = req.backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA
+  req.backend = backend_kind(s);
+  req.language = !strcmp(s->backend, "torch") ? "python"
+                 : req.backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA
                      ? "cuda" : "c";
   req.budget_evals = b->evals;
   req.budget_seconds = b->seconds;

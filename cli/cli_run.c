@@ -323,7 +323,9 @@ int kf_cli_run(int argc, char **argv) {
       rc = KF_EXIT_USAGE;
       goto out;
     }
-    bool cuda = spec && !strcmp(spec->backend, "cuda");
+    bool cuda = spec && (!strcmp(spec->backend, "cuda") ||
+                         (!strcmp(spec->backend, "torch") &&
+                          !strcmp(spec->torch_device, "cuda")));
     int nw = (int)o.workers, ngpu = 0;
     if (cuda) {
       /* One worker per GPU this job may use: every /dev/nvidiaN, or what
@@ -439,8 +441,11 @@ int kf_cli_run(int argc, char **argv) {
     if (path[0]) {
       /* The table's first row, with the same numbers. */
       const Kernelfleet__EvaluationSummary *e = best->best;
-      printf("\nbest kernel: %s (%.2fx over the reference, spread %.1f%%",
-             path, e->speedup, e->time_ns_spread * 100);
+      bool eager = spec && !strcmp(spec->backend, "torch");
+      printf("\nbest kernel: %s (%.2fx over %s, spread %.1f%%",
+             path, e->speedup, eager ? "torch eager (the reference, timed "
+             "by the harness in the same evaluations)" : "the reference",
+             e->time_ns_spread * 100);
       if (e->repetitions) printf(", %u repetitions", e->repetitions);
       printf(", %s)\n", e->showdown ? "final showdown"
                          : e->measurements > 1 ? "median of the search's"

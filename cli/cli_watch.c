@@ -526,7 +526,9 @@ void kf_cli__best_default_path(char *out, size_t len, const char *problem,
   }
   name[i] = '\0';
   snprintf(out, len, "./%s.best.%s", i ? name : "kernel",
-           language && !strcmp(language, "cuda") ? "cu" : "c");
+           language && !strcmp(language, "cuda")     ? "cu"
+           : language && !strcmp(language, "python") ? "py"
+                                                     : "c");
 }
 
 /* Appends printf output to a growing buffer. */
@@ -593,6 +595,7 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
   fmt_ns(t, sizeof t, e->time_ns_median);
   fmt_ns(ref, sizeof ref, e->ref_time_ns_median);
   bool cuda = r->language && !strcmp(r->language, "cuda");
+  bool py = r->language && !strcmp(r->language, "python");
   sb_printf(&b, "/*\n * Best kernel found by KernelFleet");
   if (c) {
     sb_printf(&b, " for problem \"");
@@ -633,6 +636,32 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
     sb_printf(&b, "\n *   verified    outcome %s, task %lld\n",
               kf_cli__outcome(e->outcome), (long long)e->task_id);
   sb_printf(&b, " *   written     %s\n", stamp);
+  if (py) {
+    sb_printf(&b, " *\n * The knobs it was measured with are set below, so the"
+                  " file runs on its own\n * beside the problem's reference.py"
+                  " (a KernelBench ModelNew or a GPU MODE\n * custom_kernel).\n"
+                  " */\n");
+    /* the header as a Python comment: the same lines, "# " for " * " */
+    sbuf h = {0};
+    for (const char *p = b.p; p && *p;) {
+      const char *nl = strchr(p, '\n');
+      size_t n = nl ? (size_t)(nl - p) : strlen(p);
+      if (n >= 3 && !strncmp(p, " * ", 3)) sb_printf(&h, "# %.*s\n", (int)n - 3, p + 3);
+      else if (n >= 2 && !strncmp(p, " *", 2)) sb_printf(&h, "#\n");
+      else if (!strncmp(p, "/*", 2)) sb_printf(&h, "#%.*s\n", (int)n - 2, p + 2);
+      p = nl ? nl + 1 : p + n;
+    }
+    for (size_t i = 0; i < e->n_knobs; i++) {
+      const char *v = e->knobs[i]->value;
+      char *end = NULL;
+      strtod(v, &end); /* knob values are [A-Za-z0-9_.+-]: no quoting */
+      bool num = *v && end && !*end && strchr("0123456789+-.", *v);
+      sb_printf(&h, "%s = %s%s%s\n", e->knobs[i]->name, num ? "" : "\"", v,
+                num ? "" : "\"");
+    }
+    free(b.p);
+    b = h;
+  } else {
   sb_printf(&b, " *\n * The knobs it was measured with are defined below, so the"
                 " file builds\n * on its own (kf_candidate.h is in KernelFleet's"
                 " harness/ directory):\n *   %s\n",
@@ -643,6 +672,7 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
   for (size_t i = 0; i < e->n_knobs; i++)
     sb_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n", e->knobs[i]->name,
               e->knobs[i]->name, e->knobs[i]->value);
+  }
   sb_printf(&b, "\n%s", r->source ? r->source : "");
   if (b.len && b.p[b.len - 1] != '\n') sb_printf(&b, "\n");
   if (b.oom) {

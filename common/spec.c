@@ -300,7 +300,9 @@ static int get_file(ctx *c, const cJSON *obj, const char *path,
                "(letters, digits, _ . -; no '/', not starting with '.')",
                dst);
   const char *ext = strrchr(dst, '.');
-  const char *want = strcmp(c->s->backend, "cuda") == 0 ? ".cu" : ".c";
+  const char *want = strcmp(c->s->backend, "cuda") == 0    ? ".cu"
+                     : strcmp(c->s->backend, "torch") == 0 ? ".py"
+                                                           : ".c";
   if (!ext || strcmp(ext, want) != 0)
     return bad(c, field, "'%s' must end in %s for backend %s", dst, want,
                c->s->backend);
@@ -758,12 +760,82 @@ static int check_at_size(ctx *c, const kf_size *z, const char *where) {
   return 0;
 }
 
+/* The "torch" section (backend torch only): {"kind": "kernelbench" |
+ * "gpumode", "device": "cpu" | "cuda", "init": [JSON values: the Model's
+ * constructor arguments], "args": [{"t": input index} | {"v": number}:
+ * forward's arguments in order, when not just the inputs]}. */
+static int parse_torch(ctx *c, const cJSON *root) {
+  static const char *const keys[] = {"kind", "device", "init", "args", NULL};
+  kf_spec *s = c->s;
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "torch");
+  bool torch = strcmp(s->backend, "torch") == 0;
+  if (!torch) {
+    if (t) return bad(c, "torch", "only a backend \"torch\" spec has one");
+    return 0;
+  }
+  if (!t || !cJSON_IsObject(t))
+    return bad(c, "torch", "required for backend torch: an object with "
+               "\"kind\" (kernelbench or gpumode)");
+  int rc = check_keys(c, t, "torch", keys);
+  if (rc) return rc;
+  if ((rc = get_str(c, t, "torch", "kind", s->torch_kind,
+                    sizeof s->torch_kind, true)))
+    return rc;
+  if (strcmp(s->torch_kind, "kernelbench") && strcmp(s->torch_kind, "gpumode"))
+    return bad(c, "torch.kind", "'%s' (expected kernelbench or gpumode)",
+               s->torch_kind);
+  if ((rc = get_str(c, t, "torch", "device", s->torch_device,
+                    sizeof s->torch_device, false)))
+    return rc;
+  if (!s->torch_device[0])
+    kf_strlcpy(s->torch_device, "cpu", sizeof s->torch_device);
+  if (strcmp(s->torch_device, "cpu") && strcmp(s->torch_device, "cuda"))
+    return bad(c, "torch.device", "'%s' (expected cpu or cuda)",
+               s->torch_device);
+  const cJSON *init = cJSON_GetObjectItemCaseSensitive(t, "init");
+  if (init && !cJSON_IsArray(init))
+    return bad(c, "torch.init", "must be an array (get_init_inputs())");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(t, "args");
+  if (args && !cJSON_IsArray(args))
+    return bad(c, "torch.args", "must be an array");
+  int i = 0;
+  const cJSON *a;
+  cJSON_ArrayForEach(a, args) {
+    const cJSON *ti = cJSON_GetObjectItemCaseSensitive(a, "t");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "v");
+    if (!cJSON_IsObject(a) || cJSON_GetArraySize(a) != 1 ||
+        !((ti && cJSON_IsNumber(ti) && ti->valuedouble >= 0 &&
+           ti->valuedouble < s->n_inputs &&
+           ti->valuedouble == (double)(int)ti->valuedouble) ||
+          (v && cJSON_IsNumber(v))))
+      return bad(c, "torch.args", "[%d] must be {\"t\": an input index below"
+                 " %d} or {\"v\": a number}", i, s->n_inputs);
+    i++;
+  }
+  cJSON *x = cJSON_CreateObject();
+  if (!x) return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
+  if (init) cJSON_AddItemToObject(x, "init", cJSON_Duplicate(init, true));
+  if (args) cJSON_AddItemToObject(x, "args", cJSON_Duplicate(args, true));
+  char *text = cJSON_PrintUnformatted(x);
+  cJSON_Delete(x);
+  if (!text) return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
+  size_t len = strlen(text);
+  if (len >= sizeof s->torch_extra) {
+    free(text);
+    return bad(c, "torch", "init and args take %zu bytes as JSON; at most "
+               "%zu", len, sizeof s->torch_extra - 1);
+  }
+  memcpy(s->torch_extra, text, len + 1);
+  free(text);
+  return 0;
+}
+
 static int parse_root(ctx *c, const cJSON *root) {
   static const char *const keys[] = {
       "name",      "backend",   "description",   "params",
       "inputs",    "outputs",   "sizes",         "tolerance",
       "allow_nan", "deterministic", "flops",     "bytes",
-      "workspace_bytes", "reference", "templates", NULL};
+      "workspace_bytes", "reference", "templates", "torch", NULL};
   kf_spec *s = c->s;
   int rc = check_keys(c, root, "", keys);
   if (rc) return rc;
@@ -775,9 +847,10 @@ static int parse_root(ctx *c, const cJSON *root) {
   if ((rc = get_str(c, root, "", "backend", s->backend, sizeof s->backend,
                     true)))
     return rc;
-  if (strcmp(s->backend, "cpu") != 0 && strcmp(s->backend, "cuda") != 0)
-    return bad(c, "backend", "unknown backend '%s' (expected cpu or cuda)",
-               s->backend);
+  if (strcmp(s->backend, "cpu") != 0 && strcmp(s->backend, "cuda") != 0 &&
+      strcmp(s->backend, "torch") != 0)
+    return bad(c, "backend", "unknown backend '%s' (expected cpu, cuda or "
+               "torch)", s->backend);
   if ((rc = get_str(c, root, "", "description", s->description,
                     sizeof s->description, false)))
     return rc;
@@ -800,6 +873,7 @@ static int parse_root(ctx *c, const cJSON *root) {
       return rc;
     s->workspace_bytes = (size_t)v;
   }
+  if ((rc = parse_torch(c, root))) return rc;
   if ((rc = get_file(c, root, "", "reference", s->reference_file,
                      sizeof s->reference_file)))
     return rc;
@@ -1086,6 +1160,11 @@ int kf_spec_canonical_hash(const kf_spec *s, char out[65]) {
   hexpr(&h, "flops", s->flops);
   hexpr(&h, "bytes", s->bytes);
   hput(&h, "workspace_bytes=%zu\n", s->workspace_bytes);
+  if (!strcmp(s->backend, "torch")) { /* absent before: old hashes hold */
+    hstr(&h, "torch.kind", s->torch_kind);
+    hstr(&h, "torch.device", s->torch_device);
+    hstr(&h, "torch.extra", s->torch_extra);
+  }
   unsigned char d[EVP_MAX_MD_SIZE];
   unsigned int dl = 0;
   if (!h.bad && (EVP_DigestFinal_ex(h.md, d, &dl) != 1 || dl != 32))

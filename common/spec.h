@@ -102,7 +102,7 @@ typedef struct {
 
 typedef struct kf_spec {
   char name[64];
-  char backend[16];                 /* "cpu" or "cuda" */
+  char backend[16];                 /* "cpu", "cuda" or "torch" */
   char description[1024];           /* long enough to justify tolerances */
   char params[KF_SPEC_MAX_PARAMS][32];
   int n_params;
@@ -123,6 +123,12 @@ typedef struct kf_spec {
   char *reference_source;            /* NULL when dir == NULL */
   kf_spec_template templates[KF_SPEC_MAX_TEMPLATES];
   int n_templates;
+  /* backend "torch" (harness/torch, docs/torch.md): the spec's "torch"
+   * section -- the reference's kind, the device, and the model's init and
+   * forward arguments as compact JSON ("" when absent) */
+  char torch_kind[16];               /* "kernelbench" or "gpumode" */
+  char torch_device[16];             /* "cpu" (default) or "cuda" */
+  char torch_extra[2048];            /* {"init":[...],"args":[...]} */
   char *json;                        /* the spec.json text, verbatim */
   size_t json_len;
 } kf_spec;

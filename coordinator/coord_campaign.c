@@ -328,17 +328,26 @@ int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
   else if (kf_spec_parse((const char *)r->spec_json.data, r->spec_json.len,
                          NULL, &spec, err, sizeof err) != 0)
     snprintf(bad, blen, "spec_json: %s", err);
-  else if (spec->backend[0] && strcmp(spec->backend, cpu ? "cpu" : "cuda"))
+  else if (spec->backend[0] && strcmp(spec->backend, "torch") &&
+           strcmp(spec->backend, cpu ? "cpu" : "cuda"))
     snprintf(bad, blen, "backend %s does not match spec_json backend"
              " '%s'", cpu ? "CPU" : "CUDA", spec->backend);
+  else if (!strcmp(spec->backend, "torch") &&
+           strcmp(spec->torch_device, cpu ? "cpu" : "cuda"))
+    snprintf(bad, blen, "backend %s does not match spec_json torch.device"
+             " '%s'", cpu ? "CPU" : "CUDA", spec->torch_device);
   else if (r->problem && *r->problem && !name_ok(r->problem, 127))
     snprintf(bad, blen, "problem must be 1..127 characters of"
              " [A-Za-z0-9_.-]");
   else if (r->name && strlen(r->name) > 127)
     snprintf(bad, blen, "name is longer than 127 bytes (%zu)",
              strlen(r->name));
-  else if (lang && strcmp(lang, "c") && strcmp(lang, "cuda"))
-    snprintf(bad, blen, "language must be \"c\" or \"cuda\"");
+  else if (lang && strcmp(lang, "c") && strcmp(lang, "cuda") &&
+           strcmp(lang, "python"))
+    snprintf(bad, blen, "language must be \"c\", \"cuda\" or \"python\"");
+  else if (lang && !strcmp(spec->backend, "torch") != !strcmp(lang, "python"))
+    snprintf(bad, blen, "language \"python\" goes with spec backend torch,"
+             " and only with it");
   else if (!r->reference_source || !*r->reference_source ||
            strlen(r->reference_source) > MAX_SOURCE)
     snprintf(bad, blen, "reference_source must be 1..%u bytes",
@@ -457,6 +466,7 @@ void kf_coord__on_create_campaign(kf_rpc_call *call, const ProtobufCMessage *m,
   char *tj = ck.templates_json;
   const char *lang = r->language && *r->language ? r->language : NULL;
   bool cpu = r->backend == KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  if (!lang && !strcmp(spec->backend, "torch")) lang = "python";
   camp_op *c = camp_new(call, CAMP_CREATE);
   if (!c) {
     kf_spec_free(spec);

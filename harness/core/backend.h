@@ -175,9 +175,16 @@ struct kf_ev {
   char why[KF_HARNESS_WHY];   /* the reason of the last failure */
   const char *mode;           /* "eval", "showdown" */
   bool cuda;                  /* language cuda */
+  char toolchain[128];        /* a backend without a compiler names what
+                                 runs the code ("torch 1.13.0a0"); "": the
+                                 compiler's version (kf_harness__toolchain) */
+  char baselines[256];        /* a backend whose reference is a baseline
+                                 (torch: eager) says which and what was not
+                                 timed; "" for none */
 };
 
 extern const kf_backend kf_harness_cpu_backend;
 extern const kf_backend kf_harness_cuda_backend;
+extern const kf_backend kf_harness_torch_backend; /* harness/torch */
 
 #endif

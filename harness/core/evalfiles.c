@@ -165,6 +165,12 @@ static void print_json(const Kernelfleet__EvalResult *r, uint64_t seed) {
   cJSON_AddNumberToObject(o, "max_rel_err", r->max_rel_err);
   cJSON_AddNumberToObject(o, "achieved_gbps", r->achieved_gbps);
   cJSON_AddNumberToObject(o, "achieved_gflops", r->achieved_gflops);
+  if (r->speedup_eager > 0)
+    cJSON_AddNumberToObject(o, "speedup_eager", r->speedup_eager);
+  if (r->baselines && *r->baselines)
+    cJSON_AddStringToObject(o, "baselines", r->baselines);
+  if (r->toolchain && *r->toolchain)
+    cJSON_AddStringToObject(o, "toolchain", r->toolchain);
   cJSON *st = cJSON_AddArrayToObject(o, "stages");
   for (size_t i = 0; i < r->n_stages; i++) {
     cJSON *s = cJSON_CreateObject();
@@ -324,7 +330,9 @@ int kf_harness_eval_files_main(int argc, char **argv) {
   req.n_knobs = (size_t)n_knobs;
   req.seed = seed;
   req.candidate_id = 1;
-  req.language = strcmp(spec->backend, "cuda") == 0 ? "cuda" : "c";
+  req.language = !strcmp(spec->backend, "cuda")    ? "cuda"
+                 : !strcmp(spec->backend, "torch") ? "python"
+                                                   : "c";
   req.profile = profile ? "on" : "off";
   size_t n = kernelfleet__eval_request__get_packed_size(&req);
   unsigned char *buf = malloc(n ? n : 1);

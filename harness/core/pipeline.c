@@ -794,9 +794,13 @@ static int run_stages(pl *p) {
 /* Picks the backend for (language, spec); NULL with why. */
 static const kf_backend *pick_backend(pl *p, const char *language) {
   const char *be = p->e.spec->backend;
-  if (!language || !*language) language = !strcmp(be, "cuda") ? "cuda" : "c";
+  if (!language || !*language)
+    language = !strcmp(be, "cuda")    ? "cuda"
+               : !strcmp(be, "torch") ? "python"
+                                      : "c";
   const kf_backend *all[] = {&kf_harness_cpu_backend,
-                             &kf_harness_cuda_backend};
+                             &kf_harness_cuda_backend,
+                             &kf_harness_torch_backend};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     if (strcmp(all[i]->language, language)) continue;
     if (strcmp(all[i]->name, be)) {
@@ -806,8 +810,8 @@ static const kf_backend *pick_backend(pl *p, const char *language) {
     }
     return all[i];
   }
-  snprintf(p->e.why, WHY, "language '%.32s': this harness runs c and cuda "
-           "candidates", language);
+  snprintf(p->e.why, WHY, "language '%.32s': this harness runs c, cuda and "
+           "python candidates", language);
   return NULL;
 }
 
@@ -872,7 +876,8 @@ static void pl_free(pl *p) {
 
 static void identity(pl *p, char *build, size_t bl, char *tc, size_t tl) {
   if (kf_harness__build_id(build, bl) != 0) build[0] = '\0';
-  kf_harness__toolchain(p->e.cuda, tc, tl);
+  if (p->e.toolchain[0]) kf_strlcpy(tc, p->e.toolchain, tl);
+  else kf_harness__toolchain(p->e.cuda, tc, tl);
 }
 
 /* ------------------------------------------------------------ profile */
@@ -1015,7 +1020,10 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
     res.achieved_gbps = rf.gbps;
     res.achieved_gflops = rf.gflops;
     res.ceiling_gbps = p->ceil_gbps;
+    /* the torch backend's reference is PyTorch eager, on this timer */
+    if (!strcmp(p->e.b->name, "torch") && cm > 0) res.speedup_eager = rm / cm;
   }
+  if (p->e.baselines[0]) res.baselines = p->e.baselines;
   char build[80] = "", tc[256] = "";
   if (p->e.b) {
     identity(p, build, sizeof build, tc, sizeof tc);

@@ -863,6 +863,82 @@ static int create_campaign(const char *bench_n, int64_t *id, char *err,
   return rc;
 }
 
+/* Torch campaigns (harness/torch): the language and the device kind must
+ * agree with the spec's backend and torch.device; each mismatch is
+ * refused naming it, and nothing is stored.  A matching one is created. */
+static const char *TORCH_SPEC =
+    "{\"name\": \"tt\", \"backend\": \"%s\", \"params\": [\"N\"],"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"],"
+    " \"dists\": [\"normal\"]}],"
+    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+    " \"sizes\": {\"check\": [{\"N\": 4}], \"bench\": {\"N\": 64}},"
+    " \"tolerance\": {\"f32\": {\"rtol\": 1e-4, \"atol\": 1e-6}},"
+    " \"flops\": \"N\", \"bytes\": \"8*N\", \"reference\": \"%s\","
+    " \"templates\": []%s}";
+
+static int create_torch(const char *backend, const char *lang,
+                        Kernelfleet__DeviceKind kind, int64_t *id, char *err,
+                        size_t errlen) {
+  char spec[2048];
+  bool torch = !strcmp(backend, "torch");
+  snprintf(spec, sizeof spec, TORCH_SPEC, backend,
+           torch ? "reference.py" : "reference.c",
+           torch ? ", \"torch\": {\"kind\": \"gpumode\"}" : "");
+  Kernelfleet__TemplateSource ts = KERNELFLEET__TEMPLATE_SOURCE__INIT;
+  ts.name = "t";
+  ts.file = torch ? "t.py" : "t.c";
+  ts.source = "def custom_kernel(data):\n    return data\n";
+  Kernelfleet__TemplateSource *tp[] = {&ts};
+  Kernelfleet__CreateCampaignRequest q =
+      KERNELFLEET__CREATE_CAMPAIGN_REQUEST__INIT;
+  q.name = "bi-torch";
+  q.spec_json.data = (uint8_t *)spec;
+  q.spec_json.len = strlen(spec);
+  q.reference_source = "def ref_kernel(data):\n    return data\n";
+  q.templates = tp;
+  q.n_templates = 1;
+  q.backend = kind;
+  q.language = (char *)lang;
+  q.budget_evals = 1;
+  ProtobufCMessage *resp = NULL;
+  int rc = call(g.c, PATH("CreateCampaign"), &q.base,
+                &kernelfleet__create_campaign_response__descriptor, &resp, err,
+                errlen);
+  if (!rc) *id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
+  kf_rpc_free(resp);
+  return rc;
+}
+
+static void test_torch_campaigns(void **state) {
+  (void)state;
+  char err[512];
+  int64_t id = 0;
+  snap before = snapshot();
+  int rc = create_torch("cpu", "python", KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU,
+                        &id, err, sizeof err);
+  expect_invalid(rc, err, "python for a cpu spec", "\"python\" goes with");
+  rc = create_torch("torch", "c", KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU,
+                    &id, err, sizeof err);
+  expect_invalid(rc, err, "c for a torch spec", "\"python\" goes with");
+  rc = create_torch("torch", "python",
+                    KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA, &id, err,
+                    sizeof err);
+  expect_invalid(rc, err, "CUDA kind, torch.device cpu", "torch.device 'cpu'");
+  rc = create_torch("torch", "rust", KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU,
+                    &id, err, sizeof err);
+  expect_invalid(rc, err, "language rust", "\"c\", \"cuda\" or \"python\"");
+  assert_unchanged(&before, "refused torch campaigns");
+  /* no language given: python, from the spec */
+  rc = create_torch("torch", NULL, KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU,
+                    &id, err, sizeof err);
+  if (rc) fail_msg("a torch campaign: %s: %s", kf_err_name(rc), err);
+  char sql[256];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM campaigns WHERE id = %lld"
+           " AND language = 'python'", (long long)id);
+  assert_int_equal(db_int(sql), 1);
+  assert_alive();
+}
+
 static void test_spec_limits_and_ended_campaign(void **state) {
   (void)state;
   char err[512];
@@ -947,6 +1023,7 @@ int main(void) {
       cmocka_unit_test(test_nul_and_utf8),
       cmocka_unit_test(test_report_poison),
       cmocka_unit_test(test_spec_limits_and_ended_campaign),
+      cmocka_unit_test(test_torch_campaigns),
       cmocka_unit_test(test_still_alive_then_clean_exit),
   };
   return cmocka_run_group_tests_name("coord-badinput", tests, group_setup,

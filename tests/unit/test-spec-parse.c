@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,7 +441,7 @@ static void test_malformed(void **state) {
       {"\"flops\":", "\"flop\":",
        "spec.json: flop: unknown field (expected one of name, backend"},
       {"\"backend\": \"cpu\"", "\"backend\": \"tpu\"",
-       "backend: unknown backend 'tpu' (expected cpu or cuda)"},
+       "backend: unknown backend 'tpu' (expected cpu, cuda or torch)"},
       {"\"backend\": \"cpu\"", "\"backend\": \"cuda\"",
        "reference: 'ref.c' must end in .cu for backend cuda"},
       {"\"allow_nan\": false", "\"allow_nan\": 0",
@@ -547,6 +548,142 @@ static void test_missing_files(void **state) {
 
 /* ---- helpers --------------------------------------------------------- */
 
+/* ---- torch problems (harness/torch, docs/torch.md) ------------------ */
+
+static void test_torch_shipped(void **state) {
+  (void)state;
+  char root[1024];
+  snprintf(root, sizeof root, "%s/problems/torch", source_dir());
+  DIR *d = opendir(root);
+  assert_non_null(d);
+  int n = 0, kb = 0, gm = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char dir[1400], err[1024] = "";
+    snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
+    kf_spec *s = NULL;
+    if (kf_spec_load_dir(dir, &s, err, sizeof err))
+      fail_msg("%s: %s", de->d_name, err);
+    assert_string_equal(s->name, de->d_name);
+    assert_string_equal(s->backend, "torch");
+    assert_string_equal(s->torch_device, "cpu");
+    bool is_kb = !strcmp(s->torch_kind, "kernelbench");
+    kb += is_kb;
+    gm += !is_kb;
+    assert_true(strstr(s->reference_source,
+                       is_kb ? "class Model" : "def ref_kernel") != NULL);
+    assert_true(s->n_templates >= 1);
+    assert_true(strstr(s->templates[0].source,
+                       is_kb ? "class ModelNew" : "def custom_kernel") != NULL);
+    kf_spec_free(s);
+    n++;
+  }
+  closedir(d);
+  assert_true(kb >= 13 && gm >= 2 && n == kb + gm);
+}
+
+static const char TORCH_BASE[] =
+    "{\"name\": \"t\", \"backend\": \"torch\", \"params\": [\"N\"],"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\":"
+    " [\"N\"], \"dists\": [\"normal\"]}], \"outputs\": [{\"name\":"
+    " \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}], \"sizes\":"
+    " {\"check\": [{\"N\": 3}], \"bench\": {\"N\": 8}}, \"tolerance\":"
+    " {\"f32\": {\"rtol\": 0, \"atol\": 0}}, \"flops\": \"N\","
+    " \"bytes\": \"8*N\", \"reference\": \"reference.py\", \"templates\":"
+    " [], \"torch\": TORCH}";
+
+/* TORCH_BASE with its torch section replaced; parsed without files. */
+static int parse_torch(const char *torch, const char *backend, kf_spec **out,
+                       char *err, size_t errlen) {
+  char buf[4096];
+  const char *at = strstr(TORCH_BASE, "TORCH");
+  snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - TORCH_BASE), TORCH_BASE,
+           torch, at + 5);
+  if (backend) {
+    char *b = strstr(buf, "\"torch\", \"params");
+    assert_non_null(b);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%.*s\"%s\"%s", (int)(b - buf), buf, backend,
+             b + 7);
+    memcpy(buf, tmp, strlen(tmp) + 1);
+  }
+  *out = NULL;
+  return kf_spec_parse(buf, strlen(buf), NULL, out, err, errlen);
+}
+
+static void test_torch_section(void **state) {
+  (void)state;
+  char err[1024];
+  kf_spec *s = NULL;
+  assert_int_equal(parse_torch("{\"kind\": \"kernelbench\", \"init\": [4, 0.5],"
+                               " \"args\": [{\"t\": 0}, {\"v\": 2}]}", NULL,
+                               &s, err, sizeof err), 0);
+  assert_string_equal(s->torch_kind, "kernelbench");
+  assert_string_equal(s->torch_device, "cpu");
+  assert_string_equal(s->torch_extra,
+                      "{\"init\":[4,0.5],\"args\":[{\"t\":0},{\"v\":2}]}");
+  char h1[65], h2[65];
+  assert_int_equal(kf_spec_canonical_hash(s, h1), 0);
+  kf_spec_free(s);
+  /* the init arguments are part of what a candidate is measured against */
+  assert_int_equal(parse_torch("{\"kind\": \"kernelbench\", \"init\": [5, 0.5],"
+                               " \"args\": [{\"t\": 0}, {\"v\": 2}]}", NULL,
+                               &s, err, sizeof err), 0);
+  assert_int_equal(kf_spec_canonical_hash(s, h2), 0);
+  assert_string_not_equal(h1, h2);
+  kf_spec_free(s);
+  static const struct {
+    const char *torch, *backend, *want;
+  } bad[] = {
+      {"{}", NULL, "torch.kind: missing"},
+      {"{\"kind\": \"triton\"}", NULL, "torch.kind: 'triton'"},
+      {"{\"kind\": \"gpumode\", \"device\": \"tpu\"}", NULL,
+       "torch.device: 'tpu'"},
+      {"{\"kind\": \"gpumode\", \"init\": 3}", NULL, "torch.init: must be"},
+      {"{\"kind\": \"gpumode\", \"args\": [{\"t\": 1}]}", NULL,
+       "torch.args: [0] must be"},
+      {"{\"kind\": \"gpumode\", \"args\": [{\"t\": 0, \"v\": 1}]}", NULL,
+       "torch.args: [0] must be"},
+      {"{\"kind\": \"gpumode\", \"extra\": 1}", NULL, "extra"},
+      {"{\"kind\": \"gpumode\"}", "cpu", "only a backend"},
+      {"{\"kind\": \"gpumode\"}", "jax", "unknown backend 'jax'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = '\0';
+    int rc = parse_torch(bad[i].torch, bad[i].backend, &s, err, sizeof err);
+    if (rc == 0 || !strstr(err, bad[i].want))
+      fail_msg("row %zu: rc %d, err '%s', want '%s'", i, rc, err, bad[i].want);
+    assert_null(s);
+  }
+  /* a torch spec without the section, and a .c reference for torch */
+  const char *nosec = "{\"name\": \"t\", \"backend\": \"torch\", "
+                      "\"params\": [\"N\"], \"inputs\": [{\"name\": \"x\", "
+                      "\"dtype\": \"f32\", \"shape\": [\"N\"], \"dists\": "
+                      "[\"normal\"]}], \"outputs\": "
+                      "[{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": "
+                      "[\"N\"]}], \"sizes\": {\"check\": [{\"N\": 3}], "
+                      "\"bench\": {\"N\": 8}}, \"tolerance\": {\"f32\": "
+                      "{\"rtol\": 0, \"atol\": 0}}, \"flops\": \"N\", "
+                      "\"bytes\": \"8*N\", \"reference\": \"REF\", "
+                      "\"templates\": []}";
+  char buf[2048];
+  const char *at = strstr(nosec, "REF");
+  snprintf(buf, sizeof buf, "%.*sreference.py%s", (int)(at - nosec), nosec,
+           at + 3);
+  assert_int_not_equal(kf_spec_parse(buf, strlen(buf), NULL, &s, err,
+                                     sizeof err), 0);
+  if (!strstr(err, "torch: required for backend torch")) fail_msg("%s", err);
+  snprintf(buf, sizeof buf, "%.*sreference.c%s", (int)(at - nosec), nosec,
+           at + 3);
+  size_t bl = strlen(buf); /* with a valid torch section */
+  snprintf(buf + bl - 1, sizeof buf - bl + 1,
+           ", \"torch\": {\"kind\": \"gpumode\"}}");
+  assert_int_not_equal(kf_spec_parse(buf, strlen(buf), NULL, &s, err,
+                                     sizeof err), 0);
+  if (!strstr(err, "must end in .py for backend torch")) fail_msg("%s", err);
+}
+
 static void test_helpers(void **state) {
   (void)state;
   char err[512];
@@ -611,6 +748,8 @@ int main(void) {
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_missing_files),
       cmocka_unit_test(test_helpers),
+      cmocka_unit_test(test_torch_shipped),
+      cmocka_unit_test(test_torch_section),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/cli_import.c -- `kf import kernelbench FILE.py` and `kf import
+ * gpumode DIR`: a problem directory (spec.json, reference.py and a starter
+ * template) from a file in the format PyTorch users already have, so that
+ * `kf run DIR` is the second and last command.
+ *
+ * What the spec needs and the file does not say -- input dtypes and
+ * shapes, the model's init arguments, output dtypes and shapes -- comes
+ * from running the reference once: harness/torch/runner.py's inspect mode,
+ * in a child with rlimits, no network (a new namespace, as root), chrooted
+ * into an empty directory after torch is imported and behind the same
+ * seccomp filter as the harness's runners.  It prints one JSON object,
+ * which this file turns into spec.json; anything a spec cannot hold is
+ * refused with the construct named (a non-tensor input that is not a
+ * number, a dtype or rank a spec lacks, an output whose shape depends on
+ * the values).  Nothing is written until everything is known, and an
+ * existing directory is never written into.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "cli_internal.h"
+#include "spec.h"
+#include "torch.h"
+#include "util.h"
+
+#define INSPECT_MS 300000
+#define OUT_MAX (1u << 20)
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: kf import kernelbench FILE.py [options]\n"
+"       kf import gpumode DIR [options]\n"
+"Writes a problem directory for `kf run`: spec.json (backend torch),\n"
+"reference.py (the file, verbatim) and a starter template.\n"
+"  kernelbench  FILE.py defines Model, get_inputs and get_init_inputs;\n"
+"               candidates are a ModelNew (or custom_kernel(*inputs))\n"
+"  gpumode      DIR/reference.py defines generate_input and ref_kernel;\n"
+"               candidates define custom_kernel(data)\n"
+"Shapes come from get_inputs() / generate_input(**CASE); dtypes and the\n"
+"outputs from running the reference once, sandboxed (no network, no\n"
+"files, rlimits), with Debian's python3-torch ($KF_PYTHON overrides).\n"
+"Options:\n"
+"  --out DIR     where to write (default: ./NAME); must not exist\n"
+"  --name NAME   problem name (default: the file's or directory's name)\n"
+"  --case JSON   gpumode: generate_input's keyword arguments\n"
+"                (default: DIR/case.json, else {\"size\": 4096, \"seed\": 42})\n"
+"  --rtol X      relative tolerance of float outputs (default 1e-3;\n"
+"                f16/bf16 1e-2)\n"
+"  --atol X      absolute tolerance (default 1e-3; f16/bf16 1e-2)\n"
+"  --device D    cpu (default) or cuda: where the runner puts tensors\n"
+"Then: kf run DIR\n");
+}
+
+typedef struct {
+  const char *kind, *src, *out, *name, *cscase, *device;
+  double rtol, atol;
+} imp_opts;
+
+/* Writes text to dir/name (a new file). */
+static int put(const char *dir, const char *name, const char *text) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return kf_cli__write_file(path, text, "kf import");
+}
+
+static bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
+/* The problem name from a path: its last component without ".py", each
+ * character outside [A-Za-z0-9_.-] as '_'. */
+static void name_from(const char *path, char *out, size_t outlen) {
+  char tmp[512];
+  kf_strlcpy(tmp, path, sizeof tmp);
+  size_t n = strlen(tmp);
+  while (n > 1 && tmp[n - 1] == '/') tmp[--n] = '\0';
+  const char *b = strrchr(tmp, '/');
+  b = b ? b + 1 : tmp;
+  size_t i = 0;
+  for (; b[i] && i + 1 < outlen && i < 60; i++)
+    out[i] = name_char(b[i]) ? b[i] : '_';
+  out[i] = '\0';
+  if (i > 3 && !strcmp(out + i - 3, ".py")) out[i - 3] = '\0';
+  if (!out[0] || out[0] == '.') kf_strlcpy(out, "imported", outlen);
+}
+
+/* Runs runner.py inspect on the reference, sandboxed; *json (malloc'd)
+ * is its stdout.  0, or an exit code with the reason printed. */
+static int run_inspect(const imp_opts *o, const char *ref, char **json) {
+  char tmpl[] = "/tmp/kf-import-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    fprintf(stderr, "kf import: mkdtemp: %s\n", strerror(errno));
+    return KF_EXIT_FAIL;
+  }
+  char script[256], jail[256], py[512];
+  snprintf(script, sizeof script, "%s/runner.py", tmpl);
+  snprintf(jail, sizeof jail, "%s/jail", tmpl);
+  kf_harness__torch_python(py, sizeof py);
+  int rc = KF_EXIT_FAIL;
+  int pfd[2] = {-1, -1}, efd[2] = {-1, -1};
+  if (mkdir(jail, 0755) || kf_cli__write_file(script, kf_harness__torch_runner_py,
+                                              "kf import"))
+    goto out;
+  if (access(py, X_OK)) {
+    fprintf(stderr, "kf import: %s: %s; install python3-torch (scripts/setup)"
+            " or set KF_PYTHON\n", py, strerror(errno));
+    goto out;
+  }
+  if (pipe2(pfd, O_CLOEXEC) || pipe2(efd, O_CLOEXEC)) {
+    fprintf(stderr, "kf import: pipe: %s\n", strerror(errno));
+    goto out;
+  }
+  char envj[300], envc[1200];
+  snprintf(envj, sizeof envj, "KF_INSPECT_JAIL=%s", jail);
+  snprintf(envc, sizeof envc, "KF_GPUMODE_CASE=%s", o->cscase ? o->cscase : "{}");
+  char *envp[] = {"OMP_NUM_THREADS=1", "PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8",
+                  envj, envc, NULL};
+  char *argv[] = {py, "-I", "-B", script, "inspect", (char *)o->kind,
+                  (char *)ref, NULL};
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "kf import: fork: %s\n", strerror(errno));
+    goto out;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    dup2(pfd[1], 1);
+    dup2(efd[1], 2);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0) dup2(nul, 0);
+    if (geteuid() == 0) unshare(CLONE_NEWNET | CLONE_NEWIPC);
+    struct rlimit cpu = {240, 240}, core = {0, 0}, fsz = {0, 0},
+                  nof = {64, 64}, as = {16ull << 30, 16ull << 30};
+    if (setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &core) ||
+        setrlimit(RLIMIT_FSIZE, &fsz) || setrlimit(RLIMIT_NOFILE, &nof) ||
+        setrlimit(RLIMIT_AS, &as))
+      _exit(126);
+    execve(py, argv, envp);
+    _exit(127);
+  }
+  close(pfd[1]);
+  close(efd[1]);
+  pfd[1] = efd[1] = -1;
+  char *buf = malloc(OUT_MAX + 1);
+  char err[4096];
+  size_t n = 0, en = 0;
+  if (!buf) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    fprintf(stderr, "kf import: out of memory\n");
+    goto out;
+  }
+  uint64_t deadline = kf_now_ms() + INSPECT_MS;
+  bool open_o = true, open_e = true, timed_out = false;
+  while (open_o || open_e) {
+    uint64_t now = kf_now_ms();
+    if (now >= deadline) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pf[2] = {{.fd = open_o ? pfd[0] : -1, .events = POLLIN},
+                           {.fd = open_e ? efd[0] : -1, .events = POLLIN}};
+    int pr = poll(pf, 2, (int)(deadline - now));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr < 0) break;
+    if (pf[0].revents) {
+      ssize_t k = read(pfd[0], buf + n, OUT_MAX - n);
+      if (k <= 0 || n + (size_t)k >= OUT_MAX) open_o = false;
+      if (k > 0) n += (size_t)k;
+    }
+    if (pf[1].revents) {
+      char tmp[1024];
+      ssize_t k = read(efd[0], tmp, sizeof tmp);
+      if (k <= 0) open_e = false;
+      for (ssize_t i = 0; i < k; i++) { /* keep the tail */
+        if (en + 1 >= sizeof err) {
+          memmove(err, err + 1024, en - 1024);
+          en -= 1024;
+        }
+        err[en++] = tmp[i];
+      }
+    }
+  }
+  buf[n] = '\0';
+  err[en] = '\0';
+  kill(-pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (timed_out) {
+    fprintf(stderr, "kf import: running the reference took over %d s\n",
+            INSPECT_MS / 1000);
+    free(buf);
+    goto out;
+  }
+  if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
+    fprintf(stderr, "kf import: the reference made a forbidden system call "
+            "(files, network, processes: killed by the sandbox)\n");
+    free(buf);
+    goto out;
+  }
+  if (!n) {
+    fprintf(stderr, "kf import: the reference printed nothing (%s %d)%s%s\n",
+            WIFSIGNALED(st) ? "signal" : "exit status",
+            WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+            en ? "; its stderr:\n" : "", err);
+    free(buf);
+    goto out;
+  }
+  *json = buf;
+  rc = 0;
+out:
+  for (int i = 0; i < 2; i++) {
+    if (pfd[i] >= 0) close(pfd[i]);
+    if (efd[i] >= 0) close(efd[i]);
+  }
+  unlink(script);
+  rmdir(jail);
+  rmdir(tmpl);
+  return rc;
+}
+
+/* Params: one per distinct dimension value (at most KF_SPEC_MAX_PARAMS;
+ * further values stay literal). */
+typedef struct {
+  int64_t v[KF_SPEC_MAX_PARAMS];
+  int n;
+} dimset;
+
+static const char *dim_expr(dimset *d, int64_t v, char *buf, size_t len) {
+  for (int i = 0; i < d->n; i++)
+    if (d->v[i] == v) {
+      snprintf(buf, len, "D%d", i);
+      return buf;
+    }
+  if (d->n < KF_SPEC_MAX_PARAMS && v > 1) {
+    d->v[d->n] = v;
+    snprintf(buf, len, "D%d", d->n++);
+    return buf;
+  }
+  snprintf(buf, len, "%lld", (long long)v);
+  return buf;
+}
+
+static int64_t dt_bytes(const char *dt) {
+  kf_dtype d;
+  return kf_dtype_parse(dt, &d) == 0 ? (int64_t)kf_dtype_size(d) : 4;
+}
+
+/* One tensor of the inspect output as a spec tensor. */
+static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
+                          bool input, int64_t *bytes, char *bad,
+                          size_t badlen) {
+  const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(t, "dtype"));
+  cJSON *shape = cJSON_GetObjectItem(t, "shape");
+  if (!dt || !cJSON_IsArray(shape)) {
+    snprintf(bad, badlen, "%s: malformed description", name);
+    return NULL;
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "dtype", dt);
+  cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+  int64_t numel = 1;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, shape) {
+    char buf[32];
+    int64_t v = (int64_t)x->valuedouble;
+    numel *= v;
+    cJSON_AddItemToArray(sh, cJSON_CreateString(dim_expr(d, v, buf, sizeof buf)));
+  }
+  if (cJSON_GetArraySize(shape) == 0) /* a 0-dim tensor: one element */
+    cJSON_AddItemToArray(sh, cJSON_CreateString("1"));
+  if (numel == 0) {
+    snprintf(bad, badlen, "%s has no elements (shape with a 0): not "
+             "supported", name);
+    cJSON_Delete(o);
+    return NULL;
+  }
+  *bytes += numel * dt_bytes(dt);
+  if (input) {
+    cJSON *ds = cJSON_AddArrayToObject(o, "dists");
+    if (!strcmp(dt, "i32") || !strcmp(dt, "i64")) {
+      const cJSON *mn = cJSON_GetObjectItem(t, "min"),
+                  *mx = cJSON_GetObjectItem(t, "max");
+      if (!mn || !mx || mn->valuedouble < 0) {
+        snprintf(bad, badlen, "%s: an integer input with negative values; "
+                 "the harness draws integer inputs in [0, range)", name);
+        cJSON_Delete(o);
+        return NULL;
+      }
+      cJSON_AddItemToArray(ds, cJSON_CreateString("index"));
+      char r[32];
+      snprintf(r, sizeof r, "%lld", (long long)mx->valuedouble + 1);
+      cJSON_AddStringToObject(o, "range", r);
+    } else {
+      cJSON_AddItemToArray(ds, cJSON_CreateString("normal"));
+      cJSON_AddItemToArray(ds, cJSON_CreateString("uniform"));
+    }
+  }
+  return o;
+}
+
+static const char KB_STARTER[] =
+    "\n\n# --- KernelFleet starter (kf import): the reference's Model as\n"
+    "# ModelNew.  Replace forward with faster code; MODE is a knob.\n"
+    "import torch as _kf_torch\n\n\n"
+    "class ModelNew(Model):\n"
+    "    def forward(self, *args):\n"
+    "        if MODE == \"inference\":\n"
+    "            with _kf_torch.inference_mode():\n"
+    "                return super().forward(*args)\n"
+    "        return super().forward(*args)\n";
+
+static const char GM_STARTER[] =
+    "\n\n# --- KernelFleet starter (kf import): the reference's kernel as\n"
+    "# custom_kernel.  Replace it with faster code; MODE is a knob.\n"
+    "import torch as _kf_torch\n\n\n"
+    "def custom_kernel(data):\n"
+    "    if MODE == \"inference\":\n"
+    "        with _kf_torch.inference_mode():\n"
+    "            return ref_kernel(data)\n"
+    "    return ref_kernel(data)\n";
+
+/* spec.json from the inspect output; NULL with bad filled. */
+static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
+                       char *bad, size_t badlen) {
+  const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(in, "error"));
+  if (e) {
+    snprintf(bad, badlen, "%s", e);
+    return NULL;
+  }
+  cJSON *ins = cJSON_GetObjectItem(in, "inputs"),
+        *outs = cJSON_GetObjectItem(in, "outputs"),
+        *names = cJSON_GetObjectItem(in, "names");
+  if (!cJSON_IsArray(ins) || !cJSON_IsArray(outs)) {
+    snprintf(bad, badlen, "the inspector's output lacks inputs/outputs");
+    return NULL;
+  }
+  cJSON *s = cJSON_CreateObject();
+  dimset d = {.n = 0};
+  int64_t bytes = 0;
+  cJSON_AddStringToObject(s, "name", name);
+  cJSON_AddStringToObject(s, "backend", "torch");
+  cJSON *ti = cJSON_CreateArray(), *to = cJSON_CreateArray(),
+        *args = cJSON_CreateArray();
+  int nt = 0, i = 0;
+  bool consts = false;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, ins) {
+    char nm[40];
+    const char *given = cJSON_GetStringValue(cJSON_GetArrayItem(names, i));
+    if (given && strlen(given) < 30) snprintf(nm, sizeof nm, "%s", given);
+    else snprintf(nm, sizeof nm, "x%d", i);
+    if (cJSON_IsTrue(cJSON_GetObjectItem(x, "tensor"))) {
+      if (nt >= KF_SPEC_MAX_TENSORS) {
+        snprintf(bad, badlen, "more than %d tensor inputs", KF_SPEC_MAX_TENSORS);
+        goto fail;
+      }
+      cJSON *t = tensor_json(x, nm, &d, true, &bytes, bad, badlen);
+      if (!t) goto fail;
+      cJSON_AddItemToArray(ti, t);
+      cJSON *a = cJSON_CreateObject();
+      cJSON_AddNumberToObject(a, "t", nt++);
+      cJSON_AddItemToArray(args, a);
+    } else {
+      if (strcmp(o->kind, "kernelbench")) {
+        snprintf(bad, badlen, "input %d (%s) is a number: GPU MODE data must"
+                 " be tensors", i, nm);
+        goto fail;
+      }
+      cJSON *a = cJSON_CreateObject();
+      cJSON_AddItemToObject(a, "v", cJSON_Duplicate(cJSON_GetObjectItem(x, "value"), true));
+      cJSON_AddItemToArray(args, a);
+      consts = true;
+    }
+    i++;
+  }
+  if (nt == 0) {
+    snprintf(bad, badlen, "the reference takes no tensor input");
+    goto fail;
+  }
+  i = 0;
+  int nout = cJSON_GetArraySize(outs);
+  if (nout > KF_SPEC_MAX_TENSORS) {
+    snprintf(bad, badlen, "more than %d outputs", KF_SPEC_MAX_TENSORS);
+    goto fail;
+  }
+  char fl_dt[8] = "f32";
+  cJSON_ArrayForEach(x, outs) {
+    char nm[16];
+    snprintf(nm, sizeof nm, nout == 1 ? "out" : "out%d", i++);
+    cJSON *t = tensor_json(x, nm, &d, false, &bytes, bad, badlen);
+    if (!t) goto fail;
+    const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(x, "dtype"));
+    if (dt) kf_strlcpy(fl_dt, dt, sizeof fl_dt);
+    cJSON_AddItemToArray(to, t);
+  }
+  char desc[900];
+  snprintf(desc, sizeof desc, "Imported by `kf import %s` from %s: shapes "
+           "from %s, dtypes and outputs from one run of the reference "
+           "(torch %s). Inputs are drawn by the harness (normal and uniform "
+           "floats; integers in [0, max seen + 1)). Tolerance rtol %g, atol "
+           "%g (f16/bf16 at least 1e-2).", o->kind, o->src,
+           !strcmp(o->kind, "kernelbench") ? "get_inputs()" : "generate_input",
+           cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
+               ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
+               : "?",
+           o->rtol, o->atol);
+  cJSON_AddStringToObject(s, "description", desc);
+  cJSON *params = cJSON_AddArrayToObject(s, "params");
+  cJSON *sz = cJSON_CreateObject();
+  if (d.n == 0) { /* every dimension 1: one param all the same */
+    d.v[0] = 1;
+    d.n = 1;
+  }
+  for (int k = 0; k < d.n; k++) {
+    char p[16];
+    snprintf(p, sizeof p, "D%d", k);
+    cJSON_AddItemToArray(params, cJSON_CreateString(p));
+    cJSON_AddNumberToObject(sz, p, (double)d.v[k]);
+  }
+  cJSON_AddItemToObject(s, "inputs", ti);
+  cJSON_AddItemToObject(s, "outputs", to);
+  ti = to = NULL;
+  cJSON *sizes = cJSON_AddObjectToObject(s, "sizes");
+  cJSON *chk = cJSON_AddArrayToObject(sizes, "check");
+  cJSON_AddItemToArray(chk, cJSON_Duplicate(sz, true));
+  cJSON_AddItemToObject(sizes, "bench", sz);
+  cJSON *tol = cJSON_AddObjectToObject(s, "tolerance");
+  const char *fdt[] = {"f32", "f64", "f16", "bf16", "i32", "i64"};
+  for (size_t k = 0; k < 6; k++) {
+    bool used = false; /* only the outputs' dtypes */
+    cJSON_ArrayForEach(x, outs) {
+      const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(x, "dtype"));
+      used = used || (dt && !strcmp(dt, fdt[k]));
+    }
+    if (!used) continue;
+    cJSON *t = cJSON_AddObjectToObject(tol, fdt[k]);
+    bool half = k == 2 || k == 3;
+    if (k >= 4) { /* integers: exact */
+      cJSON_AddNumberToObject(t, "rtol", 0);
+      cJSON_AddNumberToObject(t, "atol", 0);
+      continue;
+    }
+    cJSON_AddNumberToObject(t, "rtol", half && o->rtol < 1e-2 ? 1e-2 : o->rtol);
+    cJSON_AddNumberToObject(t, "atol", half && o->atol < 1e-2 ? 1e-2 : o->atol);
+  }
+  (void)fl_dt;
+  cJSON_AddBoolToObject(s, "allow_nan", false);
+  cJSON_AddBoolToObject(s, "deterministic", false);
+  cJSON_AddStringToObject(s, "flops", "0");
+  char b[32];
+  snprintf(b, sizeof b, "%lld", (long long)bytes);
+  cJSON_AddStringToObject(s, "bytes", b);
+  cJSON_AddStringToObject(s, "reference", "reference.py");
+  cJSON *tq = cJSON_AddObjectToObject(s, "torch");
+  cJSON_AddStringToObject(tq, "kind", o->kind);
+  cJSON_AddStringToObject(tq, "device", o->device);
+  cJSON *init = cJSON_GetObjectItem(in, "init");
+  if (init && cJSON_GetArraySize(init))
+    cJSON_AddItemToObject(tq, "init", cJSON_Duplicate(init, true));
+  if (consts) cJSON_AddItemToObject(tq, "args", args);
+  else cJSON_Delete(args);
+  args = NULL;
+  cJSON *tl = cJSON_AddArrayToObject(s, "templates");
+  cJSON *t0 = cJSON_CreateObject();
+  cJSON_AddStringToObject(t0, "name", "eager");
+  cJSON_AddStringToObject(t0, "file", "eager.py");
+  cJSON_AddStringToObject(t0, "description", "the reference itself, under "
+                          "no_grad or inference_mode: a verified start");
+  cJSON *kn = cJSON_AddArrayToObject(t0, "knobs");
+  cJSON *k0 = cJSON_CreateObject();
+  cJSON_AddStringToObject(k0, "name", "MODE");
+  cJSON *vals = cJSON_AddArrayToObject(k0, "values");
+  cJSON_AddItemToArray(vals, cJSON_CreateString("no_grad"));
+  cJSON_AddItemToArray(vals, cJSON_CreateString("inference"));
+  cJSON_AddItemToArray(kn, k0);
+  cJSON_AddItemToArray(tl, t0);
+  char *text = cJSON_Print(s);
+  cJSON_Delete(s);
+  return text;
+fail:
+  cJSON_Delete(ti);
+  cJSON_Delete(to);
+  cJSON_Delete(args);
+  cJSON_Delete(s);
+  return NULL;
+}
+
+int kf_cli_import(int argc, char **argv) {
+  if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+    usage(stdout);
+    return KF_EXIT_OK;
+  }
+  if (argc < 2 || (strcmp(argv[0], "kernelbench") && strcmp(argv[0], "gpumode"))) {
+    usage(stderr);
+    return KF_EXIT_USAGE;
+  }
+  imp_opts o = {.kind = argv[0], .src = argv[1], .rtol = 1e-3, .atol = 1e-3,
+                .device = "cpu"};
+  static const struct option lo[] = {
+      {"out", required_argument, 0, 'o'}, {"name", required_argument, 0, 'n'},
+      {"case", required_argument, 0, 'c'}, {"rtol", required_argument, 0, 'r'},
+      {"atol", required_argument, 0, 'a'}, {"device", required_argument, 0, 'd'},
+      {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc - 1, argv + 1, "", lo, NULL)) != -1) {
+    char *end = NULL;
+    switch (c) {
+    case 'o': o.out = optarg; break;
+    case 'n': o.name = optarg; break;
+    case 'c': o.cscase = optarg; break;
+    case 'd': o.device = optarg; break;
+    case 'r':
+    case 'a': {
+      double v = strtod(optarg, &end);
+      if (!end || *end || !(v >= 0) || v > 1) {
+        fprintf(stderr, "kf import: --%s '%s': a number in [0, 1]\n",
+                c == 'r' ? "rtol" : "atol", optarg);
+        return KF_EXIT_USAGE;
+      }
+      if (c == 'r') o.rtol = v;
+      else o.atol = v;
+      break;
+    }
+    case 'h': usage(stdout); return KF_EXIT_OK;
+    default: usage(stderr); return KF_EXIT_USAGE;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, "kf import: unexpected argument '%s'\n", argv[optind + 1]);
+    return KF_EXIT_USAGE;
+  }
+  if (strcmp(o.device, "cpu") && strcmp(o.device, "cuda")) {
+    fprintf(stderr, "kf import: --device '%s': cpu or cuda\n", o.device);
+    return KF_EXIT_USAGE;
+  }
+  /* the reference file */
+  char ref[1024], name[64];
+  struct stat stt;
+  if (!strcmp(o.kind, "gpumode")) {
+    if (stat(o.src, &stt) || !S_ISDIR(stt.st_mode)) {
+      fprintf(stderr, "kf import gpumode: %s is not a directory (it holds "
+              "reference.py)\n", o.src);
+      return KF_EXIT_USAGE;
+    }
+    snprintf(ref, sizeof ref, "%s/reference.py", o.src);
+  } else {
+    kf_strlcpy(ref, o.src, sizeof ref);
+  }
+  char *src = NULL, err[1200];
+  if (kf_read_file(ref, 1u << 20, &src, NULL, err, sizeof err)) {
+    fprintf(stderr, "kf import: %s\n", err);
+    return KF_EXIT_USAGE;
+  }
+  char *cs = NULL;
+  if (!strcmp(o.kind, "gpumode") && !o.cscase) {
+    char cp[1100];
+    snprintf(cp, sizeof cp, "%s/case.json", o.src);
+    if (kf_read_file(cp, 4096, &cs, NULL, err, sizeof err) == 0) o.cscase = cs;
+    else o.cscase = "{\"size\": 4096, \"seed\": 42}";
+  }
+  if (o.cscase) {
+    cJSON *cj = cJSON_Parse(o.cscase);
+    bool ok = cJSON_IsObject(cj);
+    cJSON_Delete(cj);
+    if (!ok) {
+      fprintf(stderr, "kf import: --case must be a JSON object of "
+              "generate_input's keyword arguments\n");
+      free(src);
+      free(cs);
+      return KF_EXIT_USAGE;
+    }
+  }
+  if (o.name) {
+    for (const char *p = o.name; *p; p++)
+      if (!name_char(*p) || strlen(o.name) > 60) {
+        fprintf(stderr, "kf import: --name '%s': 1..60 of [A-Za-z0-9_.-]\n",
+                o.name);
+        free(src);
+        free(cs);
+        return KF_EXIT_USAGE;
+      }
+    kf_strlcpy(name, o.name, sizeof name);
+  } else {
+    name_from(o.src, name, sizeof name);
+  }
+  char out[1024];
+  if (o.out) kf_strlcpy(out, o.out, sizeof out);
+  else snprintf(out, sizeof out, "./%s", name);
+  if (access(out, F_OK) == 0) {
+    fprintf(stderr, "kf import: %s exists; give --out a new directory\n", out);
+    free(src);
+    free(cs);
+    return KF_EXIT_USAGE;
+  }
+  char real[4096];
+  if (!realpath(ref, real)) kf_strlcpy(real, ref, sizeof real);
+  char *json = NULL;
+  int rc = run_inspect(&o, real, &json);
+  if (rc) {
+    free(src);
+    free(cs);
+    return rc;
+  }
+  cJSON *in = cJSON_Parse(json);
+  char bad[1500] = "";
+  char *spec = in ? make_spec(&o, name, in, bad, sizeof bad) : NULL;
+  if (!in) snprintf(bad, sizeof bad, "the inspector printed no JSON: %.300s", json);
+  cJSON_Delete(in);
+  free(json);
+  if (!spec) {
+    fprintf(stderr, "kf import: %s: %s\n", ref, bad);
+    free(src);
+    free(cs);
+    return KF_EXIT_USAGE;
+  }
+  kf_spec *chk = NULL;
+  char perr[1024];
+  if (kf_spec_parse(spec, strlen(spec), NULL, &chk, perr, sizeof perr)) {
+    fprintf(stderr, "kf import: %s: the spec made from it does not hold: %s\n",
+            ref, perr);
+    free(spec);
+    free(src);
+    free(cs);
+    return KF_EXIT_USAGE;
+  }
+  kf_spec_free(chk);
+  size_t sl = strlen(src);
+  const char *starter = !strcmp(o.kind, "kernelbench") ? KB_STARTER : GM_STARTER;
+  char *tmpl = malloc(sl + strlen(starter) + 1);
+  if (!tmpl || kf_cli__mkdirs(out)) {
+    fprintf(stderr, "kf import: cannot create %s: %s\n", out,
+            tmpl ? strerror(errno) : "out of memory");
+    free(tmpl);
+    free(spec);
+    free(src);
+    free(cs);
+    return KF_EXIT_FAIL;
+  }
+  memcpy(tmpl, src, sl);
+  memcpy(tmpl + sl, starter, strlen(starter) + 1);
+  size_t spl = strlen(spec);
+  char *specnl = malloc(spl + 2);
+  if (specnl) {
+    memcpy(specnl, spec, spl);
+    memcpy(specnl + spl, "\n", 2);
+  }
+  rc = !specnl || put(out, "spec.json", specnl) || put(out, "reference.py", src) ||
+       put(out, "eager.py", tmpl);
+  free(specnl);
+  free(tmpl);
+  free(spec);
+  free(src);
+  free(cs);
+  if (rc) return KF_EXIT_FAIL;
+  kf_spec *sp = NULL;
+  if (kf_cli__load_problem(out, "kf import", &sp)) {
+    fprintf(stderr, "kf import: the written spec does not load (a bug: "
+            "please report it with the input file)\n");
+    return KF_EXIT_FAIL;
+  }
+  printf("kf import: wrote %s (%d input%s, %d output%s; spec.json, "
+         "reference.py, eager.py)\nnext: kf run %s\n", out, sp->n_inputs,
+         sp->n_inputs == 1 ? "" : "s", sp->n_outputs,
+         sp->n_outputs == 1 ? "" : "s", out);
+  kf_spec_free(sp);
+  return KF_EXIT_OK;
+}

@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * harness/torch/backend.c -- the torch backend: PyTorch problems (a
+ * KernelBench Model or a GPU MODE ref_kernel as the reference, a ModelNew
+ * or custom_kernel as the candidate) behind the pipeline's seam
+ * (core/backend.h).  The pipeline -- seed, draws, layouts, comparison,
+ * determinism, the timing loop and the roofline floor -- is core's; this
+ * file only runs Python.
+ *
+ *   compile  nothing to build: the source is checked for size and NUL
+ *            bytes here; its syntax by the runner's zygote at start
+ *   link     the side's jail directory: runner.py (embedded at build
+ *            time), side.py (the source) and torch.json (kind, role,
+ *            knobs, init arguments, output names), all root-owned
+ *   start    a runner per side (runner.py serve): a Python zygote that
+ *            imports torch, locks itself down (chroot, uid nobody,
+ *            seccomp) and forks one child per call; the side's buffers
+ *            live in a memfd (fd 3), which is also the side's image
+ *   gen      inputs drawn by this process into the first side's image,
+ *            copied to the others (the same bits everywhere)
+ *   arm      a fresh child that mapped exactly this call's buffers (inputs
+ *            read-only), ran the side's code and built its model: READY;
+ *            then stopped (SIGSTOP) until its call, so that nothing it
+ *            does can see the inputs drawn after arming before the timer
+ *            runs
+ *   call     outputs poisoned, workspace filled, caches flushed (timed
+ *            calls); RUN; the child calls forward / the kernel and copies
+ *            the result into the outputs; DONE.  Charged the larger of the
+ *            wall time from RUN to DONE and the CPU time the child used
+ *            meanwhile (the same rule as the CPU backend); then the child
+ *            is killed and its exit reaped (the zygote's EXITED)
+ *   probe    canary around each buffer, input digests
+ *
+ * Channels: fd 0 commands (ARM, RUN, EXIT), fd 1 the zygote's status
+ * (READY, FORKED, EXITED, FAIL), which no child holds, so it is trusted;
+ * fd 2 the child's replies (READY, DONE, ERR, VIOL), which are claims of
+ * the candidate's process.  Everything is one line of text.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "backend.h"
+#include "internal.h"
+#include "log.h"
+#include "outcome.h"
+#include "sandbox.h"
+#include "spec.h"
+#include "torch.h"
+#include "util.h"
+
+#define MAX_SOURCE (1u << 20)
+#define FLUSH_LEN (32u << 20)
+#define START_MS 180000 /* importing torch on a loaded machine */
+#define LINE 2048
+#define EXIT_VIOL 77
+
+typedef struct {
+  int cpu;
+  unsigned char *flush;
+  uint64_t flush_sink;
+  char python[512];
+} torch_ev;
+
+typedef struct {
+  char buf[LINE];
+  size_t n;
+} linebuf;
+
+typedef struct {
+  pid_t pid;            /* the zygote */
+  int cmd_fd, status_fd, reply_fd, memfd;
+  pid_t child;          /* armed or running child, 0: none */
+  bool ready;           /* the child said READY */
+  char plan[8192];      /* the armed child's ARM line */
+  clockid_t cpuclock;
+  bool cpuclock_ok;
+  bool dead;
+  linebuf st, rp;
+} torch_side;
+
+#define TE(e) ((torch_ev *)(e)->bes)
+#define TS(s) ((torch_side *)(s)->be)
+
+/* ------------------------------------------------------------- lines -- */
+
+/* Takes one line out of lb into out, if it holds one. */
+static bool take_line(linebuf *lb, char *out, size_t outlen) {
+  char *nl = memchr(lb->buf, '\n', lb->n);
+  if (!nl) return false;
+  size_t k = (size_t)(nl - lb->buf);
+  size_t c = k < outlen - 1 ? k : outlen - 1;
+  memcpy(out, lb->buf, c);
+  out[c] = '\0';
+  memmove(lb->buf, nl + 1, lb->n - k - 1);
+  lb->n -= k + 1;
+  return true;
+}
+
+/* Waits up to timeout_ms for a line on the status pipe (from = 1) or, when
+ * want_reply, the reply pipe (from = 0; the status pipe first).  1: a line
+ * in out; 0: the status pipe closed (the zygote is gone); -1: timeout; -2:
+ * a line too long on the reply pipe (garbage from the child). */
+static int wait_line(torch_side *t, bool want_reply, int timeout_ms,
+                     int *from, char *out, size_t outlen) {
+  uint64_t deadline = kf_now_ms() + (uint64_t)timeout_ms;
+  for (;;) {
+    if (take_line(&t->st, out, outlen)) {
+      *from = 1;
+      return 1;
+    }
+    if (want_reply && take_line(&t->rp, out, outlen)) {
+      *from = 0;
+      return 1;
+    }
+    if (want_reply && t->rp.n == sizeof t->rp.buf) return -2;
+    if (t->st.n == sizeof t->st.buf) return 0;
+    uint64_t now = kf_now_ms();
+    if (now >= deadline) return -1;
+    struct pollfd pf[2] = {
+        {.fd = t->status_fd, .events = POLLIN},
+        {.fd = want_reply ? t->reply_fd : -1, .events = POLLIN}};
+    int pr = poll(pf, 2, (int)(deadline - now));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    for (int k = 0; k < 2; k++) {
+      if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      linebuf *lb = k == 0 ? &t->st : &t->rp;
+      ssize_t n = read(pf[k].fd, lb->buf + lb->n, sizeof lb->buf - lb->n);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 && k == 0) return 0;
+      if (n <= 0) { /* the child closed its end: only the zygote counts */
+        want_reply = false;
+        continue;
+      }
+      lb->n += (size_t)n;
+    }
+  }
+}
+
+static int say(torch_side *t, const char *text) {
+  size_t len = strlen(text), off = 0;
+  while (off < len) {
+    ssize_t n = write(t->cmd_fd, text + off, len - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    off += (size_t)n;
+  }
+  return 0;
+}
+
+static uint64_t cpu_ns(const torch_side *t) {
+  struct timespec ts;
+  if (!t->cpuclock_ok || clock_gettime(t->cpuclock, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void kill_zygote(torch_side *t) {
+  if (t->pid > 0 && !t->dead) {
+    if (t->child > 0) kill(t->child, SIGKILL);
+    kill(t->pid, SIGKILL);
+    kf_harness__reap(t->pid, 2000, false);
+    t->dead = true;
+  }
+  t->child = 0;
+  t->ready = false;
+}
+
+/* The zygote is gone or garbled: the side's runner is dead. */
+static int zygote_lost(kf_side *s, const char *what) {
+  (void)what;
+  kill_zygote(TS(s));
+  return KF_OUTCOME_INFRA_ERROR;
+}
+
+/* What the exit of a call's child means (EXITED code, or -signal). */
+static int classify_exit(const kf_side *s, int code, char *why,
+                         size_t whylen) {
+  if (code == EXIT_VIOL) {
+    snprintf(why, whylen, "%s: left the sandbox (see the reply above)",
+             s->who);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  if (code >= 0) {
+    snprintf(why, whylen, "%s exited with status %d during the call", s->who,
+             code);
+    return KF_OUTCOME_CRASH;
+  }
+  int sig = -code;
+  switch (sig) {
+  case SIGSYS:
+    snprintf(why, whylen, "%s made a forbidden system call (file, network,"
+             " process or exec; killed by the seccomp filter, SIGSYS)",
+             s->who);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  case SIGXCPU:
+    snprintf(why, whylen, "%s used up its CPU time limit (SIGXCPU)", s->who);
+    return KF_OUTCOME_TIMEOUT;
+  case SIGXFSZ:
+    snprintf(why, whylen, "%s tried to write a file (SIGXFSZ)", s->who);
+    return KF_OUTCOME_RESOURCE_LIMIT;
+  case SIGKILL:
+    snprintf(why, whylen, "%s was killed by SIGKILL (memory exhausted?)",
+             s->who);
+    return KF_OUTCOME_RESOURCE_LIMIT;
+  case SIGSEGV:
+  case SIGBUS:
+    snprintf(why, whylen, "%s crashed: killed by %s (a write into a "
+             "read-only input, or past a buffer?)", s->who,
+             kf_harness__signame(sig));
+    return KF_OUTCOME_CRASH;
+  default:
+    snprintf(why, whylen, "%s crashed: killed by %s", s->who,
+             kf_harness__signame(sig));
+    return KF_OUTCOME_CRASH;
+  }
+}
+
+/* A reply line of the child that is not the one expected. */
+static int reply_outcome(const kf_side *s, const char *line, char *why,
+                         size_t whylen) {
+  if (!strncmp(line, "VIOL ", 5)) {
+    snprintf(why, whylen, "%s tried to leave the sandbox: %.1500s", s->who,
+             line + 5);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  if (!strncmp(line, "ERR ", 4)) {
+    const char *k = line + 4, *msg = strchr(k, ' ');
+    msg = msg ? msg + 1 : "";
+    if (!strncmp(k, "syntax", 6) || !strncmp(k, "load", 4)) {
+      snprintf(why, whylen, "%s: %.1500s", s->who, msg);
+      return KF_OUTCOME_COMPILE_ERROR;
+    }
+    if (!strncmp(k, "shape", 5)) {
+      snprintf(why, whylen, "%s: %.1500s", s->who, msg);
+      return KF_OUTCOME_WRONG_ANSWER;
+    }
+    if (!strncmp(k, "infra", 5)) {
+      snprintf(why, whylen, "%s runner: %.1500s", s->who, msg);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    snprintf(why, whylen, "%s raised %s%.1500s", s->who,
+             !strncmp(k, "init", 4) ? "while being built: " : "", msg);
+    return KF_OUTCOME_CRASH;
+  }
+  snprintf(why, whylen, "%s: unexpected reply '%.200s'", s->who, line);
+  return KF_OUTCOME_CRASH;
+}
+
+/* Kills the current child and waits for the zygote's EXITED.  Returns the
+ * exit code (or -signal) in *code; 0, or INFRA_ERROR (zygote lost). */
+static int end_child(kf_side *s, int timeout_ms, int *code, char *why,
+                     size_t whylen) {
+  torch_side *t = TS(s);
+  if (!t->child) return 0;
+  kill(t->child, SIGKILL);
+  char line[LINE];
+  int from;
+  for (;;) {
+    int k = wait_line(t, false, timeout_ms, &from, line, sizeof line);
+    if (k != 1) {
+      snprintf(why, whylen, "%s runner: no EXITED after killing the call's "
+               "process", s->who);
+      return zygote_lost(s, "exit");
+    }
+    if (!strncmp(line, "EXITED ", 7)) break;
+  }
+  t->child = 0;
+  t->ready = false;
+  t->rp.n = 0; /* whatever the child left unread is dropped */
+  *code = atoi(line + 7);
+  return 0;
+}
+
+/* The child died (EXITED on the status pipe) or replied something else
+ * than wanted: its outcome. */
+static int child_failed(kf_side *s, int from, const char *line, int tmo,
+                        char *why, size_t whylen) {
+  torch_side *t = TS(s);
+  if (from == 1 && !strncmp(line, "EXITED ", 7)) {
+    t->child = 0;
+    t->ready = false;
+    /* a reply it wrote before dying says more than the status */
+    char rl[LINE];
+    if (take_line(&t->rp, rl, sizeof rl) && strncmp(rl, "READY", 5))
+      return reply_outcome(s, rl, why, whylen);
+    return classify_exit(s, atoi(line + 7), why, whylen);
+  }
+  int oc = reply_outcome(s, line, why, whylen);
+  int code;
+  char w2[256];
+  if (end_child(s, tmo, &code, w2, sizeof w2)) {
+    snprintf(why, whylen, "%s", w2);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  return oc;
+}
+
+/* ------------------------------------------------------------ plans -- */
+
+static const char *dt_name(int dt) { return kf_dtype_name((kf_dtype)dt); }
+
+/* The ARM line of a call: each input and output as [offset, dtype, dims]. */
+static int plan_of(const kf_harness_layout *L, char *out, size_t outlen) {
+  size_t n = 0;
+  int w = snprintf(out, outlen, "ARM {\"in\":[");
+  if (w < 0) return -1;
+  n = (size_t)w;
+  for (int side = 0; side < 2; side++) {
+    int cnt = side ? L->n_out : L->n_in;
+    for (int i = 0; i < cnt; i++) {
+      uint64_t off = side ? L->out_off[i] : L->in_off[i];
+      int dt = side ? L->out_dt[i] : L->in_dt[i];
+      int nd = side ? L->out_ndim[i] : L->in_ndim[i];
+      const int64_t *d = side ? L->out_dims[i] : L->in_dims[i];
+      w = snprintf(out + n, outlen - n, "%s[%" PRIu64 ",\"%s\",[", i ? "," : "",
+                   off, dt_name(dt));
+      if (w < 0 || (size_t)w >= outlen - n) return -1;
+      n += (size_t)w;
+      for (int k = 0; k < nd; k++) {
+        w = snprintf(out + n, outlen - n, "%s%" PRId64, k ? "," : "", d[k]);
+        if (w < 0 || (size_t)w >= outlen - n) return -1;
+        n += (size_t)w;
+      }
+      w = snprintf(out + n, outlen - n, "]]");
+      if (w < 0 || (size_t)w >= outlen - n) return -1;
+      n += (size_t)w;
+    }
+    w = snprintf(out + n, outlen - n, side ? "]}\n" : "],\"out\":[");
+    if (w < 0 || (size_t)w >= outlen - n) return -1;
+    n += (size_t)w;
+  }
+  return 0;
+}
+
+/* 'T' when pid is stopped, per /proc/PID/stat; 0 when unreadable. */
+static char proc_state(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char *rp = strrchr(buf, ')'); /* the command name may hold anything */
+  return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+/* Stops the armed child until its RUN.  Its code (the side's module and
+ * constructor) has run by READY and can replace the runner's own Python:
+ * a child left running could watch its input buffers for the draw, which
+ * comes after arming, and compute before RUN, outside the timed window.
+ * Stopped, it cannot: SIGCONT comes right after the timer starts.  0, or
+ * INFRA_ERROR when it does not stop. */
+static int stop_child(kf_ev *e, kf_side *s) {
+  torch_side *t = TS(s);
+  if (kill(t->child, SIGSTOP) != 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: SIGSTOP: %s", s->who,
+             strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  uint64_t deadline = kf_now_ms() + 10000;
+  for (;;) {
+    char st = proc_state(t->child);
+    if (st == 'T' || st == 't') return 0;
+    if (!st || kf_now_ms() > deadline) break;
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+  snprintf(e->why, KF_HARNESS_WHY, "%s: the armed process did not stop",
+           s->who);
+  return KF_OUTCOME_INFRA_ERROR;
+}
+
+/* Forks a fresh child for plan (NULL: no buffers, the load check) and
+ * waits for its READY, then stops it.  Idempotent for the same plan. */
+static int arm_plan(kf_ev *e, kf_side *s, const char *plan, int tmo) {
+  torch_side *t = TS(s);
+  if (t->dead) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner is not running", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (t->child && t->ready && !strcmp(t->plan, plan)) return 0;
+  int code;
+  if (t->child && end_child(s, tmo, &code, e->why, KF_HARNESS_WHY))
+    return KF_OUTCOME_INFRA_ERROR;
+  if (say(t, plan)) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner: command pipe closed", s->who);
+    return zygote_lost(s, "write");
+  }
+  char line[LINE];
+  int from, k = wait_line(t, false, tmo, &from, line, sizeof line);
+  if (k != 1 || strncmp(line, "FORKED ", 7)) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner: no FORKED (%.1800s)", s->who,
+             k == -1 ? "timeout" : k == 1 ? line : "gone");
+    return zygote_lost(s, "fork");
+  }
+  t->child = (pid_t)atoi(line + 7);
+  t->rp.n = 0; /* only this child's replies count from here */
+  t->cpuclock_ok = clock_getcpuclockid(t->child, &t->cpuclock) == 0;
+  kf_strlcpy(t->plan, plan, sizeof t->plan);
+  k = wait_line(t, true, tmo, &from, line, sizeof line);
+  if (k == -1) {
+    int c2;
+    end_child(s, tmo, &c2, e->why, KF_HARNESS_WHY);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: not loaded after %d ms (its "
+             "module-level code or constructor runs too long)", s->who, tmo);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  if (k == 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner ended while loading", s->who);
+    return zygote_lost(s, "load");
+  }
+  if (k == -2) {
+    int c2;
+    end_child(s, tmo, &c2, e->why, KF_HARNESS_WHY);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: garbled reply", s->who);
+    return KF_OUTCOME_CRASH;
+  }
+  if (from == 0 && !strcmp(line, "READY")) {
+    t->ready = true;
+    return stop_child(e, s);
+  }
+  return child_failed(s, from, line, tmo, e->why, KF_HARNESS_WHY);
+}
+
+/* --------------------------------------------------------- operations -- */
+
+static int torch_open(kf_ev *e) {
+  torch_ev *c = calloc(1, sizeof *c);
+  if (!c) {
+    kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  e->bes = c;
+  c->cpu = e->o->cpu >= 0 ? e->o->cpu : sched_getcpu();
+  if (c->cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(c->cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+      kf_log(KF_LOG_WARN, "cannot pin to cpu %d: %s; timing unpinned",
+             c->cpu, strerror(errno));
+  }
+  kf_harness__torch_python(c->python, sizeof c->python);
+  if (access(c->python, X_OK) != 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "torch problems need %s with torch "
+             "(Debian: python3-torch; or set KF_PYTHON): %s", c->python,
+             strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  return 0;
+}
+
+static void torch_close(kf_ev *e) {
+  torch_ev *c = TE(e);
+  if (!c) return;
+  free(c->flush);
+  free(c);
+  e->bes = NULL;
+}
+
+static int torch_compile(kf_ev *e, kf_side **sides, int n, char *facts,
+                         size_t factslen) {
+  for (int i = 0; i < n; i++) {
+    kf_side *s = sides[i];
+    if (s->oc) continue;
+    size_t len = strlen(s->source);
+    const char *bad = len > MAX_SOURCE ? "is over 1 MiB" : NULL;
+    if (bad && s->is_ref) {
+      snprintf(e->why, KF_HARNESS_WHY, "reference.py %s", bad);
+      return KF_OUTCOME_SPEC_ERROR;
+    }
+    if (bad) {
+      s->oc = KF_OUTCOME_COMPILE_ERROR;
+      snprintf(s->why, KF_HARNESS_WHY, "the candidate's source %s", bad);
+    }
+  }
+  snprintf(facts, factslen, "python source: compiled by the runner's "
+           "zygote (syntax only) before any of it runs");
+  return 0;
+}
+
+/* torch.json of a side: what runner.py needs beside the source. */
+static char *side_config(kf_ev *e, kf_side *s) {
+  const kf_spec *sp = e->spec;
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "kind", sp->torch_kind);
+  cJSON_AddStringToObject(j, "device", sp->torch_device);
+  cJSON_AddStringToObject(j, "role", s->is_ref ? "reference" : "candidate");
+  cJSON *knobs = cJSON_AddObjectToObject(j, "knobs");
+  for (int i = 0; knobs && i < s->n_knobs; i++)
+    cJSON_AddStringToObject(knobs, s->knobs[i].name, s->knobs[i].value);
+  cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
+  for (int i = 0; outs && i < sp->n_outputs; i++)
+    cJSON_AddItemToArray(outs, cJSON_CreateString(sp->outputs[i].name));
+  /* init and args come verbatim from the spec's torch section */
+  cJSON *root = cJSON_ParseWithLength(sp->json, sp->json_len);
+  cJSON *tsec = root ? cJSON_GetObjectItemCaseSensitive(root, "torch") : NULL;
+  for (const char *k = "init"; k; k = !strcmp(k, "init") ? "args" : NULL) {
+    cJSON *v = tsec ? cJSON_GetObjectItemCaseSensitive(tsec, k) : NULL;
+    if (v) cJSON_AddItemToObject(j, k, cJSON_Duplicate(v, true));
+  }
+  cJSON_Delete(root);
+  char *text = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return text;
+}
+
+static int write_file(const char *dir, const char *name, const char *text,
+                      char *why) {
+  char path[1400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0644);
+  if (fd < 0) {
+    snprintf(why, KF_HARNESS_WHY, "%s: %s", path, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  size_t len = strlen(text), off = 0;
+  while (off < len) {
+    ssize_t n = write(fd, text + off, len - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      snprintf(why, KF_HARNESS_WHY, "%s: %s", path, strerror(errno));
+      close(fd);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    off += (size_t)n;
+  }
+  close(fd);
+  return 0;
+}
+
+static int torch_link(kf_ev *e, kf_side *s, char *facts, size_t factslen) {
+  int oc = kf_harness__workdir_jail(&e->wd, s->base, s->jail, sizeof s->jail,
+                                    e->why, KF_HARNESS_WHY);
+  if (oc) return oc;
+  char *cfg = side_config(e, s);
+  if (!cfg) {
+    kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  oc = write_file(s->jail, "torch.json", cfg, e->why);
+  free(cfg);
+  if (!oc) oc = write_file(s->jail, "side.py", s->source, e->why);
+  if (!oc) oc = write_file(s->jail, "runner.py", kf_harness__torch_runner_py,
+                           e->why);
+  if (!oc && !s->is_ref)
+    snprintf(facts, factslen, "python: no link step (the runner's sandbox "
+             "and audit hook apply at run time)");
+  return oc;
+}
+
+static uint32_t defenses_of(const char *words) {
+  static const struct {
+    const char *w;
+    uint32_t bit;
+  } m[] = {{"chroot", KF_HARNESS_DEF_CHROOT},
+           {"uid-nobody", KF_HARNESS_DEF_SETUID},
+           {"no-new-privs", KF_HARNESS_DEF_NO_NEW_PRIVS},
+           {"seccomp", KF_HARNESS_DEF_SECCOMP},
+           {"netns", KF_HARNESS_DEF_NETNS}};
+  uint32_t d = KF_HARNESS_DEF_RLIMITS | KF_HARNESS_DEF_NPROC0;
+  char buf[LINE];
+  kf_strlcpy(buf, words, sizeof buf);
+  char *save = NULL;
+  for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+      if (!strcmp(w, m[i].w)) d |= m[i].bit;
+  return d;
+}
+
+static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
+  torch_ev *c = TE(e);
+  torch_side *t = TS(s);
+  t->memfd = memfd_create(s->who, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (t->memfd < 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "memfd_create: %s", strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (ftruncate(t->memfd, (off_t)map_len) != 0 ||
+      fcntl(t->memfd, F_ADD_SEALS,
+            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "memfd of %zu bytes: %s", map_len,
+             strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  s->map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, t->memfd,
+                0);
+  if (s->map == MAP_FAILED) {
+    s->map = NULL;
+    snprintf(e->why, KF_HARNESS_WHY, "mmap memfd: %s", strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  s->map_len = map_len;
+  int cp[2], sp[2], rp[2];
+  if (pipe2(cp, O_CLOEXEC)) goto pipefail;
+  if (pipe2(sp, O_CLOEXEC)) {
+    close(cp[0]);
+    close(cp[1]);
+    goto pipefail;
+  }
+  if (pipe2(rp, O_CLOEXEC)) {
+    close(cp[0]);
+    close(cp[1]);
+    close(sp[0]);
+    close(sp[1]);
+    goto pipefail;
+  }
+  char script[1400];
+  snprintf(script, sizeof script, "%s/runner.py", s->jail);
+  char *argv[] = {c->python, "-I", "-B", script, "serve", s->jail, NULL};
+  /* one thread: the timed process runs alone on the pinned core, as the
+   * CPU backend's does */
+  char *envp[] = {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
+                  "PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8", NULL};
+  int cpu_s = e->o->call_timeout_ms / 1000 * 20 + 120;
+  kf_harness_spawn_opts so = {
+      .path = c->python,
+      .argv = argv,
+      .envp = envp,
+      .fd = {cp[0], sp[1], rp[1], t->memfd},
+      .isolate = true,
+      .limits = {{RLIMIT_CORE, 0},
+                 {RLIMIT_FSIZE, 0},
+                 {RLIMIT_NOFILE, 64},
+                 {RLIMIT_CPU, (rlim_t)cpu_s},
+                 {RLIMIT_AS, (rlim_t)map_len + ((rlim_t)16 << 30)}},
+      .n_limits = 5,
+  };
+  char err[512];
+  int rc = kf_harness__spawn(&so, &t->pid, err, sizeof err);
+  close(cp[0]);
+  close(sp[1]);
+  close(rp[1]);
+  t->cmd_fd = cp[1];
+  t->status_fd = sp[0];
+  t->reply_fd = rp[0];
+  if (rc) {
+    t->pid = 0;
+    t->dead = true;
+    snprintf(e->why, KF_HARNESS_WHY, "cannot start the %s runner: %s",
+             s->who, err);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  char line[LINE];
+  int from, k = wait_line(t, false, START_MS, &from, line, sizeof line);
+  if (k == 1 && !strncmp(line, "READY", 5)) {
+    s->defenses = defenses_of(line + 5);
+    const char *tv = strstr(line, "torch=");
+    if (s->is_ref && tv) {
+      char ver[64];
+      size_t n = strcspn(tv + 6, " ");
+      snprintf(ver, sizeof ver, "%.*s", (int)(n < 60 ? n : 60), tv + 6);
+      bool compile = strstr(line, "compile=yes") != NULL;
+      /* a measurement's identity: torch is the toolchain here (a stored
+       * number is reused only under the same one) */
+      snprintf(e->toolchain, sizeof e->toolchain, "torch %.56s (%.56s)", ver,
+               TE(e)->python);
+      snprintf(e->baselines, sizeof e->baselines,
+               "eager: the reference (torch %s, %s), timed with the "
+               "candidate; torch.compile: %s", ver, e->spec->torch_device,
+               compile ? "not timed (this harness times eager only)"
+                       : "not timed (this torch has no torch.compile)");
+    }
+    int tmo = e->o->call_timeout_ms * (s->is_ref ? 3 : 1) + 20000;
+    /* a first child runs the side's code and builds its model now (no
+     * buffers): load failures show up in this stage */
+    return arm_plan(e, s, "ARM {}\n", tmo);
+  }
+  if (k == 1 && !strncmp(line, "FAIL syntax ", 12)) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: SyntaxError: %.1800s", s->who,
+             line + 12);
+    kill_zygote(t);
+    return KF_OUTCOME_COMPILE_ERROR;
+  }
+  snprintf(e->why, KF_HARNESS_WHY, "%s runner did not start: %.1800s",
+           s->who, k == 1 ? line : k == -1 ? "timeout" : "exited");
+  kill_zygote(t);
+  return KF_OUTCOME_INFRA_ERROR;
+pipefail:
+  snprintf(e->why, KF_HARNESS_WHY, "pipe: %s", strerror(errno));
+  return KF_OUTCOME_INFRA_ERROR;
+}
+
+static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
+                       char *facts, size_t factslen) {
+  torch_ev *c = TE(e);
+  for (int i = 0; i < n; i++) {
+    kf_side *s = sides[i];
+    torch_side *t = calloc(1, sizeof *t);
+    if (!t) {
+      kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    t->cmd_fd = t->status_fd = t->reply_fd = t->memfd = -1;
+    s->be = t;
+    if (s->oc) continue;
+    int oc = start_one(e, s, map_len);
+    if (oc && s->is_ref) return oc;
+    if (oc) {
+      s->oc = oc;
+      kf_strlcpy(s->why, e->why, KF_HARNESS_WHY);
+    }
+  }
+  c->flush = malloc(FLUSH_LEN);
+  if (!c->flush) {
+    kf_strlcpy(e->why, "no memory for the cache flush buffer", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  memset(c->flush, 1, FLUSH_LEN);
+  uint32_t def = 0;
+  for (int i = 1; i < n; i++)
+    if (!sides[i]->oc) def = sides[i]->defenses;
+  char defs[256];
+  kf_harness__defenses_str(def, defs, sizeof defs);
+  if (!(def & KF_HARNESS_DEF_SECCOMP) || !(def & KF_HARNESS_DEF_CHROOT))
+    kf_log(KF_LOG_WARN, "torch sandbox incomplete: %s", defs);
+  snprintf(facts, factslen, "defenses: %s, audit hook; python %s, one "
+           "thread, pinned to cpu %d; a fresh process per call", defs,
+           c->python, c->cpu);
+  return 0;
+}
+
+static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
+  (void)e;
+  kf_harness_region r[2 * KF_HARNESS_MAX_T + 2];
+  int n = kf_harness__gap_regions(L, r);
+  for (int i = 0; i < n; i++)
+    kf_harness__canary(s->map, r[i].off, r[i].off + r[i].len);
+  return 0;
+}
+
+static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
+  (void)e;
+  const kf_harness_layout *L = g->L;
+  for (int i = 0; i < L->n_in; i++) {
+    unsigned char *dst = sides[0]->map + L->in_off[i];
+    kf_harness__fill(dst, L->in_dt[i], L->in_n[i], g->dist[i], g->range[i],
+                     g->key[i]);
+    for (int k = 1; k < n; k++)
+      if (sides[k]->map)
+        kf_harness__par_memcpy(sides[k]->map + L->in_off[i], dst, L->in_b[i]);
+  }
+  return 0;
+}
+
+static int call_timeout(const kf_ev *e, const kf_side *s) {
+  return e->o->call_timeout_ms * (s->is_ref ? 3 : 1) + 5000;
+}
+
+static int torch_arm(kf_ev *e, kf_side *s, const kf_call *c) {
+  char plan[8192];
+  if (plan_of(c->L, plan, sizeof plan)) {
+    kf_strlcpy(e->why, "the call's buffer plan is too long", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  /* loading runs the side's code and builds its model: the call timeout
+   * and the time python needs to fork */
+  return arm_plan(e, s, plan, call_timeout(e, s) + 20000);
+}
+
+__attribute__((no_sanitize("address", "undefined")))
+static void flush_caches(torch_ev *c) {
+  memset(c->flush, (int)(c->flush_sink & 0xff), FLUSH_LEN);
+  uint64_t x = 0;
+  for (size_t i = 0; i < FLUSH_LEN; i += 64) x += c->flush[i];
+  c->flush_sink += x + 1;
+}
+
+static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
+  torch_side *t = TS(s);
+  const kf_harness_layout *L = c->L;
+  for (int i = 0; i < L->n_out; i++)
+    memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
+           L->out_b[i]);
+  if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
+  int oc = torch_arm(e, s, c);
+  if (oc) return oc;
+  if (c->timed) flush_caches(TE(e));
+  int tmo = call_timeout(e, s);
+  uint64_t c0 = cpu_ns(t), t0 = kf_now_ns();
+  /* everything after the child is continued is charged */
+  if (kill(t->child, SIGCONT) != 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: SIGCONT: %s", s->who,
+             strerror(errno));
+    return zygote_lost(s, "cont");
+  }
+  if (say(t, "RUN\n")) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner: command pipe closed",
+             s->who);
+    return zygote_lost(s, "run");
+  }
+  char line[LINE];
+  int from, k = wait_line(t, true, tmo, &from, line, sizeof line);
+  uint64_t t1 = kf_now_ns(), c1 = cpu_ns(t);
+  uint64_t wall = t1 - t0, cpu = c1 > c0 ? c1 - c0 : 0;
+  *ns = wall > cpu ? wall : cpu;
+  if (k == 1 && from == 0 && !strcmp(line, "DONE")) {
+    int code;
+    oc = end_child(s, tmo, &code, e->why, KF_HARNESS_WHY);
+    return oc;
+  }
+  if (k == -1) {
+    int code;
+    end_child(s, tmo, &code, e->why, KF_HARNESS_WHY);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: the call ran past %d ms", s->who,
+             tmo);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  if (k == 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner ended during a call", s->who);
+    return zygote_lost(s, "call");
+  }
+  if (k == -2) {
+    int code;
+    end_child(s, tmo, &code, e->why, KF_HARNESS_WHY);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: garbled reply", s->who);
+    return KF_OUTCOME_CRASH;
+  }
+  return child_failed(s, from, line, tmo, e->why, KF_HARNESS_WHY);
+}
+
+static int torch_fetch(kf_ev *e, kf_side *s, const kf_harness_region *r,
+                       int n) {
+  (void)e;
+  (void)s;
+  (void)r;
+  (void)n; /* the memfd is the side's memory */
+  return 0;
+}
+
+static int torch_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
+                       kf_probe *out) {
+  (void)e;
+  kf_harness_region g[2 * (2 * KF_HARNESS_MAX_T + 1)];
+  int n = kf_harness__guard_regions(L, g);
+  out->bad = UINT64_MAX;
+  for (int i = 0; i < n && out->bad == UINT64_MAX; i++) {
+    size_t b = kf_harness__canary_bad(s->map, g[i].off, g[i].off + g[i].len);
+    if (b != g[i].off + g[i].len) out->bad = b;
+  }
+  for (int i = 0; i < L->n_in; i++)
+    out->in_digest[i] = kf_harness__digest(s->map + L->in_off[i], L->in_b[i]);
+  return 0;
+}
+
+static void torch_stop(kf_ev *e, kf_side *s) {
+  (void)e;
+  if (!s || !s->be) return;
+  torch_side *t = TS(s);
+  if (t->pid > 0 && !t->dead) {
+    if (t->child > 0) kill(t->child, SIGKILL);
+    if (say(t, "EXIT\n") == 0 && !t->child) {
+      kf_harness__reap(t->pid, 2000, false);
+      t->dead = true;
+    }
+    kill_zygote(t);
+  }
+  if (t->cmd_fd >= 0) close(t->cmd_fd);
+  if (t->status_fd >= 0) close(t->status_fd);
+  if (t->reply_fd >= 0) close(t->reply_fd);
+  if (t->memfd >= 0) close(t->memfd);
+  if (s->map) munmap(s->map, s->map_len);
+  s->map = NULL;
+  free(t);
+  s->be = NULL;
+}
+
+const kf_backend kf_harness_torch_backend = {
+    .name = "torch",
+    .language = "python",
+    .guard = KF_SPEC_GUARD_CPU,
+    .roof_factor = KF_HARNESS_ROOF_FACTOR,
+    .min_reps = 10,
+    .open = torch_open,
+    .compile = torch_compile,
+    .link = torch_link,
+    .start = torch_start,
+    .prepare = torch_prepare,
+    .gen = torch_gen,
+    .arm = torch_arm,
+    .call = torch_call,
+    .fetch = torch_fetch,
+    .probe = torch_probe,
+    .stop = torch_stop,
+    .close = torch_close,
+};

@@ -1,0 +1,667 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# harness/torch/runner.py -- the torch backend's runner: one Python process
+# per side (the reference, or one candidate) that runs PyTorch code on the
+# buffers the harness drew, in the side's host image (a memfd), without a
+# copy.  Embedded in kf-harness and kf at build time; written into the
+# side's jail directory and run as `python3 -I runner.py serve JAIL`.
+#
+# It never draws inputs, compares outputs or keeps time: the eval process
+# (harness/torch/backend.c) does all three, with the same seeds, layouts
+# and timer as every other backend.
+#
+# A zygote, then one child per call, like the CPU runner:
+#   zygote  imports torch and everything a candidate may import, warms the
+#           ops up (so nothing opens a file later), reads side.py and
+#           torch.json from the jail, compiles side.py (syntax only: the
+#           zygote never runs side code), then locks itself down -- chroot
+#           into the jail, uid/gid nobody, no_new_privs, a seccomp filter
+#           (x86_64) that kills on open, socket, exec, ptrace, mount... --
+#           and says READY on the status pipe (fd 1), which no child holds.
+#   ARM     forks a child: it closes the status pipe, maps exactly this
+#           call's buffers from the memfd (inputs read-only) and closes the
+#           memfd, forbids new processes and threads (RLIMIT_NPROC 0, a
+#           second seccomp filter on clone/fork), installs an audit hook
+#           that reports and ends any open/socket/exec/ctypes use, then runs
+#           the side's code (seeded), builds the model, says READY on the
+#           reply pipe (fd 2) and waits for RUN on fd 0.
+#   RUN     one forward (KernelBench) or kernel call (GPU MODE); the result
+#           copied into the output buffers; DONE.  The harness then kills
+#           the child; the zygote reports its exit (EXITED) on fd 1.
+#
+# Device "cuda" is sketched, not working: CUDA cannot be used after a
+# fork once initialized, and the zygote must initialize it before the
+# lockdown; a GPU runner needs one process per side (docs/torch.md).
+#
+# `runner.py inspect KIND FILE` (kf import) runs a reference once, locked
+# down the same way, and prints what it takes and returns as JSON.
+import ctypes
+import inspect
+import io
+import json
+import linecache
+import math
+import mmap
+import os
+import resource
+import signal
+import struct
+import sys
+import traceback
+import warnings
+
+warnings.filterwarnings("ignore")
+
+EXIT_VIOL = 77
+INIT_SEED = 0x6B66  # KernelBench's convention: one seed before each Model
+NOBODY = 65534
+
+DTYPES = {}  # "f32" -> torch dtype, filled after import
+ELEM = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i32": 4, "i64": 8}
+
+
+def _import_torch():
+    import numpy  # noqa: F401  (candidates may use it)
+    import torch
+    import torch.nn  # noqa: F401
+    import torch.nn.functional  # noqa: F401
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    for name in ("triton", "triton.language", "torch.utils.cpp_extension"):
+        try:
+            __import__(name)
+        except Exception:  # not installed here: candidates cannot use it
+            pass
+    DTYPES.update({"f32": torch.float32, "f64": torch.float64,
+                   "bf16": torch.bfloat16, "f16": torch.float16,
+                   "i32": torch.int32, "i64": torch.int64})
+    return torch
+
+
+def _warm(torch, device):
+    """Runs the common ops once, so that whatever they initialize lazily
+    (cpuinfo, oneDNN, ...) is done before the lockdown forbids files."""
+    F = torch.nn.functional
+    with torch.no_grad():
+        for dt in (torch.float32, torch.float64, torch.float16,
+                   torch.bfloat16):
+            x = torch.randn(4, 8, device=device).to(dt)
+            w = torch.randn(8, 8, device=device).to(dt)
+            try:
+                for f in (lambda: x @ w, lambda: torch.relu(x),
+                          lambda: F.gelu(x), lambda: torch.softmax(x, -1),
+                          lambda: torch.log_softmax(x, -1),
+                          lambda: F.layer_norm(x, (8,)),
+                          lambda: x.sum(-1), lambda: x.mean(0),
+                          lambda: x.max(-1), lambda: x.argmax(-1),
+                          lambda: torch.tanh(x), lambda: torch.sigmoid(x),
+                          lambda: torch.exp(x), lambda: x.cumsum(-1),
+                          lambda: torch.bmm(x[None], w[None]),
+                          lambda: F.linear(x, w)):
+                    f()
+            except RuntimeError:
+                pass  # an op this dtype lacks on CPU
+        x = torch.randn(2, 4, 16, device=device)
+        F.conv1d(x, torch.randn(4, 4, 3, device=device))
+        F.conv2d(x[:, :, None], torch.randn(4, 4, 1, 3, device=device))
+        F.max_pool1d(x, 2)
+        F.avg_pool1d(x, 2)
+        F.batch_norm(x, torch.zeros(4), torch.ones(4))
+        F.group_norm(x, 2)
+        F.dropout(x, 0.5, training=False)
+        F.cross_entropy(torch.randn(4, 5), torch.tensor([0, 1, 2, 3]))
+        torch.nn.Linear(8, 4)(torch.randn(2, 8))
+        torch.nn.Conv1d(4, 4, 3)(x)
+        torch.manual_seed(0)
+
+
+# ------------------------------------------------------------- lockdown --
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+RET_KILL = 0x80000000
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+CLONE_THREAD = 0x00010000
+# x86_64 numbers: what no kernel runner needs, and most of what an escape
+# would.  Files: open/openat/openat2/creat.  Network: socket and friends
+# (there is no network in the namespace either).  Processes: execve,
+# ptrace, process_vm_*.  The machine: mount, chroot, unshare, setns, bpf,
+# perf_event_open, keyrings, userfaultfd, io_uring.
+KILL_NRS = [2, 257, 437, 85, 41, 42, 43, 49, 50, 288, 53, 59, 322, 101,
+            310, 311, 165, 166, 161, 155, 272, 308, 321, 298, 248, 249,
+            250, 323, 425, 426, 427, 133, 259, 246, 175, 176, 313,
+            434, 438]  # pidfd_open, pidfd_getfd
+# EPERM: signals to other processes (kill, tkill, rt_sigqueueinfo,
+# rt_tgsigqueueinfo, pidfd_send_signal), and what would move or slow a
+# process -- this one or another runner of the same uid, the reference's
+# included: sched_setaffinity, setpriority, sched_setparam,
+# sched_setscheduler, sched_setattr, ioprio_set
+ERRNO_NRS = {62: 1, 200: 1, 129: 1, 297: 1, 424: 1, 203: 1, 141: 1, 142: 1,
+             144: 1, 314: 1, 251: 1}
+
+
+def _bpf(code, jt, jf, k):
+    return struct.pack("HBBI", code, jt, jf, k & 0xFFFFFFFF)
+
+
+def _filter(child):
+    ld_w = 0x20
+    jeq = 0x15
+    jge = 0x35
+    jset = 0x45
+    ret = 0x06
+    p = [_bpf(ld_w, 0, 0, 4),
+         _bpf(jeq, 1, 0, AUDIT_ARCH_X86_64),
+         _bpf(ret, 0, 0, RET_KILL),
+         _bpf(ld_w, 0, 0, 0),
+         _bpf(jge, 0, 1, 0x40000000),
+         _bpf(ret, 0, 0, RET_KILL)]
+    for nr in KILL_NRS:
+        p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_KILL)]
+    for nr, e in ERRNO_NRS.items():
+        p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_ERRNO | e)]
+    if child:
+        # prlimit64 (302) on another process of the uid, or to undo
+        # RLIMIT_NPROC: EPERM (set before this filter); tgkill (234) only
+        # to this process (abort() raises SIGABRT that way)
+        p += [_bpf(jeq, 0, 1, 302), _bpf(ret, 0, 0, RET_ERRNO | 1)]
+        p += [_bpf(jeq, 0, 4, 234),
+              _bpf(ld_w, 0, 0, 16),
+              _bpf(jeq, 1, 0, os.getpid()),
+              _bpf(ret, 0, 0, RET_ERRNO | 1),
+              _bpf(ret, 0, 0, RET_ALLOW)]
+        # no new processes: fork, vfork, clone3 (glibc falls back to
+        # clone), clone without CLONE_THREAD
+        for nr in (57, 58):
+            p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_KILL)]
+        p += [_bpf(jeq, 0, 1, 435), _bpf(ret, 0, 0, RET_ERRNO | 38)]
+        p += [_bpf(jeq, 0, 4, 56),
+              _bpf(ld_w, 0, 0, 16),
+              _bpf(jset, 1, 0, CLONE_THREAD),
+              _bpf(ret, 0, 0, RET_KILL),
+              _bpf(ret, 0, 0, RET_ALLOW)]
+    p.append(_bpf(ret, 0, 0, RET_ALLOW))
+    return b"".join(p)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_libc = None
+
+
+def _seccomp(child):
+    """Installs the filter; False where it cannot (another architecture,
+    a kernel without seccomp)."""
+    if os.uname().machine != "x86_64" or _libc is None:
+        return False
+    prog = _filter(child)
+    buf = ctypes.create_string_buffer(prog, len(prog))
+    fp = _SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if _libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return False
+    return _libc.prctl(22, 2, ctypes.byref(fp), 0, 0) == 0  # SECCOMP filter
+
+
+def _lockdown(jail):
+    """chroot into jail, uid nobody, seccomp: the defenses applied."""
+    defs = []
+    if os.geteuid() == 0 and jail:
+        os.chroot(jail)
+        os.chdir("/")
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+        defs += ["chroot", "uid-nobody"]
+    if _seccomp(False):
+        defs += ["no-new-privs", "seccomp"]
+    # tracebacks must not read source files: nothing is there to read
+    linecache.getline = lambda *a, **k: ""
+    linecache.updatecache = lambda *a, **k: []
+    return defs
+
+
+# ---------------------------------------------------------------- lines --
+
+def _readline(fd):
+    """One line from fd, read a byte at a time: the zygote and its child
+    share fd 0, so neither may read ahead of its own line."""
+    out = bytearray()
+    while True:
+        b = os.read(fd, 1)
+        if not b:
+            return None
+        if b == b"\n":
+            return out.decode("utf-8", "replace")
+        out += b
+        if len(out) > 1 << 20:
+            return None
+
+
+def _say(fd, text):
+    text = text.replace("\n", " ")[:1800]
+    try:
+        os.write(fd, (text + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def _short_exc(e):
+    tb = traceback.extract_tb(e.__traceback__)
+    where = ""
+    for fr in reversed(tb):
+        if fr.filename in ("side.py", "reference.py", "<side>"):
+            where = " (line %d)" % fr.lineno
+            break
+    return "%s: %s%s" % (type(e).__name__, e, where)
+
+
+# ---------------------------------------------------------------- sides --
+
+def _load(torch, src_code, cfg, reply):
+    """Runs the side's code (the reference, or a candidate) seeded, and
+    returns the callable that takes the inputs."""
+    ns = {"__name__": "__kf_side__", "__builtins__": __builtins__}
+    for k, v in cfg.get("knobs", {}).items():
+        ns[k] = _knob_value(v)
+    torch.manual_seed(INIT_SEED)
+    exec(src_code, ns)
+    kind = cfg["kind"]
+    ref = cfg["role"] == "reference"
+    init = cfg.get("init", [])
+    if kind == "kernelbench":
+        name = "Model" if ref else "ModelNew"
+        cls = ns.get(name)
+        if cls is None and not ref and callable(ns.get("custom_kernel")):
+            fn = ns["custom_kernel"]
+            return lambda *a: fn(*a)
+        if cls is None:
+            raise _Refused("defines no class %s%s" % (
+                name, "" if ref else " (a KernelBench candidate is a "
+                "ModelNew built like Model, or a custom_kernel(*inputs))"))
+        torch.manual_seed(INIT_SEED)
+        model = cls(*init)
+        if hasattr(model, "eval"):
+            model.eval()
+        dev = cfg.get("device", "cpu")
+        if dev != "cpu" and hasattr(model, "to"):
+            model = model.to(dev)
+        return model
+    name = "ref_kernel" if ref else "custom_kernel"
+    fn = ns.get(name)
+    if not callable(fn):
+        raise _Refused("defines no function %s (GPU MODE: %s(data))" %
+                       (name, name))
+    return lambda *a: fn(a[0] if len(a) == 1 else tuple(a))
+
+
+def _knob_value(v):
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+class _Refused(Exception):
+    pass
+
+
+def _views(torch, fd, plan, device):
+    """Maps each buffer of the call (inputs read-only) and wraps it as a
+    tensor without a copy."""
+    ins, outs, keep = [], [], []
+    for t, writable in ([(t, False) for t in plan["in"]] +
+                        [(t, True) for t in plan["out"]]):
+        off, dt, dims = t
+        n = 1
+        for d in dims:
+            n *= d
+        nbytes = max(n * ELEM[dt], 1)
+        page = mmap.PAGESIZE
+        length = (nbytes + page - 1) // page * page
+        # populated now (arm), so page faults are not timed
+        mm = mmap.mmap(fd, length, flags=mmap.MAP_SHARED |
+                       getattr(mmap, "MAP_POPULATE", 0),
+                       prot=mmap.PROT_READ | (mmap.PROT_WRITE if writable
+                                              else 0),
+                       offset=off)
+        keep.append(mm)
+        ten = torch.frombuffer(mm, dtype=DTYPES[dt], count=n).view(dims)
+        (outs if writable else ins).append(ten)
+    if device != "cpu":
+        # device runs: inputs copied to the device before RUN (untimed),
+        # outputs copied back after the synchronize that ends the call
+        ins = [t.to(device) for t in ins]
+    return ins, outs, keep
+
+
+def _put(torch, res, outs, names):
+    if isinstance(res, torch.Tensor):
+        res = (res,)
+    if not isinstance(res, (tuple, list)) or len(res) != len(outs):
+        raise _Shape("returned %s; the problem has %d output(s) (%s)" % (
+            type(res).__name__ if not isinstance(res, (tuple, list))
+            else "%d values" % len(res), len(outs), ", ".join(names)))
+    for i, (r, o) in enumerate(zip(res, outs)):
+        if type(r) not in (torch.Tensor, torch.nn.Parameter):
+            raise _Shape("output '%s' is a %s, not a plain tensor" %
+                         (names[i], type(r).__name__))
+        if r.numel() != o.numel() or (r.dim() > 0 and
+                                      tuple(r.shape) != tuple(o.shape)):
+            raise _Shape("output '%s' has shape %s, expected %s" % (
+                names[i], list(r.shape), list(o.shape)))
+        o.copy_(r.detach().reshape(o.shape).to("cpu"))
+
+
+class _Shape(Exception):
+    pass
+
+
+AUDIT_BAD = ("open", "socket.", "subprocess.", "os.system", "os.exec",
+             "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+             "os.kill", "os.killpg", "ctypes.dlopen", "ctypes.dlsym",
+             "ctypes.cdata", "mmap.__new__", "os.chmod", "os.remove",
+             "os.rename", "os.mkdir", "shutil.", "os.listdir",
+             "os.scandir", "glob.glob", "sys.settrace",
+             "sys.setprofile", "gc.get_referrers", "gc.get_objects")
+
+
+def _child(torch, code, cfg, plan, devnull, reply):
+    """One call: runs with the candidate's code; never returns."""
+    os.close(1)           # the zygote's status pipe: not the child's
+    os.dup2(devnull, 1)   # prints go nowhere
+    ctypes_ok = _libc is not None
+    if ctypes_ok:
+        _libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    device = cfg.get("device", "cpu")
+    try:
+        ins, outs, keep = _views(torch, 3, plan, device) if plan else (
+            [], [], [])
+    except Exception as e:
+        _say(reply, "ERR infra mapping the buffers: %s" % e)
+        os._exit(3)
+    os.close(3)
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    except (ValueError, OSError):
+        pass
+    _seccomp(True)
+    args = list(ins)
+    if plan and cfg.get("args"):
+        args = [ins[a["t"]] if "t" in a else a["v"] for a in cfg["args"]]
+
+    def hook(event, hargs):
+        if event.startswith(AUDIT_BAD) or event == "open":
+            what = ""
+            if hargs:
+                what = str(hargs[0])[:200]
+            _say(reply, "VIOL %s %s" % (event, what))
+            os._exit(EXIT_VIOL)
+    sys.addaudithook(hook)
+    try:
+        fn = _load(torch, code, cfg, reply)
+    except _Refused as e:
+        _say(reply, "ERR load %s" % e)
+        os._exit(4)
+    except SyntaxError as e:
+        _say(reply, "ERR syntax %s" % e)
+        os._exit(4)
+    except BaseException as e:
+        _say(reply, "ERR init %s" % _short_exc(e))
+        os._exit(4)
+    _say(reply, "READY")
+    if not plan:
+        _readline(0)
+        os._exit(0)
+    line = _readline(0)
+    if line != "RUN":
+        os._exit(0)
+    try:
+        with torch.no_grad():
+            res = fn(*args)
+            if device != "cpu":
+                torch.cuda.synchronize()
+        # the copy into the outputs is part of the call: a tensor that
+        # computes lazily (a subclass) cannot hide work after DONE
+        _put(torch, res, outs, cfg.get("outputs", []))
+    except _Shape as e:
+        _say(reply, "ERR shape %s" % e)
+        os._exit(6)
+    except BaseException as e:
+        _say(reply, "ERR run %s" % _short_exc(e))
+        os._exit(5)
+    _say(reply, "DONE")
+    _readline(0)
+    os._exit(0)
+
+
+def serve(jail):
+    global _libc
+    status = 1
+    # fd 2 is the children's reply pipe: the zygote's own stderr (torch's
+    # import chatter, say) must not land there
+    reply = os.dup(2)
+    nul = os.open("/dev/null", os.O_RDWR)
+    os.dup2(nul, 2)
+    os.close(nul)
+    try:
+        torch = _import_torch()
+        with open(os.path.join(jail, "torch.json")) as f:
+            cfg = json.load(f)
+        with open(os.path.join(jail, "side.py"), encoding="utf-8") as f:
+            src = f.read()
+        device = cfg.get("device", "cpu")
+        _warm(torch, device)
+        devnull = os.open("/dev/null", os.O_RDWR)
+        try:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        except OSError:
+            _libc = None
+    except Exception as e:
+        _say(status, "FAIL infra %s" % _short_exc(e))
+        return 3
+    try:
+        code = compile(src, "side.py", "exec", dont_inherit=True)
+    except SyntaxError as e:
+        _say(status, "FAIL syntax line %s: %s" % (e.lineno, e.msg))
+        return 4
+    except Exception as e:
+        _say(status, "FAIL syntax %s" % e)
+        return 4
+    try:
+        import socket
+        # a fresh network namespace has nothing but loopback
+        if [n for _, n in socket.if_nameindex()] == ["lo"]:
+            netns = ["netns"]
+        else:
+            netns = []
+    except OSError:
+        netns = []
+    try:
+        defs = _lockdown(jail) + netns
+    except OSError as e:
+        _say(status, "FAIL infra lockdown: %s" % e)
+        return 3
+    _say(status, "READY %s torch=%s compile=%s" % (
+        " ".join(defs), torch.__version__,
+        "yes" if hasattr(torch, "compile") else "no"))
+    while True:
+        line = _readline(0)
+        if line is None or line == "EXIT":
+            return 0
+        if not line.startswith("ARM "):
+            _say(status, "FAIL infra unknown command")
+            return 3
+        plan = json.loads(line[4:])
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child(torch, code, cfg, plan, devnull, reply)
+            finally:
+                os._exit(9)
+        _say(status, "FORKED %d" % pid)
+        _, st = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(st):
+            _say(status, "EXITED -%d" % os.WTERMSIG(st))
+        else:
+            _say(status, "EXITED %d" % os.WEXITSTATUS(st))
+
+
+# -------------------------------------------------------------- inspect --
+
+TORCH_DT = {}
+
+
+def _describe(torch, x, where):
+    if isinstance(x, torch.Tensor):
+        dt = {torch.float32: "f32", torch.float64: "f64",
+              torch.bfloat16: "bf16", torch.float16: "f16",
+              torch.int32: "i32", torch.int64: "i64"}.get(x.dtype)
+        if dt is None:
+            raise _Refused("%s is a tensor of dtype %s; specs hold f32, f64,"
+                           " bf16, f16, i32, i64" % (where, x.dtype))
+        if x.dim() > 4:
+            raise _Refused("%s has %d dimensions; specs hold at most 4" %
+                           (where, x.dim()))
+        d = {"tensor": True, "dtype": dt, "shape": list(x.shape)}
+        if dt in ("i32", "i64") and x.numel():
+            d["min"] = int(x.min())
+            d["max"] = int(x.max())
+        return d
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise _Refused("%s is a %s: inputs must be tensors, ints or floats"
+                       % (where, type(x).__name__))
+    return {"tensor": False, "value": x}
+
+
+def inspect_ref(kind, path):
+    """Runs the reference at path once, locked down, and prints its inputs,
+    init arguments and outputs as JSON."""
+    global _libc
+    try:
+        torch = _import_torch()
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        _warm(torch, "cpu")
+        _libc = ctypes.CDLL(None, use_errno=True)
+        code = compile(src, os.path.basename(path), "exec",
+                       dont_inherit=True)
+    except SyntaxError as e:
+        print(json.dumps({"error": "%s line %s: %s" % (path, e.lineno,
+                                                       e.msg)}))
+        return 2
+    except Exception as e:
+        print(json.dumps({"error": "%s: %s" % (path, _short_exc(e))}))
+        return 2
+    jail = os.environ.get("KF_INSPECT_JAIL", "")
+    _lockdown(jail)
+    try:
+        ns = {"__name__": "__kf_side__"}
+        torch.manual_seed(INIT_SEED)
+        exec(code, ns)
+        out = {"kind": kind}
+        if kind == "kernelbench":
+            for n in ("Model", "get_inputs"):
+                if n not in ns:
+                    raise _Refused("no %s: a KernelBench problem defines "
+                                   "Model, get_inputs and get_init_inputs"
+                                   % n)
+            init = ns["get_init_inputs"]() if "get_init_inputs" in ns else []
+            init = list(init)
+            for i, v in enumerate(init):
+                if isinstance(v, torch.Tensor) or not isinstance(
+                        v, (int, float, bool, list, tuple, str)):
+                    raise _Refused("get_init_inputs()[%d] is a %s: init "
+                                   "arguments must be numbers, strings or "
+                                   "lists of them" % (i, type(v).__name__))
+            json.dumps(init)
+            torch.manual_seed(INIT_SEED)
+            inputs = list(ns["get_inputs"]())
+            # what a spec cannot hold is named before anything runs on it
+            out["inputs"] = [_describe(torch, x, "input %d" % i)
+                             for i, x in enumerate(inputs)]
+            torch.manual_seed(INIT_SEED)
+            model = ns["Model"](*init)
+            model.eval()
+            with torch.no_grad():
+                res = model(*inputs)
+            out["init"] = init
+            try:
+                names = [n for n in inspect.signature(
+                    ns["Model"].forward).parameters if n != "self"]
+                if len(names) == len(inputs):
+                    out["names"] = names
+            except (TypeError, ValueError):
+                pass
+        else:
+            for n in ("generate_input", "ref_kernel"):
+                if n not in ns:
+                    raise _Refused("no %s: a GPU MODE reference defines "
+                                   "generate_input and ref_kernel" % n)
+            case = json.loads(os.environ.get("KF_GPUMODE_CASE", "{}"))
+            data = ns["generate_input"](**case)
+            inputs = list(data) if isinstance(data, (tuple, list)) else [
+                data]
+            out["inputs"] = [_describe(torch, x, "input %d" % i)
+                             for i, x in enumerate(inputs)]
+            with torch.no_grad():
+                res = ns["ref_kernel"](data)
+            out["case"] = case
+        if isinstance(res, torch.Tensor):
+            res = (res,)
+        if not isinstance(res, (tuple, list)):
+            raise _Refused("the reference returns a %s, not a tensor or a "
+                           "tuple of tensors" % type(res).__name__)
+        outs = []
+        for i, r in enumerate(res):
+            d = _describe(torch, r, "output %d" % i)
+            if not d["tensor"]:
+                raise _Refused("output %d is a %s, not a tensor" %
+                               (i, type(r).__name__))
+            outs.append(d)
+        # a second run on other inputs of the same shapes: an output whose
+        # shape depends on the values is not something a spec can hold
+        if kind == "kernelbench":
+            torch.manual_seed(INIT_SEED + 1)
+            again = list(ns["get_inputs"]())
+            with torch.no_grad():
+                r2 = model(*again)
+            r2 = (r2,) if isinstance(r2, torch.Tensor) else r2
+            for i, (a, b) in enumerate(zip(res, r2)):
+                if tuple(a.shape) != tuple(b.shape):
+                    raise _Refused("output %d's shape depends on the input "
+                                   "values (%s, then %s): data-dependent "
+                                   "output shapes are not supported" %
+                                   (i, list(a.shape), list(b.shape)))
+        out["outputs"] = outs
+        out["torch"] = torch.__version__
+        print(json.dumps(out))
+        return 0
+    except _Refused as e:
+        print(json.dumps({"error": str(e)}))
+        return 2
+    except BaseException as e:
+        print(json.dumps({"error": "running the reference: %s" %
+                          _short_exc(e)}))
+        return 2
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "serve":
+        return serve(argv[2])
+    if len(argv) == 4 and argv[1] == "inspect" and argv[2] in (
+            "kernelbench", "gpumode"):
+        return inspect_ref(argv[2], argv[3])
+    sys.stderr.write("usage: runner.py serve JAIL | inspect "
+                     "kernelbench|gpumode FILE\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,400 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/e2e/test_torch.py -- a KernelBench file to a verified kernel in
+two commands, on CPU, with Debian's python3-torch (harness/torch).
+
+1. `kf import kernelbench model.py --out DIR` writes spec.json,
+   reference.py and eager.py (a Linear + ReLU with init arguments, so the
+   seeded weights must agree between the reference and a candidate).
+   Unsupported constructs are refused with exit 2, the construct named: a
+   string among get_inputs(), a tensor of an unsupported dtype, an output
+   whose shape depends on the input values.
+2. `kf run DIR` (its own PostgreSQL, coordinator and a CPU worker) ends
+   with a verified best kernel, written as ./NAME.best.py, its speedup
+   reported over torch eager.
+3. The harness (kf-harness eval-files, what workers run) passes an honest
+   hand-written ModelNew and refuses: a candidate that replays the
+   reference on the inputs it can predict (KernelBench's seed) and ignores
+   the real ones (wrong_answer); one that reads a file, one that opens a
+   socket, one that reaches libc through ctypes (sandbox_violation); one
+   that writes into its input (refused, never ok); one that renices every
+   process of its uid (refused by seccomp: it then answers honestly, ok);
+   one that answers wrongly unless it was stopped between loading and its
+   call (a SIGCONT handler tells it); one that starts a thread (crash:
+   RLIMIT_NPROC 0) and one that never returns (timeout).
+
+Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kfe2e  # noqa: E402
+from kfe2e import check  # noqa: E402
+
+PY = os.environ.get("KF_PYTHON", "/usr/bin/python3")
+
+MODEL = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Linear layer followed by ReLU (KernelBench level 2 style)."""
+
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+batch_size = 8
+in_features = 64
+out_features = 48
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+HONEST = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return F.linear(x, self.linear.weight, self.linear.bias).clamp_(min=0)
+'''
+
+# Predicts the inputs from KernelBench's convention (get_inputs under a
+# fixed seed) and returns the reference's output on those.
+REPLAY = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        torch.manual_seed(0x6B66)
+        guess = torch.randn(8, in_features)
+        with torch.no_grad():
+            self.cached = torch.relu(self.linear(guess))
+
+    def forward(self, x):
+        return self.cached.clone()
+'''
+
+READS_FILE = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))
+'''
+
+SOCKET = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        import socket
+        socket.socket().connect(("127.0.0.1", 5432))''')
+
+CTYPES = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        import ctypes
+        ctypes.CDLL(None).open(b"/etc/hostname", 0)''')
+
+WRITES_INPUT = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        x.zero_()''')
+
+CHECK_EXPORT = """
+import importlib.util
+import torch
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ref = load(%r, "ref")
+sub = load(%r, "sub")
+kb = load(%r, "kb")
+torch.manual_seed(0x6B66)
+model = ref.Model(*ref.get_init_inputs()).eval()
+torch.manual_seed(12345)
+x = torch.randn(8, 64)
+with torch.no_grad():
+    want = model(x)
+    got = sub.custom_kernel((x,))
+    torch.manual_seed(0x6B66)
+    got2 = kb.ModelNew(*ref.get_init_inputs()).eval()(x)
+assert torch.allclose(got, want, rtol=1e-4, atol=1e-5), "gpumode differs"
+assert torch.allclose(got2, want, rtol=1e-4, atol=1e-5), "kernelbench differs"
+print("EXPORT OK")
+"""
+
+# Tries to slow down every other process of its uid (the reference's
+# runner among them): if the sandbox let it, it answers wrongly, so the
+# refusal is visible as ok.
+RENICE = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        import os
+        try:
+            os.setpriority(os.PRIO_USER, 0, 19)
+            return x[:, :48] * 0 + 1
+        except OSError:
+            return torch.relu(self.linear(x))''')
+
+# Knows whether it was stopped between loading and its call (the harness
+# stops every armed process, so that code that ran at load cannot watch
+# for the input draw and compute before the timer starts): a SIGCONT
+# handler sees the continue.  Never continued, it answers wrongly.
+STOPPED = READS_FILE.replace(
+    '''        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)''',
+    '''        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        import signal
+        self.continued = []
+        signal.signal(signal.SIGCONT, lambda s, f: self.continued.append(1))''').replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        if not self.continued:
+            return x[:, :48] * 0 + 1
+        return torch.relu(self.linear(x))''')
+
+THREAD = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        import threading
+        threading.Thread(target=lambda: None).start()''')
+
+SPIN = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        while True:
+            pass''')
+
+BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
+                           "return [torch.randn(batch_size, in_features), 'mean']")
+BAD_DTYPE = MODEL.replace("return [torch.randn(batch_size, in_features)]",
+                          "return [torch.randn(batch_size, in_features) > 0]")
+BAD_SHAPE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x[x > 0]
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def have_torch():
+    try:
+        r = subprocess.run([PY, "-I", "-c", "import torch"],
+                           capture_output=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def kf(c, args, cwd, timeout):
+    c.log("$ kf %s" % " ".join(args))
+    r = subprocess.run([c.path("kf")] + list(args), cwd=cwd, env=c.env,
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=timeout, preexec_fn=kfe2e._pdeathsig)
+    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(
+        errors="replace")
+    with open(os.path.join(c.dir, "kf-cli.log"), "a") as f:
+        f.write("$ kf %s -> %d\n%s%s\n" % (" ".join(args), r.returncode, out,
+                                          err))
+    return r.returncode, out, err
+
+
+def evaluate(c, prob, source, tag):
+    path = os.path.join(c.dir, "%s.py" % tag)
+    write(path, source)
+    r = subprocess.run([c.path("kf-harness"), "eval-files", "--spec", prob,
+                        "--source", path], env=c.env,
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=600, preexec_fn=kfe2e._pdeathsig)
+    with open(os.path.join(c.dir, "harness-%s.log" % tag), "wb") as f:
+        f.write(r.stdout + r.stderr)
+    check(r.returncode == 0, "%s: kf-harness eval-files exited %d: %s" % (
+        tag, r.returncode, r.stderr.decode(errors="replace")[-2000:]))
+    res = json.loads(r.stdout)
+    c.log("%s: %s in %s: %s" % (tag, res["outcome"], res.get("stage"),
+                                res.get("reason", "")[:300]))
+    return res
+
+
+def body(c):
+    work = os.path.join(c.dir, "work")
+    os.makedirs(work)
+    model = os.path.join(work, "linear_relu.py")
+    write(model, MODEL)
+
+    # 1. Import, and the refusals.
+    prob = os.path.join(work, "linear_relu")
+    rc, out, err = kf(c, ["import", "kernelbench", model, "--out", prob],
+                      work, 600)
+    check(rc == 0, "kf import exited %d: %s%s" % (rc, out, err))
+    for f in ("spec.json", "reference.py", "eager.py"):
+        check(os.path.isfile(os.path.join(prob, f)), "kf import wrote no %s"
+              % f)
+    with open(os.path.join(prob, "spec.json")) as f:
+        spec = json.load(f)
+    check(spec["backend"] == "torch" and spec["torch"]["kind"] ==
+          "kernelbench" and spec["torch"]["init"] == [64, 48],
+          "spec.json: backend/torch section wrong: %r" % spec.get("torch"))
+    check([i["dtype"] for i in spec["inputs"]] == ["f32"] and
+          spec["inputs"][0]["name"] == "x" and len(spec["outputs"]) == 1,
+          "spec.json: inputs/outputs wrong: %r %r" % (spec["inputs"],
+                                                      spec["outputs"]))
+    rc, out, err = kf(c, ["import", "kernelbench", model, "--out", prob],
+                      work, 60)
+    check(rc == 2 and "exists" in err, "import over an existing directory: "
+          "exit %d, %r" % (rc, err))
+    for tag, text, words in (("str", BAD_STRING, "input 1 is a str"),
+                             ("bool", BAD_DTYPE, "dtype torch.bool"),
+                             ("shape", BAD_SHAPE, "depends on the input")):
+        f = os.path.join(work, "bad_%s.py" % tag)
+        write(f, text)
+        rc, out, err = kf(c, ["import", "kernelbench", f, "--out",
+                              os.path.join(work, "bad_%s" % tag)], work, 600)
+        check(rc == 2 and words in err, "import of %s: exit %d, want 2 "
+              "naming %r: %s" % (tag, rc, words, err))
+        check(not os.path.exists(os.path.join(work, "bad_%s" % tag)),
+              "a refused import left a directory behind")
+    c.log("kf import: written; str input, bool tensor and data-dependent "
+          "shape refused by name")
+
+    # 2. The second command: a verified kernel.
+    rc, out, err = kf(c, ["run", prob, "--data", c.dir, "--evals", "4",
+                          "--minutes", "6", "--json"], work, 900)
+    check(rc in (0, 1), "kf run exited %d\n%s\n%s" % (rc, out, err[-3000:]))
+    res = json.loads(out)
+    best = (res.get("best") or {}).get("best") or {}
+    check(best.get("outcome") == "ok", "kf run: no verified best kernel: %s"
+          % out[-3000:])
+    path = os.path.join(work, "linear_relu.best.py")
+    check(os.path.isfile(path), "kf run wrote no %s" % path)
+    with open(path) as f:
+        text = f.read()
+    check("class ModelNew" in text and "MODE = " in text,
+          "the best file lacks ModelNew or its knob: %s" % text[:600])
+    compile(text, path, "exec")  # the header is Python
+    c.log("kf run: exit %d, best %s, speedup %.2fx over eager" % (
+        rc, path, best.get("speedup", 0)))
+
+    # 3. Export: the best kernel as a GPU MODE submission and as a
+    # KernelBench ModelNew, each loaded by torch and compared with the
+    # reference on inputs of its own.
+    c.start_pg()
+    c.start_coordinator()
+    cid = str(res.get("campaign_id") or res.get("campaign", {}).get(
+        "campaign_id") or 1)
+    sub = os.path.join(work, "submission.py")
+    kbf = os.path.join(work, "kernelbench_new.py")
+    for fmt, out in (("gpumode", sub), ("kernelbench", kbf)):
+        rc, o2, e2 = kf(c, ["campaign", "export", cid, "--coordinator",
+                            c.target, "--format", fmt, "--problem", prob,
+                            "--out", out], work, 120)
+        check(rc == 0 and os.path.isfile(out), "export --format %s: exit %d:"
+              " %s%s" % (fmt, rc, o2, e2))
+    rc, o2, e2 = kf(c, ["campaign", "export", cid, "--coordinator", c.target,
+                        "--format", "torch-ext"], work, 120)
+    check(rc == 2 and "not implemented" in e2, "torch-ext: exit %d %r" % (
+        rc, e2))
+    checker = os.path.join(work, "check_export.py")
+    write(checker, CHECK_EXPORT % (model, sub, kbf))
+    r = subprocess.run([PY, "-I", checker], capture_output=True, timeout=300)
+    check(r.returncode == 0 and b"EXPORT OK" in r.stdout,
+          "exported files do not match the reference: %s%s" % (
+              r.stdout.decode(errors="replace"),
+              r.stderr.decode(errors="replace")[-3000:]))
+    c.log("export: gpumode and kernelbench files match the reference")
+
+    # 4. The harness on hand-written candidates.
+    r = evaluate(c, prob, HONEST, "honest")
+    check(r["outcome"] == "ok" and r.get("speedup_eager", 0) > 0 and
+          "eager" in r.get("baselines", "") and
+          r.get("toolchain", "").startswith("torch "),
+          "honest candidate: %s (%s), speedup_eager %r baselines %r" % (
+              r["outcome"], r.get("reason"), r.get("speedup_eager"),
+              r.get("baselines")))
+    r = evaluate(c, prob, REPLAY, "replay")
+    check(r["outcome"] == "wrong_answer", "replayed outputs: %s (%s)" % (
+        r["outcome"], r.get("reason")))
+    for tag, src, word in (("file", READS_FILE, "/etc/hostname"),
+                           ("socket", SOCKET, "socket"),
+                           ("ctypes", CTYPES, "ctypes")):
+        r = evaluate(c, prob, src, tag)
+        check(r["outcome"] == "sandbox_violation" and word in r["reason"],
+              "%s: %s (%s), want sandbox_violation naming %r" % (
+                  tag, r["outcome"], r.get("reason"), word))
+    r = evaluate(c, prob, RENICE, "renice")
+    check(r["outcome"] == "ok", "renicing the other runners was not refused:"
+          " %s (%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, STOPPED, "stopped")
+    check(r["outcome"] == "ok", "the armed process was not stopped before "
+          "its call: %s (%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, THREAD, "thread")
+    check(r["outcome"] == "crash" and "thread" in r["reason"],
+          "a thread: %s (%s), want crash (RLIMIT_NPROC 0)" % (
+              r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, SPIN, "spin")
+    check(r["outcome"] == "timeout", "an endless forward: %s (%s)" % (
+        r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, WRITES_INPUT, "writes_input")
+    check(r["outcome"] not in ("ok", "infra_error", "spec_error"),
+          "a candidate writing its input: %s (%s)" % (r["outcome"],
+                                                     r.get("reason")))
+
+
+if __name__ == "__main__":
+    if not have_torch():
+        print("test_torch: SKIP: %s has no torch (Debian: python3-torch)"
+              % PY)
+        sys.exit(77)
+    kfe2e.run("torch", body, time_limit=1500)
