@@ -232,11 +232,6 @@ int kf_cli__create_campaign_rpc(kf_rpc_client *cli, const struct kf_spec *spec,
                                 char *err, size_t errlen);
 /* ------------------------------------------- profiles (cli_profile.c) -- */
 
-/* JSON of an evaluation's diagnosis and profile; NULL (JSON null) when it
- * has none. */
-struct cJSON *kf_cli__json_diagnosis(const Kernelfleet__ProfileDiagnosis *d);
-struct cJSON *kf_cli__json_profile(const Kernelfleet__ProfileReport *p);
-
 /* "  diagnosis (CLASS): DETAIL" for the best evaluation of each device
  * class in top (ranked, best first); nothing when none has one. */
 void kf_cli__print_diagnoses(FILE *f,

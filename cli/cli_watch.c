@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "cli_internal.h"
+#include "profile_json.h"
 #include "err.h"
 #include "outcome.h"
 #include "text.h"
@@ -839,8 +840,8 @@ cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e) {
   if (e->reused_from)
     cJSON_AddNumberToObject(j, "reused_from", (double)e->reused_from);
   cJSON_AddItemToObject(j, "device_class", json_device(e->device_class));
-  cJSON_AddItemToObject(j, "diagnosis", kf_cli__json_diagnosis(e->diagnosis));
-  cJSON_AddItemToObject(j, "profile", kf_cli__json_profile(e->profile));
+  cJSON_AddItemToObject(j, "diagnosis", kf_prof_json_diagnosis(e->diagnosis));
+  cJSON_AddItemToObject(j, "profile", kf_prof_json_report(e->profile));
   return j;
 }
 

@@ -25,6 +25,7 @@
 #include "err.h"
 #include "kernelfleet.pb-c.h"
 #include "outcome.h"
+#include "profile_json.h"
 #include "util.h"
 
 #define RPC_TIMEOUT_MS 30000
@@ -150,6 +151,13 @@ static cJSON *eval_json(const Kernelfleet__EvaluationSummary *e) {
   cJSON_AddNumberToObject(o, "reused_from", (double)e->reused_from);
   cJSON_AddBoolToObject(o, "showdown", e->showdown);
   cJSON_AddNumberToObject(o, "measurements", e->measurements);
+  /* The diagnosis as its sentence ("memory-bound at 93% of ..."), the
+   * profile as its JSON view (status, counters, stalls). */
+  if (e->diagnosis && e->diagnosis->detail && *e->diagnosis->detail)
+    cJSON_AddStringToObject(o, "diagnosis", e->diagnosis->detail);
+  else
+    cJSON_AddNullToObject(o, "diagnosis");
+  cJSON_AddItemToObject(o, "profile", kf_prof_json_report(e->profile));
   return o;
 }
 

@@ -294,7 +294,8 @@ return {
   evals: [...q('#evals tbody tr')].map(r => ({
       outcome: r.querySelector('td.outcome').textContent,
       stage: r.querySelector('td.stage').textContent,
-      reason: r.querySelector('td.reason').textContent})),
+      reason: r.querySelector('td.reason').textContent,
+      diagnosis: r.querySelector('td.diagnosis').textContent})),
   best_source: t('#best-source'),
   ref_source: t('#ref-source'),
   detail_title: t('#detail-title'),
@@ -521,6 +522,14 @@ def body(c):
               "the compile error's row: %r" % bad_rows)
         check(all(e["outcome"] and e["stage"] for e in st["evals"]),
               "evaluations without outcome or stage: %r" % st["evals"][:3])
+        # Every ok evaluation carries the coordinator's diagnosis (a CPU
+        # one from its timing alone), shown as its sentence; a failed one
+        # has none.
+        oks = [e for e in st["evals"] if e["outcome"] == "ok"]
+        check(oks and all("-bound" in e["diagnosis"] for e in oks),
+              "ok evaluations without a diagnosis: %r" % oks[:3])
+        check(all(e["diagnosis"] == "\u2014" for e in bad_rows),
+              "a failed evaluation with a diagnosis: %r" % bad_rows)
         best_src = c.scalar(
             "SELECT md5(c.source) FROM campaigns k JOIN candidates c ON "
             "c.id = k.best_candidate_id WHERE k.id = %d" % cid)
