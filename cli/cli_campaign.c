@@ -385,7 +385,7 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
   Kernelfleet__GetCampaignResponse *g = NULL;
   Kernelfleet__GetBestResponse *b = NULL;
   int rc = kf_cli__get_campaign(cli, cmd, id, 0, &g);
-  if (!rc) rc = kf_cli__get_best(cli, cmd, id, false, &b);
+  if (!rc) rc = kf_cli__get_best(cli, cmd, id, NULL, false, &b);
   if (rc) {
     kf_rpc_free((ProtobufCMessage *)g);
     return rc;

@@ -30,6 +30,25 @@ def problem_dir(name=None):
     return d
 
 
+def far_from_roofline(c, name):
+    """A copy of problem `name` (in the test's directory) whose spec counts
+    a quarter of the bytes its kernels move.  A test that needs a campaign
+    to end on its budget, or to stay running, uses it: a CPU vecsum of
+    4 MB sits in cache and an honest kernel reached 95-100% of the
+    measured bandwidth on some draws, which ends the class on its
+    target roofline (or its diagnosis: memory-bound at >= 97%) first."""
+    import shutil
+    d = os.path.join(c.dir, name + "-quarter-bytes")
+    shutil.copytree(problem_dir(name), d)
+    path = os.path.join(d, "spec.json")
+    with open(path) as f:
+        spec = json.load(f)
+    spec["bytes"] = "(%s) / 4" % spec["bytes"]
+    with open(path, "w") as f:
+        json.dump(spec, f, indent=2)
+    return d
+
+
 def source_dir():
     return os.environ.get("KF_SOURCE_DIR") or os.path.abspath(
         os.path.join(os.path.dirname(__file__), "..", ".."))

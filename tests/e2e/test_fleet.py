@@ -71,7 +71,8 @@ def body(c):
     kfe2e.wait_until(lambda: c.count(
         "SELECT count(*) FROM device_classes WHERE model IN"
         " ('cpu-fast', 'cpu-slow')") == 2, 120, "both classes registered")
-    prob = kfcampaign.problem_dir("vecsum")
+    # Far from its roofline: each class must stop on its own budget.
+    prob = kfcampaign.far_from_roofline(c, "vecsum")
     cid = kfcampaign.submit(c, prob, evals=4, minutes=30, population=4,
                             extra=["--showdown", "2"])
 

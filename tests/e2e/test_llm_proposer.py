@@ -24,7 +24,6 @@ beside a local campaign of its own, whose proposal is evaluated.
 """
 import http.server
 import json
-import shutil
 import os
 import re
 import subprocess
@@ -213,18 +212,9 @@ def body(c):
     script = Script()
     srv = make_server(script)
     url = "http://127.0.0.1:%d/v1" % srv.server_address[1]
-    # vecsum with a quarter of its bytes counted: its kernels sit far below
-    # the roofline, so neither the target-roofline stop nor the diagnosis
-    # stop (memory-bound at >= 97%) can end the campaign between the
-    # rounds -- an honest 16-lane sum of 4 MB reaches 95% of a CPU's
-    # measured bandwidth on some draws.
-    problem = os.path.join(c.dir, "vecsum-quarter")
-    shutil.copytree(kfcampaign.problem_dir("vecsum"), problem)
-    spec_path = os.path.join(problem, "spec.json")
-    spec = json.load(open(spec_path))
-    spec["bytes"] = "N"
-    with open(spec_path, "w") as f:
-        json.dump(spec, f, indent=2)
+    # Far from its roofline: no stop rule may end the campaign between
+    # the rounds.
+    problem = kfcampaign.far_from_roofline(c, "vecsum")
     # No worker yet: every proposal of the first round waits for one, and
     # the search cannot end before they are in.
     cid = kfcampaign.submit(c, problem, evals=60, minutes=30, population=6,
