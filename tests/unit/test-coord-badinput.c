@@ -48,40 +48,24 @@
 #define PATH(m) "/kernelfleet.Coordinator/" m
 
 static struct {
-  char dir[64];     /* temp dir: the coordinator's log and port file */
-  kf_tcoord co;
-  kf_rpc_client *c; /* right token */
+  kf_tcoord_group tg; /* the coordinator, and a client with the token */
   int64_t tasks_made, results_made; /* by tests that must write */
 } g;
 
 static int group_setup(void **state) {
   (void)state;
-  /* The database migrated first: the coordinator's own migration at start
-   * must then be a no-op. */
-  if (tdb_group_setup("badinput")) return -1;
-  snprintf(g.dir, sizeof g.dir, "/tmp/kf-badinput-XXXXXX");
-  if (!mkdtemp(g.dir)) return -1;
-  char maxmsg[16], err[512];
+  char maxmsg[16];
   snprintf(maxmsg, sizeof maxmsg, "%d", MAX_MSG);
   const char *const extra[] = {"--max-msg-bytes", maxmsg, "--log-level",
                                "warn", NULL};
-  if (tcoord_spawn(&g.co, g.dir, "coord", TOKEN, "127.0.0.1:0", extra))
-    return -1;
-  if (kf_rpc_client_open(NULL, g.co.target, TOKEN, 1u << 20, &g.c, err,
-                         sizeof err)) {
-    fprintf(stderr, "rpc client: %s\n", err);
-    return -1;
-  }
-  return 0;
+  /* The fixture migrates the database first: the coordinator's own
+   * migration at start must then be a no-op. */
+  return tcoord_group_setup(&g.tg, "badinput", TOKEN, extra);
 }
 
 static int group_teardown(void **state) {
-  kf_rpc_client_close(g.c);
-  tcoord_kill(&g.co); /* a test failed before the clean stop */
-  tdb_group_teardown(state);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g.dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g.dir);
+  (void)state;
+  tcoord_group_teardown(&g.tg);
   return 0;
 }
 
@@ -108,14 +92,14 @@ static int call(kf_rpc_client *c, const char *path,
 }
 
 static void assert_alive(void) {
-  if (tcoord_reap(&g.co) != -1)
-    fail_msg("kf-coordinator died; its log: %s", g.co.log);
+  if (tcoord_reap(&g.tg.co) != -1)
+    fail_msg("kf-coordinator died; its log: %s", g.tg.co.log);
 }
 
 static void get_status_ok(void) {
   Kernelfleet__GetStatusRequest req = KERNELFLEET__GET_STATUS_REQUEST__INIT;
   char err[256];
-  int rc = call(g.c, PATH("GetStatus"), &req.base,
+  int rc = call(g.tg.c, PATH("GetStatus"), &req.base,
                 &kernelfleet__get_status_response__descriptor, NULL, err,
                 sizeof err);
   if (rc) fail_msg("GetStatus: %s: %s", kf_err_name(rc), err);
@@ -137,7 +121,7 @@ static int64_t register_worker(const char *name) {
   req.slots = 1;
   ProtobufCMessage *resp = NULL;
   char err[256];
-  int rc = call(g.c, PATH("RegisterWorker"), &req.base,
+  int rc = call(g.tg.c, PATH("RegisterWorker"), &req.base,
                 &kernelfleet__register_worker_response__descriptor, &resp, err,
                 sizeof err);
   if (rc) fail_msg("RegisterWorker: %s: %s", kf_err_name(rc), err);
@@ -163,7 +147,7 @@ static int report1(int64_t worker_id, int64_t task_id, uint32_t attempt) {
   req.n_results = 1;
   ProtobufCMessage *resp = NULL;
   char err[256];
-  int rc = call(g.c, PATH("ReportResult"), &req.base,
+  int rc = call(g.tg.c, PATH("ReportResult"), &req.base,
                 &kernelfleet__report_result_response__descriptor, &resp, err,
                 sizeof err);
   if (rc) fail_msg("ReportResult: %s: %s", kf_err_name(rc), err);
@@ -180,7 +164,7 @@ static void test_wrong_token(void **state) {
   (void)state;
   kf_rpc_client *bad = NULL;
   char err[256];
-  assert_int_equal(kf_rpc_client_open(NULL, g.co.target, "not-the-token",
+  assert_int_equal(kf_rpc_client_open(NULL, g.tg.co.target, "not-the-token",
                                       1u << 20, &bad, err, sizeof err),
                    0);
   Kernelfleet__GetStatusRequest req = KERNELFLEET__GET_STATUS_REQUEST__INIT;
@@ -210,13 +194,13 @@ static void test_missing_token(void **state) {
   size_t outlen = 0;
   char err[256];
   /* GetStatus with an empty (valid) body: only the token is wrong. */
-  assert_int_equal(kf_rpc_client_call_raw_sync(g.c, PATH("GetStatus"), "", 0,
+  assert_int_equal(kf_rpc_client_call_raw_sync(g.tg.c, PATH("GetStatus"), "", 0,
                                                "", 10000, &out, &outlen, err,
                                                sizeof err),
                    KF_EAUTH);
   assert_null(out);
   /* The same bytes with the right token pass: the token was the reason. */
-  assert_int_equal(kf_rpc_client_call_raw_sync(g.c, PATH("GetStatus"), "", 0,
+  assert_int_equal(kf_rpc_client_call_raw_sync(g.tg.c, PATH("GetStatus"), "", 0,
                                                NULL, 10000, &out, &outlen,
                                                err, sizeof err),
                    0);
@@ -245,7 +229,7 @@ static void test_malformed_bytes(void **state) {
     void *out = NULL;
     size_t outlen = 0;
     char err[256] = "";
-    int rc = kf_rpc_client_call_raw_sync(g.c, cases[i].path, cases[i].bytes,
+    int rc = kf_rpc_client_call_raw_sync(g.tg.c, cases[i].path, cases[i].bytes,
                                          cases[i].len, NULL, 10000, &out,
                                          &outlen, err, sizeof err);
     if (rc != KF_EPROTO)
@@ -272,7 +256,7 @@ static void test_too_big(void **state) {
   sub.tasks = sp;
   sub.n_tasks = 1;
   char err[256];
-  int rc = call(g.c, PATH("SubmitTasks"), &sub.base,
+  int rc = call(g.tg.c, PATH("SubmitTasks"), &sub.base,
                 &kernelfleet__submit_tasks_response__descriptor, NULL, err,
                 sizeof err);
   free(payload);
@@ -309,7 +293,7 @@ static void test_not_holder(void **state) {
   sub.tasks = sp;
   sub.n_tasks = 1;
   ProtobufCMessage *resp = NULL;
-  int rc = call(g.c, PATH("SubmitTasks"), &sub.base,
+  int rc = call(g.tg.c, PATH("SubmitTasks"), &sub.base,
                 &kernelfleet__submit_tasks_response__descriptor, &resp, err,
                 sizeof err);
   if (rc) fail_msg("SubmitTasks: %s: %s", kf_err_name(rc), err);
@@ -321,7 +305,7 @@ static void test_not_holder(void **state) {
   lr.worker_id = a;
   lr.max_tasks = 1;
   lr.wait_ms = 3000;
-  rc = call(g.c, PATH("LeaseTasks"), &lr.base,
+  rc = call(g.tg.c, PATH("LeaseTasks"), &lr.base,
             &kernelfleet__lease_tasks_response__descriptor, &resp, err,
             sizeof err);
   if (rc) fail_msg("LeaseTasks: %s: %s", kf_err_name(rc), err);
@@ -368,14 +352,14 @@ static void test_invalid_fields(void **state) {
   rr.results = tp;
   rr.n_results = 1;
   rr.worker_id = 0;
-  int rc = call(g.c, PATH("ReportResult"), &rr.base,
+  int rc = call(g.tg.c, PATH("ReportResult"), &rr.base,
             &kernelfleet__report_result_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "report worker_id 0", "worker_id");
 
   rr.worker_id = w;
   rr.n_results = 0;
-  rc = call(g.c, PATH("ReportResult"), &rr.base,
+  rc = call(g.tg.c, PATH("ReportResult"), &rr.base,
             &kernelfleet__report_result_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "report of no results", "results");
@@ -383,33 +367,33 @@ static void test_invalid_fields(void **state) {
   Kernelfleet__LeaseTasksRequest lr = KERNELFLEET__LEASE_TASKS_REQUEST__INIT;
   lr.worker_id = w;
   lr.max_tasks = 0;
-  rc = call(g.c, PATH("LeaseTasks"), &lr.base,
+  rc = call(g.tg.c, PATH("LeaseTasks"), &lr.base,
             &kernelfleet__lease_tasks_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "max_tasks 0", "max_tasks");
 
   lr.max_tasks = 100000;
-  rc = call(g.c, PATH("LeaseTasks"), &lr.base,
+  rc = call(g.tg.c, PATH("LeaseTasks"), &lr.base,
             &kernelfleet__lease_tasks_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "max_tasks 100000", "max_tasks");
 
   lr.max_tasks = 1;
   lr.worker_id = 0;
-  rc = call(g.c, PATH("LeaseTasks"), &lr.base,
+  rc = call(g.tg.c, PATH("LeaseTasks"), &lr.base,
             &kernelfleet__lease_tasks_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "lease worker_id 0", "worker_id");
 
   Kernelfleet__HeartbeatRequest hb = KERNELFLEET__HEARTBEAT_REQUEST__INIT;
   hb.worker_id = 0;
-  rc = call(g.c, PATH("Heartbeat"), &hb.base,
+  rc = call(g.tg.c, PATH("Heartbeat"), &hb.base,
             &kernelfleet__heartbeat_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "heartbeat worker_id 0", "worker_id");
 
   hb.worker_id = -5;
-  rc = call(g.c, PATH("Heartbeat"), &hb.base,
+  rc = call(g.tg.c, PATH("Heartbeat"), &hb.base,
             &kernelfleet__heartbeat_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "heartbeat worker_id -5", "worker_id");
@@ -424,13 +408,13 @@ static void test_invalid_fields(void **state) {
   char *kinds[] = {"checksum"};
   reg.task_kinds = kinds;
   reg.n_task_kinds = 1;
-  rc = call(g.c, PATH("RegisterWorker"), &reg.base,
+  rc = call(g.tg.c, PATH("RegisterWorker"), &reg.base,
             &kernelfleet__register_worker_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "register without a name", "name");
   reg.name = "bi-nokinds";
   reg.n_task_kinds = 0;
-  rc = call(g.c, PATH("RegisterWorker"), &reg.base,
+  rc = call(g.tg.c, PATH("RegisterWorker"), &reg.base,
             &kernelfleet__register_worker_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "register without kinds", "task_kinds");
@@ -442,7 +426,7 @@ static void test_invalid_fields(void **state) {
   Kernelfleet__SubmitTasksRequest sub = KERNELFLEET__SUBMIT_TASKS_REQUEST__INIT;
   sub.tasks = sp;
   sub.n_tasks = 1;
-  rc = call(g.c, PATH("SubmitTasks"), &sub.base,
+  rc = call(g.tg.c, PATH("SubmitTasks"), &sub.base,
             &kernelfleet__submit_tasks_response__descriptor, NULL, err,
             sizeof err);
   expect_invalid(rc, err, "submit with an empty kind", "kind");
@@ -506,7 +490,7 @@ static int submit_one(const Kernelfleet__TaskSpec *spec, char *err,
   Kernelfleet__SubmitTasksRequest sub = KERNELFLEET__SUBMIT_TASKS_REQUEST__INIT;
   sub.tasks = sp;
   sub.n_tasks = 1;
-  return call(g.c, PATH("SubmitTasks"), &sub.base,
+  return call(g.tg.c, PATH("SubmitTasks"), &sub.base,
               &kernelfleet__submit_tasks_response__descriptor, NULL, err,
               errlen);
 }
@@ -521,7 +505,7 @@ static Kernelfleet__TaskSpec checksum_spec(void) {
 
 static int register_with(Kernelfleet__RegisterWorkerRequest *req, char *err,
                          size_t errlen) {
-  return call(g.c, PATH("RegisterWorker"), &req->base,
+  return call(g.tg.c, PATH("RegisterWorker"), &req->base,
               &kernelfleet__register_worker_response__descriptor, NULL, err,
               errlen);
 }
@@ -623,7 +607,7 @@ static void test_ranges_and_lengths(void **state) {
   lr.worker_id = 1;
   lr.max_tasks = 1;
   lr.wait_ms = UINT32_MAX;
-  expect(call(g.c, PATH("LeaseTasks"), &lr.base,
+  expect(call(g.tg.c, PATH("LeaseTasks"), &lr.base,
               &kernelfleet__lease_tasks_response__descriptor, NULL, err,
               sizeof err),
          err, KF_EPROTO, "wait_ms 2^32-1", "wait_ms");
@@ -639,23 +623,23 @@ static void test_ids_that_do_not_exist(void **state) {
   snap before = snapshot();
   Kernelfleet__GetStatusRequest st = KERNELFLEET__GET_STATUS_REQUEST__INIT;
   st.campaign_id = 999999;
-  expect(call(g.c, PATH("GetStatus"), &st.base,
+  expect(call(g.tg.c, PATH("GetStatus"), &st.base,
               &kernelfleet__get_status_response__descriptor, NULL, err,
               sizeof err),
          err, KF_ENOTFOUND, "status of campaign 999999", "999999");
   st.campaign_id = -1;
-  expect(call(g.c, PATH("GetStatus"), &st.base,
+  expect(call(g.tg.c, PATH("GetStatus"), &st.base,
               &kernelfleet__get_status_response__descriptor, NULL, err,
               sizeof err),
          err, KF_EPROTO, "status of campaign -1", "campaign_id");
   Kernelfleet__GetCampaignRequest gc = KERNELFLEET__GET_CAMPAIGN_REQUEST__INIT;
   gc.campaign_id = 999999;
-  expect(call(g.c, PATH("GetCampaign"), &gc.base,
+  expect(call(g.tg.c, PATH("GetCampaign"), &gc.base,
               &kernelfleet__get_campaign_response__descriptor, NULL, err,
               sizeof err),
          err, KF_ENOTFOUND, "campaign 999999", "999999");
   gc.campaign_id = -1;
-  expect(call(g.c, PATH("GetCampaign"), &gc.base,
+  expect(call(g.tg.c, PATH("GetCampaign"), &gc.base,
               &kernelfleet__get_campaign_response__descriptor, NULL, err,
               sizeof err),
          err, KF_EPROTO, "campaign -1", "campaign_id");
@@ -663,13 +647,13 @@ static void test_ids_that_do_not_exist(void **state) {
       KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
   pc.campaign_id = 999999;
   pc.source = "int kf_launch(void) { return 0; }";
-  expect(call(g.c, PATH("ProposeCandidate"), &pc.base,
+  expect(call(g.tg.c, PATH("ProposeCandidate"), &pc.base,
               &kernelfleet__propose_candidate_response__descriptor, NULL, err,
               sizeof err),
          err, KF_ENOTFOUND, "propose to campaign 999999", "999999");
   Kernelfleet__StopCampaignRequest sc = KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
   sc.campaign_id = 999999;
-  expect(call(g.c, PATH("StopCampaign"), &sc.base,
+  expect(call(g.tg.c, PATH("StopCampaign"), &sc.base,
               &kernelfleet__stop_campaign_response__descriptor, NULL, err,
               sizeof err),
          err, KF_ENOTFOUND, "stop campaign 999999", "999999");
@@ -694,7 +678,7 @@ static int submit_patched_kind(const char *kind, size_t at, uint8_t b,
   k[at] = b;
   void *out = NULL;
   size_t outlen = 0;
-  int rc = kf_rpc_client_call_raw_sync(g.c, PATH("SubmitTasks"), buf, n, NULL,
+  int rc = kf_rpc_client_call_raw_sync(g.tg.c, PATH("SubmitTasks"), buf, n, NULL,
                                        10000, &out, &outlen, err, errlen);
   free(out);
   return rc;
@@ -714,7 +698,7 @@ static void test_nul_and_utf8(void **state) {
       KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
   pc.campaign_id = 1;
   pc.source = "int x = 1; /* caf\xe9 in Latin-1 */";
-  expect(call(g.c, PATH("ProposeCandidate"), &pc.base,
+  expect(call(g.tg.c, PATH("ProposeCandidate"), &pc.base,
               &kernelfleet__propose_candidate_response__descriptor, NULL, err,
               sizeof err),
          err, KF_EPROTO, "Latin-1 source", "source is not valid UTF-8");
@@ -746,7 +730,7 @@ static void test_report_poison(void **state) {
   sub.tasks = sp;
   sub.n_tasks = 3;
   ProtobufCMessage *resp = NULL;
-  int rc = call(g.c, PATH("SubmitTasks"), &sub.base,
+  int rc = call(g.tg.c, PATH("SubmitTasks"), &sub.base,
                 &kernelfleet__submit_tasks_response__descriptor, &resp, err,
                 sizeof err);
   if (rc) fail_msg("SubmitTasks: %s: %s", kf_err_name(rc), err);
@@ -759,7 +743,7 @@ static void test_report_poison(void **state) {
   uint32_t att[3];
   size_t got = 0;
   for (int tries = 0; got < 3 && tries < 20; tries++) {
-    rc = call(g.c, PATH("LeaseTasks"), &lr.base,
+    rc = call(g.tg.c, PATH("LeaseTasks"), &lr.base,
               &kernelfleet__lease_tasks_response__descriptor, &resp, err,
               sizeof err);
     if (rc) fail_msg("LeaseTasks: %s: %s", kf_err_name(rc), err);
@@ -792,7 +776,7 @@ static void test_report_poison(void **state) {
   rr.worker_id = w;
   rr.results = rp;
   rr.n_results = 3;
-  rc = call(g.c, PATH("ReportResult"), &rr.base,
+  rc = call(g.tg.c, PATH("ReportResult"), &rr.base,
             &kernelfleet__report_result_response__descriptor, &resp, err,
             sizeof err);
   if (rc) fail_msg("ReportResult: %s: %s", kf_err_name(rc), err);
@@ -855,7 +839,7 @@ static int create_campaign(const char *bench_n, int64_t *id, char *err,
   q.backend = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
   q.budget_evals = 1;
   ProtobufCMessage *resp = NULL;
-  int rc = call(g.c, PATH("CreateCampaign"), &q.base,
+  int rc = call(g.tg.c, PATH("CreateCampaign"), &q.base,
                 &kernelfleet__create_campaign_response__descriptor, &resp, err,
                 errlen);
   if (!rc) *id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
@@ -901,7 +885,7 @@ static int create_torch(const char *backend, const char *lang,
   q.language = (char *)lang;
   q.budget_evals = 1;
   ProtobufCMessage *resp = NULL;
-  int rc = call(g.c, PATH("CreateCampaign"), &q.base,
+  int rc = call(g.tg.c, PATH("CreateCampaign"), &q.base,
                 &kernelfleet__create_campaign_response__descriptor, &resp, err,
                 errlen);
   if (!rc) *id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
@@ -977,7 +961,7 @@ static void test_spec_limits_and_ended_campaign(void **state) {
   if (rc) fail_msg("CreateCampaign: %s: %s", kf_err_name(rc), err);
   Kernelfleet__StopCampaignRequest sc = KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
   sc.campaign_id = id;
-  rc = call(g.c, PATH("StopCampaign"), &sc.base,
+  rc = call(g.tg.c, PATH("StopCampaign"), &sc.base,
             &kernelfleet__stop_campaign_response__descriptor, NULL, err,
             sizeof err);
   if (rc) fail_msg("StopCampaign: %s: %s", kf_err_name(rc), err);
@@ -989,7 +973,7 @@ static void test_spec_limits_and_ended_campaign(void **state) {
   char want[96];
   snprintf(want, sizeof want, "campaign %lld has ended (campaign stopped)",
            (long long)id);
-  expect(call(g.c, PATH("ProposeCandidate"), &pc.base,
+  expect(call(g.tg.c, PATH("ProposeCandidate"), &pc.base,
               &kernelfleet__propose_candidate_response__descriptor, NULL, err,
               sizeof err),
          err, KF_ESTATE, "propose after the end", want);
@@ -1006,7 +990,7 @@ static void test_still_alive_then_clean_exit(void **state) {
   assert_int_equal(db_int("SELECT count(*) FROM results"), g.results_made);
   assert_int_equal(db_int("SELECT count(*) FROM tasks"), 1 + g.tasks_made);
 
-  tcoord_stop(&g.co);
+  tcoord_stop(&g.tg.co);
 }
 
 int main(void) {

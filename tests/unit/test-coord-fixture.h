@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "rpc.h"
 #include "test-store-fixture.h"
 
 #define TCOORD_FN static __attribute__((unused))
@@ -134,6 +135,49 @@ TCOORD_FN void tcoord_kill(kf_tcoord *c) {
   kill(c->pid, SIGKILL);
   waitpid(c->pid, NULL, 0);
   c->pid = 0;
+}
+
+/* The common shape of a coordinator test file: a private database, one
+ * coordinator on it (bootstrap credential token, flags extra) and a
+ * blocking client with that credential; logs in a temp dir. */
+typedef struct {
+  char dir[64];
+  kf_tcoord co;
+  kf_rpc_client *c;
+} kf_tcoord_group;
+
+/* For a cmocka group setup: 0, or -1 with the reason on stderr. */
+TCOORD_FN int tcoord_group_setup(kf_tcoord_group *g, const char *tag,
+                                 const char *token,
+                                 const char *const *extra) {
+  if (tdb_group_setup(tag)) return -1;
+  snprintf(g->dir, sizeof g->dir, "/tmp/kf-%.20s-XXXXXX", tag);
+  if (!mkdtemp(g->dir)) {
+    perror("mkdtemp");
+    return -1;
+  }
+  if (tcoord_spawn(&g->co, g->dir, "coord", token, "127.0.0.1:0", extra))
+    return -1;
+  char err[512];
+  if (kf_rpc_client_open(NULL, g->co.target, token, 1u << 20, &g->c, err,
+                         sizeof err)) {
+    fprintf(stderr, "rpc client: %s\n", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* For the group teardown: the client closed, the coordinator killed if a
+ * failed test left it running, the database dropped, the dir removed. */
+TCOORD_FN void tcoord_group_teardown(kf_tcoord_group *g) {
+  kf_rpc_client_close(g->c);
+  g->c = NULL;
+  tcoord_kill(&g->co);
+  tdb_group_teardown(NULL);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g->dir);
+  if (g->dir[0] && system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", g->dir);
 }
 
 #endif

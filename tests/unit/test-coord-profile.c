@@ -39,148 +39,35 @@
 #include "rpc.h"
 #include "store.h"
 #include "store_internal.h"
+#include "test-coord-fixture.h"
 
 #define TOKEN "profile-token"
 #define MAX_MSG 65536
 #define PATH(m) "/kernelfleet.Coordinator/" m
 
 static struct {
-  kf_store *admin; /* server's "postgres" database */
-  kf_store *s;     /* the coordinator's database */
-  char dbname[64];
-  char conninfo[1024];
-  char port_file[128];
-  char target[64];
-  pid_t pid;
-  kf_rpc_client *c; /* right token */
+  kf_tcoord_group tg; /* the coordinator, and a client with the token */
 } g;
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* Reaps the coordinator if it has exited; returns its wait status or -1
- * while it runs. */
-static int reap(void) {
-  int st;
-  pid_t r = waitpid(g.pid, &st, WNOHANG);
-  if (r == g.pid) {
-    g.pid = 0;
-    return st;
-  }
-  return -1;
-}
-
-static int spawn_coordinator(void) {
-  const char *bin = getenv("KF_BIN_DIR");
-  if (!bin || !*bin) {
-    fprintf(stderr, "KF_BIN_DIR is not set\n");
-    return -1;
-  }
-  char exe[1024], maxmsg[16];
-  snprintf(exe, sizeof exe, "%s/kf-coordinator", bin);
-  snprintf(maxmsg, sizeof maxmsg, "%d", MAX_MSG);
-  snprintf(g.port_file, sizeof g.port_file, "/tmp/kf-coordprof-%d.port",
-           (int)getpid());
-  unlink(g.port_file);
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    /* the credential by environment: never in argv */
-    setenv("KF_TOKEN", TOKEN, 1);
-    unsetenv("KF_TOKEN_FILE");
-    char *argv[] = {exe, "--db", g.conninfo, "--listen", "127.0.0.1:0",
-                    "--port-file", g.port_file,
-                    "--max-msg-bytes", maxmsg, "--log-level", "warn", NULL};
-    execv(exe, argv);
-    fprintf(stderr, "exec %s failed\n", exe);
-    _exit(127);
-  }
-  g.pid = pid;
-  for (int i = 0; i < 600; i++) { /* 60 s: ASan start-up is slow */
-    FILE *f = fopen(g.port_file, "r");
-    int port = 0;
-    if (f) {
-      if (fscanf(f, "%d", &port) != 1) port = 0;
-      fclose(f);
-    }
-    if (port > 0) {
-      snprintf(g.target, sizeof g.target, "127.0.0.1:%d", port);
-      return 0;
-    }
-    int st = reap();
-    if (st != -1) {
-      fprintf(stderr, "kf-coordinator exited (status 0x%x) before "
-              "listening\n", st);
-      return -1;
-    }
-    sleep_ms(100);
-  }
-  fprintf(stderr, "kf-coordinator wrote no port file in 60 s\n");
-  return -1;
-}
 
 static int group_setup(void **state) {
   (void)state;
-  const char *base = getenv("KF_TEST_PG");
-  if (!base || !*base) {
-    fprintf(stderr, "KF_TEST_PG is not set: no PostgreSQL to test on\n");
-    return -1;
-  }
-  char err[512], sql[256];
-  if (kf_store_open(base, &g.admin, err, sizeof err)) {
-    fprintf(stderr, "connect %s: %s\n", base, err);
-    return -1;
-  }
-  snprintf(g.dbname, sizeof g.dbname, "kf_test_coordprof_%d", (int)getpid());
-  snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", g.dbname);
-  kf_store__admin_exec(g.admin, sql, NULL, 0);
-  snprintf(sql, sizeof sql, "CREATE DATABASE %s", g.dbname);
-  if (kf_store__admin_exec(g.admin, sql, NULL, 0)) {
-    fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
-    return -1;
-  }
-  /* A later keyword overrides an earlier one in a libpq conninfo. */
-  snprintf(g.conninfo, sizeof g.conninfo, "%s dbname=%s", base, g.dbname);
-  if (spawn_coordinator()) return -1;
-  /* The coordinator migrated before it listened, so the tables exist. */
-  if (kf_store_open(g.conninfo, &g.s, err, sizeof err)) {
-    fprintf(stderr, "connect %s: %s\n", g.conninfo, err);
-    return -1;
-  }
-  if (kf_rpc_client_open(NULL, g.target, TOKEN, 1u << 20, &g.c, err,
-                         sizeof err)) {
-    fprintf(stderr, "rpc client: %s\n", err);
-    return -1;
-  }
-  return 0;
+  char maxmsg[16];
+  snprintf(maxmsg, sizeof maxmsg, "%d", MAX_MSG);
+  const char *const extra[] = {"--max-msg-bytes", maxmsg, "--log-level",
+                               "warn", NULL};
+  return tcoord_group_setup(&g.tg, "coordprof", TOKEN, extra);
 }
 
 static int group_teardown(void **state) {
   (void)state;
-  kf_rpc_client_close(g.c);
-  if (g.pid > 0) { /* a test failed before the clean stop */
-    kill(g.pid, SIGKILL);
-    waitpid(g.pid, NULL, 0);
-  }
-  unlink(g.port_file);
-  kf_store_close(g.s);
-  if (g.admin) {
-    char sql[256];
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
-             g.dbname);
-    if (kf_store__admin_exec(g.admin, sql, NULL, 0))
-      fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
-    kf_store_close(g.admin);
-  }
+  tcoord_group_teardown(&g.tg);
   return 0;
 }
 
 static int64_t db_int(const char *sql) {
   char out[64] = "";
-  if (kf_store__admin_exec(g.s, sql, out, sizeof out))
-    fail_msg("%s: %s", sql, kf_store_errmsg(g.s));
+  if (kf_store__admin_exec(tdb.s, sql, out, sizeof out))
+    fail_msg("%s: %s", sql, kf_store_errmsg(tdb.s));
   return strtoll(out, NULL, 10);
 }
 
@@ -200,7 +87,8 @@ static int call(kf_rpc_client *c, const char *path,
 }
 
 static void assert_alive(void) {
-  if (reap() != -1) fail_msg("kf-coordinator died");
+  if (tcoord_reap(&g.tg.co) != -1)
+    fail_msg("kf-coordinator died; its log: %s", g.tg.co.log);
 }
 
 static const char SPEC[] =
@@ -241,7 +129,7 @@ static int create(const char *policy, int64_t *id, char *err, size_t elen) {
   q.target_roofline = 1;
   q.profile = (char *)policy;
   ProtobufCMessage *resp = NULL;
-  int rc = call(g.c, PATH("CreateCampaign"), &q.base,
+  int rc = call(g.tg.c, PATH("CreateCampaign"), &q.base,
                 &kernelfleet__create_campaign_response__descriptor, &resp, err,
                 elen);
   if (!rc) *id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
@@ -271,7 +159,7 @@ static int64_t eval_worker(void) {
   req.slots = 2;
   ProtobufCMessage *resp = NULL;
   char err[256];
-  int rc = call(g.c, PATH("RegisterWorker"), &req.base,
+  int rc = call(g.tg.c, PATH("RegisterWorker"), &req.base,
                 &kernelfleet__register_worker_response__descriptor, &resp, err,
                 sizeof err);
   if (rc) fail_msg("RegisterWorker: %s: %s", kf_err_name(rc), err);
@@ -289,7 +177,7 @@ static Kernelfleet__Task *lease_one(int64_t w, ProtobufCMessage **hold) {
   char err[256];
   for (int tries = 0; tries < 8; tries++) {
     ProtobufCMessage *resp = NULL;
-    int rc = call(g.c, PATH("LeaseTasks"), &lr.base,
+    int rc = call(g.tg.c, PATH("LeaseTasks"), &lr.base,
                   &kernelfleet__lease_tasks_response__descriptor, &resp, err,
                   sizeof err);
     if (rc) fail_msg("LeaseTasks: %s: %s", kf_err_name(rc), err);
@@ -301,7 +189,7 @@ static Kernelfleet__Task *lease_one(int64_t w, ProtobufCMessage **hold) {
     kf_rpc_free(resp);
   }
   char state[512] = "";
-  kf_store__admin_exec(g.s, "SELECT string_agg(state || ': ' ||"
+  kf_store__admin_exec(tdb.s, "SELECT string_agg(state || ': ' ||"
                        " COALESCE(stop_reason, ''), '; ') FROM campaigns",
                        state, sizeof state);
   fail_msg("no eval task leased in 40 long polls (campaigns: %s; %lld"
@@ -348,7 +236,7 @@ static int report(int64_t w, const Kernelfleet__Task *t,
   rr.n_results = 1;
   ProtobufCMessage *resp = NULL;
   char err[256];
-  int rc = call(g.c, PATH("ReportResult"), &rr.base,
+  int rc = call(g.tg.c, PATH("ReportResult"), &rr.base,
                 &kernelfleet__report_result_response__descriptor, &resp, err,
                 sizeof err);
   if (rc) fail_msg("ReportResult: %s: %s", kf_err_name(rc), err);
@@ -440,7 +328,7 @@ static void test_profile_through_the_coordinator(void **state) {
              " %lld AND stop_reason LIKE 'memory-bound at 98.0%%'",
              (long long)id);
     if (db_int(sql) == 1) break;
-    sleep_ms(100);
+    tcoord_sleep_ms(100);
   }
   assert_int_equal(db_int(sql), 1);
 
@@ -450,7 +338,7 @@ static void test_profile_through_the_coordinator(void **state) {
   lr.campaign_id = id;
   lr.candidate_id = cand;
   ProtobufCMessage *resp = NULL;
-  rc = call(g.c, PATH("ListEvaluations"), &lr.base,
+  rc = call(g.tg.c, PATH("ListEvaluations"), &lr.base,
             &kernelfleet__list_evaluations_response__descriptor, &resp, err,
             sizeof err);
   if (rc) fail_msg("ListEvaluations: %s: %s", kf_err_name(rc), err);
@@ -474,7 +362,7 @@ static void test_profile_through_the_coordinator(void **state) {
   kf_rpc_free(resp);
 
   lr.candidate_id = -1;
-  rc = call(g.c, PATH("ListEvaluations"), &lr.base,
+  rc = call(g.tg.c, PATH("ListEvaluations"), &lr.base,
             &kernelfleet__list_evaluations_response__descriptor, NULL, err,
             sizeof err);
   assert_int_not_equal(rc, 0);

@@ -33,148 +33,35 @@
 #include "rpc.h"
 #include "store.h"
 #include "store_internal.h"
+#include "test-coord-fixture.h"
 
 #define TOKEN "proposer-token"
 #define MAX_MSG 65536
 #define PATH(m) "/kernelfleet.Coordinator/" m
 
 static struct {
-  kf_store *admin; /* server's "postgres" database */
-  kf_store *s;     /* the coordinator's database */
-  char dbname[64];
-  char conninfo[1024];
-  char port_file[128];
-  char target[64];
-  pid_t pid;
-  kf_rpc_client *c; /* right token */
+  kf_tcoord_group tg; /* the coordinator, and a client with the token */
 } g;
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* Reaps the coordinator if it has exited; returns its wait status or -1
- * while it runs. */
-static int reap(void) {
-  int st;
-  pid_t r = waitpid(g.pid, &st, WNOHANG);
-  if (r == g.pid) {
-    g.pid = 0;
-    return st;
-  }
-  return -1;
-}
-
-static int spawn_coordinator(void) {
-  const char *bin = getenv("KF_BIN_DIR");
-  if (!bin || !*bin) {
-    fprintf(stderr, "KF_BIN_DIR is not set\n");
-    return -1;
-  }
-  char exe[1024], maxmsg[16];
-  snprintf(exe, sizeof exe, "%s/kf-coordinator", bin);
-  snprintf(maxmsg, sizeof maxmsg, "%d", MAX_MSG);
-  snprintf(g.port_file, sizeof g.port_file, "/tmp/kf-coordprop-%d.port",
-           (int)getpid());
-  unlink(g.port_file);
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    /* the credential by environment: never in argv */
-    setenv("KF_TOKEN", TOKEN, 1);
-    unsetenv("KF_TOKEN_FILE");
-    char *argv[] = {exe, "--db", g.conninfo, "--listen", "127.0.0.1:0",
-                    "--port-file", g.port_file,
-                    "--max-msg-bytes", maxmsg, "--log-level", "warn", NULL};
-    execv(exe, argv);
-    fprintf(stderr, "exec %s failed\n", exe);
-    _exit(127);
-  }
-  g.pid = pid;
-  for (int i = 0; i < 600; i++) { /* 60 s: ASan start-up is slow */
-    FILE *f = fopen(g.port_file, "r");
-    int port = 0;
-    if (f) {
-      if (fscanf(f, "%d", &port) != 1) port = 0;
-      fclose(f);
-    }
-    if (port > 0) {
-      snprintf(g.target, sizeof g.target, "127.0.0.1:%d", port);
-      return 0;
-    }
-    int st = reap();
-    if (st != -1) {
-      fprintf(stderr, "kf-coordinator exited (status 0x%x) before "
-              "listening\n", st);
-      return -1;
-    }
-    sleep_ms(100);
-  }
-  fprintf(stderr, "kf-coordinator wrote no port file in 60 s\n");
-  return -1;
-}
 
 static int group_setup(void **state) {
   (void)state;
-  const char *base = getenv("KF_TEST_PG");
-  if (!base || !*base) {
-    fprintf(stderr, "KF_TEST_PG is not set: no PostgreSQL to test on\n");
-    return -1;
-  }
-  char err[512], sql[256];
-  if (kf_store_open(base, &g.admin, err, sizeof err)) {
-    fprintf(stderr, "connect %s: %s\n", base, err);
-    return -1;
-  }
-  snprintf(g.dbname, sizeof g.dbname, "kf_test_coordprop_%d", (int)getpid());
-  snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", g.dbname);
-  kf_store__admin_exec(g.admin, sql, NULL, 0);
-  snprintf(sql, sizeof sql, "CREATE DATABASE %s", g.dbname);
-  if (kf_store__admin_exec(g.admin, sql, NULL, 0)) {
-    fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
-    return -1;
-  }
-  /* A later keyword overrides an earlier one in a libpq conninfo. */
-  snprintf(g.conninfo, sizeof g.conninfo, "%s dbname=%s", base, g.dbname);
-  if (spawn_coordinator()) return -1;
-  /* The coordinator migrated before it listened, so the tables exist. */
-  if (kf_store_open(g.conninfo, &g.s, err, sizeof err)) {
-    fprintf(stderr, "connect %s: %s\n", g.conninfo, err);
-    return -1;
-  }
-  if (kf_rpc_client_open(NULL, g.target, TOKEN, 1u << 20, &g.c, err,
-                         sizeof err)) {
-    fprintf(stderr, "rpc client: %s\n", err);
-    return -1;
-  }
-  return 0;
+  char maxmsg[16];
+  snprintf(maxmsg, sizeof maxmsg, "%d", MAX_MSG);
+  const char *const extra[] = {"--max-msg-bytes", maxmsg, "--log-level",
+                               "warn", NULL};
+  return tcoord_group_setup(&g.tg, "coordprop", TOKEN, extra);
 }
 
 static int group_teardown(void **state) {
   (void)state;
-  kf_rpc_client_close(g.c);
-  if (g.pid > 0) { /* a test failed before the clean stop */
-    kill(g.pid, SIGKILL);
-    waitpid(g.pid, NULL, 0);
-  }
-  unlink(g.port_file);
-  kf_store_close(g.s);
-  if (g.admin) {
-    char sql[256];
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)",
-             g.dbname);
-    if (kf_store__admin_exec(g.admin, sql, NULL, 0))
-      fprintf(stderr, "%s: %s\n", sql, kf_store_errmsg(g.admin));
-    kf_store_close(g.admin);
-  }
+  tcoord_group_teardown(&g.tg);
   return 0;
 }
 
 static int64_t db_int(const char *sql) {
   char out[64] = "";
-  if (kf_store__admin_exec(g.s, sql, out, sizeof out))
-    fail_msg("%s: %s", sql, kf_store_errmsg(g.s));
+  if (kf_store__admin_exec(tdb.s, sql, out, sizeof out))
+    fail_msg("%s: %s", sql, kf_store_errmsg(tdb.s));
   return strtoll(out, NULL, 10);
 }
 
@@ -183,7 +70,7 @@ static int call(const char *path, const ProtobufCMessage *req,
                 ProtobufCMessage **resp, char *err, size_t errlen) {
   ProtobufCMessage *r = NULL;
   err[0] = '\0';
-  int rc = kf_rpc_client_call_sync(g.c, path, req, type, 10000, &r, err,
+  int rc = kf_rpc_client_call_sync(g.tg.c, path, req, type, 10000, &r, err,
                                    errlen);
   if (resp) *resp = r;
   else kf_rpc_free(r);
@@ -355,12 +242,12 @@ static void test_knob_space_template(void **state) {
   assert_int_equal(strlen(r->template_name), 9 + 12);
   snprintf(sql, sizeof sql, "SELECT left(encode(sha256(convert_to('%s',"
            " 'UTF8')), 'hex'), 12)", SRC);
-  assert_int_equal(kf_store__admin_exec(g.s, sql, out, sizeof out), 0);
+  assert_int_equal(kf_store__admin_exec(tdb.s, sql, out, sizeof out), 0);
   assert_string_equal(r->template_name + 9, out);
   snprintf(sql, sizeof sql, "SELECT template_name || ' ' || knobs::text ||"
            " ' ' || flags || ' ' || proposer FROM candidates WHERE id = %lld",
            (long long)r->candidate_id);
-  assert_int_equal(kf_store__admin_exec(g.s, sql, out, sizeof out), 0);
+  assert_int_equal(kf_store__admin_exec(tdb.s, sql, out, sizeof out), 0);
   char want[256];
   snprintf(want, sizeof want, "%s {\"BLOCK\": \"64\", \"WIDTH\": \"4\"}"
            " -DBLOCK=64 -DWIDTH=4 llm:unit", r->template_name);
@@ -379,7 +266,7 @@ static void test_knob_space_template(void **state) {
   assert_string_equal(r->template_name, "tiled");
   snprintf(sql, sizeof sql, "SELECT flags FROM candidates WHERE id = %lld",
            (long long)r->candidate_id);
-  assert_int_equal(kf_store__admin_exec(g.s, sql, out, sizeof out), 0);
+  assert_int_equal(kf_store__admin_exec(tdb.s, sql, out, sizeof out), 0);
   assert_string_equal(out, "-DBLOCK=128 -DWIDTH=4");
   kf_rpc_free(&r->base);
 
@@ -571,12 +458,8 @@ static void test_accounting(void **state) {
 
 static void test_still_alive(void **state) {
   (void)state;
-  assert_int_equal(reap(), -1);
-  assert_int_equal(kill(g.pid, SIGTERM), 0);
-  int st = 0;
-  for (int i = 0; i < 300 && (st = reap()) == -1; i++) sleep_ms(100);
-  assert_true(st != -1 && WIFEXITED(st));
-  assert_int_equal(WEXITSTATUS(st), 0);
+  assert_int_equal(tcoord_reap(&g.tg.co), -1);
+  tcoord_stop(&g.tg.co); /* SIGTERM: exits 0 */
 }
 
 int main(void) {
