@@ -12,6 +12,9 @@ spec.json) it times the PyTorch expression a user would write:
   cross_entropy  F.cross_entropy(logits, targets)  (mean)         bf16, i64
   vecsum         x.sum()                                          f32
   gelu_tanh      F.gelu(x, approximate="tanh")                    bf16
+  residual_rmsnorm  h = x + r; (h, F.rms_norm(h, (N,), w, eps=1e-6)) bf16
+  causal_softmax torch.softmax((x / 8).masked_fill(mask, -inf), -1) bf16
+                 (mask: the upper triangle, built once outside the timing)
 
 once eagerly and once through torch.compile (default mode: no CUDA graphs).
 Each repetition draws fresh inputs in place, flushes L2 by writing a
@@ -28,16 +31,30 @@ goes to stderr).  --copy instead measures a device-to-device copy of 4 GiB
 (bytes = read + written) and prints {"problem": "copy", "ms", "bytes",
 "gbps"}.
 
+--kernel P=FILE.cu (repeatable) also times a KernelFleet kernel for problem
+P (a best kernel written by `kf run --out`, knobs as #defines) by the SAME
+loop -- same refill, same L2 flush, same CUDA events on torch's current
+stream -- so "kernel vs torch.compile" is one timer in one run, not the
+harness's timer against this script's.  The kernel is built with nvcc
+(-O3, sm_XY of the device, -cudart shared) and called through ctypes with
+the kf_args ABI of harness/core/kf_candidate.h; its line gains kernel_ms,
+kernel_gbps and kernel_file.  It is NOT verified here (the harness did
+that); this only times it.
+
 Usage: scripts/torch_baselines.py [--problems softmax,vecsum] [--reps 50]
                                   [--warmup 5] [--copy] [--copy-gib 4]
+                                  [--kernel P=FILE.cu]...
 Needs a CUDA GPU, PyTorch >= 2.4 (F.rms_norm) and, for torch.compile,
 Triton.
 """
 import argparse
+import ctypes
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 
 import torch
 import torch.nn.functional as F
@@ -99,6 +116,25 @@ def case_gelu_tanh(sz):
     return [x], lambda x: F.gelu(x, approximate="tanh")
 
 
+def case_residual_rmsnorm(sz):
+    x = torch.empty(sz["M"], sz["N"], device="cuda", dtype=torch.bfloat16)
+    r = torch.empty(sz["M"], sz["N"], device="cuda", dtype=torch.bfloat16)
+    w = torch.empty(sz["N"], device="cuda", dtype=torch.bfloat16)
+    n = sz["N"]
+
+    def fn(x, r, w):
+        h = x + r
+        return h, F.rms_norm(h, (n,), w, eps=1e-6)
+    return [x, r, w], fn
+
+
+def case_causal_softmax(sz):
+    s = sz["S"]
+    x = torch.empty(sz["H"], s, s, device="cuda", dtype=torch.bfloat16)
+    mask = torch.ones(s, s, device="cuda", dtype=torch.bool).triu(1)
+    return [x], lambda x: torch.softmax((x * 0.125).masked_fill(mask, float("-inf")), dim=-1)
+
+
 CASES = {
     "softmax": case_softmax,
     "rmsnorm": case_rmsnorm,
@@ -106,7 +142,91 @@ CASES = {
     "cross_entropy": case_cross_entropy,
     "vecsum": case_vecsum,
     "gelu_tanh": case_gelu_tanh,
+    "residual_rmsnorm": case_residual_rmsnorm,
+    "causal_softmax": case_causal_softmax,
 }
+
+
+# ---- a KernelFleet kernel through the kf_args ABI (harness/core/kf_candidate.h)
+class _Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("dims", ctypes.c_int64 * 4),
+                ("numel", ctypes.c_int64)]
+
+
+class _Args(ctypes.Structure):
+    _fields_ = [("abi_version", ctypes.c_int32), ("n_inputs", ctypes.c_int32),
+                ("n_outputs", ctypes.c_int32), ("n_params", ctypes.c_int32),
+                ("inputs", ctypes.POINTER(_Tensor)), ("outputs", ctypes.POINTER(_Tensor)),
+                ("params", ctypes.POINTER(ctypes.c_int64)), ("workspace", ctypes.c_void_p),
+                ("workspace_bytes", ctypes.c_size_t), ("stream", ctypes.c_void_p)]
+
+
+_DT = {"f32": (0, torch.float32), "f64": (1, torch.float64), "bf16": (2, torch.bfloat16),
+       "f16": (3, torch.float16), "i32": (4, torch.int32), "i64": (5, torch.int64)}
+
+
+def _abi_version():
+    with open(os.path.join(ROOT, "harness", "core", "kf_candidate.h")) as f:
+        for line in f:
+            if line.startswith("#define KF_ABI_VERSION"):
+                return int(line.split()[2])
+    raise RuntimeError("KF_ABI_VERSION not found in harness/core/kf_candidate.h")
+
+
+def kernel_fn(spec, sz, src, ins, workdir):
+    """Builds SRC and returns fn(*ins) that calls its kf_launch on torch's
+    current stream, writing outputs allocated here once."""
+    cap = torch.cuda.get_device_capability()
+    arch = "sm_%d%d%s" % (cap[0], cap[1], "a" if cap[0] >= 9 else "")
+    so = os.path.join(workdir, os.path.basename(src) + ".so")
+    nvcc = os.environ.get("NVCC", "nvcc")
+    cmd = [nvcc, "-O3", "-gencode=arch=compute_%s,code=%s" % (arch[3:], arch),
+           "-cudart", "shared", "-Xcompiler", "-fPIC", "-shared",
+           "-I" + os.path.join(ROOT, "harness", "core"), src, "-o", so]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("nvcc failed: " + r.stderr.strip()[-500:])
+    lib = ctypes.CDLL(so)
+    lib.kf_launch.restype = ctypes.c_int
+    lib.kf_launch.argtypes = [ctypes.POINTER(_Args)]
+    outs = []
+    for t in spec["outputs"]:
+        shape = [ev(e, sz) for e in t["shape"]]
+        outs.append(torch.empty(shape, device="cuda", dtype=_DT[t["dtype"]][1]))
+    params = (ctypes.c_int64 * len(spec["params"]))(*[sz[p] for p in spec["params"]])
+
+    def desc(ts, specs):
+        arr = (_Tensor * max(1, len(ts)))()
+        for i, (t, sp) in enumerate(zip(ts, specs)):
+            arr[i].data = t.data_ptr()
+            arr[i].dtype = _DT[sp["dtype"]][0]
+            arr[i].ndim = t.dim()
+            for d in range(t.dim()):
+                arr[i].dims[d] = t.shape[d]
+            arr[i].numel = t.numel()
+        return arr
+    if spec.get("workspace_bytes") not in (None, 0, "0"):
+        wsb = ev(str(spec["workspace_bytes"]), sz)
+    else:
+        wsb = 0
+    ws = torch.empty(max(1, wsb), device="cuda", dtype=torch.uint8)
+    a = _Args()
+    a.abi_version = _abi_version()
+    a.n_inputs, a.n_outputs, a.n_params = len(ins), len(outs), len(spec["params"])
+    keep = [desc(ins, spec["inputs"]), desc(outs, spec["outputs"])]
+    a.inputs, a.outputs = keep[0], keep[1]
+    a.params = params
+    a.workspace, a.workspace_bytes = ws.data_ptr(), wsb
+
+    def fn(*_ts):
+        a.stream = torch.cuda.current_stream().cuda_stream
+        if lib.kf_launch(ctypes.byref(a)) != 0:
+            raise RuntimeError("kf_launch returned non-zero")
+        return outs
+    fn.keep = (keep, params, ws, outs, lib)  # alive as long as fn
+    return fn
+
 
 
 def refill(name, ts, sz):
@@ -170,7 +290,17 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--copy", action="store_true", help="measure D2D copy bandwidth only")
     ap.add_argument("--copy-gib", type=float, default=4.0)
+    ap.add_argument("--kernel", action="append", default=[], metavar="P=FILE.cu",
+                    help="also time this KernelFleet kernel for problem P by the same loop")
     args = ap.parse_args()
+    kernels = {}
+    for k in args.kernel:
+        p, sep, f = k.partition("=")
+        if not sep or not p or not os.path.isfile(f):
+            print("torch_baselines: --kernel %r: expected PROBLEM=FILE.cu of an existing file"
+                  % k, file=sys.stderr)
+            return 2
+        kernels[p] = os.path.abspath(f)
     if not torch.cuda.is_available():
         print("torch_baselines: no CUDA device", file=sys.stderr)
         return 2
@@ -202,12 +332,24 @@ def main():
             print("torch_baselines: %s: torch.compile failed: %s" % (name, e), file=sys.stderr)
             comp = None
         gb = lambda ms: None if ms is None else round(nbytes / (ms * 1e-3) / 1e9, 1)
-        print(json.dumps({"problem": name,
-                          "eager_ms": round(eager, 4),
-                          "compile_ms": None if comp is None else round(comp, 4),
-                          "bytes": nbytes,
-                          "eager_gbps": gb(eager),
-                          "compile_gbps": gb(comp)}), flush=True)
+        line = {"problem": name,
+                "eager_ms": round(eager, 4),
+                "compile_ms": None if comp is None else round(comp, 4),
+                "bytes": nbytes,
+                "eager_gbps": gb(eager),
+                "compile_gbps": gb(comp)}
+        if name in kernels:
+            try:
+                with tempfile.TemporaryDirectory() as wd:
+                    kfn = kernel_fn(spec, sz, kernels[name], ts, wd)
+                    kms = time_fn(kfn, ts, name, sz, args.reps, args.warmup, flush)
+                line.update(kernel_ms=round(kms, 4), kernel_gbps=gb(kms),
+                            kernel_file=os.path.basename(kernels[name]))
+            except Exception as e:  # noqa: BLE001 -- report and go on
+                print("torch_baselines: %s: kernel %s: %s" % (name, kernels[name], e),
+                      file=sys.stderr)
+                line.update(kernel_ms=None, kernel_error=str(e)[:300])
+        print(json.dumps(line), flush=True)
         del ts
         torch.cuda.empty_cache()
     return rc
