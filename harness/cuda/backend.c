@@ -72,6 +72,12 @@
 #include "util.h"
 
 #define MAX_SO (256u << 20)
+/* See profile_relax(). */
+#define KF_CUDA_PROFILE_RELAX_DEFAULT "none"
+/* The profiled runner's start under ncu, bounded well inside a task: a
+ * profiler that cannot attach must cost a candidate seconds, not the
+ * timed runners' minute. */
+#define KF_CUDA_PROFILE_READY_MS 20000
 #define MAX_KERNELS 64
 
 typedef struct {
@@ -240,6 +246,19 @@ static void child_env(char **envp, char store[][512], int max) {
   envp[n] = NULL;
 }
 
+
+/* Sandbox steps the profiled runner leaves out: $KF_CUDA_PROFILE_RELAX
+ * (names as the runner's --relax: fds, netns, ipcns, chroot, uid; "none"),
+ * else the default below.  Nsight Compute's injected library keeps a
+ * connection to its front end (ncu) open from before the runner's main;
+ * the timed runners never get any of this. */
+static const char *profile_relax(void) {
+  const char *v = getenv("KF_CUDA_PROFILE_RELAX");
+  if (v && *v && strlen(v) < 64 && strspn(v, "abcdefghijklmnopqrstuvwxyz,") == strlen(v))
+    return v;
+  return KF_CUDA_PROFILE_RELAX_DEFAULT;
+}
+
 /* Creates the memfd and spawns the runner; READY is waited for later
  * (runner_ready), so that all sides create their contexts at once.
  * wrap (NULL: none): a profiler's argv, NULL-terminated, that runs the
@@ -312,6 +331,15 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
                   e->o->cuda_own_stream ? "own" : "legacy", NULL};
   char *const *av = argv;
   char *wargv[48 + 32];
+  /* The profiled runner only: the sandbox steps its profiler cannot live
+   * with (profile_relax(); docs/profiling.md). */
+  if (wrap) {
+    int n = 0;
+    while (argv[n]) n++;
+    argv[n++] = "--relax";
+    argv[n++] = (char *)profile_relax();
+    argv[n] = NULL;
+  }
   if (wrap) {
     int n = 0;
     for (; wrap[n] && n < 31; n++) wargv[n] = (char *)wrap[n];
@@ -358,9 +386,8 @@ static int runner_spawn(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
   return runner_spawn_as(e, s, r, map_len, NULL, why, whylen);
 }
 
-static int runner_ready(kf_ev *e, crunner *r, char *why, size_t whylen) {
+static int runner_ready_ms(crunner *r, int timeout, char *why, size_t whylen) {
   kf_cuda_reply rep;
-  int timeout = e->o->call_timeout_ms > 60000 ? e->o->call_timeout_ms : 60000;
   int k = read_reply(r, &rep, timeout);
   if (k == 1 && rep.kind == KF_HARNESS_R_READY) {
     r->defenses = rep.defenses;
@@ -379,6 +406,11 @@ static int runner_ready(kf_ev *e, crunner *r, char *why, size_t whylen) {
   size_t l = strlen(why);
   snprintf(why + l, whylen - l, " (while loading)");
   return oc;
+}
+
+static int runner_ready(kf_ev *e, crunner *r, char *why, size_t whylen) {
+  int timeout = e->o->call_timeout_ms > 60000 ? e->o->call_timeout_ms : 60000;
+  return runner_ready_ms(r, timeout, why, whylen);
 }
 
 /* Sends a command (one write).  0, or an outcome with why (the runner
@@ -1226,7 +1258,7 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
   void *keep = s->be;
   s->be = pr; /* the ops below address the profiled runner */
   int oc = runner_spawn_as(e, s, pr, orig->map_len, wrap, why, sizeof why);
-  if (!oc) oc = runner_ready(e, pr, why, sizeof why);
+  if (!oc) oc = runner_ready_ms(pr, KF_CUDA_PROFILE_READY_MS, why, sizeof why);
   if (!oc) oc = cuda_prepare(e, s, call->L);
   kf_side *one[1] = {s};
   if (!oc) oc = cuda_gen(e, one, 1, g);
@@ -1256,6 +1288,17 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
       text[got] = '\0';
     }
     close(fd);
+    /* diagnosis: $KF_NCU_LOG_DIR keeps ncu's whole log */
+    const char *keepdir = getenv("KF_NCU_LOG_DIR");
+    if (keepdir && *keepdir && text) {
+      char kp[PATH_MAX];
+      snprintf(kp, sizeof kp, "%s/ncu-%d-%s.log", keepdir, (int)getpid(), s->base);
+      int kfd = open(kp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (kfd >= 0) {
+        if (write(kfd, text, (size_t)got) < 0) { /* diagnosis only */ }
+        close(kfd);
+      }
+    }
     unlink(log);
   }
   char err[256];
