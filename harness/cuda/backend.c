@@ -73,7 +73,7 @@
 
 #define MAX_SO (256u << 20)
 /* See profile_relax(). */
-#define KF_CUDA_PROFILE_RELAX_DEFAULT "none"
+#define KF_CUDA_PROFILE_RELAX_DEFAULT "fds,netns,seccomp"
 /* The profiled runner's start under ncu, bounded well inside a task: a
  * profiler that cannot attach must cost a candidate seconds, not the
  * timed runners' minute. */
@@ -275,7 +275,10 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
    * own symbols lie; the reference is trusted */
   char mut[KF_HARNESS_CUDA_MAX_MUT * 36 + 8] = "";
   const char *state_opt = "--mutable";
-  if (s->is_ref) {
+  /* the profiled run is observation only, after the verdict: its
+   * profiler allocates device memory in the process, which the state
+   * check would take for the candidate's */
+  if (s->is_ref || wrap) {
     state_opt = "--state-check";
     strcpy(mut, "off");
   } else {
@@ -1235,11 +1238,14 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
     }
     fl += (size_t)snprintf(filter + fl, sizeof filter - fl, ")$");
   }
-  const char *wrap[24] = {ncu, "--clock-control", "none", "--csv", "--page",
-                          "raw", "--metrics", kf_prof_ncu_metrics,
-                          "--target-processes", "all", "--launch-count",
-                          "64", "--log-file", log};
-  int nw = 14;
+  /* ncu and the runner share one fresh network namespace with only
+   * loopback up (kf-harness-cuda netns-exec): the injected library reaches
+   * its front end, and the candidate still reaches no network. */
+  const char *wrap[26] = {CE(e)->exe, "netns-exec", ncu, "--clock-control", "none",
+                          "--csv", "--page", "raw", "--metrics",
+                          kf_prof_ncu_metrics, "--target-processes", "all",
+                          "--launch-count", "64", "--log-file", log};
+  int nw = 16;
   if (fl) {
     wrap[nw++] = "--kernel-name-base";
     wrap[nw++] = "mangled";

@@ -11,6 +11,9 @@
  *   kf-harness-cuda runner --jail DIR --so NAME --device N ...
  *       the sandboxed process that loads one CUDA candidate
  *       (harness/cuda/runner.c), exec'd by `kf-harness eval`
+ *   kf-harness-cuda netns-exec /PATH/PROG ARGS...
+ *       PROG in a fresh network namespace with loopback up: the profiler
+ *       and the profiled runner (harness/cuda/netns.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +25,10 @@ int main(int argc, char **argv) {
     return kf_harness_cuda_info_main(argc - 2, argv + 2);
   if (argc >= 2 && !strcmp(argv[1], "runner"))
     return kf_harness_cuda_runner_main(argc - 2, argv + 2);
+  if (argc >= 2 && !strcmp(argv[1], "netns-exec"))
+    return kf_harness_cuda_netns_exec_main(argc - 2, argv + 2);
   fprintf(stderr, "usage: kf-harness-cuda info [--device N] [--no-measure]\n"
-                  "       kf-harness-cuda runner ... (internal)\n");
+                  "       kf-harness-cuda runner ... (internal)\n"
+                  "       kf-harness-cuda netns-exec /PATH/PROG ARGS... (internal)\n");
   return 2;
 }

@@ -133,6 +133,8 @@ _Static_assert(sizeof(kf_cuda_reply) <= 512, "reply is small");
 
 /* Entry points of kf-harness-cuda (harness/cuda/main.c). */
 int kf_harness_cuda_runner_main(int argc, char **argv);
+/* harness/cuda/netns.c */
+int kf_harness_cuda_netns_exec_main(int argc, char **argv);
 int kf_harness_cuda_info_main(int argc, char **argv);
 
 #endif
