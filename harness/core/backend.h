@@ -147,6 +147,14 @@ typedef struct kf_backend {
    * each side's outcome; g's draw failing is every side's. */
   int (*case_all)(kf_ev *e, kf_side **sides, int n, const kf_gen *g,
                   const kf_call *c, kf_probe *probes, int *oc);
+  /* Optional: the best streaming rate (GB/s) this backend's hardware
+   * reaches over `bytes` of memory with the caches as a timed call finds
+   * them (after the same flush), measured now by trusted code with no
+   * runner working; 0: unknown.  The too-fast floor of a layout uses the
+   * larger of this and the worker's ceilings (kf_harness__ceiling_for),
+   * so a cache-resident problem is judged against what its footprint
+   * allows.  NULL: the worker's ceilings hold at every footprint. */
+  double (*footprint_gbps)(kf_ev *e, size_t bytes);
   /* Optional: a hardware profile of the candidate side s after the time
    * stage, in a runner of its own started for it (the timed runners are
    * left alone): g's inputs drawn, c run once, untimed, under the

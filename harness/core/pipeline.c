@@ -101,6 +101,9 @@ typedef struct {
   int timed_dists;
   uint64_t t_start_ms;
   double ceil_gbps, ceil_gflops;
+  double worker_gbps;        /* the best of the worker's bandwidths */
+  double fp_gbps;            /* best rate measured at the bench footprint
+                                (0: not measured) */
   bool timing_dependent;
   int min_reps;              /* the request's, 0: the options' */
   uint64_t ph_ns[4];         /* time stage, recorded repetitions: draw,
@@ -671,8 +674,10 @@ static int time_loop(pl *p, const kf_harness_layout *L, int tag,
   return 0;
 }
 
-/* Roofline of every active candidate; TOO_FAST ones fail. */
-static void roofline(pl *p, const kf_harness_layout *L, bool final) {
+/* Roofline of every active candidate; TOO_FAST ones fail (final) or are
+ * marked oc -1 for another look.  Returns how many were too fast. */
+static int roofline(pl *p, const kf_harness_layout *L, bool final) {
+  int n_fast = 0;
   for (int i = 1; i < p->n; i++) {
     kf_side *s = p->sides[i];
     if (s->oc || !s->n_t) continue;
@@ -686,8 +691,11 @@ static void roofline(pl *p, const kf_harness_layout *L, bool final) {
     if (r.ceil_gbps > 0 && r.gbps > p->e.b->roof_factor * r.ceil_gbps)
       snprintf(p->e.why, WHY, "size %s: moving at least %" PRId64 " bytes in "
                "%.0f ns is %.4g GB/s, above %.2f x the best measured "
-               "bandwidth of %.4g GB/s", szs, r.bytes, med, r.gbps,
-               p->e.b->roof_factor, r.ceil_gbps);
+               "bandwidth of %.4g GB/s%s", szs, r.bytes, med, r.gbps,
+               p->e.b->roof_factor, r.ceil_gbps,
+               p->fp_gbps > 0 ? " (the worker's ceilings or the rate at "
+                                "this footprint, whichever is higher)"
+                              : "");
     else
       snprintf(p->e.why, WHY, "size %s: %" PRId64 " FLOPs in %.0f ns is "
                "%.4g GFLOP/s, above %.2f x the measured peak of %.4g "
@@ -695,7 +703,30 @@ static void roofline(pl *p, const kf_harness_layout *L, bool final) {
                p->ceil_gflops);
     if (final) failed(p, s, KF_OUTCOME_TOO_FAST, NULL);
     else s->oc = -1; /* retimed below */
+    n_fast++;
   }
+  return n_fast;
+}
+
+/* Candidates marked by roofline(p, L, false) back to active. */
+static void unmark(pl *p) {
+  for (int i = 1; i < p->n; i++)
+    if (p->sides[i]->oc == -1) p->sides[i]->oc = 0;
+}
+
+/* The worker's ceilings were measured far beyond every cache; a layout
+ * that fits in one may honestly beat them.  The backend measures the rate
+ * at this layout's footprint, caches as a timed call finds them, now (no
+ * runner is working), and the floor takes the larger.  Measured only when
+ * a time beat the worker's ceilings: it costs a few cache flushes. */
+static void footprint_ceiling(pl *p, const kf_harness_layout *L) {
+  if (!p->e.b->footprint_gbps || p->worker_gbps <= 0) return;
+  double g = p->e.b->footprint_gbps(&p->e, kf_harness__footprint(L));
+  if (g > p->fp_gbps) p->fp_gbps = g;
+  p->ceil_gbps = kf_harness__ceiling_for(p->worker_gbps, p->fp_gbps);
+  kf_log(KF_LOG_INFO, "bandwidth at the %zu-byte footprint: %.2f GB/s "
+         "(worker's ceiling %.2f GB/s)", kf_harness__footprint(L), g,
+         p->worker_gbps);
 }
 
 static int do_time(pl *p) {
@@ -712,6 +743,8 @@ static int do_time(pl *p) {
   if (o->read_gbps > p->ceil_gbps) p->ceil_gbps = o->read_gbps;
   if (o->write_gbps > p->ceil_gbps) p->ceil_gbps = o->write_gbps;
   p->ceil_gflops = o->gflops;
+  p->worker_gbps = p->ceil_gbps;
+  p->fp_gbps = 0;
   /* warm-up: module loads, first launches, page-in; checked, not timed */
   for (int w = 0; w < WARM_REPS; w++)
     if ((oc = one_rep(p, &L, TAG_WARM, w, p->dists[w % p->n_dists], false)))
@@ -723,19 +756,21 @@ static int do_time(pl *p) {
   /* a time faster than the ceilings allow may be load on the machine
    * that slowed the ceilings' measurement or this one: timed again on
    * fresh inputs before it is believed, and never a permanent verdict */
-  roofline(p, &L, false);
-  bool retime = false;
-  for (int i = 1; i < p->n; i++)
-    if (p->sides[i]->oc == -1) {
-      p->sides[i]->oc = 0;
-      retime = true;
-    }
-  if (retime) {
+  if (roofline(p, &L, false)) {
+    /* beating the worker's ceilings: first the ceiling this footprint
+     * allows (a cache-resident problem), then, for what is still too
+     * fast, fresh times and the footprint measured once more */
     p->timing_dependent = true;
-    kf_log(KF_LOG_INFO, "faster than the roofline allows: timing again");
-    if ((oc = time_loop(p, &L, TAG_RETIME, min_reps)))
-      return stage_done(p, oc);
-    roofline(p, &L, true);
+    unmark(p);
+    footprint_ceiling(p, &L);
+    if (roofline(p, &L, false)) {
+      unmark(p);
+      kf_log(KF_LOG_INFO, "faster than the roofline allows: timing again");
+      if ((oc = time_loop(p, &L, TAG_RETIME, min_reps)))
+        return stage_done(p, oc);
+      footprint_ceiling(p, &L);
+      roofline(p, &L, true);
+    }
   }
   kf_side *act[MAX_SIDES];
   if (!active(p, act)) return stage_done(p, 0);
@@ -755,6 +790,12 @@ static int do_time(pl *p) {
     l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, " (%.1f%% of "
                   "the best measured bandwidth %.0f GB/s)",
                   100 * rf.gbps / p->ceil_gbps, p->ceil_gbps);
+  if (p->fp_gbps > 0 && l > 0 && (size_t)l < sizeof p->facts)
+    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; faster than "
+                  "the worker's %.3g GB/s, so the ceiling was measured at "
+                  "this footprint (%zu bytes, caches as a timed call finds "
+                  "them): %.3g GB/s", p->worker_gbps,
+                  kf_harness__footprint(&L), p->fp_gbps);
   if (p->ceil_gbps <= 0 && p->ceil_gflops <= 0 && l > 0 &&
       (size_t)l < sizeof p->facts)
     l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; no ceilings "
