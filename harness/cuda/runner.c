@@ -194,7 +194,10 @@ static int parse_ranges(const char *s, uint64_t *off, uint64_t *len, int *n) {
  * back to cudaMalloc (no guards; reported) where the driver has no
  * virtual memory management. */
 #define IMAGE_GUARD (32u << 20)
-static bool alloc_image(char **dev, size_t len, int device) {
+/* The probe scratch when the VMM API is missing: cudaMalloc hands out
+ * 2 MiB granules for requests of that size. */
+#define SCRATCH_FALLBACK ((size_t)2 << 20)
+static bool alloc_image(char **dev, size_t len, int device, size_t *granp) {
   CUmemAllocationProp prop;
   memset(&prop, 0, sizeof prop);
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -206,6 +209,7 @@ static bool alloc_image(char **dev, size_t len, int device) {
           CUDA_SUCCESS ||
       !gran)
     return false;
+  if (granp) *granp = gran;
   size_t sz = (len + gran - 1) / gran * gran;
   size_t guard = (IMAGE_GUARD + gran - 1) / gran * gran;
   CUdeviceptr va = 0;
@@ -270,7 +274,11 @@ typedef struct {
   int warm_us;                /* --warm-us */
   uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
   int n_mut;
-  unsigned long long *scratch; /* device: probe results */
+  unsigned long long *scratch; /* device: probe results, at the start of
+                                  a mapping of its own (scratch_len
+                                  bytes: whole granules), scrubbed before
+                                  every call */
+  size_t scratch_len;
   bool cupti;                  /* attribution on */
   uint32_t stream_id, ctx_id;  /* CUPTI's ids of the given stream */
 } rstate;
@@ -577,9 +585,14 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
     }
   }
   /* every call: the flush buffer scrubbed (it can carry nothing from one
-   * call to the next) and L2 flushed */
+   * call to the next) and L2 flushed; the probe scratch scrubbed whole,
+   * the rest of its granules included (what a candidate wrote there in
+   * one call -- the first determinism run's output, a call counter --
+   * is gone before the next) */
   e = cudaMemsetAsync(s->flush, (int)(c->seq & 0xff), s->flush_len, s->stream);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "L2 flush");
+  e = cudaMemsetAsync(s->scratch, 0, s->scratch_len, s->stream);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "scrubbing the probe scratch");
   if (c->flags & KF_CUDA_RUN_TIMED) {
     /* persisting lines a previous run may have left go back to normal */
     e = cudaCtxResetPersistingL2Cache();
@@ -840,16 +853,28 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   cudaGetLastError();
   s.flush_len = (size_t)(l2 > 0 ? l2 : 0) * 2;
   if (s.flush_len < (64u << 20)) s.flush_len = 64u << 20;
-  if (alloc_image(&s.dev, s.map_len, (int)device)) {
+  if (alloc_image(&s.dev, s.map_len, (int)device, NULL)) {
     def |= KF_HARNESS_DEF_GUARD_PAGES;
   } else if ((e = cudaMalloc((void **)&s.dev, s.map_len)) != cudaSuccess) {
     cuda_fail(0, e, "allocating the tensors");
   }
   if ((e = cudaMalloc(&s.flush, s.flush_len)) != cudaSuccess)
     cuda_fail(0, e, "allocating the L2 flush buffer");
-  if ((e = cudaMalloc((void **)&s.scratch,
-                      (1 + KF_HARNESS_MAX_T) * sizeof *s.scratch)) != cudaSuccess)
-    cuda_fail(0, e, "allocating the probe buffer");
+  /* The probe's results need a few words, but a small cudaMalloc shares
+   * a granule with memory no allocation owns and nothing rewrites: a
+   * candidate that found the pointer could keep bytes there from one call
+   * to the next (run 1's output for run 2 of the determinism check).  So
+   * the scratch is whole granules of its own, between unmapped ranges as
+   * the image is, and all of it is scrubbed before every call. */
+  size_t sgran = 0;
+  s.scratch_len = (1 + KF_HARNESS_MAX_T) * sizeof *s.scratch;
+  if (alloc_image((char **)&s.scratch, s.scratch_len, (int)device, &sgran)) {
+    s.scratch_len = (s.scratch_len + sgran - 1) / sgran * sgran;
+  } else {
+    s.scratch_len = SCRATCH_FALLBACK; /* a whole granule of the pool */
+    if ((e = cudaMalloc((void **)&s.scratch, s.scratch_len)) != cudaSuccess)
+      cuda_fail(0, e, "allocating the probe buffer");
+  }
   /* The launch stream: by default the legacy default stream, the one the
    * events are on, so no cross-stream dependency sits between the start
    * event and the first kernel (as when a program times its kernels on
