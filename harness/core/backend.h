@@ -73,7 +73,13 @@ typedef struct {
   const kf_harness_layout *L;
   const kf_size *size;        /* the params */
   bool timed;                 /* caches flushed first; the time is charged */
-  uint8_t ws_poison;          /* byte the workspace is filled with */
+  bool cold;                  /* caches flushed first, untimed: the calls
+                                 at the bench size that are not timed, so
+                                 that what is cached cannot tell a call it
+                                 is not timed */
+  uint8_t ws_poison;          /* byte the workspace is filled with: drawn
+                                 per call from the seed, so it names no
+                                 stage or position */
   const char *ctx;            /* "size N=1024, distribution wide" */
 } kf_call;
 

@@ -301,6 +301,23 @@ static int arm_all(pl *p, kf_side **all, int n, const kf_call *c) {
   return 0;
 }
 
+/* The workspace fill of one call, drawn from the seed: a fixed or counted
+ * byte would tell a call its stage or its place in the sequence (the
+ * candidate reads its workspace before it writes it). */
+static uint8_t ws_fill(const pl *p, int tag, uint64_t n) {
+  return (uint8_t)(kf_harness__key(p->seed, (uint64_t)tag, n, 0x5753F111u) >>
+                   56);
+}
+
+/* True when z is the bench size: calls there must look alike, timed or
+ * not. */
+static bool is_bench(const pl *p, const kf_size *z) {
+  const kf_spec *sp = p->e.spec;
+  for (int i = 0; i < sp->n_params; i++)
+    if (z->v[i] != sp->bench_size.v[i]) return false;
+  return true;
+}
+
 /* One untimed case on every active candidate: draw, reference, each
  * candidate, judged.  Returns the reference's failure, else 0. */
 static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
@@ -311,8 +328,8 @@ static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
   kf_side *all[MAX_SIDES];
   all[0] = p->sides[0];
   memcpy(all + 1, act, (size_t)na * sizeof *act);
-  kf_call c = {.L = L, .size = &L->size, .ws_poison = (uint8_t)(0x5A ^ n),
-               .ctx = ctx};
+  kf_call c = {.L = L, .size = &L->size, .cold = is_bench(p, &L->size),
+               .ws_poison = ws_fill(p, tag, n), .ctx = ctx};
   int oc = arm_all(p, all, na + 1, &c);
   if (oc) return oc;
   /* drawn after every side is armed: no process that exists before the
@@ -529,7 +546,8 @@ static int do_determinism(pl *p) {
   if ((oc = prepare_all(p, &L, ctx))) return stage_done(p, oc);
   kf_side *act[MAX_SIDES];
   int na = active(p, act);
-  kf_call c0 = {.L = &L, .size = sz, .ws_poison = 0x5A, .ctx = ctx};
+  kf_call c0 = {.L = &L, .size = sz, .cold = is_bench(p, sz),
+                .ws_poison = ws_fill(p, TAG_DETERMINISM, 0), .ctx = ctx};
   if ((oc = arm_all(p, act, na, &c0))) return stage_done(p, oc);
   kf_gen g;
   if ((oc = make_gen(p, &L, p->dists[0], TAG_DETERMINISM, 0, &g)))
@@ -548,7 +566,7 @@ static int do_determinism(pl *p) {
                                  "out of memory");
   for (int i = 0; i < na; i++) {
     kf_side *s = act[i];
-    kf_call c = {.L = &L, .size = sz, .ws_poison = 0x5A, .ctx = ctx};
+    kf_call c = c0;
     uint64_t t;
     /* run 1, its outputs copied out; run 2 gets the buffers poisoned
      * again by the call, so it cannot read run 1's results */
@@ -569,7 +587,8 @@ static int do_determinism(pl *p) {
       a[j] = first + o;
       o += L.out_b[j];
     }
-    c.ws_poison = 0xA5;
+    c.ws_poison ^= 0xFF; /* a kernel that reads its workspace unwritten
+                            differs between the runs */
     kf_probe pr;
     if ((oc = b->call(&p->e, s, &c, &t)) || (oc = b->fetch(&p->e, s, rg, nr)) ||
         (oc = b->probe(&p->e, s, &L, &pr))) {
@@ -608,7 +627,7 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
            record ? "timed run" : "warm-up", n, szs,
            kf_dist_name((kf_dist)dist));
   kf_call c = {.L = L, .size = &L->size, .timed = true,
-               .ws_poison = (uint8_t)(0x5A ^ n), .ctx = ctx};
+               .ws_poison = ws_fill(p, tag, (uint64_t)n), .ctx = ctx};
   int oc = arm_all(p, all, ns, &c);
   if (oc) return oc;
   uint64_t ph0 = kf_now_ns();
@@ -956,7 +975,7 @@ static void do_profile(pl *p, kf_side *c, const Kernelfleet__EvalRequest *req,
     return;
   }
   kf_call call = {.L = &L, .size = &L.size, .timed = false,
-                  .ws_poison = 0x5A, .ctx = ctx};
+                  .ws_poison = ws_fill(p, TAG_PROFILE, 0), .ctx = ctx};
   p->e.b->profile(&p->e, c, &g, &call, out);
   /* what the profiler said may be anything: display-safe, and fitting
    * the fields the coordinator accepts (profile.h) */

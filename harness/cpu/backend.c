@@ -324,7 +324,7 @@ static int cpu_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   int oc = kf_harness__runner_arm(&cs->r, &cmd, timeout, e->why,
                                   KF_HARNESS_WHY);
   if (oc) return oc;
-  if (c->timed) flush_caches(CE(e));
+  if (c->timed || c->cold) flush_caches(CE(e));
   oc = kf_harness__runner_call(&cs->r, &cmd, timeout, ns, e->why,
                                KF_HARNESS_WHY);
   if (oc) s->defenses = cs->r.defenses;
