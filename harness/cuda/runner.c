@@ -281,6 +281,8 @@ typedef struct {
   size_t scratch_len;
   bool cupti;                  /* attribution on */
   uint32_t stream_id, ctx_id;  /* CUPTI's ids of the given stream */
+  uint64_t idle_slack_ns;      /* how late the host may see the device idle
+                                  after its last work (calibrated) */
 } rstate;
 
 typedef struct {
@@ -626,6 +628,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   cudaError_t le = cudaGetLastError();
   e = cudaEventRecord(s->ev1, 0);
   cudaError_t se = cudaDeviceSynchronize();
+  uint64_t c2 = s->cupti ? kf_cupti_now() : 0; /* the device seen idle */
   if (se != cudaSuccess) cuda_fail(c->seq, se, "kf_launch's kernels");
   if (le != cudaSuccess) cuda_fail(c->seq, le, "launching from kf_launch");
   if (e != cudaSuccess) cuda_fail(c->seq, e, "recording the end event");
@@ -672,7 +675,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   uint32_t n_act = 0;
   if (s->cupti) {
     kf_cupti_call cc;
-    int got = kf_cupti_end(c0, c1, s->stream_id, s->ctx_id, &cc);
+    int got = kf_cupti_end(c0, c1, c2, s->stream_id, s->ctx_id, &cc);
     kf_cupti_scope(false);
     if (got == 0) {
       char msg[220];
@@ -707,6 +710,20 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
       n_act = cc.n;
       if (cc.n && cc.last_end > cc.pre_end && cc.last_end - cc.pre_end > t)
         t = cc.last_end - cc.pre_end;
+      /* Tracing switched off, work hidden and tracing on again, all
+       * inside the call, leaves no record to miss -- but the hidden work
+       * still keeps the device busy until the synchronize above returns.
+       * A span well beyond everything the call is charged for is work the
+       * trace did not see.  (The reference is trusted.) */
+      if (s->check && cc.busy_ns > t + s->idle_slack_ns + t / 8) {
+        snprintf(msg, sizeof msg, "the GPU stayed busy %.1f us for the "
+                 "call, but its traced work accounts for %.1f us (slack "
+                 "%.1f us): GPU work the trace did not see (tracing "
+                 "switched off and on again inside the call?)",
+                 (double)cc.busy_ns / 1e3, (double)t / 1e3,
+                 (double)s->idle_slack_ns / 1e3);
+        timing_fail(c->seq, msg);
+      }
     }
   }
   r->rc = rc;
@@ -900,6 +917,24 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         (e = cudaDeviceSynchronize()) != cudaSuccess)
       cuda_fail(0, e, "a memset for CUPTI");
     s.ctx_id = kf_cupti_context_of_last();
+    /* How long after the device's last work a synchronize returns here:
+     * the slack of the busy-span check (run_step).  Generous: twice a
+     * high sample plus 20 us, so host noise is not called hidden work. */
+    uint64_t lat[16];
+    for (int i = 0; i < 16; i++) {
+      if ((e = cudaMemsetAsync(s.flush, i, 4096, s.stream)) != cudaSuccess ||
+          (e = cudaDeviceSynchronize()) != cudaSuccess)
+        cuda_fail(0, e, "a memset for CUPTI");
+      uint64_t now = kf_cupti_now(), end = kf_cupti_end_of_last();
+      lat[i] = end && now > end ? now - end : 0;
+    }
+    for (int i = 1; i < 16; i++)
+      for (int j = i; j > 0 && lat[j] < lat[j - 1]; j--) {
+        uint64_t t = lat[j];
+        lat[j] = lat[j - 1];
+        lat[j - 1] = t;
+      }
+    s.idle_slack_ns = 2 * lat[13] + 20000;
     kf_cupti_scope(false); /* on only inside calls from now on */
     def |= KF_HARNESS_DEF_CUPTI;
   }
