@@ -287,6 +287,53 @@ static void test_cache_resident_not_too_fast(void **state) {
   expect_result(r, KF_OUTCOME_OK, "time", "measured at this footprint");
 }
 
+/* SCALE_SPEC with a workspace of 4096 bytes. */
+static char *workspace_spec(void) {
+  const char *at = strstr(SCALE_SPEC, "\"workspace_bytes\": 0");
+  assert_non_null(at);
+  size_t head = (size_t)(at - SCALE_SPEC);
+  const char *mid = "\"workspace_bytes\": 4096";
+  const char *tail = at + strlen("\"workspace_bytes\": 0");
+  char *s = malloc(sizeof SCALE_SPEC + 16);
+  assert_non_null(s);
+  memcpy(s, SCALE_SPEC, head);
+  memcpy(s + head, mid, strlen(mid));
+  memcpy(s + head + strlen(mid), tail, strlen(tail) + 1);
+  return s;
+}
+
+/* No call can count from what the harness hands it: the workspace fill
+ * was 0x5A ^ n in the n-th check (and timed repetition), so a kernel
+ * exact only while the fill decodes to a small index passed all 20
+ * checks of this spec (it ended nondeterministic, at the determinism
+ * check's 0xA5).  Drawn per call from the seed, the fill counts nothing:
+ * the checks catch it (the fixture's seed is fixed: no lottery). */
+static void test_workspace_fill_says_nothing(void **state) {
+  (void)state;
+  char *spec = workspace_spec();
+  eval_case c = {spec, SCALE_REF,
+                 PRELUDE "  const unsigned char *w = a->workspace;\n"
+                         "  float k = w && (w[0] ^ 0x5A) < 24 ? 2.0f : 3.0f;\n"
+                         "  for (int64_t i = 0; i < n; i++) y[i] = k * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "elements differ");
+  free(spec);
+}
+
+/* The command's sequence number was a per-runner counter the child can
+ * read (it echoes it in DONE): exact through the 22 checks and
+ * determinism runs of this spec, wrong after.  A random number per call
+ * counts nothing: the checks catch it. */
+static void test_no_call_counter(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "#define CMD_SEQ(p) (*(const unsigned *)((const char *)(p) - 916))\n"
+                 PRELUDE "  float k = CMD_SEQ(a->params) <= 22 ? 2.0f : 3.0f;\n"
+                         "  for (int64_t i = 0; i < n; i++) y[i] = k * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "elements differ");
+}
+
 static void test_all_zeros_spec(void **state) {
   (void)state;
   eval_case c = {ZEROISH_SPEC, SCALE_REF,
@@ -339,6 +386,8 @@ int main(void) {
       cmocka_unit_test(test_too_fast),
       cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_all_zeros_spec),
+      cmocka_unit_test(test_workspace_fill_says_nothing),
+      cmocka_unit_test(test_no_call_counter),
       cmocka_unit_test(test_nondeterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
