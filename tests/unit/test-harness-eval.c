@@ -185,8 +185,8 @@ static void test_raw_open(void **state) {
   expect(&c, KF_OUTCOME_SANDBOX_VIOLATION, "verify", "(openat)");
 }
 
-/* Computes, forges the runner's "done" reply (write(2) on fd 1) for the
- * first call (seq 1), then keeps working (deferred work the timer would
+/* Computes, forges the runner's "done" reply (write(2) on fd 1) with the
+ * call's sequence number, then keeps working (deferred work the timer would
  * not see).  The eval side sees CPU used after the reply.  (A reply forged
  * before the outputs are written is UNWRITTEN_OUTPUT.) */
 static void test_forged_reply(void **state) {
@@ -199,7 +199,10 @@ static void test_forged_reply(void **state) {
                  " int sysno, err; char msg[220]; int pid, status;"
                  " unsigned long long cpu_ns, arg1; };\n"
                  PRELUDE
-                 "  struct rep r = {0x4b465231u, 1, 2, 0, 0, 0, 0, {0}, 0, 0, 0, 0};\n"
+                 /* the sequence number is random per call: read from the
+                  * command, 916 bytes before params, as an attacker would */
+                 "  unsigned seq = *(const unsigned *)((const char *)a->params - 916);\n"
+                 "  struct rep r = {0x4b465231u, seq, 2, 0, 0, 0, 0, {0}, 0, 0, 0, 0};\n"
                  "  { long ret; __asm__ volatile(\"syscall\" : \"=a\"(ret) : "
                  "\"a\"(1L), \"D\"(1L), \"S\"(&r), \"d\"(sizeof r) : "
                  "\"rcx\", \"r11\", \"memory\"); (void)ret; }\n"
