@@ -194,6 +194,12 @@ static int parse_ranges(const char *s, uint64_t *off, uint64_t *len, int *n) {
  * back to cudaMalloc (no guards; reported) where the driver has no
  * virtual memory management. */
 #define IMAGE_GUARD (32u << 20)
+/* The trace check's allocation after each call: a whole granule, so it
+ * is mapped for itself and unmapped by its free -- a small one would come
+ * from a pool granule whose unowned rest stays mapped, and its pointer
+ * stays in this frame, where the next call's host code could find it and
+ * keep bytes there. */
+#define MARK_ALLOC ((size_t)2 << 20)
 /* The probe scratch when the VMM API is missing: cudaMalloc hands out
  * 2 MiB granules for requests of that size. */
 #define SCRATCH_FALLBACK ((size_t)2 << 20)
@@ -649,7 +655,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
         (e = cudaMemcpyAsync((unsigned char *)s->flush + 512, s->flush, 256,
                              cudaMemcpyDeviceToDevice, s->stream)) !=
             cudaSuccess ||
-        (e = cudaMalloc(&mp, 4096)) != cudaSuccess ||
+        (e = cudaMalloc(&mp, MARK_ALLOC)) != cudaSuccess ||
         (e = cudaFree(mp)) != cudaSuccess ||
         (e = cudaDeviceSynchronize()) != cudaSuccess)
       cuda_fail(c->seq, e, "the trace check after the call");
