@@ -432,6 +432,30 @@ static void test_gpu_scratch_scrubbed(void **state) {
   expect_result(r, KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
 }
 
+/* Property (b) when the trace is switched off and on again inside one
+ * call: the hidden ~2 ms kernel leaves no record to miss, but it keeps
+ * the device busy until the runner's synchronize after the call, far
+ * beyond the time charged for the empty kernel on the given stream.  (A
+ * return of 1, a crash verdict, means the exploit found no libcupti.) */
+static void test_gpu_tracing_toggled(void **state) {
+  (void)state;
+  NEED_NVCC();
+  NEED_GPU();
+  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
+  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
+  char *src = slurp("tests/exploits/cuda/cupti_toggle.cu");
+  assert_non_null(spec);
+  assert_non_null(ref);
+  assert_non_null(src);
+  cuda_case c = {spec, ref, src, {{0}}, {0}};
+  Kernelfleet__EvalResult *r = run_cuda(&c);
+  free(spec);
+  free(ref);
+  free(src);
+  expect_result(r, KF_OUTCOME_SANDBOX_VIOLATION, "verify",
+                "traced work accounts for");
+}
+
 /* The profiling pass (docs/profiling.md) on a real GPU: the evaluation is
  * ok whatever it finds, and the profile either holds the candidate
  * kernel's counters or says why not.  Never run where this was written
@@ -542,11 +566,13 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpu_hang),
       cmocka_unit_test(test_gpu_profile),
       cmocka_unit_test(test_gpu_scratch_scrubbed),
+      cmocka_unit_test(test_gpu_tracing_toggled),
   };
   if (argc > 1 && strcmp(argv[1], "gpu") == 0) {
     if (!have_nvcc() || !have_gpu()) {
       printf("SKIPPED: %zu GPU-only cases (CUDA runtime: template, illegal "
-             "address, unwritten output, out of bounds, hang, profile): "
+             "address, unwritten output, out of bounds, hang, profile, probe "
+             "scratch scrubbed, tracing toggled): "
              "%s\n",
              sizeof gpu_tests / sizeof *gpu_tests,
              have_nvcc() ? "no CUDA device" : "no nvcc");
