@@ -96,6 +96,7 @@ double kf_harness__measure_write_gbps(void) { return stream_gbps(2); }
  * footprint, each sample after flush(arg) -- the call the timed call gets
  * -- and the best is the rate a kernel of that footprint can reach.  The
  * samples are short; the flushes dominate. */
+__attribute__((optimize("O3"), no_sanitize("address", "undefined")))
 double kf_harness__footprint_gbps(size_t bytes, void (*flush)(void *),
                                   void *arg, int samples,
                                   kf_harness_fp_rates *rates) {
@@ -113,7 +114,8 @@ double kf_harness__footprint_gbps(size_t bytes, void (*flush)(void *),
     for (int kind = 0; kind < 3; kind++) {
       if (flush) flush(arg);
       uint64_t t0 = kf_now_ns();
-      if (kind == 0) memcpy(a + (rep & 1 ? 0 : n / 2), a + (rep & 1 ? n / 2 : 0), n / 2);
+      if (kind == 0)
+        memcpy(a + (rep & 1 ? 0 : n / 2), a + (rep & 1 ? n / 2 : 0), n / 2);
       else if (kind == 1) sink += read_loop(a, n);
       else memset(a, rep, n);
       uint64_t t1 = kf_now_ns();
