@@ -348,9 +348,6 @@ static unsigned char *child_ptr(const kf_harness_cmd *plan, uint64_t off,
   return NULL;
 }
 
-/* One call in a fresh process: steps 7-10 of the header, READY, one RUN,
- * DONE, then wait to be killed.  Everything the candidate touches dies
- * with this process. */
 /* What the zygote learned from the last child -- its wait status (an
  * exit code the child chooses), its CPU time, its pid, and the reply
  * built from them below this frame -- would be copied into the next
@@ -364,6 +361,9 @@ __attribute__((noinline)) static void scrub_below(void) {
   __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
+/* One call in a fresh process: steps 7-10 of the header, READY, one RUN,
+ * DONE, then wait to be killed.  Everything the candidate touches dies
+ * with this process. */
 static _Noreturn void run_child(uint32_t def, const char *path,
                                 const kf_harness_cmd *plan, size_t map_len,
                                 bool root, pid_t zygote) {
