@@ -289,6 +289,7 @@ typedef struct {
   uint32_t stream_id, ctx_id;  /* CUPTI's ids of the given stream */
   uint64_t idle_slack_ns;      /* how late the host may see the device idle
                                   after its last work (calibrated) */
+  int sms, smem_bytes;         /* the shared-memory scrub (0: none) */
 } rstate;
 
 typedef struct {
@@ -608,6 +609,11 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   if (e != cudaSuccess) cuda_fail(c->seq, e, "L2 flush");
   e = cudaMemsetAsync(s->scratch, 0, s->scratch_len, s->stream);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "scrubbing the probe scratch");
+  /* shared memory is not cleared between kernels: what one call's kernel
+   * left there (run 1's seed for run 2) is zeroed on every SM.  Best
+   * effort: a launch the device refuses is skipped, not fatal. */
+  if (s->smem_bytes && kf_cuda_smem_scrub(s->sms, s->smem_bytes))
+    cudaGetLastError();
   if (c->flags & KF_CUDA_RUN_TIMED) {
     /* persisting lines a previous run may have left go back to normal */
     e = cudaCtxResetPersistingL2Cache();
@@ -966,6 +972,16 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         cudaMemcpy(&v, s.scratch, sizeof v, cudaMemcpyDeviceToHost) !=
             cudaSuccess)
       cuda_fail(0, cudaGetLastError(), "loading the harness's kernels");
+  }
+  /* the shared-memory scrub of every call, set up while the driver may
+   * still open what it likes */
+  if (cudaDeviceGetAttribute(&s.sms, cudaDevAttrMultiProcessorCount,
+                             (int)device) != cudaSuccess ||
+      kf_cuda_smem_prepare((int)device, &s.smem_bytes) != 0 ||
+      kf_cuda_smem_scrub(s.sms, s.smem_bytes) != 0 ||
+      cudaDeviceSynchronize() != cudaSuccess) {
+    cudaGetLastError();
+    s.smem_bytes = 0;
   }
   /* nvcc's host code needs these; the jail has no library to load */
   dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
