@@ -73,7 +73,13 @@ typedef struct {
   const kf_harness_layout *L;
   const kf_size *size;        /* the params */
   bool timed;                 /* caches flushed first; the time is charged */
-  uint8_t ws_poison;          /* byte the workspace is filled with */
+  bool cold;                  /* caches flushed first, untimed: the calls
+                                 at the bench size that are not timed, so
+                                 that what is cached cannot tell a call it
+                                 is not timed */
+  uint8_t ws_poison;          /* byte the workspace is filled with: drawn
+                                 per call from the seed, so it names no
+                                 stage or position */
   const char *ctx;            /* "size N=1024, distribution wide" */
 } kf_call;
 
@@ -147,6 +153,14 @@ typedef struct kf_backend {
    * each side's outcome; g's draw failing is every side's. */
   int (*case_all)(kf_ev *e, kf_side **sides, int n, const kf_gen *g,
                   const kf_call *c, kf_probe *probes, int *oc);
+  /* Optional: the best streaming rate (GB/s) this backend's hardware
+   * reaches over `bytes` of memory with the caches as a timed call finds
+   * them (after the same flush), measured now by trusted code with no
+   * runner working; 0: unknown.  The too-fast floor of a layout uses the
+   * larger of this and the worker's ceilings (kf_harness__ceiling_for),
+   * so a cache-resident problem is judged against what its footprint
+   * allows.  NULL: the worker's ceilings hold at every footprint. */
+  double (*footprint_gbps)(kf_ev *e, size_t bytes);
   /* Optional: a hardware profile of the candidate side s after the time
    * stage, in a runner of its own started for it (the timed runners are
    * left alone): g's inputs drawn, c run once, untimed, under the

@@ -275,6 +275,9 @@ int kf_harness__make_layout(const kf_spec *s, const kf_size *size,
                             size_t guard, size_t max_bytes,
                             kf_harness_layout *L, char *why, size_t whylen);
 
+/* Bytes of all of the layout's buffers (inputs, outputs, workspace):
+ * the memory one call can touch, its footprint. */
+size_t kf_harness__footprint(const kf_harness_layout *L);
 /* Buffer b of the layout in placement order (inputs, outputs, the
  * workspace): its offset and length; false past the end. */
 bool kf_harness__buffer_at(const kf_harness_layout *L, int b, uint64_t *off,
@@ -403,6 +406,13 @@ typedef struct {
 void kf_harness__roofline(const kf_spec *s, const kf_size *sz, double ns,
                           double ceil_gbps, double ceil_gflops, double factor,
                           kf_harness_roof *out);
+/* The bandwidth ceiling a layout's floor uses: the worker's (streaming,
+ * measured far beyond every cache) raised to the rate measured at the
+ * layout's footprint with a timed call's cache state, never lowered by it
+ * (footprint_gbps 0: not measured).  A problem that fits in a cache is
+ * then not refused for beating DRAM, and a time no hardware state allows
+ * is still below the floor. */
+double kf_harness__ceiling_for(double worker_gbps, double footprint_gbps);
 
 /* -------------------------------------------------------- parallel.c -- */
 

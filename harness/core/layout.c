@@ -123,6 +123,13 @@ bool kf_harness__buffer_at(const kf_harness_layout *L, int b, uint64_t *off,
   return true;
 }
 
+size_t kf_harness__footprint(const kf_harness_layout *L) {
+  size_t n = 0, len;
+  uint64_t off;
+  for (int b = 0; kf_harness__buffer_at(L, b, &off, &len); b++) n += len;
+  return n;
+}
+
 int kf_harness__gap_regions(const kf_harness_layout *L, kf_harness_region *r) {
   int n = 0;
   uint64_t prev = 0, off;

@@ -101,6 +101,9 @@ typedef struct {
   int timed_dists;
   uint64_t t_start_ms;
   double ceil_gbps, ceil_gflops;
+  double worker_gbps;        /* the best of the worker's bandwidths */
+  double fp_gbps;            /* best rate measured at the bench footprint
+                                (0: not measured) */
   bool timing_dependent;
   int min_reps;              /* the request's, 0: the options' */
   uint64_t ph_ns[4];         /* time stage, recorded repetitions: draw,
@@ -298,6 +301,23 @@ static int arm_all(pl *p, kf_side **all, int n, const kf_call *c) {
   return 0;
 }
 
+/* The workspace fill of one call, drawn from the seed: a fixed or counted
+ * byte would tell a call its stage or its place in the sequence (the
+ * candidate reads its workspace before it writes it). */
+static uint8_t ws_fill(const pl *p, int tag, uint64_t n) {
+  return (uint8_t)(kf_harness__key(p->seed, (uint64_t)tag, n, 0x5753F111u) >>
+                   56);
+}
+
+/* True when z is the bench size: calls there must look alike, timed or
+ * not. */
+static bool is_bench(const pl *p, const kf_size *z) {
+  const kf_spec *sp = p->e.spec;
+  for (int i = 0; i < sp->n_params; i++)
+    if (z->v[i] != sp->bench_size.v[i]) return false;
+  return true;
+}
+
 /* One untimed case on every active candidate: draw, reference, each
  * candidate, judged.  Returns the reference's failure, else 0. */
 static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
@@ -308,8 +328,8 @@ static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
   kf_side *all[MAX_SIDES];
   all[0] = p->sides[0];
   memcpy(all + 1, act, (size_t)na * sizeof *act);
-  kf_call c = {.L = L, .size = &L->size, .ws_poison = (uint8_t)(0x5A ^ n),
-               .ctx = ctx};
+  kf_call c = {.L = L, .size = &L->size, .cold = is_bench(p, &L->size),
+               .ws_poison = ws_fill(p, tag, n), .ctx = ctx};
   int oc = arm_all(p, all, na + 1, &c);
   if (oc) return oc;
   /* drawn after every side is armed: no process that exists before the
@@ -526,7 +546,8 @@ static int do_determinism(pl *p) {
   if ((oc = prepare_all(p, &L, ctx))) return stage_done(p, oc);
   kf_side *act[MAX_SIDES];
   int na = active(p, act);
-  kf_call c0 = {.L = &L, .size = sz, .ws_poison = 0x5A, .ctx = ctx};
+  kf_call c0 = {.L = &L, .size = sz, .cold = is_bench(p, sz),
+                .ws_poison = ws_fill(p, TAG_DETERMINISM, 0), .ctx = ctx};
   if ((oc = arm_all(p, act, na, &c0))) return stage_done(p, oc);
   kf_gen g;
   if ((oc = make_gen(p, &L, p->dists[0], TAG_DETERMINISM, 0, &g)))
@@ -545,7 +566,7 @@ static int do_determinism(pl *p) {
                                  "out of memory");
   for (int i = 0; i < na; i++) {
     kf_side *s = act[i];
-    kf_call c = {.L = &L, .size = sz, .ws_poison = 0x5A, .ctx = ctx};
+    kf_call c = c0;
     uint64_t t;
     /* run 1, its outputs copied out; run 2 gets the buffers poisoned
      * again by the call, so it cannot read run 1's results */
@@ -566,7 +587,8 @@ static int do_determinism(pl *p) {
       a[j] = first + o;
       o += L.out_b[j];
     }
-    c.ws_poison = 0xA5;
+    c.ws_poison ^= 0xFF; /* a kernel that reads its workspace unwritten
+                            differs between the runs */
     kf_probe pr;
     if ((oc = b->call(&p->e, s, &c, &t)) || (oc = b->fetch(&p->e, s, rg, nr)) ||
         (oc = b->probe(&p->e, s, &L, &pr))) {
@@ -605,7 +627,7 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
            record ? "timed run" : "warm-up", n, szs,
            kf_dist_name((kf_dist)dist));
   kf_call c = {.L = L, .size = &L->size, .timed = true,
-               .ws_poison = (uint8_t)(0x5A ^ n), .ctx = ctx};
+               .ws_poison = ws_fill(p, tag, (uint64_t)n), .ctx = ctx};
   int oc = arm_all(p, all, ns, &c);
   if (oc) return oc;
   uint64_t ph0 = kf_now_ns();
@@ -671,8 +693,10 @@ static int time_loop(pl *p, const kf_harness_layout *L, int tag,
   return 0;
 }
 
-/* Roofline of every active candidate; TOO_FAST ones fail. */
-static void roofline(pl *p, const kf_harness_layout *L, bool final) {
+/* Roofline of every active candidate; TOO_FAST ones fail (final) or are
+ * marked oc -1 for another look.  Returns how many were too fast. */
+static int roofline(pl *p, const kf_harness_layout *L, bool final) {
+  int n_fast = 0;
   for (int i = 1; i < p->n; i++) {
     kf_side *s = p->sides[i];
     if (s->oc || !s->n_t) continue;
@@ -686,8 +710,11 @@ static void roofline(pl *p, const kf_harness_layout *L, bool final) {
     if (r.ceil_gbps > 0 && r.gbps > p->e.b->roof_factor * r.ceil_gbps)
       snprintf(p->e.why, WHY, "size %s: moving at least %" PRId64 " bytes in "
                "%.0f ns is %.4g GB/s, above %.2f x the best measured "
-               "bandwidth of %.4g GB/s", szs, r.bytes, med, r.gbps,
-               p->e.b->roof_factor, r.ceil_gbps);
+               "bandwidth of %.4g GB/s%s", szs, r.bytes, med, r.gbps,
+               p->e.b->roof_factor, r.ceil_gbps,
+               p->fp_gbps > 0 ? " (the worker's ceilings or the rate at "
+                                "this footprint, whichever is higher)"
+                              : "");
     else
       snprintf(p->e.why, WHY, "size %s: %" PRId64 " FLOPs in %.0f ns is "
                "%.4g GFLOP/s, above %.2f x the measured peak of %.4g "
@@ -695,7 +722,30 @@ static void roofline(pl *p, const kf_harness_layout *L, bool final) {
                p->ceil_gflops);
     if (final) failed(p, s, KF_OUTCOME_TOO_FAST, NULL);
     else s->oc = -1; /* retimed below */
+    n_fast++;
   }
+  return n_fast;
+}
+
+/* Candidates marked by roofline(p, L, false) back to active. */
+static void unmark(pl *p) {
+  for (int i = 1; i < p->n; i++)
+    if (p->sides[i]->oc == -1) p->sides[i]->oc = 0;
+}
+
+/* The worker's ceilings were measured far beyond every cache; a layout
+ * that fits in one may honestly beat them.  The backend measures the rate
+ * at this layout's footprint, caches as a timed call finds them, now (no
+ * runner is working), and the floor takes the larger.  Measured only when
+ * a time beat the worker's ceilings: it costs a few cache flushes. */
+static void footprint_ceiling(pl *p, const kf_harness_layout *L) {
+  if (!p->e.b->footprint_gbps || p->worker_gbps <= 0) return;
+  double g = p->e.b->footprint_gbps(&p->e, kf_harness__footprint(L));
+  if (g > p->fp_gbps) p->fp_gbps = g;
+  p->ceil_gbps = kf_harness__ceiling_for(p->worker_gbps, p->fp_gbps);
+  kf_log(KF_LOG_INFO, "bandwidth at the %zu-byte footprint: %.2f GB/s "
+         "(worker's ceiling %.2f GB/s)", kf_harness__footprint(L), g,
+         p->worker_gbps);
 }
 
 static int do_time(pl *p) {
@@ -712,6 +762,8 @@ static int do_time(pl *p) {
   if (o->read_gbps > p->ceil_gbps) p->ceil_gbps = o->read_gbps;
   if (o->write_gbps > p->ceil_gbps) p->ceil_gbps = o->write_gbps;
   p->ceil_gflops = o->gflops;
+  p->worker_gbps = p->ceil_gbps;
+  p->fp_gbps = 0;
   /* warm-up: module loads, first launches, page-in; checked, not timed */
   for (int w = 0; w < WARM_REPS; w++)
     if ((oc = one_rep(p, &L, TAG_WARM, w, p->dists[w % p->n_dists], false)))
@@ -723,19 +775,21 @@ static int do_time(pl *p) {
   /* a time faster than the ceilings allow may be load on the machine
    * that slowed the ceilings' measurement or this one: timed again on
    * fresh inputs before it is believed, and never a permanent verdict */
-  roofline(p, &L, false);
-  bool retime = false;
-  for (int i = 1; i < p->n; i++)
-    if (p->sides[i]->oc == -1) {
-      p->sides[i]->oc = 0;
-      retime = true;
-    }
-  if (retime) {
+  if (roofline(p, &L, false)) {
+    /* beating the worker's ceilings: first the ceiling this footprint
+     * allows (a cache-resident problem), then, for what is still too
+     * fast, fresh times and the footprint measured once more */
     p->timing_dependent = true;
-    kf_log(KF_LOG_INFO, "faster than the roofline allows: timing again");
-    if ((oc = time_loop(p, &L, TAG_RETIME, min_reps)))
-      return stage_done(p, oc);
-    roofline(p, &L, true);
+    unmark(p);
+    footprint_ceiling(p, &L);
+    if (roofline(p, &L, false)) {
+      unmark(p);
+      kf_log(KF_LOG_INFO, "faster than the roofline allows: timing again");
+      if ((oc = time_loop(p, &L, TAG_RETIME, min_reps)))
+        return stage_done(p, oc);
+      footprint_ceiling(p, &L);
+      roofline(p, &L, true);
+    }
   }
   kf_side *act[MAX_SIDES];
   if (!active(p, act)) return stage_done(p, 0);
@@ -755,6 +809,12 @@ static int do_time(pl *p) {
     l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, " (%.1f%% of "
                   "the best measured bandwidth %.0f GB/s)",
                   100 * rf.gbps / p->ceil_gbps, p->ceil_gbps);
+  if (p->fp_gbps > 0 && l > 0 && (size_t)l < sizeof p->facts)
+    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; faster than "
+                  "the worker's %.3g GB/s, so the ceiling was measured at "
+                  "this footprint (%zu bytes, caches as a timed call finds "
+                  "them): %.3g GB/s", p->worker_gbps,
+                  kf_harness__footprint(&L), p->fp_gbps);
   if (p->ceil_gbps <= 0 && p->ceil_gflops <= 0 && l > 0 &&
       (size_t)l < sizeof p->facts)
     l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; no ceilings "
@@ -915,7 +975,7 @@ static void do_profile(pl *p, kf_side *c, const Kernelfleet__EvalRequest *req,
     return;
   }
   kf_call call = {.L = &L, .size = &L.size, .timed = false,
-                  .ws_poison = 0x5A, .ctx = ctx};
+                  .ws_poison = ws_fill(p, TAG_PROFILE, 0), .ctx = ctx};
   p->e.b->profile(&p->e, c, &g, &call, out);
   /* what the profiler said may be anything: display-safe, and fitting
    * the fields the coordinator accepts (profile.h) */

@@ -69,3 +69,11 @@ void kf_harness__roofline(const kf_spec *s, const kf_size *sz, double ns,
   }
   out->too_fast = floor_ns > 0 && ns < floor_ns;
 }
+
+double kf_harness__ceiling_for(double worker_gbps, double footprint_gbps) {
+  /* the footprint rate only raises: a sample slowed by load must not make
+   * an honest kernel too fast, and a worker without ceilings (0) has no
+   * roofline at all */
+  if (worker_gbps <= 0) return 0;
+  return footprint_gbps > worker_gbps ? footprint_gbps : worker_gbps;
+}

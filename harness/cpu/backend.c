@@ -275,6 +275,21 @@ static void flush_caches(cpu_ev *c) {
   c->flush_sink += s + 1;
 }
 
+static void flush_cb(void *arg) { flush_caches(arg); }
+
+/* The rate at a footprint, each sample after the flush a timed call gets,
+ * on this pinned core; every runner is idle (its per-call process exited
+ * at DONE), so nothing of a candidate's runs meanwhile. */
+static double cpu_footprint_gbps(kf_ev *e, size_t bytes) {
+  cpu_ev *c = CE(e);
+  if (!c->flush) return 0;
+  kf_harness_fp_rates r;
+  double g = kf_harness__footprint_gbps(bytes, flush_cb, c, 5, &r);
+  kf_log(KF_LOG_INFO, "%zu bytes after a flush: copy %.2f, read %.2f, "
+         "write %.2f GB/s", r.bytes, r.copy, r.read, r.write);
+  return g;
+}
+
 static int cpu_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   cpu_side *cs = CS(s);
   const kf_harness_layout *L = c->L;
@@ -309,7 +324,7 @@ static int cpu_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   int oc = kf_harness__runner_arm(&cs->r, &cmd, timeout, e->why,
                                   KF_HARNESS_WHY);
   if (oc) return oc;
-  if (c->timed) flush_caches(CE(e));
+  if (c->timed || c->cold) flush_caches(CE(e));
   oc = kf_harness__runner_call(&cs->r, &cmd, timeout, ns, e->why,
                                KF_HARNESS_WHY);
   if (oc) s->defenses = cs->r.defenses;
@@ -365,6 +380,7 @@ const kf_backend kf_harness_cpu_backend = {
     .call = cpu_call,
     .fetch = cpu_fetch,
     .probe = cpu_probe,
+    .footprint_gbps = cpu_footprint_gbps,
     .stop = cpu_stop,
     .close = cpu_close,
 };

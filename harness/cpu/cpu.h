@@ -120,6 +120,19 @@ void kf_harness__runner_stop(kf_harness_runner *r);
 double kf_harness__measure_copy_gbps(void);
 double kf_harness__measure_read_gbps(void);
 double kf_harness__measure_write_gbps(void);
+/* The same three rates over a buffer of `bytes` (at most
+ * KF_HARNESS_FP_MAX: beyond it the rates above are the footprint's), each
+ * sample taken right after flush(arg) -- the caches as a timed call finds
+ * them -- best of `samples`.  Returns the best of the three, GB/s (0: no
+ * memory); *rates (may be NULL) gets each and the bytes moved. */
+#define KF_HARNESS_FP_MAX ((size_t)256 << 20)
+typedef struct {
+  double copy, read, write;
+  size_t bytes;
+} kf_harness_fp_rates;
+double kf_harness__footprint_gbps(size_t bytes, void (*flush)(void *),
+                                  void *arg, int samples,
+                                  kf_harness_fp_rates *rates);
 /* FMA rate of one core, GFLOP/s. */
 double kf_harness__measure_gflops(void);
 /* Largest CPU cache of `cpu` from sysfs, 0 when unknown. */

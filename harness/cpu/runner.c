@@ -348,6 +348,19 @@ static unsigned char *child_ptr(const kf_harness_cmd *plan, uint64_t off,
   return NULL;
 }
 
+/* What the zygote learned from the last child -- its wait status (an
+ * exit code the child chooses), its CPU time, its pid, and the reply
+ * built from them below this frame -- would be copied into the next
+ * child by fork: one call could leave bytes for the next (a seed that
+ * makes the two determinism runs agree).  So the zygote forgets it
+ * before it forks again: the stack below its loop is zeroed here. */
+#define ZYGOTE_SCRUB (64u << 10)
+__attribute__((noinline)) static void scrub_below(void) {
+  unsigned char buf[ZYGOTE_SCRUB];
+  explicit_bzero(buf, sizeof buf);
+  __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
 /* One call in a fresh process: steps 7-10 of the header, READY, one RUN,
  * DONE, then wait to be killed.  Everything the candidate touches dies
  * with this process. */
@@ -586,5 +599,10 @@ int kf_harness_runner_main(int argc, char **argv) {
                    ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) *
                        1000ull;
     send_status(KF_HARNESS_R_EXITED, c, wst, cpu, 0);
+    explicit_bzero(&wst, sizeof wst);
+    explicit_bzero(&ru, sizeof ru);
+    explicit_bzero(&cpu, sizeof cpu);
+    explicit_bzero(&c, sizeof c);
+    scrub_below();
   }
 }

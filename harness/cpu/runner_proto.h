@@ -11,7 +11,10 @@
  * else, loads the candidate, runs kf_launch once and is killed.  The
  * zygote never runs candidate code, so no call can leave anything (a
  * counter in .bss or in another buffer, heap or stack residue, a register,
- * a page mapped at a fixed address) for a later one.
+ * a page mapped at a fixed address) for a later one; and what the zygote
+ * learns of a child (its wait status, CPU time, pid) it forgets before
+ * the next fork.  The sequence number of a RUN is random, so a child
+ * cannot count calls with it.
  *
  * Channels (fds in the runner):
  *   0  command pipe, eval -> zygote (ARM, EXIT) while no child lives,

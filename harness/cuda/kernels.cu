@@ -88,6 +88,14 @@ __global__ void k_read(const uint4 *p, uint64_t n, unsigned long long *sink) {
   if (acc == 0x9e3779b9u) atomicAdd(sink, 1ull); /* keeps the loads */
 }
 
+// Every word of the block's dynamic shared memory zeroed.  Volatile: the
+// stores are never read, and must not be optimized away.
+__global__ void k_smem_scrub(unsigned n_words) {
+  extern __shared__ unsigned long long smem_words[];
+  volatile unsigned long long *w = smem_words;
+  for (unsigned i = threadIdx.x; i < n_words; i += blockDim.x) w[i] = 0;
+}
+
 }  // namespace
 
 extern "C" int kf_cuda_gen(unsigned char *dst, int dt, uint64_t n, int dist,
@@ -123,5 +131,24 @@ extern "C" int kf_cuda_read(const void *p, uint64_t bytes, int sms,
   uint64_t n = bytes / 16;
   int blocks = sms > 0 ? sms * 4 : 1024;
   k_read<<<blocks, 1024>>>((const uint4 *)p, n, sink);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int kf_cuda_smem_prepare(int device, int *bytes) {
+  *bytes = 0;
+  int optin = 0;
+  cudaError_t e = cudaDeviceGetAttribute(
+      &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (e != cudaSuccess) return (int)e;
+  e = cudaFuncSetAttribute(k_smem_scrub,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+  if (e != cudaSuccess) return (int)e;
+  *bytes = optin;
+  return 0;
+}
+
+extern "C" int kf_cuda_smem_scrub(int sms, int bytes) {
+  if (sms <= 0 || bytes <= 0) return 0;
+  k_smem_scrub<<<sms, 1024, (size_t)bytes>>>((unsigned)(bytes / 8));
   return (int)cudaGetLastError();
 }

@@ -33,6 +33,14 @@ int kf_cuda_digest(const unsigned char *p, uint64_t len,
 int kf_cuda_read(const void *p, uint64_t bytes, int sms,
                  unsigned long long *sink);
 
+/* Lets the scrub below take all the shared memory a block may opt in to
+ * on device; *bytes := that size (0 on failure). */
+int kf_cuda_smem_prepare(int device, int *bytes);
+/* Zeroes `bytes` of shared memory in each of `sms` blocks: with a block's
+ * whole opt-in size only one fits on an SM, so the blocks land on every
+ * SM, and what an earlier kernel left in shared memory is gone. */
+int kf_cuda_smem_scrub(int sms, int bytes);
+
 #ifdef __cplusplus
 }
 #endif

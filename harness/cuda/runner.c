@@ -230,7 +230,16 @@ static int parse_ranges(const char *s, uint64_t *off, uint64_t *len, int *n) {
  * back to cudaMalloc (no guards; reported) where the driver has no
  * virtual memory management. */
 #define IMAGE_GUARD (32u << 20)
-static bool alloc_image(char **dev, size_t len, int device) {
+/* The trace check's allocation after each call: a whole granule, so it
+ * is mapped for itself and unmapped by its free -- a small one would come
+ * from a pool granule whose unowned rest stays mapped, and its pointer
+ * stays in this frame, where the next call's host code could find it and
+ * keep bytes there. */
+#define MARK_ALLOC ((size_t)2 << 20)
+/* The probe scratch when the VMM API is missing: cudaMalloc hands out
+ * 2 MiB granules for requests of that size. */
+#define SCRATCH_FALLBACK ((size_t)2 << 20)
+static bool alloc_image(char **dev, size_t len, int device, size_t *granp) {
   CUmemAllocationProp prop;
   memset(&prop, 0, sizeof prop);
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -242,6 +251,7 @@ static bool alloc_image(char **dev, size_t len, int device) {
           CUDA_SUCCESS ||
       !gran)
     return false;
+  if (granp) *granp = gran;
   size_t sz = (len + gran - 1) / gran * gran;
   size_t guard = (IMAGE_GUARD + gran - 1) / gran * gran;
   CUdeviceptr va = 0;
@@ -306,9 +316,16 @@ typedef struct {
   int warm_us;                /* --warm-us */
   uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
   int n_mut;
-  unsigned long long *scratch; /* device: probe results */
+  unsigned long long *scratch; /* device: probe results, at the start of
+                                  a mapping of its own (scratch_len
+                                  bytes: whole granules), scrubbed before
+                                  every call */
+  size_t scratch_len;
   bool cupti;                  /* attribution on */
   uint32_t stream_id, ctx_id;  /* CUPTI's ids of the given stream */
+  uint64_t idle_slack_ns;      /* how late the host may see the device idle
+                                  after its last work (calibrated) */
+  int sms, smem_bytes;         /* the shared-memory scrub (0: none) */
 } rstate;
 
 typedef struct {
@@ -613,9 +630,26 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
     }
   }
   /* every call: the flush buffer scrubbed (it can carry nothing from one
-   * call to the next) and L2 flushed */
-  e = cudaMemsetAsync(s->flush, (int)(c->seq & 0xff), s->flush_len, s->stream);
+   * call to the next) and L2 flushed; the probe scratch scrubbed whole,
+   * the rest of its granules included (what a candidate wrote there in
+   * one call -- the first determinism run's output, a call counter --
+   * is gone before the next) */
+  {
+    /* the byte counts nothing (the sequence number would: a call counter
+     * readable on the device) */
+    struct timespec fb;
+    clock_gettime(CLOCK_MONOTONIC, &fb);
+    e = cudaMemsetAsync(s->flush, (int)((fb.tv_nsec >> 6) & 0xff),
+                        s->flush_len, s->stream);
+  }
   if (e != cudaSuccess) cuda_fail(c->seq, e, "L2 flush");
+  e = cudaMemsetAsync(s->scratch, 0, s->scratch_len, s->stream);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "scrubbing the probe scratch");
+  /* shared memory is not cleared between kernels: what one call's kernel
+   * left there (run 1's seed for run 2) is zeroed on every SM.  Best
+   * effort: a launch the device refuses is skipped, not fatal. */
+  if (s->smem_bytes && kf_cuda_smem_scrub(s->sms, s->smem_bytes))
+    cudaGetLastError();
   if (c->flags & KF_CUDA_RUN_TIMED) {
     /* persisting lines a previous run may have left go back to normal */
     e = cudaCtxResetPersistingL2Cache();
@@ -649,6 +683,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   cudaError_t le = cudaGetLastError();
   e = cudaEventRecord(s->ev1, 0);
   cudaError_t se = cudaDeviceSynchronize();
+  uint64_t c2 = s->cupti ? kf_cupti_now() : 0; /* the device seen idle */
   if (se != cudaSuccess) cuda_fail(c->seq, se, "kf_launch's kernels");
   if (le != cudaSuccess) cuda_fail(c->seq, le, "launching from kf_launch");
   if (e != cudaSuccess) cuda_fail(c->seq, e, "recording the end event");
@@ -669,7 +704,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
         (e = cudaMemcpyAsync((unsigned char *)s->flush + 512, s->flush, 256,
                              cudaMemcpyDeviceToDevice, s->stream)) !=
             cudaSuccess ||
-        (e = cudaMalloc(&mp, 4096)) != cudaSuccess ||
+        (e = cudaMalloc(&mp, MARK_ALLOC)) != cudaSuccess ||
         (e = cudaFree(mp)) != cudaSuccess ||
         (e = cudaDeviceSynchronize()) != cudaSuccess)
       cuda_fail(c->seq, e, "the trace check after the call");
@@ -695,7 +730,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   uint32_t n_act = 0;
   if (s->cupti) {
     kf_cupti_call cc;
-    int got = kf_cupti_end(c0, c1, s->stream_id, s->ctx_id, &cc);
+    int got = kf_cupti_end(c0, c1, c2, s->stream_id, s->ctx_id, &cc);
     kf_cupti_scope(false);
     if (got == 0) {
       char msg[220];
@@ -730,6 +765,20 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
       n_act = cc.n;
       if (cc.n && cc.last_end > cc.pre_end && cc.last_end - cc.pre_end > t)
         t = cc.last_end - cc.pre_end;
+      /* Tracing switched off, work hidden and tracing on again, all
+       * inside the call, leaves no record to miss -- but the hidden work
+       * still keeps the device busy until the synchronize above returns.
+       * A span well beyond everything the call is charged for is work the
+       * trace did not see.  (The reference is trusted.) */
+      if (s->check && cc.busy_ns > t + s->idle_slack_ns + t / 8) {
+        snprintf(msg, sizeof msg, "the GPU stayed busy %.1f us for the "
+                 "call, but its traced work accounts for %.1f us (slack "
+                 "%.1f us): GPU work the trace did not see (tracing "
+                 "switched off and on again inside the call?)",
+                 (double)cc.busy_ns / 1e3, (double)t / 1e3,
+                 (double)s->idle_slack_ns / 1e3);
+        timing_fail(c->seq, msg);
+      }
     }
   }
   r->rc = rc;
@@ -892,16 +941,28 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   cudaGetLastError();
   s.flush_len = (size_t)(l2 > 0 ? l2 : 0) * 2;
   if (s.flush_len < (64u << 20)) s.flush_len = 64u << 20;
-  if (alloc_image(&s.dev, s.map_len, (int)device)) {
+  if (alloc_image(&s.dev, s.map_len, (int)device, NULL)) {
     def |= KF_HARNESS_DEF_GUARD_PAGES;
   } else if ((e = cudaMalloc((void **)&s.dev, s.map_len)) != cudaSuccess) {
     cuda_fail(0, e, "allocating the tensors");
   }
   if ((e = cudaMalloc(&s.flush, s.flush_len)) != cudaSuccess)
     cuda_fail(0, e, "allocating the L2 flush buffer");
-  if ((e = cudaMalloc((void **)&s.scratch,
-                      (1 + KF_HARNESS_MAX_T) * sizeof *s.scratch)) != cudaSuccess)
-    cuda_fail(0, e, "allocating the probe buffer");
+  /* The probe's results need a few words, but a small cudaMalloc shares
+   * a granule with memory no allocation owns and nothing rewrites: a
+   * candidate that found the pointer could keep bytes there from one call
+   * to the next (run 1's output for run 2 of the determinism check).  So
+   * the scratch is whole granules of its own, between unmapped ranges as
+   * the image is, and all of it is scrubbed before every call. */
+  size_t sgran = 0;
+  s.scratch_len = (1 + KF_HARNESS_MAX_T) * sizeof *s.scratch;
+  if (alloc_image((char **)&s.scratch, s.scratch_len, (int)device, &sgran)) {
+    s.scratch_len = (s.scratch_len + sgran - 1) / sgran * sgran;
+  } else {
+    s.scratch_len = SCRATCH_FALLBACK; /* a whole granule of the pool */
+    if ((e = cudaMalloc((void **)&s.scratch, s.scratch_len)) != cudaSuccess)
+      cuda_fail(0, e, "allocating the probe buffer");
+  }
   /* The launch stream: by default the legacy default stream, the one the
    * events are on, so no cross-stream dependency sits between the start
    * event and the first kernel (as when a program times its kernels on
@@ -927,6 +988,24 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         (e = cudaDeviceSynchronize()) != cudaSuccess)
       cuda_fail(0, e, "a memset for CUPTI");
     s.ctx_id = kf_cupti_context_of_last();
+    /* How long after the device's last work a synchronize returns here:
+     * the slack of the busy-span check (run_step).  Generous: twice a
+     * high sample plus 20 us, so host noise is not called hidden work. */
+    uint64_t lat[16];
+    for (int i = 0; i < 16; i++) {
+      if ((e = cudaMemsetAsync(s.flush, i, 4096, s.stream)) != cudaSuccess ||
+          (e = cudaDeviceSynchronize()) != cudaSuccess)
+        cuda_fail(0, e, "a memset for CUPTI");
+      uint64_t now = kf_cupti_now(), end = kf_cupti_end_of_last();
+      lat[i] = end && now > end ? now - end : 0;
+    }
+    for (int i = 1; i < 16; i++)
+      for (int j = i; j > 0 && lat[j] < lat[j - 1]; j--) {
+        uint64_t t = lat[j];
+        lat[j] = lat[j - 1];
+        lat[j - 1] = t;
+      }
+    s.idle_slack_ns = 2 * lat[13] + 20000;
     kf_cupti_scope(false); /* on only inside calls from now on */
     def |= KF_HARNESS_DEF_CUPTI;
   }
@@ -945,6 +1024,16 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         cudaMemcpy(&v, s.scratch, sizeof v, cudaMemcpyDeviceToHost) !=
             cudaSuccess)
       cuda_fail(0, cudaGetLastError(), "loading the harness's kernels");
+  }
+  /* the shared-memory scrub of every call, set up while the driver may
+   * still open what it likes */
+  if (cudaDeviceGetAttribute(&s.sms, cudaDevAttrMultiProcessorCount,
+                             (int)device) != cudaSuccess ||
+      kf_cuda_smem_prepare((int)device, &s.smem_bytes) != 0 ||
+      kf_cuda_smem_scrub(s.sms, s.smem_bytes) != 0 ||
+      cudaDeviceSynchronize() != cudaSuccess) {
+    cudaGetLastError();
+    s.smem_bytes = 0;
   }
   /* nvcc's host code needs these; the jail has no library to load */
   dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);

@@ -793,7 +793,7 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
   int oc = torch_arm(e, s, c);
   if (oc) return oc;
-  if (c->timed) flush_caches(TE(e));
+  if (c->timed || c->cold) flush_caches(TE(e));
   int tmo = call_timeout(e, s);
   uint64_t c0 = cpu_ns(t), t0 = kf_now_ns();
   /* everything after the child is continued is charged */

@@ -8,13 +8,19 @@
  *    and the floor is the larger of the two times the ceilings allow; the
  *    factor every backend uses is at most 1.05 (the 108%-of-copy result
  *    that once passed is refused);
+ *  - (d) the ceiling a layout's floor uses: the worker's streaming
+ *    ceiling raised, never lowered, to the rate measured at the layout's
+ *    footprint, that rate measured with a flush before every sample (the
+ *    caches a timed call finds) over the footprint's bytes; a
+ *    cache-resident honest kernel a little above the worker's ceiling is
+ *    not too fast, a time far beyond any rate still is;
  *  - (a)/(c) input draws: each timed set's key is a keyed hash of the
  *    secret seed, so sets drawn under different keys are independent --
  *    not shifts, copies or scalings of each other -- while one key draws
  *    the same values every time (the reference and candidate runners see
  *    the same inputs).
  *
- * stats.c, inputs.c and parallel.c are linked in; the pipeline's use of
+ * stats.c, inputs.c, layout.c, parallel.c and cpu/ceilings.c are linked in; the pipeline's use of
  * them is tested end to end by the exploit corpus (peek_next_set,
  * slot_counter, bench_dist_branch).
  */
@@ -27,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "cpu.h"
 #include "internal.h"
 #include "spec.h"
 
@@ -93,6 +100,88 @@ static void test_floor_compute(void **state) {
   kf_harness__roofline(s, &sz, 8e6 / (1.06 * 10.0), 10.0, 1e9, f, &r);
   assert_true(r.too_fast);
   kf_spec_free(s);
+}
+
+/* The ceiling choice: the footprint's rate only raises the worker's. */
+static void test_ceiling_for(void **state) {
+  (void)state;
+  assert_true(kf_harness__ceiling_for(12.0, 0) == 12.0);     /* unmeasured */
+  assert_true(kf_harness__ceiling_for(12.0, 16.0) == 16.0);  /* cache-resident */
+  assert_true(kf_harness__ceiling_for(12.0, 3.0) == 12.0);   /* a loaded sample */
+  assert_true(kf_harness__ceiling_for(0, 16.0) == 0);        /* no roofline */
+  /* the case of bench-notes 2026-11-26: an honest cache-resident vecsum at
+   * 100.7% of the worker's copy bandwidth, on a problem 2% over 1.05x of
+   * it, is refused by the worker's ceiling alone and allowed by the
+   * footprint's (measured 1.2x higher on the development VM) */
+  kf_spec *s = spec();
+  kf_size sz = s->bench_size;
+  kf_harness_roof r;
+  const double w = 12.0, fp = 1.2 * w, f = KF_HARNESS_ROOF_FACTOR;
+  double honest = 8e6 / (1.07 * w);
+  kf_harness__roofline(s, &sz, honest, w, 0, f, &r);
+  assert_true(r.too_fast);
+  kf_harness__roofline(s, &sz, honest, kf_harness__ceiling_for(w, fp), 0, f,
+                       &r);
+  assert_false(r.too_fast);
+  assert_true(r.ceil_gbps == fp);
+  /* a forged time (or bytes the kernel never moved) stays refused: the
+   * floor still follows the rate, only at the footprint's level */
+  kf_harness__roofline(s, &sz, 8e6 / (1.06 * fp),
+                       kf_harness__ceiling_for(w, fp), 0, f, &r);
+  assert_true(r.too_fast);
+  kf_harness__roofline(s, &sz, 8e6 / (100 * w),
+                       kf_harness__ceiling_for(w, fp), 0, f, &r);
+  assert_true(r.too_fast);
+  kf_spec_free(s);
+}
+
+/* The footprint is every buffer of the layout, guards and canary not. */
+static void test_layout_footprint(void **state) {
+  (void)state;
+  kf_spec *s = spec();
+  kf_size z = s->bench_size;
+  kf_harness_layout L;
+  char err[256];
+  assert_int_equal(kf_harness__make_layout(s, &z, KF_SPEC_GUARD_CPU, 0, &L,
+                                           err, sizeof err),
+                   0);
+  assert_int_equal(kf_harness__footprint(&L), 8000000);
+  assert_true(L.total > kf_harness__footprint(&L));
+  kf_spec_free(s);
+}
+
+static int n_flush;
+static void count_flush(void *arg) {
+  (void)arg;
+  n_flush++;
+}
+
+/* The measurement at a footprint: every sample of every loop comes right
+ * after the flush a timed call gets (a warm sample would set the ceiling
+ * of a cached buffer, which no timed call sees), over the footprint's
+ * bytes (rounded up to the loops' step, capped where the worker's
+ * ceilings take over).  No rate is asserted beyond "measured". */
+static void test_footprint_gbps(void **state) {
+  (void)state;
+  const size_t sizes[] = {1, 4096, 1u << 20, 4u << 20};
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    kf_harness_fp_rates r;
+    n_flush = 0;
+    double g = kf_harness__footprint_gbps(sizes[k], count_flush, NULL, 3, &r);
+    assert_int_equal(n_flush, 3 * 3);
+    assert_true(g > 0);
+    assert_true(r.copy > 0 && r.read > 0 && r.write > 0);
+    assert_true(g >= r.copy && g >= r.read && g >= r.write);
+    assert_true(g == r.copy || g == r.read || g == r.write);
+    assert_true(r.bytes >= sizes[k] && r.bytes < sizes[k] + 512);
+    assert_int_equal(r.bytes % 512, 0);
+  }
+  kf_harness_fp_rates r;
+  n_flush = 0;
+  assert_true(kf_harness__footprint_gbps((size_t)1 << 40, count_flush, NULL,
+                                         1, &r) > 0);
+  assert_int_equal(r.bytes, KF_HARNESS_FP_MAX);
+  assert_int_equal(n_flush, 3);
 }
 
 #define N_DRAW 4096
@@ -200,6 +289,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_floor_bandwidth),
       cmocka_unit_test(test_floor_compute),
+      cmocka_unit_test(test_ceiling_for),
+      cmocka_unit_test(test_layout_footprint),
+      cmocka_unit_test(test_footprint_gbps),
       cmocka_unit_test(test_draws_independent),
       cmocka_unit_test(test_layout_matches_footprint),
   };

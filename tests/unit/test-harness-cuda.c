@@ -406,6 +406,56 @@ static void test_gpu_template(void **state) {
   kernelfleet__eval_result__free_unpacked(r, NULL);
 }
 
+/* Property (e)/(g) on the runner's own device memory: a candidate that
+ * finds the runner's probe scratch (a device pointer on the runner's host
+ * stack) keeps a seed there for the wobble of its last bit, so every call
+ * after the first -- both determinism runs among them -- would replay one
+ * wobble.  The scratch is whole granules of its own, scrubbed before every
+ * call: each call draws a new seed and the two runs differ.  If the
+ * exploit cannot find the scratch it returns 1 (a crash verdict, not this
+ * one), so the test fails rather than pass for the wrong reason. */
+static void test_gpu_scratch_scrubbed(void **state) {
+  (void)state;
+  NEED_NVCC();
+  NEED_GPU();
+  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
+  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
+  char *src = slurp("tests/exploits/cuda/scratch_carry.cu");
+  assert_non_null(spec);
+  assert_non_null(ref);
+  assert_non_null(src);
+  cuda_case c = {spec, ref, src, {{0}}, {0}};
+  Kernelfleet__EvalResult *r = run_cuda(&c);
+  free(spec);
+  free(ref);
+  free(src);
+  expect_result(r, KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
+}
+
+/* Property (b) when the trace is switched off and on again inside one
+ * call: the hidden ~2 ms kernel leaves no record to miss, but it keeps
+ * the device busy until the runner's synchronize after the call, far
+ * beyond the time charged for the empty kernel on the given stream.  (A
+ * return of 1, a crash verdict, means the exploit found no libcupti.) */
+static void test_gpu_tracing_toggled(void **state) {
+  (void)state;
+  NEED_NVCC();
+  NEED_GPU();
+  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
+  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
+  char *src = slurp("tests/exploits/cuda/cupti_toggle.cu");
+  assert_non_null(spec);
+  assert_non_null(ref);
+  assert_non_null(src);
+  cuda_case c = {spec, ref, src, {{0}}, {0}};
+  Kernelfleet__EvalResult *r = run_cuda(&c);
+  free(spec);
+  free(ref);
+  free(src);
+  expect_result(r, KF_OUTCOME_SANDBOX_VIOLATION, "verify",
+                "traced work accounts for");
+}
+
 /* The profiling pass (docs/profiling.md) on a real GPU: the evaluation is
  * ok whatever it finds, and the profile either holds the candidate
  * kernel's counters or says why not.  Never run where this was written
@@ -515,11 +565,14 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpu_out_of_bounds),
       cmocka_unit_test(test_gpu_hang),
       cmocka_unit_test(test_gpu_profile),
+      cmocka_unit_test(test_gpu_scratch_scrubbed),
+      cmocka_unit_test(test_gpu_tracing_toggled),
   };
   if (argc > 1 && strcmp(argv[1], "gpu") == 0) {
     if (!have_nvcc() || !have_gpu()) {
       printf("SKIPPED: %zu GPU-only cases (CUDA runtime: template, illegal "
-             "address, unwritten output, out of bounds, hang, profile): "
+             "address, unwritten output, out of bounds, hang, profile, probe "
+             "scratch scrubbed, tracing toggled): "
              "%s\n",
              sizeof gpu_tests / sizeof *gpu_tests,
              have_nvcc() ? "no CUDA device" : "no nvcc");

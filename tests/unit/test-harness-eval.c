@@ -185,8 +185,8 @@ static void test_raw_open(void **state) {
   expect(&c, KF_OUTCOME_SANDBOX_VIOLATION, "verify", "(openat)");
 }
 
-/* Computes, forges the runner's "done" reply (write(2) on fd 1) for the
- * first call (seq 1), then keeps working (deferred work the timer would
+/* Computes, forges the runner's "done" reply (write(2) on fd 1) with the
+ * call's sequence number, then keeps working (deferred work the timer would
  * not see).  The eval side sees CPU used after the reply.  (A reply forged
  * before the outputs are written is UNWRITTEN_OUTPUT.) */
 static void test_forged_reply(void **state) {
@@ -199,7 +199,10 @@ static void test_forged_reply(void **state) {
                  " int sysno, err; char msg[220]; int pid, status;"
                  " unsigned long long cpu_ns, arg1; };\n"
                  PRELUDE
-                 "  struct rep r = {0x4b465231u, 1, 2, 0, 0, 0, 0, {0}, 0, 0, 0, 0};\n"
+                 /* the sequence number is random per call: read from the
+                  * command, 916 bytes before params, as an attacker would */
+                 "  unsigned seq = *(const unsigned *)((const char *)a->params - 916);\n"
+                 "  struct rep r = {0x4b465231u, seq, 2, 0, 0, 0, 0, {0}, 0, 0, 0, 0};\n"
                  "  { long ret; __asm__ volatile(\"syscall\" : \"=a\"(ret) : "
                  "\"a\"(1L), \"D\"(1L), \"S\"(&r), \"d\"(sizeof r) : "
                  "\"rcx\", \"r11\", \"memory\"); (void)ret; }\n"
@@ -238,12 +241,100 @@ static void test_hardtanh_identity(void **state) {
   expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "distribution wide");
 }
 
+/* SCALE_SPEC whose bytes formula claims a million times what a call
+ * moves: any honest time of it is a rate no memory reaches, the same
+ * verdict as a forged short time of an honest spec. */
+static char *overclaimed_spec(void) {
+  const char *at = strstr(SCALE_SPEC, "\"bytes\": \"8*N\"");
+  assert_non_null(at);
+  size_t head = (size_t)(at - SCALE_SPEC);
+  const char *mid = "\"bytes\": \"8000000*N\"";
+  const char *tail = at + strlen("\"bytes\": \"8*N\"");
+  char *s = malloc(sizeof SCALE_SPEC + 16);
+  assert_non_null(s);
+  memcpy(s, SCALE_SPEC, head);
+  memcpy(s + head, mid, strlen(mid));
+  memcpy(s + head + strlen(mid), tail, strlen(tail) + 1);
+  return s;
+}
+
+/* Property (d): a time no memory allows is refused, even once the
+ * ceiling is measured at the problem's footprint (the worker's ceiling
+ * here is realistic; the footprint's rate cannot rescue 1e6 x). */
 static void test_too_fast(void **state) {
   (void)state;
-  /* an honest kernel against an absurdly low ceiling */
+  char *spec = overclaimed_spec();
+  eval_case c = {spec, SCALE_REF, SCALE_REF, NULL, NULL, "--copy-gbps=10"};
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_non_null(r);
+  assert_true(r->timing_dependent); /* never a permanent verdict */
+  expect_result(r, KF_OUTCOME_TOO_FAST, "time", "measured bandwidth");
+  free(spec);
+}
+
+/* Property (d) the other way: the worker's ceiling is measured far beyond
+ * every cache, and a problem that fits in one may honestly beat it (a 4 MB
+ * vecsum reached 100.7% of it).  Here the worker's ceiling is absurdly low
+ * -- as if measured under heavy load -- so the honest kernel beats it by
+ * orders of magnitude; the harness measures the rate at the bench
+ * footprint with the timed call's flush and the kernel stays ok, with the
+ * footprint's ceiling named in the reason. */
+static void test_cache_resident_not_too_fast(void **state) {
+  (void)state;
   eval_case c = {SCALE_SPEC, SCALE_REF, SCALE_REF, NULL, NULL,
                  "--copy-gbps=0.000001"};
-  expect(&c, KF_OUTCOME_TOO_FAST, "time", "measured bandwidth");
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_non_null(r);
+  assert_true(r->ceiling_gbps > 0.001); /* the footprint's, not 1e-6 */
+  assert_true(r->timing_dependent);
+  expect_result(r, KF_OUTCOME_OK, "time", "measured at this footprint");
+}
+
+/* SCALE_SPEC with a workspace of 4096 bytes. */
+static char *workspace_spec(void) {
+  const char *at = strstr(SCALE_SPEC, "\"workspace_bytes\": 0");
+  assert_non_null(at);
+  size_t head = (size_t)(at - SCALE_SPEC);
+  const char *mid = "\"workspace_bytes\": 4096";
+  const char *tail = at + strlen("\"workspace_bytes\": 0");
+  char *s = malloc(sizeof SCALE_SPEC + 16);
+  assert_non_null(s);
+  memcpy(s, SCALE_SPEC, head);
+  memcpy(s + head, mid, strlen(mid));
+  memcpy(s + head + strlen(mid), tail, strlen(tail) + 1);
+  return s;
+}
+
+/* No call can count from what the harness hands it: the workspace fill
+ * was 0x5A ^ n in the n-th check (and timed repetition), so a kernel
+ * exact only while the fill decodes to a small index passed all 20
+ * checks of this spec (it ended nondeterministic, at the determinism
+ * check's 0xA5).  Drawn per call from the seed, the fill counts nothing:
+ * the checks catch it (the fixture's seed is fixed: no lottery). */
+static void test_workspace_fill_says_nothing(void **state) {
+  (void)state;
+  char *spec = workspace_spec();
+  eval_case c = {spec, SCALE_REF,
+                 PRELUDE "  const unsigned char *w = a->workspace;\n"
+                         "  float k = w && (w[0] ^ 0x5A) < 24 ? 2.0f : 3.0f;\n"
+                         "  for (int64_t i = 0; i < n; i++) y[i] = k * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "elements differ");
+  free(spec);
+}
+
+/* The command's sequence number was a per-runner counter the child can
+ * read (it echoes it in DONE): exact through the 22 checks and
+ * determinism runs of this spec, wrong after.  A random number per call
+ * counts nothing: the checks catch it. */
+static void test_no_call_counter(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF,
+                 "#define CMD_SEQ(p) (*(const unsigned *)((const char *)(p) - 916))\n"
+                 PRELUDE "  float k = CMD_SEQ(a->params) <= 22 ? 2.0f : 3.0f;\n"
+                         "  for (int64_t i = 0; i < n; i++) y[i] = k * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "elements differ");
 }
 
 static void test_all_zeros_spec(void **state) {
@@ -296,7 +387,10 @@ int main(void) {
       cmocka_unit_test(test_pointer_cache),
       cmocka_unit_test(test_hardtanh_identity),
       cmocka_unit_test(test_too_fast),
+      cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_all_zeros_spec),
+      cmocka_unit_test(test_workspace_fill_says_nothing),
+      cmocka_unit_test(test_no_call_counter),
       cmocka_unit_test(test_nondeterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
