@@ -74,6 +74,9 @@
 #define MAX_SO (256u << 20)
 /* See profile_relax(). */
 #define KF_CUDA_PROFILE_RELAX_DEFAULT "fds,netns,seccomp"
+/* Nsight Compute's injected library takes a lock under /tmp/nvidia; in
+ * the chroot that is the jail's own, made for the profiled run only. */
+#define KF_NCU_LOCK_DIR "/tmp/nvidia/nsight_compute"
 /* The profiled runner's start under ncu, bounded well inside a task: a
  * profiler that cannot attach must cost a candidate seconds, not the
  * timed runners' minute. */
@@ -1205,6 +1208,25 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
              "found: set KF_NCU, or put ncu on the worker's PATH");
     return;
   }
+  /* the lock directory the injected library wants, inside the jail,
+   * writable by the sandbox user (files stay empty: RLIMIT_FSIZE is 0) */
+  {
+    char d[PATH_MAX];
+    size_t jl = strlen(s->jail);
+    const char *lock = KF_NCU_LOCK_DIR;
+    for (const char *p = lock + 1;; p++) {
+      if (*p != '/' && *p) continue;
+      snprintf(d, sizeof d, "%s%.*s", s->jail, (int)(p - lock), lock);
+      if (jl + (size_t)(p - lock) >= sizeof d ||
+          (mkdir(d, 0755) != 0 && errno != EEXIST) || chmod(d, 01777) != 0) {
+        out->status = KF_PROF_FAILED;
+        snprintf(out->reason, sizeof out->reason, "profiler lock directory %s "
+                 "in the jail: %s", lock, strerror(errno));
+        return;
+      }
+      if (!*p) break;
+    }
+  }
   crunner *orig = CR(s);
   crunner *pr = calloc(1, sizeof *pr);
   if (!orig || !pr) {
@@ -1314,6 +1336,17 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
     for (int i = 0; i < orig->n_kres; i++)
       if (orig->kres[i].spill_bytes > out->spill_bytes)
         out->spill_bytes = orig->kres[i].spill_bytes;
+  } else if (text && strstr(text, "An error was reported by the driver") &&
+             !strstr(profile_relax(), "uid") && geteuid() == 0) {
+    /* Seen on the lent H100/H200 (driver 580, the default
+     * NVreg_RestrictProfilingToAdminUsers=1): the same run profiles as
+     * root, and as the sandbox's unprivileged user the driver refuses
+     * ncu.  That is the driver's restriction, recorded, not a failure. */
+    out->status = KF_PROF_RESTRICTED;
+    snprintf(out->reason, sizeof out->reason,
+             "driver: GPU counters for admins only; the profiled runner "
+             "keeps the sandbox's unprivileged user (ncu: driver error). "
+             "Trusted fleets: KF_CUDA_PROFILE_RELAX (docs/profiling.md)");
   } else if (!text || out->status != KF_PROF_RESTRICTED) {
     out->status = KF_PROF_FAILED;
     /* ncu's own first error line says most (a sandbox step it could not
