@@ -323,6 +323,11 @@ typedef struct {
   size_t scratch_len;
   bool cupti;                  /* attribution on */
   uint32_t stream_id, ctx_id;  /* CUPTI's ids of the given stream */
+  /* the busy-span rule (run_step): off unless --busy-check on.  On the
+   * H200 (2026-11-26) it refused honest kernels: a 1x1 rmsnorm "busy
+   * 513.9 us" against 11.3 us traced, slack 136.6 us -- the host's return
+   * from the synchronize is no measure of the device's busy span. */
+  bool busy_check;
   uint64_t idle_slack_ns;      /* how late the host may see the device idle
                                   after its last work (calibrated) */
   int sms, smem_bytes;         /* the shared-memory scrub (0: none) */
@@ -770,7 +775,8 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
        * still keeps the device busy until the synchronize above returns.
        * A span well beyond everything the call is charged for is work the
        * trace did not see.  (The reference is trusted.) */
-      if (s->check && cc.busy_ns > t + s->idle_slack_ns + t / 8) {
+      if (s->check && s->busy_check &&
+          cc.busy_ns > t + s->idle_slack_ns + t / 8) {
         snprintf(msg, sizeof msg, "the GPU stayed busy %.1f us for the "
                  "call, but its traced work accounts for %.1f us (slack "
                  "%.1f us): GPU work the trace did not see (tracing "
@@ -836,6 +842,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
    * profiler's injected library lives in this process and talks to its
    * front end); bits below */
   unsigned relax = 0;
+  bool busy_check = false;
   uint64_t mut_off[MAX_MUT], mut_len[MAX_MUT];
   int n_mut = 0;
   for (int i = 0; i + 1 < argc; i += 2) {
@@ -864,6 +871,8 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
         setup_fail("bad --mutable (HEX:HEX,...)", 0);
     } else if (!strcmp(argv[i], "--pin")) {
       pin = strcmp(argv[i + 1], "off") != 0;
+    } else if (!strcmp(argv[i], "--busy-check")) {
+      busy_check = !strcmp(argv[i + 1], "on");
     } else if (!strcmp(argv[i], "--relax")) {
       if (parse_relax(argv[i + 1], &relax)) setup_fail("bad --relax", 0);
     } else {
@@ -877,7 +886,8 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   /* 1. the shared memory; nothing else stays open */
   struct stat st;
   if (fstat(3, &st) != 0) setup_fail("fstat memfd", errno);
-  rstate s = {.map_len = (size_t)st.st_size, .check = check, .n_mut = n_mut};
+  rstate s = {.map_len = (size_t)st.st_size, .check = check, .n_mut = n_mut,
+              .busy_check = busy_check};
   memcpy(s.mut_off, mut_off, sizeof mut_off);
   memcpy(s.mut_len, mut_len, sizeof mut_len);
   if (!s.map_len) setup_fail("empty memfd", 0);

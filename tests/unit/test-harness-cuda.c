@@ -448,7 +448,11 @@ static void test_gpu_tracing_toggled(void **state) {
   assert_non_null(ref);
   assert_non_null(src);
   cuda_case c = {spec, ref, src, {{0}}, {0}};
+  /* The busy-span rule is off by default (runner.c: it refused honest
+   * kernels on the H200); this case checks it where it is asked for. */
+  setenv("KF_CUDA_BUSY_CHECK", "1", 1);
   Kernelfleet__EvalResult *r = run_cuda(&c);
+  unsetenv("KF_CUDA_BUSY_CHECK");
   free(spec);
   free(ref);
   free(src);
