@@ -53,17 +53,19 @@ static const kf_store__stmt ST_PROPOSER_TOTALS = {
 
 /* The profiling pass's cost: evaluations that ran for this campaign (a
  * reused one ran elsewhere and cost nothing here) and the pass time of
- * those that were profiled (0007: profile_ms; NULL when no pass ran). */
+ * those whose profiler ran (0007: profile_ms of a status ok, restricted
+ * or failed; none, skipped and unavailable ran no pass -- a CPU
+ * evaluation's row holds its diagnosis with status none). */
 static const kf_store__stmt ST_PROPOSER_PROFILING = {
     KF_STMT_PROPOSER_PROFILING,
-    "SELECT count(e.id), count(pf.profile_ms),"
-    " COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY pf.profile_ms),"
-    "  0),"
-    " COALESCE(percentile_cont(0.9) WITHIN GROUP (ORDER BY pf.profile_ms),"
-    "  0),"
-    " COALESCE(sum(pf.profile_ms), 0)"
+    "SELECT count(e.id), count(x.ms),"
+    " COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY x.ms), 0),"
+    " COALESCE(percentile_cont(0.9) WITHIN GROUP (ORDER BY x.ms), 0),"
+    " COALESCE(sum(x.ms), 0)"
     " FROM evaluations e"
     " LEFT JOIN eval_profiles pf ON pf.evaluation_id = e.id"
+    " CROSS JOIN LATERAL (SELECT CASE WHEN pf.status IN ('ok', 'restricted',"
+    "  'failed') THEN COALESCE(pf.profile_ms, 0) END AS ms) x"
     " WHERE e.campaign_id = $1::bigint AND e.reused_from IS NULL"};
 
 static const kf_store__stmt ST_PROPOSER_RECENT = {

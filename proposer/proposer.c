@@ -31,6 +31,8 @@ typedef struct {
   Kernelfleet__GetCampaignResponse *camp;
   Kernelfleet__ListEvaluationsResponse *fails;
   Kernelfleet__GetStatusResponse *status;
+  /* GetBest of each class the top list left out */
+  Kernelfleet__GetBestResponse *cls_best[8];
   char *spec;
 } priv;
 
@@ -135,6 +137,34 @@ static void dc_text(const Kernelfleet__DeviceClass *d, char *out, size_t len) {
     snprintf(out, len, "cpu %s (%s)", d->model, d->isa);
 }
 
+/* One measured kernel of the context from its summary (and source). */
+static void kernel_fill(kf_proposer_kernel *b,
+                        const Kernelfleet__EvaluationSummary *e,
+                        const char *source, const char *device) {
+  b->candidate_id = e->candidate_id;
+  b->template_name = e->template_name;
+  b->source = source;
+  b->proposer = e->proposer;
+  snprintf(b->device, sizeof b->device, "%s", device);
+  size_t o = 0;
+  for (size_t q = 0; q < e->n_knobs && o < sizeof b->knobs - 1; q++)
+    o += (size_t)snprintf(b->knobs + o, sizeof b->knobs - o, "%s-D%s=%s",
+                          q ? " " : "", e->knobs[q]->name,
+                          e->knobs[q]->value);
+  b->time_ns = e->time_ns_median;
+  b->ref_time_ns = e->ref_time_ns_median;
+  b->speedup = e->speedup;
+  b->roofline_fraction = e->roofline_fraction;
+  const Kernelfleet__ProfileDiagnosis *dg = e->diagnosis;
+  if (dg && dg->bound && *dg->bound) {
+    b->bound = dg->bound;
+    b->bw_frac = dg->bandwidth_fraction;
+    b->fl_frac = dg->compute_fraction;
+    b->diagnosis = dg->detail && *dg->detail ? dg->detail : dg->bound;
+  }
+  profile_text(e->profile, b->profile, sizeof b->profile);
+}
+
 void kf_proposer_context_free(kf_proposer_context *c) {
   if (!c) return;
   priv *p = c->priv_;
@@ -142,6 +172,8 @@ void kf_proposer_context_free(kf_proposer_context *c) {
     kf_rpc_free(&p->camp->base);
     if (p->fails) kf_rpc_free(&p->fails->base);
     if (p->status) kf_rpc_free(&p->status->base);
+    for (size_t i = 0; i < 8; i++)
+      if (p->cls_best[i]) kf_rpc_free(&p->cls_best[i]->base);
     free(p->spec);
     free(p);
   }
@@ -212,7 +244,7 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
     return KF_EPROTO;
   }
   p->spec = malloc(r->spec_json.len + 1);
-  c->best = calloc(r->n_top + 1, sizeof *c->best);
+  c->best = calloc(r->n_top + 9, sizeof *c->best); /* + one per class */
   c->failures = calloc(p->fails->n_evaluations + 1, sizeof *c->failures);
   if (!p->spec || !c->best || !c->failures) {
     kf_proposer_context_free(c);
@@ -241,31 +273,38 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
       while (k < nseen && strcmp(seen[k], d)) k++;
       if (k == nseen && nseen < 16) snprintf(seen[nseen++], 256, "%s", d);
       if (k != pass || !e->source || !*e->source) continue;
-      kf_proposer_kernel *b = &c->best[c->n_best++];
-      b->candidate_id = e->candidate_id;
-      b->template_name = e->template_name;
-      b->source = e->source;
-      b->proposer = e->proposer;
-      snprintf(b->device, sizeof b->device, "%s", d);
-      size_t o = 0;
-      for (size_t q = 0; q < e->n_knobs && o < sizeof b->knobs - 1; q++)
-        o += (size_t)snprintf(b->knobs + o, sizeof b->knobs - o, "%s-D%s=%s",
-                              q ? " " : "", e->knobs[q]->name,
-                              e->knobs[q]->value);
-      b->time_ns = e->time_ns_median;
-      b->ref_time_ns = e->ref_time_ns_median;
-      b->speedup = e->speedup;
-      b->roofline_fraction = e->roofline_fraction;
-      const Kernelfleet__ProfileDiagnosis *dg = e->diagnosis;
-      if (dg && dg->bound && *dg->bound) {
-        b->bound = dg->bound;
-        b->bw_frac = dg->bandwidth_fraction;
-        b->fl_frac = dg->compute_fraction;
-        b->diagnosis = dg->detail && *dg->detail ? dg->detail : dg->bound;
-      }
-      profile_text(e->profile, b->profile, sizeof b->profile);
+      kernel_fill(&c->best[c->n_best++], e, e->source, d);
     }
     if (pass + 1 >= nseen) break;
+  }
+  /* The ranking is over every class: a slower class may have no kernel
+   * in it.  Each class of the campaign gets its best (GetBest of the
+   * class) so that every class has one; a class with no ok evaluation
+   * yet answers an error and has none. */
+  for (size_t i = 0, nb = 0; i < r->n_devices && nb < 8; i++) {
+    const Kernelfleet__DeviceClass *dc = r->devices[i]->device_class;
+    char d[256];
+    dc_text(dc, d, sizeof d);
+    size_t k = 0;
+    while (k < nseen && strcmp(seen[k], d)) k++;
+    if (k < nseen || !dc || !dc->model || !*dc->model) continue;
+    Kernelfleet__GetBestRequest gb = KERNELFLEET__GET_BEST_REQUEST__INIT;
+    gb.campaign_id = id;
+    gb.device_class = dc->model;
+    char e2[256];
+    ProtobufCMessage *resp = NULL;
+    if (call(cli, RPC("GetBest"), &gb.base,
+             &kernelfleet__get_best_response__descriptor, tmo, &resp, e2,
+             sizeof e2))
+      continue;
+    p->cls_best[nb++] = (Kernelfleet__GetBestResponse *)resp;
+    const Kernelfleet__GetBestResponse *b = (const void *)resp;
+    char bd[256];
+    if (!b->best || !b->source || !*b->source) continue;
+    dc_text(b->best->device_class, bd, sizeof bd);
+    if (strcmp(bd, d)) continue; /* another class of the same model */
+    kernel_fill(&c->best[c->n_best++], b->best, b->source, bd);
+    if (nseen < 16) snprintf(seen[nseen++], 256, "%s", bd);
   }
   for (size_t i = 0; i < p->fails->n_evaluations; i++) {
     const Kernelfleet__EvaluationSummary *e = p->fails->evaluations[i];
