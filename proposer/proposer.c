@@ -339,17 +339,17 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
                d->runtime_version && *d->runtime_version ? ", runtime "
                                                          : "",
                d->runtime_version ? d->runtime_version : "");
+    /* a GPU's ceiling is kf-harness cuda-info's bf16 cuBLAS GEMM rate */
+    bool gpu = d->device_class && d->device_class->kind ==
+                                      KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
     cutf(c->devices[k], sizeof c->devices[k],
              "%s: %u %s, L2 %.1f MiB, memory %.1f GiB, measured copy"
-             " bandwidth %.1f GB/s%s, compute ceiling %.0f GFLOP/s, %u"
-             " worker%s alive%s", cls, d->cores,
-             d->device_class && d->device_class->kind ==
-                     KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA
-                 ? "SMs" : "cores",
+             " bandwidth %.1f GB/s%s, compute ceiling %.0f GFLOP/s%s, %u"
+             " worker%s alive%s", cls, d->cores, gpu ? "SMs" : "cores",
              (double)d->l2_bytes / (1 << 20),
              (double)d->mem_bytes / (1 << 30), d->copy_gbps, rw,
-             d->peak_gflops, d->workers_alive,
-             d->workers_alive == 1 ? "" : "s", env);
+             d->peak_gflops, gpu ? " (bf16 GEMM through cuBLAS)" : "",
+             d->workers_alive, d->workers_alive == 1 ? "" : "s", env);
   }
   for (size_t pass = 0; pass < 2; pass++) {
     size_t n = pass ? p->fails->n_evaluations : r->n_top;
