@@ -387,4 +387,12 @@ int kf_cli__llm_rounds(kf_rpc_client *cli, struct kf_proposer *p, int64_t id,
                        const kf_cli__llm *l, const char *cmd, bool quiet,
                        volatile sig_atomic_t *stop);
 
+/* The totals of a ProposerUsageResponse (tokens, cost, round-trip latency,
+ * the profiling pass's cost) for campaign id: as lines of text on f, or
+ * as members of JSON object j. */
+void kf_cli__usage_print(FILE *f, int64_t id,
+                         const Kernelfleet__ProposerUsageResponse *u);
+void kf_cli__usage_json(struct cJSON *j,
+                        const Kernelfleet__ProposerUsageResponse *u);
+
 #endif

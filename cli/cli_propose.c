@@ -276,6 +276,54 @@ static int parse(int argc, char **argv, const char *name, prop_opts *o) {
   return rc;
 }
 
+/* The totals of a usage, shared with `kf run` (cli_internal.h). */
+void kf_cli__usage_json(cJSON *j,
+                        const Kernelfleet__ProposerUsageResponse *u) {
+  cJSON_AddNumberToObject(j, "calls", u->calls);
+  cJSON_AddNumberToObject(j, "failures", u->failures);
+  cJSON_AddNumberToObject(j, "prompt_tokens", (double)u->prompt_tokens);
+  cJSON_AddNumberToObject(j, "completion_tokens",
+                          (double)u->completion_tokens);
+  cJSON_AddNumberToObject(j, "cost", u->cost);
+  cJSON_AddNumberToObject(j, "proposed", u->proposed);
+  cJSON_AddNumberToObject(j, "latency_ms_median", u->latency_ms_median);
+  cJSON_AddNumberToObject(j, "latency_ms_p90", u->latency_ms_p90);
+  cJSON_AddNumberToObject(j, "latency_ms_max", (double)u->latency_ms_max);
+  cJSON_AddNumberToObject(j, "tokens_per_call",
+                          u->calls ? (double)(u->prompt_tokens +
+                                             u->completion_tokens) /
+                                         u->calls
+                                   : 0);
+  cJSON_AddNumberToObject(j, "evaluations", u->evaluations);
+  cJSON_AddNumberToObject(j, "profiled", u->profiled);
+  cJSON_AddNumberToObject(j, "profile_ms_median", u->profile_ms_median);
+  cJSON_AddNumberToObject(j, "profile_ms_p90", u->profile_ms_p90);
+  cJSON_AddNumberToObject(j, "profile_ms_total",
+                          (double)u->profile_ms_total);
+}
+
+void kf_cli__usage_print(FILE *f, int64_t id,
+                       const Kernelfleet__ProposerUsageResponse *u) {
+  fprintf(f, "campaign %" PRId64 ": %u proposer requests, %u failed;"
+         " %" PRIu64 " prompt + %" PRIu64 " completion tokens; cost %.4f\n",
+         id, u->calls, u->failures, u->prompt_tokens,
+         u->completion_tokens, u->cost);
+  if (u->calls)
+    fprintf(f, "  round trip per request: median %.0f ms, p90 %.0f ms, max %"
+           PRIu64 " ms; %u became candidates; %.0f tokens per request\n",
+           u->latency_ms_median, u->latency_ms_p90, u->latency_ms_max,
+           u->proposed,
+           (double)(u->prompt_tokens + u->completion_tokens) / u->calls);
+  if (u->profiled)
+    fprintf(f, "  profiling pass: %u of %u evaluations profiled; median %.0f"
+           " ms, p90 %.0f ms per profiled evaluation, %" PRIu64 " ms in"
+           " all\n", u->profiled, u->evaluations, u->profile_ms_median,
+           u->profile_ms_p90, u->profile_ms_total);
+  else
+    fprintf(f, "  profiling pass: none of %u evaluations profiled\n",
+           u->evaluations);
+}
+
 static int do_usage(kf_rpc_client *cli, const prop_opts *o) {
   Kernelfleet__ProposerUsageRequest rq = KERNELFLEET__PROPOSER_USAGE_REQUEST__INIT;
   rq.campaign_id = o->campaign;
@@ -297,27 +345,7 @@ static int do_usage(kf_rpc_client *cli, const prop_opts *o) {
       return KF_EXIT_FAIL;
     }
     cJSON_AddNumberToObject(j, "campaign_id", (double)o->campaign);
-    cJSON_AddNumberToObject(j, "calls", u->calls);
-    cJSON_AddNumberToObject(j, "failures", u->failures);
-    cJSON_AddNumberToObject(j, "prompt_tokens", (double)u->prompt_tokens);
-    cJSON_AddNumberToObject(j, "completion_tokens",
-                            (double)u->completion_tokens);
-    cJSON_AddNumberToObject(j, "cost", u->cost);
-    cJSON_AddNumberToObject(j, "proposed", u->proposed);
-    cJSON_AddNumberToObject(j, "latency_ms_median", u->latency_ms_median);
-    cJSON_AddNumberToObject(j, "latency_ms_p90", u->latency_ms_p90);
-    cJSON_AddNumberToObject(j, "latency_ms_max", (double)u->latency_ms_max);
-    cJSON_AddNumberToObject(j, "tokens_per_call",
-                            u->calls ? (double)(u->prompt_tokens +
-                                               u->completion_tokens) /
-                                           u->calls
-                                     : 0);
-    cJSON_AddNumberToObject(j, "evaluations", u->evaluations);
-    cJSON_AddNumberToObject(j, "profiled", u->profiled);
-    cJSON_AddNumberToObject(j, "profile_ms_median", u->profile_ms_median);
-    cJSON_AddNumberToObject(j, "profile_ms_p90", u->profile_ms_p90);
-    cJSON_AddNumberToObject(j, "profile_ms_total",
-                            (double)u->profile_ms_total);
+    kf_cli__usage_json(j, u);
     for (size_t i = 0; i < u->n_recent; i++) {
       const Kernelfleet__ProposerCall *k = u->recent[i];
       cJSON *e = cJSON_CreateObject();
@@ -342,24 +370,7 @@ static int do_usage(kf_rpc_client *cli, const prop_opts *o) {
     cJSON_AddItemToObject(j, "recent", arr);
     kf_cli__json_print(stdout, j);
   } else {
-    printf("campaign %" PRId64 ": %u proposer requests, %u failed;"
-           " %" PRIu64 " prompt + %" PRIu64 " completion tokens; cost %.4f\n",
-           o->campaign, u->calls, u->failures, u->prompt_tokens,
-           u->completion_tokens, u->cost);
-    if (u->calls)
-      printf("  round trip per request: median %.0f ms, p90 %.0f ms, max %"
-             PRIu64 " ms; %u became candidates; %.0f tokens per request\n",
-             u->latency_ms_median, u->latency_ms_p90, u->latency_ms_max,
-             u->proposed,
-             (double)(u->prompt_tokens + u->completion_tokens) / u->calls);
-    if (u->profiled)
-      printf("  profiling pass: %u of %u evaluations profiled; median %.0f"
-             " ms, p90 %.0f ms per profiled evaluation, %" PRIu64 " ms in"
-             " all\n", u->profiled, u->evaluations, u->profile_ms_median,
-             u->profile_ms_p90, u->profile_ms_total);
-    else
-      printf("  profiling pass: none of %u evaluations profiled\n",
-             u->evaluations);
+    kf_cli__usage_print(stdout, o->campaign, u);
     for (size_t i = 0; i < u->n_recent; i++) {
       const Kernelfleet__ProposerCall *k = u->recent[i];
       printf("  %s  %-10s %-10s %-22s cand %-6" PRId64 " %6" PRIu64 "+%-6"

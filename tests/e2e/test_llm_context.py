@@ -33,7 +33,8 @@ replay's log and PostgreSQL (never from the code under test alone):
  - bad input: an unknown --llm-ops operator, a proposal file with a bad
    kf-knob line (the replay refuses to start, naming file and line);
  - `kf run DIR --llm-url http://127.0.0.1:PORT/v1 --llm-model replay`
-   runs a short campaign whose proposal came from the replay server.
+   runs a short campaign whose proposal came from the replay server, and
+   its --json carries the proposer's usage (calls, latency, profiling).
 """
 import json
 import os
@@ -427,6 +428,13 @@ def run_phase(c, problem):
         c.log("kf run -> %d\n%s" % (r.returncode,
                                      r.stderr.decode(errors="replace")[-3000:]))
         check(r.returncode in (0, 1), "kf run exited %d" % r.returncode)
+        out = json.loads(r.stdout)
+        pu = out.get("proposer_usage") or {}
+        check(pu.get("calls") == 1 and pu.get("proposed") == 1 and
+              pu.get("latency_ms_max", -1) >= pu.get("latency_ms_median", -2)
+              >= 0 and pu.get("evaluations", 0) >= 1 and
+              pu.get("profiled") == 0,
+              "kf run --json proposer_usage %r" % pu)
         reqs = log_lines(log)
         check(len(reqs) == 1 and reqs[0]["reply_file"] == "01-any.c" and
               reqs[0]["operation"] == "improve",
