@@ -25,7 +25,8 @@ replay's log and PostgreSQL (never from the code under test alone):
    kernel's;
  - each reply became a candidate (proposer_calls ok, candidate_id), the
    declared knob space a template (origin proposer) that the workers
-   evaluate;
+   evaluate; a request after the files ran out is a failed call whose
+   reason says so (HTTP 404 replay_exhausted);
  - `kf propose usage --json` reports the round-trip latency median / p90
    / max as PostgreSQL computes them over proposer_calls.latency_ms, the
    calls that became candidates, and the profiling pass's cost (none on
@@ -357,6 +358,16 @@ def body(c):
                         " e.candidate_id IN (%s)"
                         % ",".join(r[2] for r in rows)) == 4,
         progress, 200, "the replay's kernels evaluated ok")
+
+    # Every improve file is used: the replay answers 404 replay_exhausted,
+    # which the proposer records as a failed call with that reason.
+    propose(c, url, cid, "improve", check_rc=False)
+    last = c.psql("SELECT operation, outcome, http_status, reason,"
+                  " candidate_id IS NULL FROM proposer_calls WHERE"
+                  " campaign_id = %d ORDER BY id DESC LIMIT 1" % cid)[0]
+    check(last[:3] == ["improve", "http_error", "404"] and
+          "no proposal left for a 'improve' request" in last[3] and
+          last[4] == "t", "the exhausted replay's call: %r" % last)
 
     # ---- kf propose usage: latency and profiling cost ------------------
     u = json.loads(c.kf("propose", "usage", "--campaign", str(cid), "--json",
