@@ -140,8 +140,10 @@ static void kernel_label(const kf_proposer_kernel *k, char *out, size_t len) {
            k->time_ns, k->speedup, 100 * k->roofline_fraction);
 }
 
-/* A kernel's diagnosis and profile, one line each ("Diagnosis: ...",
- * "Profile: ..."), or a line saying there is none. */
+/* A kernel's diagnosis and profile, one line each ("Diagnosis: ...", then
+ * kf_proposer_kernel.profile when there is one: "profile (ncu, ...): ..."
+ * or "no profile (why)"); for the reference, a line saying there is
+ * none. */
 static void kernel_diag(const kf_proposer_kernel *k, const char *indent,
                         char *out, size_t len) {
   if (!k) {
