@@ -13,6 +13,7 @@ sends; the proposer's side is test_llm_context.py).
    ignores the operations;
  - the JSON-lines log holds each request body, its operation, the file
    answered and the usage, and whether a key was sent, never the key;
+   --prompts writes each request's messages as a readable file;
  - bad requests (not JSON, no messages, stream, another path) are 400/404
    with an OpenAI-style error; GET /v1/models lists "replay";
  - bad folders and bad directives stop the server at start (exit 2)
@@ -85,7 +86,8 @@ def body(c):
     write(d, "README.md", "ignored\n")
     write(d, ".hidden.c", "ignored\n")
     write(d, "notes.json", "{}")
-    p, base, log = start(c, "replay", d)
+    prompts = os.path.join(c.dir, "prompts")
+    p, base, log = start(c, "replay", d, ("--prompts", prompts))
 
     # GET /v1/models
     with urllib.request.urlopen(base + "/v1/models", timeout=30) as r:
@@ -161,6 +163,15 @@ def body(c):
           lines[0]["authorization"] is True and lines[0]["usage"] == u,
           "log line 1 %r" % lines[0])
     check(KEY not in open(log).read(), "the key is in the log")
+    # --prompts: one readable file per chat request
+    names = sorted(os.listdir(prompts))
+    check(names[:5] == ["001-port.md", "002-prescribe.md", "003-improve.md",
+                        "004-improve.md", "005-combine.md"],
+          "--prompts files %r" % names)
+    text = open(os.path.join(prompts, "001-port.md")).read()
+    check(text == "<!-- system -->\n\nrules\n\n<!-- user -->\n\n"
+          "# Problem\n\n## Your task\n\nPort this kernel to this device"
+          " class.\n", "001-port.md %r" % text)
     p.terminate()
     check(p.popen.returncode == 0, "SIGTERM: exit %r" % p.popen.returncode)
 
