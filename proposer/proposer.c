@@ -94,6 +94,10 @@ static void profile_text(const Kernelfleet__ProfileReport *p, char *out,
                          size_t len) {
   out[0] = '\0';
   if (!p || !p->status || !*p->status) return;
+  /* No profiler on the device (every CPU kernel) or the campaign's policy
+   * skipped it: the same words on every kernel, tokens for nothing. */
+  if (!strcmp(p->status, "unavailable") || !strcmp(p->status, "skipped"))
+    return;
   if (strcmp(p->status, "ok") != 0) {
     cutf(out, len, "no profile (%s%s%.300s)", p->status,
              p->reason && *p->reason ? ": " : "", p->reason ? p->reason : "");

@@ -53,9 +53,9 @@ typedef struct {
   const char *diagnosis;        /* NULL with bound */
   /* The hardware profile's numbers in words ("DRAM 85.0% of peak, SM
    * ...; achieved occupancy 42.0%; top stalls long_scoreboard ...;
-   * 40 registers, 0 B spilled"), or why there is none ("profile
-   * restricted: ..."); "" when the evaluation carried no profile (CPU
-   * workers, campaigns whose policy skipped it). */
+   * 40 registers, 0 B spilled"), or why the profiler failed ("no
+   * profile (restricted: ...)"); "" when no profiler ran (CPU workers,
+   * devices without one, kernels the campaign's policy skipped). */
   char profile[480];
 } kf_proposer_kernel;
 

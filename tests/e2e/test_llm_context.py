@@ -251,7 +251,12 @@ def body(c):
             check(m and abs(float(m.group(1)) - dev["copy_gbps"]) < 0.051,
                   "%s request: class %s facts %r, registered copy_gbps %r"
                   % (q["operation"], model, devs, dev.get("copy_gbps")))
-        kl = kernel_lines(section(user, "Best kernels so far"))
+        best = section(user, "Best kernels so far")
+        # CPU workers have no profiler: no line says so on every kernel
+        check("no profile" not in best and "profile (" not in best,
+              "%s request: profile lines for CPU kernels: %r"
+              % (q["operation"], best[:1500]))
+        kl = kernel_lines(best)
         check(len(kl) >= 3 and {k[1] for k in kl} == {"cpu-a", "cpu-b"},
               "%s request: best kernels %r" % (q["operation"], kl))
         for cand, model, diag in kl:
