@@ -253,7 +253,8 @@ def body(c):
                   % (q["operation"], model, devs, dev.get("copy_gbps")))
         best = section(user, "Best kernels so far")
         # CPU workers have no profiler: no line says so on every kernel
-        check("no profile" not in best and "profile (" not in best,
+        check("\n  no profile (" not in best and
+              "\n  profile (" not in best,
               "%s request: profile lines for CPU kernels: %r"
               % (q["operation"], best[:1500]))
         kl = kernel_lines(best)
