@@ -330,6 +330,7 @@ typedef struct {
   uint32_t max_tokens;      /* 0: 4096 */
   double temperature;       /* < 0: the endpoint's default */
   double price_in, price_out; /* per 1000 tokens */
+  uint32_t ops;             /* operators planned (kf_proposer_plan); 0 all */
 } kf_cli__llm;
 
 #define KF_CLI__LLM_INIT {.retries = -1, .temperature = -1}
@@ -348,7 +349,8 @@ typedef struct {
   {"llm-temperature", required_argument, 0, 0x309},                           \
   {"llm-price-in", required_argument, 0, 0x30a},                              \
   {"llm-price-out", required_argument, 0, 0x30b},                             \
-  {"rounds", required_argument, 0, 0x30c}
+  {"rounds", required_argument, 0, 0x30c},                                    \
+  {"llm-ops", required_argument, 0, 0x30d}
 #define KF_CLI__LLM_HELP                                                      \
   "  --llm-url URL         OpenAI-compatible endpoint (.../v1)\n"            \
   "  --llm-model NAME      model name sent with each request\n"              \
@@ -363,7 +365,9 @@ typedef struct {
   "  --llm-max-tokens N    max_tokens of each request          [4096]\n"     \
   "  --llm-temperature F   sampling temperature       [endpoint's]\n"        \
   "  --llm-price-in X      cost per 1000 prompt tokens            [0]\n"     \
-  "  --llm-price-out X     cost per 1000 completion tokens        [0]\n"
+  "  --llm-price-out X     cost per 1000 completion tokens        [0]\n"     \
+  "  --llm-ops LIST        operators to plan, of improve,combine,\n"          \
+  "                        prescribe,port (rotating)            [all]\n"
 
 /* Applies option c (0x300..0x3ff).  0, or prints why and returns
  * KF_EXIT_USAGE. */
@@ -382,5 +386,13 @@ int kf_cli__llm_proposer(const kf_cli__llm *l, const char *cmd,
 int kf_cli__llm_rounds(kf_rpc_client *cli, struct kf_proposer *p, int64_t id,
                        const kf_cli__llm *l, const char *cmd, bool quiet,
                        volatile sig_atomic_t *stop);
+
+/* The totals of a ProposerUsageResponse (tokens, cost, round-trip latency,
+ * the profiling pass's cost) for campaign id: as lines of text on f, or
+ * as members of JSON object j. */
+void kf_cli__usage_print(FILE *f, int64_t id,
+                         const Kernelfleet__ProposerUsageResponse *u);
+void kf_cli__usage_json(struct cJSON *j,
+                        const Kernelfleet__ProposerUsageResponse *u);
 
 #endif

@@ -46,7 +46,10 @@ static void usage(FILE *f) {
 "becomes a template of the campaign whose knobs the search tunes.  Every\n"
 "request is accounted in the campaign: tokens, cost, outcome and reason.\n"
 "\n"
-"usage: tokens, cost and outcomes of the campaign's proposer requests.\n"
+"usage: tokens, cost and outcomes of the campaign's proposer requests,\n"
+"their round-trip latency (median, p90, max: first request to last reply,\n"
+"retries included), and the profiling pass's cost per profiled evaluation\n"
+"(its wall time, kept apart from the evaluations).\n"
 "\n"
 "Options:\n"
 "  --campaign ID         the campaign\n"
@@ -117,6 +120,14 @@ int kf_cli__llm_opt(kf_cli__llm *l, int c, const char *arg, const char *cmd) {
   case 0x30a: rc = parse_dbl(arg, 0, 1e6, "--llm-price-in", cmd, &l->price_in); break;
   case 0x30b: rc = parse_dbl(arg, 0, 1e6, "--llm-price-out", cmd, &l->price_out); break;
   case 0x30c: rc = parse_u32(arg, 100000, "--rounds", cmd, &l->rounds); break;
+  case 0x30d: {
+    char err[160];
+    if (kf_proposer_ops_parse(arg, &l->ops, err, sizeof err)) {
+      fprintf(stderr, "%s: --llm-ops '%s': %s\n", cmd, arg, err);
+      rc = KF_EXIT_USAGE;
+    }
+    break;
+  }
   default: rc = KF_EXIT_USAGE;
   }
   return rc;
@@ -174,7 +185,8 @@ int kf_cli__llm_rounds(kf_rpc_client *cli, kf_proposer *p, int64_t id,
                        const kf_cli__llm *l, const char *cmd, bool quiet,
                        volatile sig_atomic_t *stop) {
   kf_proposer_round_opts ro = {.requests = l->requests,
-                               .parallel = l->parallel, .quiet = quiet};
+                               .parallel = l->parallel, .ops = l->ops,
+                               .quiet = quiet};
   uint32_t proposed = 0;
   for (uint32_t r = 0; !l->rounds || r < l->rounds; r++) {
     if (stop && *stop) return KF_EXIT_INTERRUPT;
@@ -264,6 +276,54 @@ static int parse(int argc, char **argv, const char *name, prop_opts *o) {
   return rc;
 }
 
+/* The totals of a usage, shared with `kf run` (cli_internal.h). */
+void kf_cli__usage_json(cJSON *j,
+                        const Kernelfleet__ProposerUsageResponse *u) {
+  cJSON_AddNumberToObject(j, "calls", u->calls);
+  cJSON_AddNumberToObject(j, "failures", u->failures);
+  cJSON_AddNumberToObject(j, "prompt_tokens", (double)u->prompt_tokens);
+  cJSON_AddNumberToObject(j, "completion_tokens",
+                          (double)u->completion_tokens);
+  cJSON_AddNumberToObject(j, "cost", u->cost);
+  cJSON_AddNumberToObject(j, "proposed", u->proposed);
+  cJSON_AddNumberToObject(j, "latency_ms_median", u->latency_ms_median);
+  cJSON_AddNumberToObject(j, "latency_ms_p90", u->latency_ms_p90);
+  cJSON_AddNumberToObject(j, "latency_ms_max", (double)u->latency_ms_max);
+  cJSON_AddNumberToObject(j, "tokens_per_call",
+                          u->calls ? (double)(u->prompt_tokens +
+                                             u->completion_tokens) /
+                                         u->calls
+                                   : 0);
+  cJSON_AddNumberToObject(j, "evaluations", u->evaluations);
+  cJSON_AddNumberToObject(j, "profiled", u->profiled);
+  cJSON_AddNumberToObject(j, "profile_ms_median", u->profile_ms_median);
+  cJSON_AddNumberToObject(j, "profile_ms_p90", u->profile_ms_p90);
+  cJSON_AddNumberToObject(j, "profile_ms_total",
+                          (double)u->profile_ms_total);
+}
+
+void kf_cli__usage_print(FILE *f, int64_t id,
+                       const Kernelfleet__ProposerUsageResponse *u) {
+  fprintf(f, "campaign %" PRId64 ": %u proposer requests, %u failed;"
+         " %" PRIu64 " prompt + %" PRIu64 " completion tokens; cost %.4f\n",
+         id, u->calls, u->failures, u->prompt_tokens,
+         u->completion_tokens, u->cost);
+  if (u->calls)
+    fprintf(f, "  round trip per request: median %.0f ms, p90 %.0f ms, max %"
+           PRIu64 " ms; %u became candidates; %.0f tokens per request\n",
+           u->latency_ms_median, u->latency_ms_p90, u->latency_ms_max,
+           u->proposed,
+           (double)(u->prompt_tokens + u->completion_tokens) / u->calls);
+  if (u->profiled)
+    fprintf(f, "  profiling pass: %u of %u evaluations profiled; median %.0f"
+           " ms, p90 %.0f ms per profiled evaluation, %" PRIu64 " ms in"
+           " all\n", u->profiled, u->evaluations, u->profile_ms_median,
+           u->profile_ms_p90, u->profile_ms_total);
+  else
+    fprintf(f, "  profiling pass: none of %u evaluations profiled\n",
+           u->evaluations);
+}
+
 static int do_usage(kf_rpc_client *cli, const prop_opts *o) {
   Kernelfleet__ProposerUsageRequest rq = KERNELFLEET__PROPOSER_USAGE_REQUEST__INIT;
   rq.campaign_id = o->campaign;
@@ -285,12 +345,7 @@ static int do_usage(kf_rpc_client *cli, const prop_opts *o) {
       return KF_EXIT_FAIL;
     }
     cJSON_AddNumberToObject(j, "campaign_id", (double)o->campaign);
-    cJSON_AddNumberToObject(j, "calls", u->calls);
-    cJSON_AddNumberToObject(j, "failures", u->failures);
-    cJSON_AddNumberToObject(j, "prompt_tokens", (double)u->prompt_tokens);
-    cJSON_AddNumberToObject(j, "completion_tokens",
-                            (double)u->completion_tokens);
-    cJSON_AddNumberToObject(j, "cost", u->cost);
+    kf_cli__usage_json(j, u);
     for (size_t i = 0; i < u->n_recent; i++) {
       const Kernelfleet__ProposerCall *k = u->recent[i];
       cJSON *e = cJSON_CreateObject();
@@ -315,10 +370,7 @@ static int do_usage(kf_rpc_client *cli, const prop_opts *o) {
     cJSON_AddItemToObject(j, "recent", arr);
     kf_cli__json_print(stdout, j);
   } else {
-    printf("campaign %" PRId64 ": %u proposer requests, %u failed;"
-           " %" PRIu64 " prompt + %" PRIu64 " completion tokens; cost %.4f\n",
-           o->campaign, u->calls, u->failures, u->prompt_tokens,
-           u->completion_tokens, u->cost);
+    kf_cli__usage_print(stdout, o->campaign, u);
     for (size_t i = 0; i < u->n_recent; i++) {
       const Kernelfleet__ProposerCall *k = u->recent[i];
       printf("  %s  %-10s %-10s %-22s cand %-6" PRId64 " %6" PRIu64 "+%-6"

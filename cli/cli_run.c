@@ -17,6 +17,7 @@
  * Signals: SIGINT/SIGTERM only set a flag; the poll loop notices within
  * ~50 ms and the children are stopped in order by ordinary code.
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -431,9 +432,28 @@ int kf_cli_run(int argc, char **argv) {
   bool won = kf_cli__campaign_won(st) && best && best->best &&
              best->best->outcome == KERNELFLEET__OUTCOME__OUTCOME_OK &&
              best->best->speedup > 1.0 && path[0];
+  /* With a proposer: what it cost and how long its requests took, and
+   * the profiling pass's cost, kept apart from the evaluations. */
+  Kernelfleet__ProposerUsageResponse *usage = NULL;
+  if (prop) {
+    Kernelfleet__ProposerUsageRequest uq =
+        KERNELFLEET__PROPOSER_USAGE_REQUEST__INIT;
+    uq.campaign_id = id;
+    uq.limit = 0;
+    ProtobufCMessage *ur = NULL;
+    if (kf_cli__call(cli, "kf run", "ProposerUsage", &uq.base,
+                     &kernelfleet__proposer_usage_response__descriptor, 30000,
+                     &ur) == 0)
+      usage = (Kernelfleet__ProposerUsageResponse *)ur;
+  }
   if (o.json) {
     struct cJSON *j = kf_cli__json_campaign(final);
     kf_cli__json_add_best(j, best, path);
+    struct cJSON *pu = usage ? cJSON_CreateObject() : NULL;
+    if (pu) {
+      kf_cli__usage_json(pu, usage);
+      cJSON_AddItemToObject(j, "proposer_usage", pu);
+    }
     kf_cli__json_print(stdout, j);
   } else {
     printf("\n");
@@ -454,7 +474,12 @@ int kf_cli_run(int argc, char **argv) {
     }
     if (!won)
       printf("\nno verified kernel faster than the reference was found\n");
+    if (usage) {
+      printf("\n");
+      kf_cli__usage_print(stdout, id, usage);
+    }
   }
+  kf_rpc_free((ProtobufCMessage *)usage);
   rc = won ? KF_EXIT_OK : KF_EXIT_FAIL;
 
 out:

@@ -1475,6 +1475,11 @@ static void answer_get(kf_coord_op *op, camp_op *c) {
       devs[i].mem_bytes = d->mem_bytes;
       devs[i].copy_gbps = d->copy_gbps;
       devs[i].peak_gflops = d->peak_gflops;
+      devs[i].read_gbps = d->read_gbps;
+      devs[i].write_gbps = d->write_gbps;
+      devs[i].compiler = (char *)d->compiler;
+      devs[i].driver_version = (char *)d->driver;
+      devs[i].runtime_version = (char *)d->runtime;
       devp[i] = &devs[i];
       resp.n_devices = i + 1;
     }
@@ -1503,6 +1508,15 @@ static void answer_usage(kf_coord_op *op, camp_op *c) {
   resp.prompt_tokens = u->prompt_tokens;
   resp.completion_tokens = u->completion_tokens;
   resp.cost = u->cost;
+  resp.latency_ms_median = u->latency_ms_median;
+  resp.latency_ms_p90 = u->latency_ms_p90;
+  resp.latency_ms_max = u->latency_ms_max;
+  resp.proposed = u->proposed;
+  resp.evaluations = u->evaluations;
+  resp.profiled = u->profiled;
+  resp.profile_ms_median = u->profile_ms_median;
+  resp.profile_ms_p90 = u->profile_ms_p90;
+  resp.profile_ms_total = u->profile_ms_total;
   for (size_t i = 0; i < u->n_recent; i++) {
     const kf_proposer_call *k = &u->recent[i];
     kernelfleet__proposer_call__init(&v[i]);

@@ -113,9 +113,11 @@ static void do_register(kf_store *s, kf_coord_op *op) {
   if (d)
     snprintf(json, sizeof json,
              "{\"cores\": %u, \"l2_bytes\": %llu, \"mem_bytes\": %llu, "
-             "\"copy_gbps\": %.3f, \"peak_gflops\": %.3f}",
+             "\"copy_gbps\": %.3f, \"peak_gflops\": %.3f, "
+             "\"read_gbps\": %.3f, \"write_gbps\": %.3f}",
              d->cores, (unsigned long long)d->l2_bytes,
-             (unsigned long long)d->mem_bytes, d->copy_gbps, d->peak_gflops);
+             (unsigned long long)d->mem_bytes, d->copy_gbps, d->peak_gflops,
+             d->read_gbps, d->write_gbps);
   else
     snprintf(json, sizeof json, "{}");
   reg.device_json = json;

@@ -710,6 +710,16 @@ typedef struct {
   uint32_t calls, failures;     /* failures: outcome not ok/duplicate */
   uint64_t prompt_tokens, completion_tokens;
   double cost;
+  /* round trip of a call (first request to last reply), over the calls */
+  double latency_ms_median, latency_ms_p90;
+  uint64_t latency_ms_max;
+  uint32_t proposed;            /* calls that became a candidate */
+  /* the profiling pass: evaluations run for the campaign (not reused),
+   * those with a pass time (eval_profiles.profile_ms), its median, p90
+   * and sum */
+  uint32_t evaluations, profiled;
+  double profile_ms_median, profile_ms_p90;
+  uint64_t profile_ms_total;
   kf_proposer_call *recent;     /* newest first; one allocation with the
                                  * strings: free(recent) */
   size_t n_recent;
@@ -723,6 +733,9 @@ typedef struct {
   uint32_t cores;
   uint64_t l2_bytes, mem_bytes;
   double copy_gbps, peak_gflops;
+  double read_gbps, write_gbps; /* 0: not registered */
+  /* the environment of that worker (0004); "" unknown */
+  char compiler[128], driver[128], runtime[128];
 } kf_campaign_device;
 
 /* The device classes campaign_id can run on (its backend, workers that run

@@ -42,8 +42,31 @@ static const kf_store__stmt ST_PROPOSER_TOTALS = {
     "SELECT (SELECT count(*) FROM campaigns WHERE id = $1::bigint),"
     " count(p.id), count(p.id) FILTER (WHERE p.outcome NOT IN ('ok',"
     " 'duplicate')), COALESCE(sum(p.prompt_tokens), 0),"
-    " COALESCE(sum(p.completion_tokens), 0), COALESCE(sum(p.cost), 0)"
+    " COALESCE(sum(p.completion_tokens), 0), COALESCE(sum(p.cost), 0),"
+    " COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY p.latency_ms),"
+    "  0),"
+    " COALESCE(percentile_cont(0.9) WITHIN GROUP (ORDER BY p.latency_ms),"
+    "  0),"
+    " COALESCE(max(p.latency_ms), 0),"
+    " count(p.id) FILTER (WHERE p.candidate_id IS NOT NULL)"
     " FROM proposer_calls p WHERE p.campaign_id = $1::bigint"};
+
+/* The profiling pass's cost: evaluations that ran for this campaign (a
+ * reused one ran elsewhere and cost nothing here) and the pass time of
+ * those whose profiler ran (0007: profile_ms of a status ok, restricted
+ * or failed; none, skipped and unavailable ran no pass -- a CPU
+ * evaluation's row holds its diagnosis with status none). */
+static const kf_store__stmt ST_PROPOSER_PROFILING = {
+    KF_STMT_PROPOSER_PROFILING,
+    "SELECT count(e.id), count(x.ms),"
+    " COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY x.ms), 0),"
+    " COALESCE(percentile_cont(0.9) WITHIN GROUP (ORDER BY x.ms), 0),"
+    " COALESCE(sum(x.ms), 0)"
+    " FROM evaluations e"
+    " LEFT JOIN eval_profiles pf ON pf.evaluation_id = e.id"
+    " CROSS JOIN LATERAL (SELECT CASE WHEN pf.status IN ('ok', 'restricted',"
+    "  'failed') THEN COALESCE(pf.profile_ms, 0) END AS ms) x"
+    " WHERE e.campaign_id = $1::bigint AND e.reused_from IS NULL"};
 
 static const kf_store__stmt ST_PROPOSER_RECENT = {
     KF_STMT_PROPOSER_RECENT,
@@ -67,11 +90,16 @@ static const kf_store__stmt ST_CAMP_DEVICES = {
     " COALESCE((w.device->>'l2_bytes')::numeric, 0)::numeric(20),"
     " COALESCE((w.device->>'mem_bytes')::numeric, 0)::numeric(20),"
     " COALESCE((w.device->>'copy_gbps')::float8, 0),"
-    " COALESCE((w.device->>'peak_gflops')::float8, 0)"
+    " COALESCE((w.device->>'peak_gflops')::float8, 0),"
+    " COALESCE((w.device->>'read_gbps')::float8, 0),"
+    " COALESCE((w.device->>'write_gbps')::float8, 0),"
+    " COALESCE(v.toolchain, ''), COALESCE(v.driver, ''),"
+    " COALESCE(v.runtime, '')"
     " FROM campaigns c JOIN device_classes d ON d.kind = c.backend"
-    " CROSS JOIN LATERAL (SELECT x.device FROM workers x WHERE"
-    "  x.device_class_id = d.id AND 'eval' = ANY(x.task_kinds)"
+    " CROSS JOIN LATERAL (SELECT x.device, x.environment_id FROM workers x"
+    "  WHERE x.device_class_id = d.id AND 'eval' = ANY(x.task_kinds)"
     "  ORDER BY x.last_seen DESC LIMIT 1) w"
+    " LEFT JOIN environments v ON v.id = w.environment_id"
     " WHERE c.id = $1::bigint ORDER BY alive DESC, d.id LIMIT 16"};
 
 int kf_store_campaign_devices(kf_store *s, int64_t campaign_id,
@@ -107,6 +135,11 @@ int kf_store_campaign_devices(kf_store *s, int64_t campaign_id,
     d->mem_bytes = strtoull(PQgetvalue(r, i, 8), NULL, 10);
     d->copy_gbps = strtod(PQgetvalue(r, i, 9), NULL);
     d->peak_gflops = strtod(PQgetvalue(r, i, 10), NULL);
+    d->read_gbps = strtod(PQgetvalue(r, i, 11), NULL);
+    d->write_gbps = strtod(PQgetvalue(r, i, 12), NULL);
+    snprintf(d->compiler, sizeof d->compiler, "%s", PQgetvalue(r, i, 13));
+    snprintf(d->driver, sizeof d->driver, "%s", PQgetvalue(r, i, 14));
+    snprintf(d->runtime, sizeof d->runtime, "%s", PQgetvalue(r, i, 15));
   }
   PQclear(r);
   *out = v;
@@ -191,10 +224,23 @@ int kf_store_proposer_usage(kf_store *s, int64_t campaign_id, uint32_t limit,
   out->prompt_tokens = strtoull(PQgetvalue(r, 0, 3), NULL, 10);
   out->completion_tokens = strtoull(PQgetvalue(r, 0, 4), NULL, 10);
   out->cost = strtod(PQgetvalue(r, 0, 5), NULL);
+  out->latency_ms_median = strtod(PQgetvalue(r, 0, 6), NULL);
+  out->latency_ms_p90 = strtod(PQgetvalue(r, 0, 7), NULL);
+  out->latency_ms_max = strtoull(PQgetvalue(r, 0, 8), NULL, 10);
+  out->proposed = (uint32_t)strtoul(PQgetvalue(r, 0, 9), NULL, 10);
   PQclear(r);
   if (!found)
     return kf_store__fail(s, KF_ENOTFOUND, "campaign %" PRId64 " not found",
                           campaign_id);
+  if ((rc = kf_store__exec_retry(s, &ST_PROPOSER_PROFILING, 1, p, false,
+                                 &r)))
+    return rc;
+  out->evaluations = (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10);
+  out->profiled = (uint32_t)strtoul(PQgetvalue(r, 0, 1), NULL, 10);
+  out->profile_ms_median = strtod(PQgetvalue(r, 0, 2), NULL);
+  out->profile_ms_p90 = strtod(PQgetvalue(r, 0, 3), NULL);
+  out->profile_ms_total = strtoull(PQgetvalue(r, 0, 4), NULL, 10);
+  PQclear(r);
   if (limit == 0) return 0;
   if ((rc = kf_store__exec_retry(s, &ST_PROPOSER_RECENT, 2, p, false, &r)))
     return rc;

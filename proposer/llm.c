@@ -134,12 +134,27 @@ static void render(sbuf *b, const char *tmpl, const var *vars, size_t n) {
 
 static void kernel_label(const kf_proposer_kernel *k, char *out, size_t len) {
   cutf(out, len, "candidate %" PRId64 ", template %s%s%s, by %s, on %s:"
-           " %.0f ns, %.2fx the reference, %.0f%% of the roofline floor%s%s",
+           " %.0f ns, %.2fx the reference, %.0f%% of the roofline floor",
            k->candidate_id, k->template_name[0] ? k->template_name : "-",
            k->knobs[0] ? " " : "", k->knobs, k->proposer, k->device,
-           k->time_ns, k->speedup, 100 * k->roofline_fraction,
-           k->diagnosis ? "; diagnosis: " : "",
-           k->diagnosis ? k->diagnosis : "");
+           k->time_ns, k->speedup, 100 * k->roofline_fraction);
+}
+
+/* A kernel's diagnosis and profile, one line each ("Diagnosis: ...", then
+ * kf_proposer_kernel.profile when there is one: "profile (ncu, ...): ..."
+ * or "no profile (why)"); for the reference, a line saying there is
+ * none. */
+static void kernel_diag(const kf_proposer_kernel *k, const char *indent,
+                        char *out, size_t len) {
+  if (!k) {
+    cutf(out, len, "%sDiagnosis: none (the reference has not been"
+         " diagnosed).", indent);
+    return;
+  }
+  cutf(out, len, "%sDiagnosis: %s%s%s%s%s", indent,
+       k->diagnosis ? k->diagnosis : "none stored for this evaluation",
+       k->diagnosis ? "." : "", k->profile[0] ? "\n" : "",
+       k->profile[0] ? indent : "", k->profile);
 }
 
 /* The facts of class `cls` (kf_proposer_kernel.device; NULL: the first
@@ -156,9 +171,14 @@ static char *user_prompt(const llm *l, const kf_proposer_context *c,
   sbuf kernels = {0}, fails = {0}, devs = {0}, task = {0}, out = {0};
   char la[600] = "", lb[600] = "";
   for (size_t i = 0; i < c->n_best; i++) {
-    char lab[600];
+    char lab[600], dg[1200];
     kernel_label(&c->best[i], lab, sizeof lab);
-    sb_printf(&kernels, "- %s\n", lab);
+    kernel_diag(&c->best[i], "  ", dg, sizeof dg);
+    sb_str(&kernels, "- ");
+    sb_str(&kernels, lab);
+    sb_str(&kernels, "\n");
+    sb_str(&kernels, dg);
+    sb_str(&kernels, "\n");
   }
   if (!c->n_best) sb_str(&kernels, "None measured yet: start from the"
                                    " reference.\n");
@@ -185,14 +205,20 @@ static char *user_prompt(const llm *l, const kf_proposer_context *c,
   case KF_PROPOSE_PORT: tmpl = kf_llm__prompt_port; tname = "port.md"; break;
   default: tmpl = kf_llm__prompt_improve; tname = "improve.md"; break;
   }
+  char da[1200] = "", db[1200] = "";
   if (t->a) kernel_label(t->a, la, sizeof la);
   else snprintf(la, sizeof la, "the reference");
   if (t->b) kernel_label(t->b, lb, sizeof lb);
+  kernel_diag(t->a, "", da, sizeof da);
+  if (t->b) kernel_diag(t->b, "", db, sizeof db);
   const var tv[] = {
       {"A_LABEL", la},
       {"A_SOURCE", t->a ? t->a->source : c->reference},
+      {"A_DIAGNOSIS", da},
+      {"A_BOUND", t->a && t->a->bound ? t->a->bound : "undiagnosed"},
       {"B_LABEL", lb},
       {"B_SOURCE", t->b ? t->b->source : ""},
+      {"B_DIAGNOSIS", db},
       {"PRESCRIPTION", t->prescription},
       {"TARGET", t->device},
       {"DEVICE", device_of(c, t->a ? t->a->device : NULL)},
@@ -376,7 +402,15 @@ static int llm_propose(kf_proposer *self, const kf_proposer_context *ctx,
   struct curl_slist *hdr = NULL;
   char auth[1100] = "";
   if (l->key) snprintf(auth, sizeof auth, "Authorization: Bearer %s", l->key);
-  struct curl_slist *h1 = curl_slist_append(NULL, "Content-Type: application/json");
+  /* The operator travels as a header too: endpoints ignore it, and a
+   * replay or logging proxy can answer or file by kind without parsing
+   * the prompt (scripts/llm-replay-server). */
+  char ophdr[64];
+  snprintf(ophdr, sizeof ophdr, "X-KernelFleet-Operation: %s",
+           kf_proposer_op_name(task->op));
+  struct curl_slist *h0 = curl_slist_append(NULL, "Content-Type: application/json");
+  struct curl_slist *h1 = h0 ? curl_slist_append(h0, ophdr) : NULL;
+  if (!h1) curl_slist_free_all(h0);
   struct curl_slist *h2 = h1 && auth[0] ? curl_slist_append(h1, auth) : h1;
   hdr = h2;
   /* The header list holds its own copy of the key: wipe ours. */

@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ typedef struct {
   Kernelfleet__GetCampaignResponse *camp;
   Kernelfleet__ListEvaluationsResponse *fails;
   Kernelfleet__GetStatusResponse *status;
+  /* GetBest of each class the top list left out */
+  Kernelfleet__GetBestResponse *cls_best[8];
   char *spec;
 } priv;
 
@@ -46,6 +49,86 @@ void kf_proposer_destroy(kf_proposer *p) {
   if (p) p->ops->destroy(p);
 }
 
+/* snprintf for texts that may be cut (facts, profiles): what does not fit
+ * is dropped, by design. */
+static void cutf(char *out, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cutf(char *out, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out, len, fmt, ap);
+  va_end(ap);
+}
+
+int kf_proposer_ops_parse(const char *list, uint32_t *mask, char *err,
+                          size_t errlen) {
+  *mask = 0;
+  const char *p = list ? list : "";
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    uint32_t bit = 0;
+    for (int op = KF_PROPOSE_IMPROVE; op <= KF_PROPOSE_PORT; op++) {
+      const char *name = kf_proposer_op_name((kf_proposer_op)op);
+      if (n == strlen(name) && strncmp(p, name, n) == 0) bit = 1u << op;
+    }
+    if (!bit) {
+      snprintf(err, errlen, "unknown operator '%.*s' (improve, combine,"
+               " prescribe, port)", (int)(n < 40 ? n : 40), p);
+      return KF_EINVAL;
+    }
+    *mask |= bit;
+    p += n;
+    if (*p == ',') p++;
+  }
+  if (!*mask) {
+    snprintf(err, errlen, "no operator named (improve, combine, prescribe,"
+             " port)");
+    return KF_EINVAL;
+  }
+  return 0;
+}
+
+/* A profile's numbers in words (kf_proposer_kernel.profile); a number
+ * the profiler did not measure (negative) is left out. */
+static void profile_text(const Kernelfleet__ProfileReport *p, char *out,
+                         size_t len) {
+  out[0] = '\0';
+  if (!p || !p->status || !*p->status) return;
+  /* No profiler on the device (every CPU kernel) or the campaign's policy
+   * skipped it: the same words on every kernel, tokens for nothing. */
+  if (!strcmp(p->status, "unavailable") || !strcmp(p->status, "skipped"))
+    return;
+  if (strcmp(p->status, "ok") != 0) {
+    cutf(out, len, "no profile (%s%s%.300s)", p->status,
+             p->reason && *p->reason ? ": " : "", p->reason ? p->reason : "");
+    return;
+  }
+  size_t o = 0;
+#define PUT(...)                                                             \
+  do {                                                                       \
+    if (o < len) {                                                           \
+      int w_ = snprintf(out + o, len - o, __VA_ARGS__);                      \
+      if (w_ > 0) o += (size_t)w_;                                           \
+    }                                                                        \
+  } while (0)
+  PUT("profile (%s%s%s):", p->tool && *p->tool ? p->tool : "profiler",
+      p->kernel && *p->kernel ? ", kernel " : "", p->kernel ? p->kernel : "");
+  if (p->dram_pct >= 0) PUT(" DRAM throughput %.1f%% of peak,", p->dram_pct);
+  if (p->sm_pct >= 0) PUT(" SM throughput %.1f%% of peak,", p->sm_pct);
+  if (p->occupancy_pct >= 0)
+    PUT(" achieved occupancy %.1f%%,", p->occupancy_pct);
+  if (p->l1_hit_pct >= 0) PUT(" L1 hit %.1f%%,", p->l1_hit_pct);
+  if (p->l2_hit_pct >= 0) PUT(" L2 hit %.1f%%,", p->l2_hit_pct);
+  for (size_t i = 0; i < p->n_stalls && i < 3; i++)
+    PUT("%s%s %.1f", i ? ", " : " top stalls (warp cycles per issued"
+        " instruction): ", p->stalls[i]->reason, p->stalls[i]->cycles);
+  if (p->n_stalls) PUT(";");
+  PUT(" %u registers per thread, %u B shared memory per block, %u B"
+      " spilled", p->registers, p->shared_bytes, p->spill_bytes);
+#undef PUT
+  if (o >= len && len > 4) memcpy(out + len - 4, "...", 4);
+}
+
 static void dc_text(const Kernelfleet__DeviceClass *d, char *out, size_t len) {
   if (!d) {
     snprintf(out, len, "unknown device");
@@ -58,6 +141,34 @@ static void dc_text(const Kernelfleet__DeviceClass *d, char *out, size_t len) {
     snprintf(out, len, "cpu %s (%s)", d->model, d->isa);
 }
 
+/* One measured kernel of the context from its summary (and source). */
+static void kernel_fill(kf_proposer_kernel *b,
+                        const Kernelfleet__EvaluationSummary *e,
+                        const char *source, const char *device) {
+  b->candidate_id = e->candidate_id;
+  b->template_name = e->template_name;
+  b->source = source;
+  b->proposer = e->proposer;
+  snprintf(b->device, sizeof b->device, "%s", device);
+  size_t o = 0;
+  for (size_t q = 0; q < e->n_knobs && o < sizeof b->knobs - 1; q++)
+    o += (size_t)snprintf(b->knobs + o, sizeof b->knobs - o, "%s-D%s=%s",
+                          q ? " " : "", e->knobs[q]->name,
+                          e->knobs[q]->value);
+  b->time_ns = e->time_ns_median;
+  b->ref_time_ns = e->ref_time_ns_median;
+  b->speedup = e->speedup;
+  b->roofline_fraction = e->roofline_fraction;
+  const Kernelfleet__ProfileDiagnosis *dg = e->diagnosis;
+  if (dg && dg->bound && *dg->bound) {
+    b->bound = dg->bound;
+    b->bw_frac = dg->bandwidth_fraction;
+    b->fl_frac = dg->compute_fraction;
+    b->diagnosis = dg->detail && *dg->detail ? dg->detail : dg->bound;
+  }
+  profile_text(e->profile, b->profile, sizeof b->profile);
+}
+
 void kf_proposer_context_free(kf_proposer_context *c) {
   if (!c) return;
   priv *p = c->priv_;
@@ -65,6 +176,8 @@ void kf_proposer_context_free(kf_proposer_context *c) {
     kf_rpc_free(&p->camp->base);
     if (p->fails) kf_rpc_free(&p->fails->base);
     if (p->status) kf_rpc_free(&p->status->base);
+    for (size_t i = 0; i < 8; i++)
+      if (p->cls_best[i]) kf_rpc_free(&p->cls_best[i]->base);
     free(p->spec);
     free(p);
   }
@@ -135,7 +248,7 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
     return KF_EPROTO;
   }
   p->spec = malloc(r->spec_json.len + 1);
-  c->best = calloc(r->n_top + 1, sizeof *c->best);
+  c->best = calloc(r->n_top + 9, sizeof *c->best); /* + one per class */
   c->failures = calloc(p->fails->n_evaluations + 1, sizeof *c->failures);
   if (!p->spec || !c->best || !c->failures) {
     kf_proposer_context_free(c);
@@ -164,24 +277,38 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
       while (k < nseen && strcmp(seen[k], d)) k++;
       if (k == nseen && nseen < 16) snprintf(seen[nseen++], 256, "%s", d);
       if (k != pass || !e->source || !*e->source) continue;
-      kf_proposer_kernel *b = &c->best[c->n_best++];
-      b->candidate_id = e->candidate_id;
-      b->template_name = e->template_name;
-      b->source = e->source;
-      b->proposer = e->proposer;
-      snprintf(b->device, sizeof b->device, "%s", d);
-      size_t o = 0;
-      for (size_t q = 0; q < e->n_knobs && o < sizeof b->knobs - 1; q++)
-        o += (size_t)snprintf(b->knobs + o, sizeof b->knobs - o, "%s-D%s=%s",
-                              q ? " " : "", e->knobs[q]->name,
-                              e->knobs[q]->value);
-      b->time_ns = e->time_ns_median;
-      b->ref_time_ns = e->ref_time_ns_median;
-      b->speedup = e->speedup;
-      b->roofline_fraction = e->roofline_fraction;
-      b->diagnosis = NULL; /* no diagnoses in the store yet */
+      kernel_fill(&c->best[c->n_best++], e, e->source, d);
     }
     if (pass + 1 >= nseen) break;
+  }
+  /* The ranking is over every class: a slower class may have no kernel
+   * in it.  Each class of the campaign gets its best (GetBest of the
+   * class) so that every class has one; a class with no ok evaluation
+   * yet answers an error and has none. */
+  for (size_t i = 0, nb = 0; i < r->n_devices && nb < 8; i++) {
+    const Kernelfleet__DeviceClass *dc = r->devices[i]->device_class;
+    char d[256];
+    dc_text(dc, d, sizeof d);
+    size_t k = 0;
+    while (k < nseen && strcmp(seen[k], d)) k++;
+    if (k < nseen || !dc || !dc->model || !*dc->model) continue;
+    Kernelfleet__GetBestRequest gb = KERNELFLEET__GET_BEST_REQUEST__INIT;
+    gb.campaign_id = id;
+    gb.device_class = dc->model;
+    char e2[256];
+    ProtobufCMessage *resp = NULL;
+    if (call(cli, RPC("GetBest"), &gb.base,
+             &kernelfleet__get_best_response__descriptor, tmo, &resp, e2,
+             sizeof e2))
+      continue;
+    p->cls_best[nb++] = (Kernelfleet__GetBestResponse *)resp;
+    const Kernelfleet__GetBestResponse *b = (const void *)resp;
+    char bd[256];
+    if (!b->best || !b->source || !*b->source) continue;
+    dc_text(b->best->device_class, bd, sizeof bd);
+    if (strcmp(bd, d)) continue; /* another class of the same model */
+    kernel_fill(&c->best[c->n_best++], b->best, b->source, bd);
+    if (nseen < 16) snprintf(seen[nseen++], 256, "%s", bd);
   }
   for (size_t i = 0; i < p->fails->n_evaluations; i++) {
     const Kernelfleet__EvaluationSummary *e = p->fails->evaluations[i];
@@ -205,16 +332,28 @@ int kf_proposer_context_fetch(kf_rpc_client *cli, int64_t id, uint32_t top,
     char cls[256];
     dc_text(d->device_class, cls, sizeof cls);
     memcpy(c->device_class[k], cls, sizeof cls);
-    snprintf(c->devices[k], sizeof c->devices[k],
+    char rw[96] = "", env[300] = "";
+    if (d->read_gbps > 0 || d->write_gbps > 0)
+      snprintf(rw, sizeof rw, " (read-only %.1f, write-only %.1f)",
+               d->read_gbps, d->write_gbps);
+    if (d->compiler && *d->compiler)
+      cutf(env, sizeof env, "; %.90s%s%.80s%s%.80s", d->compiler,
+               d->driver_version && *d->driver_version ? ", driver " : "",
+               d->driver_version ? d->driver_version : "",
+               d->runtime_version && *d->runtime_version ? ", runtime "
+                                                         : "",
+               d->runtime_version ? d->runtime_version : "");
+    /* a GPU's ceiling is kf-harness cuda-info's bf16 cuBLAS GEMM rate */
+    bool gpu = d->device_class && d->device_class->kind ==
+                                      KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
+    cutf(c->devices[k], sizeof c->devices[k],
              "%s: %u %s, L2 %.1f MiB, memory %.1f GiB, measured copy"
-             " bandwidth %.1f GB/s, compute ceiling %.0f GFLOP/s, %u worker%s"
-             " alive", cls, d->cores,
-             d->device_class && d->device_class->kind ==
-                     KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA
-                 ? "SMs" : "cores",
+             " bandwidth %.1f GB/s%s, compute ceiling %.0f GFLOP/s%s, %u"
+             " worker%s alive%s", cls, d->cores, gpu ? "SMs" : "cores",
              (double)d->l2_bytes / (1 << 20),
-             (double)d->mem_bytes / (1 << 30), d->copy_gbps, d->peak_gflops,
-             d->workers_alive, d->workers_alive == 1 ? "" : "s");
+             (double)d->mem_bytes / (1 << 30), d->copy_gbps, rw,
+             d->peak_gflops, gpu ? " (bf16 GEMM through cuBLAS)" : "",
+             d->workers_alive, d->workers_alive == 1 ? "" : "s", env);
   }
   for (size_t pass = 0; pass < 2; pass++) {
     size_t n = pass ? p->fails->n_evaluations : r->n_top;
@@ -249,17 +388,60 @@ static size_t class_heads(const kf_proposer_context *c, size_t *heads,
   return n;
 }
 
-static void prescription(const kf_proposer_kernel *k, char *out, size_t len) {
-  if (k->diagnosis) {
-    snprintf(out, len, "The profile says: %s.  Remove that bottleneck.",
-             k->diagnosis);
+/* What to change for each bound: the diagnosis names the limiter, so the
+ * prescription says which changes can move it and which cannot. */
+void kf_proposer_prescription(const kf_proposer_kernel *k, char *out,
+                              size_t len) {
+  const char *b = k->bound ? k->bound : "";
+  const char *prof = k->profile[0] ? k->profile : "no hardware profile";
+  if (!strcmp(b, "memory") && k->bw_frac >= 0.97) {
+    cutf(out, len, "It is memory-bound at %.1f%% of the measured"
+             " bandwidth: the ceiling is reached, so faster instructions"
+             " cannot help.  Only moving fewer bytes can: fuse passes so"
+             " each input is read once and each output written once, keep"
+             " reused data in registers or shared memory, and drop any"
+             " redundant or re-read traffic.  (%s; %s)", 100 * k->bw_frac,
+             k->diagnosis, prof);
+  } else if (!strcmp(b, "memory")) {
+    cutf(out, len, "It is memory-bound at %.1f%% of the measured"
+             " bandwidth: close the gap to the bandwidth ceiling.  Use wide"
+             " (16-byte), aligned, coalesced loads and stores; keep more"
+             " independent loads in flight per thread (unroll, several"
+             " elements per thread); read every input once; avoid strided"
+             " or partial-sector access.  Declare the vector width and"
+             " elements per thread as knobs.  (%s; %s)", 100 * k->bw_frac,
+             k->diagnosis, prof);
+  } else if (!strcmp(b, "compute")) {
+    cutf(out, len, "It is compute-bound at %.1f%% of the measured FLOP"
+             " rate: do less arithmetic per element.  Hoist loop-invariant"
+             " work, use fused multiply-adds, replace divisions and"
+             " transcendentals by cheaper forms the tolerance allows,"
+             " vectorize the math, and keep enough independent operations"
+             " (ILP) per thread.  Declare unrolling as a knob.  (%s; %s)",
+             100 * k->fl_frac, k->diagnosis, prof);
+  } else if (!strcmp(b, "latency")) {
+    cutf(out, len, "It is occupancy/latency-bound (%.1f%% of the"
+             " bandwidth, %.1f%% of the FLOP rate): neither ceiling is near,"
+             " it waits.  Expose more parallelism: more independent work"
+             " per thread (ILP), more threads or blocks in flight, fewer"
+             " registers and no spills, shorter dependency chains and"
+             " reductions done as trees; remove serialization"
+             " (atomics, barriers) on the hot path.  Declare threads per"
+             " block and work per thread as knobs.  (%s; %s)",
+             100 * k->bw_frac, 100 * k->fl_frac, k->diagnosis, prof);
+  } else if (!strcmp(b, "launch")) {
+    cutf(out, len, "It is launch-bound: the call is so short that"
+             " launch and call overhead dominate (%s).  Do the whole"
+             " problem in one launch with no per-call setup, no extra"
+             " kernels, allocations or synchronizations, and size the grid"
+             " to the device, not to the data.", k->diagnosis);
   } else if (k->roofline_fraction > 0 && k->roofline_fraction < 0.7) {
-    snprintf(out, len, "It reaches %.0f%% of the roofline floor: it moves"
+    cutf(out, len, "It reaches %.0f%% of the roofline floor: it moves"
              " or waits on more than it must.  Make one pass over memory,"
              " with wide contiguous loads and stores, and keep partial"
              " results in registers.", 100 * k->roofline_fraction);
   } else {
-    snprintf(out, len, "It is near the memory roofline (%.0f%%): cut"
+    cutf(out, len, "It is near the memory roofline (%.0f%%): cut"
              " instruction overhead (unroll, vectorize, hoist loop-invariant"
              " work) and overlap loads with computation.",
              100 * k->roofline_fraction);
@@ -267,21 +449,27 @@ static void prescription(const kf_proposer_kernel *k, char *out, size_t len) {
 }
 
 size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
-                        kf_proposer_task *tasks, size_t max) {
+                        uint32_t mask, kf_proposer_task *tasks, size_t max) {
   size_t n = 0;
   if (max > MAX_TASKS) max = MAX_TASKS;
+  if (!mask) mask = 0xfu;
   size_t heads[16];
   size_t nh = class_heads(c, heads, 16);
   /* k bounds the rotation: every fourth operator never skips */
   for (uint32_t k = 0; n < max && k < 4 * MAX_TASKS + 4; k++) {
     kf_proposer_task *t = &tasks[n];
     memset(t, 0, sizeof *t);
-    if (c->n_best == 0) { /* nothing measured: improve the reference */
+    /* nothing measured: improve the reference, whatever the mask (every
+     * other operator needs a kernel) */
+    if (c->n_best == 0) {
       t->op = KF_PROPOSE_IMPROVE;
       n++;
       continue;
     }
-    const kf_proposer_kernel *best = &c->best[heads[(r + k) % nh]];
+    /* each run of four operators works on one class, the next run on
+     * the next: a mask of one operator still visits every class */
+    const kf_proposer_kernel *best = &c->best[heads[(r + k / 4) % nh]];
+    if (!(mask & (1u << ((r + k) % 4)))) continue;
     switch ((r + k) % 4) {
     case 0:
       t->op = KF_PROPOSE_IMPROVE;
@@ -300,7 +488,8 @@ size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
     case 2:
       t->op = KF_PROPOSE_PRESCRIBE;
       t->a = best;
-      prescription(best, t->prescription, sizeof t->prescription);
+      kf_proposer_prescription(best, t->prescription,
+                               sizeof t->prescription);
       break;
     default: {
       /* a class that evaluated the campaign's candidates but has no ok
@@ -316,7 +505,7 @@ size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
       if (!target) continue;
       t->op = KF_PROPOSE_PORT;
       t->a = best;
-      snprintf(t->device, sizeof t->device, "%s", target);
+      cutf(t->device, sizeof t->device, "%s", target);
       break;
     }
     }
@@ -422,7 +611,7 @@ int kf_proposer_round(kf_rpc_client *cli, kf_proposer *p, int64_t id,
     return 0;
   }
   kf_proposer_task tasks[MAX_TASKS];
-  size_t n = kf_proposer_plan(ctx, round, tasks,
+  size_t n = kf_proposer_plan(ctx, round, o->ops, tasks,
                               o->requests ? o->requests : 2);
   kf_proposal props[MAX_TASKS];
   kf_proposer_acct acct[MAX_TASKS];

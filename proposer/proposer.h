@@ -5,8 +5,9 @@
  *
  * A proposer receives a context -- the problem (spec.json, the candidate
  * ABI, the reference), the best kernels per device class with their
- * measurements, recent failures with stage and reason, and the device
- * classes that run the campaign -- and a task (one source-level evolution
+ * measurements, diagnoses and profiles, recent failures with stage and
+ * reason, and the device classes that run the campaign with their
+ * measured ceilings -- and a task (one source-level evolution
  * operator: improve a kernel, combine two, apply a prescription to one,
  * port one to another device class), and returns a proposal: a source
  * and, optionally, the knob space it declares.
@@ -42,10 +43,20 @@ typedef struct {
   const char *proposer;         /* "evolution", "llm:...", "user" */
   char device[256];             /* its device class, in words */
   double time_ns, ref_time_ns, speedup, roofline_fraction;
-  /* The evaluation's bottleneck diagnosis, in words; NULL until the store
-   * holds diagnoses (profiling is another module's): the prescribe
-   * operator then falls back to the roofline fraction. */
-  const char *diagnosis;
+  /* The evaluation's diagnosis (common/diagnose.h, stored per evaluation
+   * by the coordinator, 0007): its bound ("memory", "compute", "latency",
+   * "launch"; NULL: none stored, e.g. a kernel measured before 0007),
+   * the fractions of the measured ceilings, and the class with its
+   * numbers in words.  The prescribe operator prescribes for the bound. */
+  const char *bound;
+  double bw_frac, fl_frac;
+  const char *diagnosis;        /* NULL with bound */
+  /* The hardware profile's numbers in words ("DRAM 85.0% of peak, SM
+   * ...; achieved occupancy 42.0%; top stalls long_scoreboard ...;
+   * 40 registers, 0 B spilled"), or why the profiler failed ("no
+   * profile (restricted: ...)"); "" when no profiler ran (CPU workers,
+   * devices without one, kernels the campaign's policy skipped). */
+  char profile[480];
 } kf_proposer_kernel;
 
 /* One recent failure. */
@@ -73,7 +84,7 @@ typedef struct {
    * kf_proposer_kernel.device), and with its facts (cores or SMs, L2,
    * memory, measured copy bandwidth and compute ceiling, alive workers). */
   char device_class[8][256];
-  char devices[8][512];
+  char devices[8][1024];
   size_t n_devices;
   uint32_t workers_alive;             /* of the whole cluster */
   void *priv_;                        /* the responses behind the strings */
@@ -101,17 +112,32 @@ const char *kf_proposer_op_name(kf_proposer_op op);
 typedef struct {
   kf_proposer_op op;
   const kf_proposer_kernel *a, *b; /* a: NULL: start from the reference */
-  char prescription[512];          /* PRESCRIBE */
-  char device[512];                /* PORT: the target class, its facts */
+  char prescription[1024];         /* PRESCRIBE */
+  char device[1024];               /* PORT: the target class, its facts */
 } kf_proposer_task;
 
+/* The operators a round may plan: bit (1u << op) for each; 0 means all. */
+#define KF_PROPOSE_ALL 0u
+/* Parses "improve,combine,prescribe,port" (any non-empty subset, in any
+ * order) into a mask.  0, or KF_EINVAL with the unknown name in err. */
+int kf_proposer_ops_parse(const char *list, uint32_t *mask, char *err,
+                          size_t errlen);
+
 /* Picks up to max tasks for round r of a campaign: the best kernel of each
- * class improved, the two best combined, a prescription from the best's
- * diagnosis (or its roofline fraction) applied, the best of one class
- * ported to another -- rotating with r so successive rounds vary.  With no
- * measured kernel yet, every task improves on the reference. */
+ * class improved, the two best combined, a prescription for the best's
+ * diagnosed bound (or, with no diagnosis, its roofline fraction) applied,
+ * the best of one class ported to another -- rotating with r so
+ * successive rounds vary, over the operators of mask (KF_PROPOSE_ALL:
+ * every one).  An operator that cannot apply (combine with one kernel in
+ * a class, port with one class) is skipped.  With no measured kernel
+ * yet, every task improves on the reference. */
 size_t kf_proposer_plan(const kf_proposer_context *c, uint32_t r,
-                        kf_proposer_task *tasks, size_t max);
+                        uint32_t mask, kf_proposer_task *tasks, size_t max);
+
+/* The prescription of the prescribe operator for kernel k, from its
+ * diagnosis: what to change for its bound, with its numbers. */
+void kf_proposer_prescription(const kf_proposer_kernel *k, char *out,
+                              size_t len);
 
 /* What a proposer returns. */
 typedef struct {
@@ -157,6 +183,7 @@ typedef struct {
   uint32_t requests;     /* tasks per round; 0: 2 */
   uint32_t parallel;     /* requests at once; 0: 2 */
   int timeout_ms;        /* per coordinator rpc; 0: 30000 */
+  uint32_t ops;          /* operators planned (kf_proposer_plan's mask) */
   bool quiet;            /* no progress lines on stderr */
 } kf_proposer_round_opts;
 

@@ -392,10 +392,13 @@ def body(c):
     check(any("Combine the two kernels" in p or
               "Apply this prescription" in p for p in prompts),
           "no combine/prescribe prompt in round 2")
-    check(all("## Best kernels so far" in p and "candidate " in
-              p.split("## Best kernels so far")[1][:400] for p in prompts),
-          "round 2 prompts lack the measured kernels")
-    check(all("## Devices running this campaign\n\n- cpu " in p and
+    def section(p, title):
+        return p.split("## %s\n" % title, 1)[-1].split("\n## ", 1)[0]
+    check(all("\n- candidate " in section(p, "Best kernels so far") and
+              "\n  Diagnosis: " in section(p, "Best kernels so far")
+              for p in prompts),
+          "round 2 prompts lack the measured kernels and their diagnoses")
+    check(all("\n- cpu " in section(p, "Devices running this campaign") and
               "measured copy bandwidth" in p and "1 worker alive" in p
               for p in prompts), "round 2 prompts lack the device facts")
 

@@ -15,7 +15,12 @@
  *    negative candidate_id is INVALID_ARGUMENT naming the field;
  *  - the search then stops the campaign: "memory-bound at 98.0% of the
  *    measured bandwidth";
- *  - CreateCampaign refuses a bad profile policy naming it.
+ *  - CreateCampaign refuses a bad profile policy naming it;
+ *  - the llm proposer's context (kf_proposer_context_fetch, over the same
+ *    RPCs the proposer uses) holds the kernel with its diagnosis and its
+ *    profile's numbers, the class's facts (read/write bandwidths too),
+ *    and a prescription for the diagnosed bound; ProposerUsage counts the
+ *    profiling pass's time (profile_ms) per profiled evaluation.
  * The fixture (a private database on the "pg" server, the coordinator
  * spawned with a port file) is test-coord-badinput.c's.
  */
@@ -36,6 +41,7 @@
 
 #include "err.h"
 #include "kernelfleet.pb-c.h"
+#include "proposer.h"
 #include "rpc.h"
 #include "store.h"
 #include "store_internal.h"
@@ -147,6 +153,8 @@ static int64_t eval_worker(void) {
   info.mem_bytes = 1ull << 30;
   info.copy_gbps = 10;
   info.peak_gflops = 5;
+  info.read_gbps = 11.5;
+  info.write_gbps = 7.25;
   char *kinds[] = {"eval"};
   Kernelfleet__RegisterWorkerRequest req =
       KERNELFLEET__REGISTER_WORKER_REQUEST__INIT;
@@ -367,6 +375,70 @@ static void test_profile_through_the_coordinator(void **state) {
             sizeof err);
   assert_int_not_equal(rc, 0);
   assert_non_null(strstr(err, "candidate_id"));
+
+  /* What the llm proposer is told about it: the diagnosis and the
+   * profile's numbers with the kernel, the class's measured ceilings,
+   * and a prescription for its bound (at 98%: move fewer bytes). */
+  kf_proposer_context *ctx = NULL;
+  rc = kf_proposer_context_fetch(g.tg.c, id, 0, 0, 30000, &ctx, err,
+                                 sizeof err);
+  if (rc) fail_msg("kf_proposer_context_fetch: %s: %s", kf_err_name(rc),
+                   err);
+  assert_true(ctx->n_best >= 1);
+  const kf_proposer_kernel *k = &ctx->best[0];
+  assert_int_equal(k->candidate_id, cand);
+  assert_non_null(k->bound);
+  assert_string_equal(k->bound, "memory");
+  assert_true(fabs(k->bw_frac - 0.98) < 1e-9);
+  assert_non_null(k->diagnosis);
+  assert_non_null(strstr(k->diagnosis, "memory-bound at 98.0% of the"
+                                       " measured bandwidth"));
+  static const char *const frags[] = {
+      "profile (ncu, kernel twice(", "DRAM throughput 91.0% of peak",
+      "SM throughput 12.0% of peak", "achieved occupancy 80.0%",
+      "L2 hit 20.0%", "long_scoreboard 12.5", "16 registers per thread",
+      "0 B spilled"};
+  for (size_t i = 0; i < sizeof frags / sizeof *frags; i++)
+    if (!strstr(k->profile, frags[i]))
+      fail_msg("the profile text lacks '%s': %s", frags[i], k->profile);
+  assert_null(strstr(k->profile, "L1 hit")); /* not measured: left out */
+  assert_true(ctx->n_devices >= 1);
+  if (!strstr(ctx->devices[0], "cpu coordprof-cpu (x86_64)") ||
+      !strstr(ctx->devices[0], "measured copy bandwidth 10.0 GB/s (read-only"
+                               " 11.5, write-only 7.2)") ||
+      !strstr(ctx->devices[0], "compute ceiling 5 GFLOP/s"))
+    fail_msg("device facts: %s", ctx->devices[0]);
+  char pres[1024];
+  kf_proposer_prescription(k, pres, sizeof pres);
+  if (!strstr(pres, "memory-bound at 98.0% of the measured bandwidth: the"
+                    " ceiling is reached") ||
+      !strstr(pres, "moving fewer bytes") ||
+      !strstr(pres, "DRAM throughput 91.0% of peak"))
+    fail_msg("prescription: %s", pres);
+  kf_proposer_task tasks[4];
+  size_t nt = kf_proposer_plan(ctx, 2, 1u << KF_PROPOSE_PRESCRIBE, tasks, 1);
+  assert_int_equal(nt, 1);
+  assert_int_equal(tasks[0].op, KF_PROPOSE_PRESCRIBE);
+  assert_ptr_equal(tasks[0].a, k);
+  assert_string_equal(tasks[0].prescription, pres);
+  kf_proposer_context_free(ctx);
+
+  /* the profiling pass's cost, apart from the evaluations */
+  Kernelfleet__ProposerUsageRequest ur =
+      KERNELFLEET__PROPOSER_USAGE_REQUEST__INIT;
+  ur.campaign_id = id;
+  rc = call(g.tg.c, PATH("ProposerUsage"), &ur.base,
+            &kernelfleet__proposer_usage_response__descriptor, &resp, err,
+            sizeof err);
+  if (rc) fail_msg("ProposerUsage: %s: %s", kf_err_name(rc), err);
+  const Kernelfleet__ProposerUsageResponse *u = (const void *)resp;
+  assert_int_equal(u->calls, 0);
+  assert_int_equal(u->evaluations, 1);
+  assert_int_equal(u->profiled, 1);
+  assert_true(fabs(u->profile_ms_median - 700) < 1e-9);
+  assert_true(fabs(u->profile_ms_p90 - 700) < 1e-9);
+  assert_int_equal(u->profile_ms_total, 700);
+  kf_rpc_free(resp);
   assert_alive();
 }
 
