@@ -296,10 +296,19 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
     else
       snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
     /* with CUDA_VISIBLE_DEVICES=i each worker sees its one GPU as 0 */
-    char *wargv[] = {worker_bin, "--coordinator", l->target,
-                     "--name", name, "--device",
-                     o->cuda_per_device ? "cuda:0" : "cpu",
-                     o->slots > 0 ? "--slots" : NULL, slots, NULL};
+    char *wargv[12] = {worker_bin, "--coordinator", l->target,
+                       "--name", name, "--device",
+                       o->cuda_per_device ? "cuda:0" : "cpu"};
+    int wa = 7;
+    if (o->device_class && !o->cuda_per_device) {
+      wargv[wa++] = "--device-class";
+      wargv[wa++] = (char *)o->device_class;
+    }
+    if (o->slots > 0) {
+      wargv[wa++] = "--slots";
+      wargv[wa++] = slots;
+    }
+    wargv[wa] = NULL;
     const char *wenv[] = {worker_env, o->cuda_per_device ? env : NULL, NULL};
     pid_t pid = spawn(wargv, wlog, wenv, cmd);
     if (pid < 0) {
