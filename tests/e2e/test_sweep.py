@@ -44,7 +44,7 @@ from kfe2e import check  # noqa: E402
 
 PROBLEMS = ("vecsum", "softmax")
 BUDGET = ["--evals", "4", "--population", "4", "--minutes", "4",
-          "--showdown", "2", "--plateau", "0"]
+          "--showdown", "2"]
 SVG = "{http://www.w3.org/2000/svg}"
 
 
