@@ -298,20 +298,36 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
           "![speedup over the reference](speedup_reference.svg)\n\n");
   fprintf(f, "## Notes\n\n");
   bool any = false;
+  /* A class without any baseline: one note, not one per problem. */
+  for (size_t l = 0; l < w->n_labels; l++) {
+    bool base = false, ran = false;
+    for (size_t p = 0; p < w->n_problems; p++) {
+      base = base || w->v[p * w->n_labels + l].has_baseline;
+      ran = ran || v[p * w->n_labels + l].best;
+    }
+    if (!base && ran) {
+      fprintf(f, "- %s, vs torch eager and torch.compile: - because no "
+              "torch baselines were given for this class (kf sweep "
+              "--baselines on its machine)\n", md(w->v[l].label));
+      any = true;
+    }
+  }
   for (size_t i = 0; i < w->n; i++) {
     const view *x = &v[i];
+    bool class_base = false;
+    for (size_t p = 0; p < w->n_problems; p++)
+      class_base = class_base ||
+                   w->v[p * w->n_labels + (i % w->n_labels)].has_baseline;
     const char *whys[][2] = {{"best kernel", x->why_best},
                              {"% of roofline", x->why_roof},
                              {"vs torch eager", x->why_eager},
                              {"vs torch.compile", x->why_compile}};
     for (size_t k = 0; k < 4; k++) {
       if (!whys[k][1][0]) continue;
-      /* The roofline and torch notes repeat the best kernel's absence. */
-      if (k && x->why_best[0] && (!strcmp(whys[k][1], "no kernel to compare")
-                                  || !strcmp(whys[k][1], "no campaign yet")
-                                  || !strcmp(whys[k][1],
-                                             "no verified kernel")))
-        continue;
+      /* Without a best kernel the other figures are missing for that
+       * reason alone; a class without baselines has its one note. */
+      if (k && x->why_best[0]) continue;
+      if (k >= 2 && !class_base) continue;
       fprintf(f, "- %s on %s, %s: - because %s\n", md(x->c->problem),
               md(x->c->label), whys[k][0], md(whys[k][1]));
       any = true;
@@ -374,6 +390,7 @@ static int write_svg(const char *path, const char *title, const char *unit,
   const double bar = 22, gap = 28, left = 70, top = 50, ph = 260;
   double gw = bar * (double)w->n_labels + gap;
   double pw = gw * (double)w->n_problems + gap;
+  if (pw < 360) pw = 360; /* room for the title */
   double width = left + pw + 190, height = top + ph + 90;
   double vmax = which == PLOT_ROOF ? 100 : 1;
   for (size_t i = 0; i < w->n; i++) {
@@ -381,7 +398,14 @@ static int write_svg(const char *path, const char *title, const char *unit,
     double y = plot_value(&v[i], which, &why);
     if (y > vmax) vmax = y;
   }
-  vmax *= 1.1;
+  /* Up to five ticks of a round step (1, 2, 2.5 or 5 times a power of
+   * ten) above the highest bar. */
+  double raw = vmax * 1.02 / 5, mag = pow(10, floor(log10(raw))), step;
+  step = raw <= mag ? mag : raw <= 2 * mag ? 2 * mag
+       : raw <= 2.5 * mag ? 2.5 * mag : raw <= 5 * mag ? 5 * mag : 10 * mag;
+  int ticks = (int)ceil(vmax * 1.02 / step);
+  if (ticks < 1) ticks = 1;
+  vmax = step * ticks;
   char tmp[1100];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
@@ -400,8 +424,8 @@ static int write_svg(const char *path, const char *title, const char *unit,
   xml(f, w->name);
   fprintf(f, ")</text>\n");
   /* axis, grid, ticks */
-  for (int t = 0; t <= 5; t++) {
-    double val = vmax * t / 5, y = top + ph - ph * t / 5;
+  for (int t = 0; t <= ticks; t++) {
+    double val = step * t, y = top + ph - ph * t / ticks;
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
             "stroke=\"#dddddd\"/>\n<text x=\"%.0f\" y=\"%.1f\" "
             "text-anchor=\"end\">%.3g%s</text>\n", left, y, left + pw, y,
@@ -411,8 +435,8 @@ static int write_svg(const char *path, const char *title, const char *unit,
           "stroke=\"black\"/>\n", left, top, left, top + ph);
   fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
           "stroke=\"black\"/>\n", left, top + ph, left + pw, top + ph);
-  if (which != PLOT_ROOF) { /* parity: 1x */
-    double y = top + ph - ph * 1.0 / vmax;
+  { /* parity: 1x, or the roofline itself */
+    double y = top + ph - ph * (which == PLOT_ROOF ? 100 : 1.0) / vmax;
     fprintf(f, "<line class=\"parity\" x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" "
             "y2=\"%.1f\" stroke=\"#888888\" stroke-dasharray=\"4 3\"/>\n",
             left, y, left + pw, y);
