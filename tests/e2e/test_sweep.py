@@ -13,9 +13,11 @@ by --class (cpu-a, then cpu-b: two CPU "fleets" on one machine).
 2. Step one: `kf sweep vecsum softmax --classes cpu-a,cpu-b,cpu-c
    --class cpu-a --baselines A` runs one campaign per problem, restricted
    to cpu-a, and stores A's baselines for cpu-a.
-3. Step two, same data directory, --class cpu-b: two more campaigns on
-   cpu-b; cpu-a's campaigns, their evaluations and end times are
-   untouched.  A third run for cpu-b runs nothing again.
+3. Step two, same data directory, --class cpu-b, interrupted (SIGINT)
+   once its first campaign exists: exit 4, PostgreSQL stopped; run again,
+   it picks that campaign up rather than making another, and adds the
+   second: two campaigns on cpu-b; cpu-a's campaigns, their evaluations
+   and end times are untouched.  A third run for cpu-b runs nothing.
 4. Bad input again, now with a sweep stored: the sweep's rows, campaigns
    and baselines are unchanged; a report of an unknown sweep exits 2
    naming the sweeps there are.
@@ -33,8 +35,10 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -186,11 +190,45 @@ def body(c):
     check(all(r[1] == "done" for r in first["campaigns"]),
           "step one: campaigns not done: %r" % first["campaigns"])
 
-    # 3. Step two: class cpu-b on the same data directory.
+    # 3. Step two: class cpu-b on the same data directory -- interrupted
+    # (^C) once its first campaign exists, then run again: the campaign
+    # of the interrupted run is the one that finishes, none is made anew.
+    argv = [c.path("kf"), "sweep"] + common + ["--class", "cpu-b",
+                                               "--baselines", base_b]
+    c.log("$ kf %s  (interrupted)" % " ".join(argv[1:]))
+    p = subprocess.Popen(argv, env=c.env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=kfe2e._pdeathsig)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(
+        x.decode(errors="replace") for x in p.stderr), daemon=True)
+    reader.start()
+
+    def created():
+        for x in lines:
+            m = re.search(r"vecsum on cpu-b: campaign (\d+),", x)
+            if m:
+                return int(m.group(1))
+        check(p.poll() is None, "kf sweep ended early: %s" % "".join(lines))
+        return None
+    cut = kfe2e.wait_until(created, 300, "kf sweep to create cpu-b's campaign")
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(120)
+    reader.join(10)
+    err = "".join(lines)
+    with open(os.path.join(c.dir, "kf-sweep.log"), "a") as f:
+        f.write("(interrupted) -> %d\n%s\n" % (rc, err))
+    check(rc == 4 and "run the same command again" in err,
+          "interrupted kf sweep: exit %d: %s" % (rc, err))
+    check(not os.path.exists(os.path.join(c.pgdir, "data", "postmaster.pid")),
+          "the interrupted kf sweep left PostgreSQL running")
     rc, out, err = kf(c, ["sweep"] + common + ["--class", "cpu-b",
                                                "--baselines", base_b])
     check(rc == 0, "step two exited %d:\n%s" % (rc, err))
     check("continuing sweep %d" % sid in err, "step two: %r" % err)
+    check("resuming campaign %d" % cut in err or
+          "campaign %d has ended" % cut in err,
+          "step two did not pick up campaign %d: %s" % (cut, err))
     second = snapshot(c)
     check(len(second["sweep_campaigns"]) == 4,
           "step two: %r" % second["sweep_campaigns"])
@@ -204,8 +242,9 @@ def body(c):
               "step two added evaluations to cpu-a's campaign %r: %r"
               % (row, second["evaluations"]))
     new = [r for r in second["campaigns"] if r[0] not in ids_a]
-    check(len(new) == 2 and all(r[1] == "done" for r in new),
-          "step two: new campaigns %r" % new)
+    check(len(new) == 2 and all(r[1] == "done" for r in new) and
+          str(cut) in [r[0] for r in new],
+          "step two: new campaigns %r (interrupted: %d)" % (new, cut))
 
     # A third run for cpu-b finds everything done: nothing new.
     rc, out, err = kf(c, ["sweep"] + common + ["--class", "cpu-b"])
