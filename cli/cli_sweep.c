@@ -567,35 +567,31 @@ int kf_cli_sweep(int argc, char **argv) {
     rc = KF_EXIT_UNAVAIL;
     goto out;
   }
+  /* The workers' class first: the sweep's rows, its new problems and
+   * labels and the label's binding are then written in one transaction,
+   * or not at all. */
+  int64_t dc_id = 0;
+  kf_device_class dc;
+  rc = wait_worker_class(s, &local, since, &dc_id, &dc);
+  if (rc) goto out;
   int64_t sweep = 0;
   bool created = false;
+  kf_sweep_bind bind = {.label = o.label, .model = dc.model,
+                        .device_class_id = dc_id,
+                        .ceiling_gbps = o.ceiling_gbps};
   int src = kf_store_sweep_open(s, o.name, backend, names,
                                 (size_t)o.n_problems,
                                 (const char *const *)labels, (size_t)nl,
-                                true, &sweep, &created);
+                                true, &bind, &sweep, &created);
   if (src) {
     fprintf(stderr, CMD ": %s\n", kf_store_errmsg(s));
     rc = src == KF_EINVAL ? KF_EXIT_USAGE : KF_EXIT_UNAVAIL;
     goto out;
   }
   if (!o.quiet)
-    fprintf(stderr, CMD ": %s sweep %lld '%s'\n", created ? "created"
-            : "continuing", (long long)sweep, kf_cli__clean(o.name, 128));
-
-  int64_t dc_id = 0;
-  kf_device_class dc;
-  rc = wait_worker_class(s, &local, since, &dc_id, &dc);
-  if (rc) goto out;
-  src = kf_store_sweep_bind(s, sweep, o.label, dc.model, dc_id,
-                            o.ceiling_gbps);
-  if (src) {
-    fprintf(stderr, CMD ": %s\n", kf_store_errmsg(s));
-    rc = src == KF_EINVAL || src == KF_ENOTFOUND ? KF_EXIT_USAGE
-                                                 : KF_EXIT_UNAVAIL;
-    goto out;
-  }
-  if (!o.quiet)
-    fprintf(stderr, CMD ": class %s is %s\n", kf_cli__clean(o.label, 128),
+    fprintf(stderr, CMD ": %s sweep %lld '%s'; class %s is %s\n",
+            created ? "created" : "continuing", (long long)sweep,
+            kf_cli__clean(o.name, 128), kf_cli__clean(o.label, 128),
             kf_cli__clean(dc.model, 128));
   if (bl.n) {
     src = kf_store_sweep_baselines_put(s, sweep, o.label, bl.v, bl.n,

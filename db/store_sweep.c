@@ -77,10 +77,56 @@ static const char *put(char **cur, const PGresult *r, int row, int col) {
 
 /* ------------------------------------------------------------ open -- */
 
+/* Inside open's transaction. */
+static int bind_class(kf_store *s, int64_t sweep, const kf_sweep_bind *b) {
+  const char *label = b->label, *model = b->model;
+  int64_t device_class_id = b->device_class_id;
+  double ceiling_gbps = b->ceiling_gbps;
+  int rc = 0;
+  char ids[24], dc[24], ceil[40];
+  snprintf(ids, sizeof ids, "%" PRId64, sweep);
+  snprintf(dc, sizeof dc, "%" PRId64, device_class_id);
+  snprintf(ceil, sizeof ceil, "%.17g", ceiling_gbps);
+  const char *p[] = {ids, label, model, dc, ceiling_gbps > 0 ? ceil : NULL};
+  /* The row's model as it is after the statement: ours when it was
+   * unbound, the earlier one otherwise (then nothing is written). */
+  PGresult *r = query(
+      s,
+      "WITH u AS (UPDATE sweep_classes SET model = COALESCE(model, $3),"
+      "  device_class_id = COALESCE(device_class_id, $4::bigint),"
+      "  ceiling_gbps = COALESCE($5::float8, ceiling_gbps)"
+      "  WHERE sweep_id = $1::bigint AND label = $2"
+      "  AND (model IS NULL OR (model = $3 AND device_class_id = $4::bigint))"
+      "  RETURNING model)"
+      " SELECT (SELECT model FROM u),"
+      " (SELECT model FROM sweep_classes WHERE sweep_id = $1::bigint"
+      "  AND label = $2)",
+      5, p, "binding a class", &rc);
+  if (!r) return rc;
+  bool ok = !PQgetisnull(r, 0, 0);
+  if (!ok && PQgetisnull(r, 0, 1))
+    rc = kf_store__fail(s, KF_ENOTFOUND, "sweep %" PRId64 " has no class"
+                        " '%.127s'", sweep, label);
+  else if (!ok && strcmp(PQgetvalue(r, 0, 1), model) != 0)
+    rc = kf_store__fail(s, KF_EINVAL, "sweep %" PRId64 ": class '%.127s' ran"
+                        " on '%.127s' before; these workers are '%.127s' (give"
+                        " them another --class)", sweep, label,
+                        PQgetvalue(r, 0, 1), model);
+  else if (!ok)
+    rc = kf_store__fail(s, KF_EINVAL, "sweep %" PRId64 ": class '%.127s' ran"
+                        " on another '%.127s' before (another compute "
+                        "capability or ISA level); give these workers another"
+                        " --class", sweep, label, model);
+  PQclear(r);
+  return rc;
+}
+
+
 int kf_store_sweep_open(kf_store *s, const char *name, int backend,
                         const char *const *problems, size_t np,
                         const char *const *labels, size_t nl, bool create,
-                        int64_t *id, bool *created) {
+                        const kf_sweep_bind *bind, int64_t *id,
+                        bool *created) {
   *id = 0;
   if (created) *created = false;
   int rc = kf_store__ready(s);
@@ -132,6 +178,7 @@ int kf_store_sweep_open(kf_store *s, const char *name, int backend,
              " FROM sweep_classes WHERE sweep_id = $1::bigint"
              " ON CONFLICT DO NOTHING", 2, p, "adding a class");
   }
+  if (!rc && bind) rc = bind_class(s, *id, bind);
   if (rc) return kf_store__rollback(s, rc);
   return kf_store__commit(s);
 }
@@ -160,45 +207,6 @@ int kf_store_sweep_find(kf_store *s, const char *key, int64_t *id) {
   rc = kf_store__fail(s, KF_ENOTFOUND, "no sweep '%.127s' (sweeps: %.600s)",
                       key ? key : "",
                       *PQgetvalue(r, 0, 0) ? PQgetvalue(r, 0, 0) : "none");
-  PQclear(r);
-  return rc;
-}
-
-int kf_store_sweep_bind(kf_store *s, int64_t sweep, const char *label,
-                        const char *model, int64_t device_class_id,
-                        double ceiling_gbps) {
-  int rc = kf_store__ready(s);
-  if (rc) return rc;
-  char ids[24], dc[24], ceil[40];
-  snprintf(ids, sizeof ids, "%" PRId64, sweep);
-  snprintf(dc, sizeof dc, "%" PRId64, device_class_id);
-  snprintf(ceil, sizeof ceil, "%.17g", ceiling_gbps);
-  const char *p[] = {ids, label, model, dc, ceiling_gbps > 0 ? ceil : NULL};
-  /* The row's model as it is after the statement: ours when it was
-   * unbound, the earlier one otherwise (then nothing is written). */
-  PGresult *r = query(
-      s,
-      "WITH u AS (UPDATE sweep_classes SET model = COALESCE(model, $3),"
-      "  device_class_id = COALESCE(device_class_id, $4::bigint),"
-      "  ceiling_gbps = COALESCE($5::float8, ceiling_gbps)"
-      "  WHERE sweep_id = $1::bigint AND label = $2"
-      "  AND (model IS NULL OR (model = $3 AND device_class_id = $4::bigint))"
-      "  RETURNING model)"
-      " SELECT (SELECT model FROM u),"
-      " (SELECT model FROM sweep_classes WHERE sweep_id = $1::bigint"
-      "  AND label = $2)",
-      5, p, "binding a class", &rc);
-  if (!r) return rc;
-  bool ok = !PQgetisnull(r, 0, 0);
-  if (!ok) {
-    bool none = PQgetisnull(r, 0, 1);
-    rc = kf_store__fail(s, none ? KF_ENOTFOUND : KF_EINVAL,
-                        none ? "sweep %" PRId64 " has no class '%.127s'%s%s"
-                             : "sweep %" PRId64 ": class '%.127s' ran on "
-                               "'%.127s' before; these workers are '%.127s'",
-                        sweep, label, none ? "" : PQgetvalue(r, 0, 1),
-                        none ? "" : model);
-  }
   PQclear(r);
   return rc;
 }

@@ -20,28 +20,32 @@
 
 #include "store.h"
 
+/* The device class a run's workers registered, bound to a label. */
+typedef struct {
+  const char *label;
+  const char *model;
+  int64_t device_class_id;
+  double ceiling_gbps;          /* > 0: --ceiling-gbps; 0 keeps the stored */
+} kf_sweep_bind;
+
 /* Finds the sweep called name, or (create) creates it, for backend (proto
  * DeviceKind: 1 cpu, 2 cuda), then adds the problems (spec names) and
- * class labels it does not have yet, after the ones it has.  One
- * transaction.  KF_ENOTFOUND: no such sweep and !create; KF_EINVAL: the
- * sweep exists for another backend (nothing written).  *created may be
- * NULL. */
+ * class labels it does not have yet, after the ones it has, and with bind
+ * (may be NULL) binds bind->label (one of labels or of the sweep's) to
+ * the class its workers registered: the first time it is recorded, later
+ * it must be the same model.  One transaction: on any error nothing is
+ * written.  KF_ENOTFOUND: no such sweep and !create; KF_EINVAL: the sweep
+ * exists for another backend, or the label ran on another model before
+ * (the message says which).  *created may be NULL. */
 int kf_store_sweep_open(kf_store *s, const char *name, int backend,
                         const char *const *problems, size_t np,
                         const char *const *labels, size_t nl, bool create,
-                        int64_t *id, bool *created);
+                        const kf_sweep_bind *bind, int64_t *id,
+                        bool *created);
 
 /* The sweep whose id (all digits) or name is key.  KF_ENOTFOUND, with the
  * sweeps that exist in the message. */
 int kf_store_sweep_find(kf_store *s, const char *key, int64_t *id);
-
-/* Binds label to the device class its workers registered (model, class
- * id) the first time; later, checks it is the same model (KF_EINVAL,
- * saying which it was).  ceiling_gbps > 0 records --ceiling-gbps for the
- * label (0 keeps what is stored). */
-int kf_store_sweep_bind(kf_store *s, int64_t sweep, const char *label,
-                        const char *model, int64_t device_class_id,
-                        double ceiling_gbps);
 
 /* The campaign of (problem, label); *campaign_id 0 when none yet. */
 int kf_store_sweep_campaign(kf_store *s, int64_t sweep, const char *problem,
