@@ -19,7 +19,11 @@
  * in --data DIR (cli_local.c) and stops them when done; the campaigns run
  * one problem after the other, each with the whole budget.  Everything the
  * user typed (problem directories, classes, the baselines file) is checked
- * before anything starts.  `kf sweep report` is cli_sweep_report.c.
+ * before anything starts.  With --coordinator and --db it runs on a
+ * running cluster instead: the campaigns through the coordinator, the
+ * sweep's rows straight into the cluster's database (the coordinator has
+ * no RPCs for them), the label naming one of its device classes.
+ * `kf sweep report` is cli_sweep_report.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -52,6 +56,8 @@ static void on_signal(int sig) { (void)sig; interrupted = 1; }
 static void usage(FILE *f) {
   fprintf(f,
 "usage: kf sweep PROBLEM_DIR... --class LABEL [--classes A,B,...] [options]\n"
+"       kf sweep PROBLEM_DIR... --class LABEL --coordinator H:P --db CONNINFO\n"
+"                [--model MODEL] [options]      (a running cluster)\n"
 "       kf sweep report SWEEP [--data DIR | --db CONNINFO] [--out DIR]\n"
 "                       [--json]   (kf sweep report --help)\n"
 "\n"
@@ -90,6 +96,14 @@ KF_CLI__BUDGET_HELP
 "\n"
 "Where:\n"
 "  --data DIR            state directory [$KF_DATA_DIR, else as kf run]\n"
+"  --coordinator H:P     use a running cluster instead (its workers of the\n"
+"                        class run the campaigns); needs --db\n"
+"  --db CONNINFO         that cluster's PostgreSQL (libpq conninfo), where\n"
+"                        the sweep's rows are kept\n"
+"  --model MODEL         with --coordinator: the device class model LABEL\n"
+"                        stands for [LABEL itself]\n"
+"  --token-file PATH     the cluster's credential [$KF_TOKEN_FILE, $KF_TOKEN];\n"
+"                        --tls-ca, --tls-cert, --tls-key as kf run\n"
 "  --workers N           local workers [one per GPU for CUDA problems,\n"
 "                        else 1]\n"
 "  --quiet               no progress output\n"
@@ -109,6 +123,10 @@ typedef struct {
   const char *baselines;
   double ceiling_gbps;
   const char *data;
+  const char *coordinator; /* remote mode: a running cluster ... */
+  const char *db;          /* ... and its database, for the sweep's rows */
+  const char *model;       /* remote: the device class LABEL stands for */
+  kf_cli__remote remote;
   uint64_t workers;
   bool quiet;
   kf_cli__budget budget;
@@ -163,6 +181,10 @@ static int parse(int argc, char **argv, sweep_opts *o) {
       {"baselines", required_argument, 0, 'B'},
       {"ceiling-gbps", required_argument, 0, 'G'},
       {"data", required_argument, 0, 'd'},
+      {"coordinator", required_argument, 0, 'c'},
+      {"db", required_argument, 0, 'D'},
+      {"model", required_argument, 0, 'M'},
+      KF_CLI__REMOTE_OPTIONS,
       {"workers", required_argument, 0, 'w'},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
@@ -179,6 +201,9 @@ static int parse(int argc, char **argv, sweep_opts *o) {
     case 'L': o->label = optarg; break;
     case 'B': o->baselines = optarg; break;
     case 'd': o->data = optarg; break;
+    case 'c': o->coordinator = optarg; break;
+    case 'D': o->db = optarg; break;
+    case 'M': o->model = optarg; break;
     case 'q': o->quiet = true; break;
     case 'G': {
       char *end;
@@ -204,6 +229,7 @@ static int parse(int argc, char **argv, sweep_opts *o) {
     default:
       if (c >= 0x100 && c <= 0x1ff && c != 0x106) {
         rc = kf_cli__budget_opt(&o->budget, c, optarg, CMD);
+      } else if (kf_cli__remote_opt(&o->remote, c, optarg)) {
       } else {
         fprintf(stderr, "Run `kf sweep --help` for the options.\n");
         rc = KF_EXIT_USAGE;
@@ -437,11 +463,31 @@ int kf_cli_sweep(int argc, char **argv) {
   if (argc >= 1 && !strcmp(argv[0], "report"))
     return kf_cli__sweep_report(argc - 1, argv + 1);
   sweep_opts o = {.name = "sweep", .budget = {.evals = 60, .seconds = 600}};
+  kf_cli__remote_init(&o.remote);
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? KF_EXIT_OK : rc;
   if (!o.n_problems) {
     fprintf(stderr, CMD ": give at least one PROBLEM_DIR\n"
             "Run `kf sweep --help` for the options.\n");
+    return KF_EXIT_USAGE;
+  }
+  if (o.coordinator && !o.db) {
+    fprintf(stderr, CMD ": --coordinator needs --db CONNINFO too: the sweep's"
+            " rows live in the cluster's database\n");
+    return KF_EXIT_USAGE;
+  }
+  if (!o.coordinator && (o.db || o.model)) {
+    fprintf(stderr, CMD ": --%s is for a running cluster: give "
+            "--coordinator H:P too\n", o.db ? "db" : "model");
+    return KF_EXIT_USAGE;
+  }
+  if (o.coordinator && o.data) {
+    fprintf(stderr, CMD ": --data and --coordinator exclude each other\n");
+    return KF_EXIT_USAGE;
+  }
+  if (o.coordinator && (!o.remote.token || !*o.remote.token) &&
+      (!o.remote.token_file || !*o.remote.token_file)) {
+    fprintf(stderr, CMD ": --coordinator needs --token-file or $KF_TOKEN\n");
     return KF_EXIT_USAGE;
   }
   if (!label_ok(o.name)) {
@@ -523,6 +569,33 @@ int kf_cli_sweep(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 
+  char err[512];
+  int64_t dc_id = 0;
+  kf_device_class dc;
+  memset(&dc, 0, sizeof dc);
+  kf_cli__remote remote = o.remote;
+  if (o.coordinator) {
+    /* A running cluster: its workers of the class are there already (or
+     * come later); the label names their device class. */
+    if (kf_store_open(o.db, &s, err, sizeof err)) {
+      fprintf(stderr, CMD ": --db: %s\n", err);
+      rc = KF_EXIT_UNAVAIL;
+      goto out;
+    }
+    const char *m = o.model ? o.model : o.label;
+    int crc = kf_store_class_by_name(s, backend, m, &dc_id);
+    if (crc) {
+      fprintf(stderr, CMD ": %s%s\n", kf_store_errmsg(s),
+              crc == KF_ENOTFOUND && !o.model
+                  ? "; name the class LABEL stands for with --model" : "");
+      rc = crc == KF_ENOTFOUND || crc == KF_EINVAL ? KF_EXIT_USAGE
+                                                   : KF_EXIT_UNAVAIL;
+      goto out;
+    }
+    kf_strlcpy(dc.model, m, sizeof dc.model);
+    remote.target = o.coordinator;
+    goto have_class;
+  }
   if (o.data) kf_strlcpy(dir, o.data, sizeof dir);
   else kf_cli__default_data_dir(dir, sizeof dir);
   if (kf_cli__mkdirs(dir)) {
@@ -561,7 +634,6 @@ int kf_cli_sweep(int argc, char **argv) {
   rc = kf_cli__local_start(&local, &lo);
   if (rc) goto out;
 
-  char err[512];
   if (kf_store_open(local.conninfo, &s, err, sizeof err)) {
     fprintf(stderr, CMD ": %s\n", err);
     rc = KF_EXIT_UNAVAIL;
@@ -570,10 +642,17 @@ int kf_cli_sweep(int argc, char **argv) {
   /* The workers' class first: the sweep's rows, its new problems and
    * labels and the label's binding are then written in one transaction,
    * or not at all. */
-  int64_t dc_id = 0;
-  kf_device_class dc;
   rc = wait_worker_class(s, &local, since, &dc_id, &dc);
   if (rc) goto out;
+  /* Our own cluster: its fresh bootstrap credential, plaintext on
+   * loopback, whatever the environment says about other clusters. */
+  kf_cli__remote_init(&remote);
+  remote.target = local.target;
+  remote.token = local.token;
+  remote.token_file = NULL;
+  remote.tls_ca = remote.tls_cert = remote.tls_key = NULL;
+
+have_class:;
   int64_t sweep = 0;
   bool created = false;
   kf_sweep_bind bind = {.label = o.label, .model = dc.model,
@@ -603,23 +682,22 @@ int kf_cli_sweep(int argc, char **argv) {
     }
   }
 
-  kf_cli__remote remote;
-  kf_cli__remote_init(&remote);
-  remote.target = local.target;
-  remote.token = local.token;
-  remote.token_file = NULL;
-  remote.tls_ca = remote.tls_cert = remote.tls_key = NULL;
   rc = kf_cli__open(&remote, CMD, &cli);
   if (rc) goto out;
   for (int i = 0; !rc && i < o.n_problems; i++)
     rc = run_problem(s, cli, sweep, specs[i], o.label, dc.model, &o, o.name);
-  if (rc == KF_EXIT_INTERRUPT)
+  if (rc == KF_EXIT_INTERRUPT && o.coordinator)
+    fprintf(stderr, CMD ": interrupted; the campaign under way keeps running"
+            " on %s.\n  continue: run the same command again\n",
+            o.coordinator);
+  else if (rc == KF_EXIT_INTERRUPT)
     fprintf(stderr, CMD ": interrupted; the sweep and its campaigns are saved"
             " in %s/pg.\n  continue: run the same command again\n", dir);
   else if (!rc && !o.quiet)
     fprintf(stderr, CMD ": class %s done; report: kf sweep report %lld "
-            "--data %s --out DIR\n", kf_cli__clean(o.label, 128),
-            (long long)sweep, dir);
+            "%s%s --out DIR\n", kf_cli__clean(o.label, 128),
+            (long long)sweep, o.coordinator ? "--db CONNINFO" : "--data ",
+            o.coordinator ? "" : dir);
   if (!rc) printf("%lld\n", (long long)sweep);
 
 out:

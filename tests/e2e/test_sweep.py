@@ -30,6 +30,11 @@ by --class (cpu-a, then cpu-b: two CPU "fleets" on one machine).
    reason.  report.md has a row per cell with those numbers; the SVGs
    parse as XML and hold one bar per (problem, class) that has a number
    (four), the cpu-c cells drawn as '-'.
+6. Remote mode: `kf sweep vecsum --coordinator H:P --db CONNINFO --class
+   cpu-r` on a running coordinator with a cpu-r worker adds the class to
+   the same sweep and runs its campaign there; an unknown class exits 2
+   naming those there are, --db without --coordinator exits 2; the
+   report read with --db has the new cell, equal to kf campaign best.
 """
 import json
 import math
@@ -346,6 +351,51 @@ def body(c):
         check(("roofline.svg" in md and "speedup_compile.svg" in md),
               "report.md does not show the plots")
     c.log("report: %s, 4 SVGs with one bar per (problem, class)" % rdir)
+
+    # 6. Remote mode: the running coordinator (on the same database) and a
+    # worker of class cpu-r; the sweep's rows through --db.  An unknown
+    # class first: exit 2, naming the classes there are, nothing stored.
+    c.start_worker("wr", slots=1, extra=["--device-class", "cpu-r"])
+    kfe2e.wait_until(lambda: c.count(
+        "SELECT count(*) FROM device_classes WHERE model = 'cpu-r'") == 1,
+        120, "worker cpu-r to register")
+    remote = [probs[0], "--name", "s1", "--coordinator", c.target, "--db",
+              c.conninfo] + BUDGET
+    before = c.psql("SELECT x::text FROM sweep_classes x ORDER BY position")
+    rc, out, err = kf(c, ["sweep"] + remote + ["--class", "cpu-q"])
+    check(rc == 2 and "no device class named 'cpu-q'" in err and
+          "cpu-r" in err, "remote, unknown class: exit %d: %s" % (rc, err))
+    check(c.psql("SELECT x::text FROM sweep_classes x ORDER BY position")
+          == before, "a refused remote sweep changed sweep_classes")
+    # cpu-a ran on model cpu-a: binding it to cpu-r is refused, and the
+    # new problem given with it is not added either (one transaction).
+    extra = kfcampaign.far_from_roofline(c, "rmsnorm")
+    rc, out, err = kf(c, ["sweep", extra] + remote[1:] +
+                      ["--class", "cpu-a", "--model", "cpu-r"])
+    check(rc == 2 and "class 'cpu-a' ran on 'cpu-a' before" in err,
+          "remote, label on another model: exit %d: %s" % (rc, err))
+    check(c.count("SELECT count(*) FROM sweep_problems") == 2,
+          "a refused sweep added its problem: %r"
+          % c.psql("SELECT * FROM sweep_problems"))
+    rc, out, err = kf(c, ["sweep", probs[0], "--name", "s1", "--class",
+                          "cpu-r", "--db", c.conninfo])
+    check(rc == 2 and "--coordinator" in err,
+          "--db without --coordinator: exit %d: %s" % (rc, err))
+    rc, out, err = kf(c, ["sweep"] + remote + ["--class", "cpu-r"])
+    check(rc == 0 and int(out.strip()) == sid,
+          "remote sweep: exit %d: %s" % (rc, err))
+    rep = json.loads(c.kf("sweep", "report", str(sid), "--db", c.conninfo,
+                          "--json"))
+    cells = {(x["problem"], x["class"]): x for x in rep["cells"]}
+    x = cells[(PROBLEMS[0], "cpu-r")]
+    b = json.loads(c.kf("campaign", "best", str(x["campaign_id"]), "--class",
+                        "cpu-r", "--json", "--coordinator", c.target))["best"]
+    check(x["speedup"] == b["speedup"] and x["state"] == "done",
+          "remote cell %r vs best %r" % (x, b))
+    check(cells[(PROBLEMS[1], "cpu-r")]["campaign_id"] is None and
+          len(cells) == 8, "remote: cells %r" % sorted(cells))
+    c.log("remote: %s on cpu-r, campaign %d, %.2fx" % (
+        PROBLEMS[0], x["campaign_id"], x["speedup"]))
 
 
 if __name__ == "__main__":
