@@ -130,6 +130,9 @@ typedef struct {
   /* CPU workers: register as this class (kf-worker --device-class);
    * NULL: the CPU's own */
   const char *device_class;
+  /* workers are named PREFIX-1, PREFIX-2, ... (and log to DIR/NAME.log);
+   * NULL: "worker" */
+  const char *worker_prefix;
   bool quiet;
   volatile sig_atomic_t *interrupted; /* checked while waiting; may be NULL */
 } kf_cli__local_opts;

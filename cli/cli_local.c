@@ -286,8 +286,9 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
   int nw = o->workers < 1 ? 1 : o->workers;
   if (nw > KF_CLI__MAX_WORKERS) nw = KF_CLI__MAX_WORKERS;
   for (int i = 0; i < nw; i++) {
-    char name[32], wlog[600], slots[16], env[128];
-    snprintf(name, sizeof name, "worker-%d", i + 1);
+    char name[80], wlog[600], slots[16], env[128];
+    snprintf(name, sizeof name, "%s-%d",
+             o->worker_prefix ? o->worker_prefix : "worker", i + 1);
     snprintf(wlog, sizeof wlog, "%s/%s.log", l->dir, name);
     snprintf(slots, sizeof slots, "%d", o->slots);
     if (o->gpu_ids && o->n_gpu_ids > 0)

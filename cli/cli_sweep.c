@@ -374,15 +374,16 @@ static int read_baselines(const char *path, const char *const *names,
 
 /* ------------------------------------------------------------ run -- */
 
-/* Waits until the local worker-1 registered (at or after since) and
- * returns its class.  0, KF_EXIT_INTERRUPT, or prints why and returns an
- * exit code. */
+/* Waits until the local worker `name` registered and returns its class.
+ * The name is this run's own: a data directory carried from another
+ * machine holds that machine's workers, and its clock may be ahead of
+ * ours.  0, KF_EXIT_INTERRUPT, or prints why and returns an exit code. */
 static int wait_worker_class(kf_store *s, const kf_cli__local *l,
-                             int64_t since, int64_t *dc_id,
+                             const char *name, int64_t *dc_id,
                              kf_device_class *dc) {
   for (int i = 0; i < 3000; i++) { /* 300 s: a GPU worker measures first */
     if (interrupted) return KF_EXIT_INTERRUPT;
-    int rc = kf_store_sweep_worker_class(s, "worker-1", since, dc_id, dc);
+    int rc = kf_store_sweep_worker_class(s, name, 0, dc_id, dc);
     if (rc) {
       fprintf(stderr, CMD ": %s\n", kf_store_errmsg(s));
       return KF_EXIT_UNAVAIL;
@@ -391,7 +392,7 @@ static int wait_worker_class(kf_store *s, const kf_cli__local *l,
     usleep(100000);
   }
   fprintf(stderr, CMD ": the local worker did not register in 300 s; see"
-          " %s/worker-1.log\n", l->dir);
+          " %s/%s.log\n", l->dir, name);
   return KF_EXIT_UNAVAIL;
 }
 
@@ -624,8 +625,12 @@ int kf_cli_sweep(int argc, char **argv) {
   if (!o.quiet)
     fprintf(stderr, CMD ": sweep '%s', class %s, state in %s\n",
             kf_cli__clean(o.name, 128), kf_cli__clean(o.label, 128), dir);
-  int64_t since = (int64_t)time(NULL) - 2;
+  char prefix[64], first[80];
+  snprintf(prefix, sizeof prefix, "sweep-%lld-%d", (long long)time(NULL),
+           (int)getpid());
+  snprintf(first, sizeof first, "%s-1", prefix);
   kf_cli__local_opts lo = {
+      .worker_prefix = prefix,
       .dir = dir, .workers = nw ? nw : 1, .cuda_per_device = backend == 2,
       .gpu_ids = (const char(*)[KF_CLI__GPU_ID_LEN])gpu_ids,
       .n_gpu_ids = ngpu, .cmd = CMD, .quiet = o.quiet,
@@ -642,7 +647,7 @@ int kf_cli_sweep(int argc, char **argv) {
   /* The workers' class first: the sweep's rows, its new problems and
    * labels and the label's binding are then written in one transaction,
    * or not at all. */
-  rc = wait_worker_class(s, &local, since, &dc_id, &dc);
+  rc = wait_worker_class(s, &local, first, &dc_id, &dc);
   if (rc) goto out;
   /* Our own cluster: its fresh bootstrap credential, plaintext on
    * loopback, whatever the environment says about other clusters. */

@@ -102,7 +102,7 @@ int kf_store_sweep_eval_ceiling(kf_store *s, int64_t eval_id,
                                 double *copy_gbps, double *peak_gflops);
 
 /* The device class of the newest worker called worker_name registered at
- * or after since_unix_s; *device_class_id 0 when none yet. */
+ * or after since_unix_s (0: any time); *device_class_id 0 when none yet. */
 int kf_store_sweep_worker_class(kf_store *s, const char *worker_name,
                                 int64_t since_unix_s,
                                 int64_t *device_class_id,
