@@ -55,7 +55,7 @@ static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
 static void usage(FILE *f) {
   fprintf(f,
-"usage: kf sweep PROBLEM_DIR... --class LABEL [--classes A,B,...] [options]\n"
+"usage: kf sweep PROBLEM_DIR... [--class LABEL] [--classes A,B,...] [options]\n"
 "       kf sweep PROBLEM_DIR... --class LABEL --coordinator H:P --db CONNINFO\n"
 "                [--model MODEL] [options]      (a running cluster)\n"
 "       kf sweep report SWEEP [--data DIR | --db CONNINFO] [--out DIR]\n"
@@ -80,7 +80,8 @@ static void usage(FILE *f) {
 "  --name NAME           the sweep to create or continue      [sweep]\n"
 "  --classes A,B,...     its device class labels (all the machines')\n"
 "  --class LABEL         the class of the workers this run starts [the\n"
-"                        one --classes label, when there is one].  CPU\n"
+"                        one --classes label, when there is one; with\n"
+"                        neither, the model the workers register].  CPU\n"
 "                        workers register as LABEL (kf-worker\n"
 "                        --device-class); GPU workers register their GPU's\n"
 "                        model, which LABEL is bound to on its first run\n"
@@ -514,16 +515,21 @@ int kf_cli_sweep(int argc, char **argv) {
     return KF_EXIT_USAGE;
   }
   if (!o.label && nl == 1) o.label = labels[0];
-  if (!o.label) {
-    fprintf(stderr, CMD ": %s: name the class of this machine's workers with"
-            " --class LABEL\n", nl ? "--classes lists several classes"
-                                   : "no class given");
+  if (!o.label && (nl || o.coordinator)) {
+    fprintf(stderr, CMD ": %s: name the class of %s with --class LABEL\n",
+            nl ? "--classes lists several classes" : "no class given",
+            o.coordinator ? "the cluster's workers to run on"
+                          : "this machine's workers");
     free(classes_copy);
     return KF_EXIT_USAGE;
   }
+  /* No class at all: the label is the model the local workers register
+   * (the GPU's name, the CPU's model name), known once they did. */
+  bool detect = !o.label;
   bool listed = false;
-  for (int i = 0; i < nl; i++) listed = listed || !strcmp(labels[i], o.label);
-  if (!listed) labels[nl++] = (char *)o.label;
+  for (int i = 0; !detect && i < nl; i++)
+    listed = listed || !strcmp(labels[i], o.label);
+  if (!detect && !listed) labels[nl++] = (char *)o.label;
 
   /* Every problem loads, one backend, distinct names: before anything
    * starts. */
@@ -624,7 +630,8 @@ int kf_cli_sweep(int argc, char **argv) {
   }
   if (!o.quiet)
     fprintf(stderr, CMD ": sweep '%s', class %s, state in %s\n",
-            kf_cli__clean(o.name, 128), kf_cli__clean(o.label, 128), dir);
+            kf_cli__clean(o.name, 128),
+            detect ? "(the workers' own)" : kf_cli__clean(o.label, 128), dir);
   char prefix[64], first[80];
   snprintf(prefix, sizeof prefix, "sweep-%lld-%d", (long long)time(NULL),
            (int)getpid());
@@ -649,6 +656,17 @@ int kf_cli_sweep(int argc, char **argv) {
    * or not at all. */
   rc = wait_worker_class(s, &local, first, &dc_id, &dc);
   if (rc) goto out;
+  if (detect) {
+    if (!label_ok(dc.model)) {
+      fprintf(stderr, CMD ": the workers' class '%s' cannot be a label (1 to"
+              " 127 printable ASCII characters, no comma); give --class\n",
+              kf_cli__clean(dc.model, 200));
+      rc = KF_EXIT_USAGE;
+      goto out;
+    }
+    o.label = dc.model;
+    labels[nl++] = dc.model;
+  }
   /* Our own cluster: its fresh bootstrap credential, plaintext on
    * loopback, whatever the environment says about other clusters. */
   kf_cli__remote_init(&remote);
