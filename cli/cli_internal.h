@@ -127,6 +127,12 @@ typedef struct {
   const char (*gpu_ids)[KF_CLI__GPU_ID_LEN];
   int n_gpu_ids;          /* > 0 with gpu_ids: worker i gets i % n */
   const char *cmd;        /* for messages: "kf run", "kf cluster" */
+  /* CPU workers: register as this class (kf-worker --device-class);
+   * NULL: the CPU's own */
+  const char *device_class;
+  /* workers are named PREFIX-1, PREFIX-2, ... (and log to DIR/NAME.log);
+   * NULL: "worker" */
+  const char *worker_prefix;
   bool quiet;
   volatile sig_atomic_t *interrupted; /* checked while waiting; may be NULL */
 } kf_cli__local_opts;
@@ -142,6 +148,15 @@ void kf_cli__local_stop(kf_cli__local *l);
 /* mkdir -p, mode 0755 (PostgreSQL may run as another user and must be
  * able to enter every level).  0 or -1 with errno. */
 int kf_cli__mkdirs(const char *path);
+
+/* cli_run.c.  The data directory of `kf run` and `kf sweep` without
+ * --data: $KF_DATA_DIR, else per user, or /var/lib/kernelfleet as root. */
+void kf_cli__default_data_dir(char *out, size_t len);
+
+/* One `kf run` or `kf sweep` per data directory (a second would share,
+ * then stop, the first one's PostgreSQL): flock on DIR/kf-run.lock.
+ * Returns the fd to keep open, or -1 with the reason printed. */
+int kf_cli__lock_data_dir(const char *dir, const char *cmd);
 
 /* Directory holding this executable. */
 void kf_cli__bin_dir(char *out, size_t len);

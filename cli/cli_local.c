@@ -286,8 +286,9 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
   int nw = o->workers < 1 ? 1 : o->workers;
   if (nw > KF_CLI__MAX_WORKERS) nw = KF_CLI__MAX_WORKERS;
   for (int i = 0; i < nw; i++) {
-    char name[32], wlog[600], slots[16], env[128];
-    snprintf(name, sizeof name, "worker-%d", i + 1);
+    char name[80], wlog[600], slots[16], env[128];
+    snprintf(name, sizeof name, "%s-%d",
+             o->worker_prefix ? o->worker_prefix : "worker", i + 1);
     snprintf(wlog, sizeof wlog, "%s/%s.log", l->dir, name);
     snprintf(slots, sizeof slots, "%d", o->slots);
     if (o->gpu_ids && o->n_gpu_ids > 0)
@@ -296,10 +297,19 @@ int kf_cli__local_start(kf_cli__local *l, const kf_cli__local_opts *o) {
     else
       snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", i);
     /* with CUDA_VISIBLE_DEVICES=i each worker sees its one GPU as 0 */
-    char *wargv[] = {worker_bin, "--coordinator", l->target,
-                     "--name", name, "--device",
-                     o->cuda_per_device ? "cuda:0" : "cpu",
-                     o->slots > 0 ? "--slots" : NULL, slots, NULL};
+    char *wargv[12] = {worker_bin, "--coordinator", l->target,
+                       "--name", name, "--device",
+                       o->cuda_per_device ? "cuda:0" : "cpu"};
+    int wa = 7;
+    if (o->device_class && !o->cuda_per_device) {
+      wargv[wa++] = "--device-class";
+      wargv[wa++] = (char *)o->device_class;
+    }
+    if (o->slots > 0) {
+      wargv[wa++] = "--slots";
+      wargv[wa++] = slots;
+    }
+    wargv[wa] = NULL;
     const char *wenv[] = {worker_env, o->cuda_per_device ? env : NULL, NULL};
     pid_t pid = spawn(wargv, wlog, wenv, cmd);
     if (pid < 0) {

@@ -108,7 +108,7 @@ KF_CLI__LLM_HELP
 /* The data directory: --data, $KF_DATA_DIR, else per user, or
  * /var/lib/kernelfleet as root (PostgreSQL then runs as user postgres,
  * which cannot enter /root). */
-static void default_data_dir(char *out, size_t len) {
+void kf_cli__default_data_dir(char *out, size_t len) {
   const char *env = kf_getenv_or("KF_DATA_DIR", NULL);
   if (env) {
     kf_strlcpy(out, env, len);
@@ -124,18 +124,18 @@ static void default_data_dir(char *out, size_t len) {
 
 /* One `kf run` per data directory: a second would share (and then stop)
  * the first one's PostgreSQL.  Returns the lock fd or -1 (printed). */
-static int lock_data_dir(const char *dir) {
+int kf_cli__lock_data_dir(const char *dir, const char *cmd) {
   char path[600];
   snprintf(path, sizeof path, "%s/kf-run.lock", dir);
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    fprintf(stderr, "kf run: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "%s: %s: %s\n", cmd, path, strerror(errno));
     return -1;
   }
   if (flock(fd, LOCK_EX | LOCK_NB)) {
     fprintf(stderr,
-            "kf run: another kf run is using %s; wait for it, or pass\n"
-            "  --data DIR for a separate state directory\n", dir);
+            "%s: another kf run or kf sweep is using %s; wait for it,\n"
+            "  or pass --data DIR for a separate state directory\n", cmd, dir);
     close(fd);
     return -1;
   }
@@ -313,13 +313,13 @@ int kf_cli_run(int argc, char **argv) {
 
   if (!o.coordinator) {
     if (o.data) kf_strlcpy(dir, o.data, sizeof dir);
-    else default_data_dir(dir, sizeof dir);
+    else kf_cli__default_data_dir(dir, sizeof dir);
     if (kf_cli__mkdirs(dir)) {
       fprintf(stderr, "kf run: cannot create %s: %s\n", dir, strerror(errno));
       rc = KF_EXIT_USAGE;
       goto out;
     }
-    lockfd = lock_data_dir(dir);
+    lockfd = kf_cli__lock_data_dir(dir, "kf run");
     if (lockfd < 0) {
       rc = KF_EXIT_USAGE;
       goto out;

@@ -29,6 +29,8 @@ static void usage(FILE *f) {
 "                        tokens and cost it spent\n"
 "  dashboard [--listen H:P]  read-only web dashboard of a running coordinator\n"
 "  import kernelbench FILE.py | gpumode DIR   a torch problem directory\n"
+"  sweep PROBLEM_DIR... | report SWEEP   the same campaigns on every device\n"
+"                        class, and a report of them (docs/sweep.md)\n"
 "\n"
 "Exit codes: 0 ok, 1 the work failed, 2 usage or input error,\n"
 "            3 coordinator or database unreachable, 4 interrupted.\n"
@@ -54,6 +56,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "dashboard"))
     return kf_cli_dashboard(argc - 2, argv + 2);
   if (!strcmp(argv[1], "import")) return kf_cli_import(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "sweep")) return kf_cli_sweep(argc - 2, argv + 2);
   fprintf(stderr, "kf: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return KF_EXIT_USAGE;
