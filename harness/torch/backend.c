@@ -512,7 +512,8 @@ static int p_gone(kf_ev *e, kf_side *s, const char *during) {
   int code = WIFSIGNALED(st) ? -WTERMSIG(st) : WEXITSTATUS(st);
   int oc = classify_exit(s, code, e->why, KF_HARNESS_WHY);
   size_t n = strlen(e->why);
-  snprintf(e->why + n, KF_HARNESS_WHY - n, " (%s)", during);
+  if (!strstr(e->why, during))
+    snprintf(e->why + n, KF_HARNESS_WHY - n, " (%s)", during);
   return oc;
 }
 
@@ -585,10 +586,14 @@ static int p_start_wait(kf_ev *e, kf_side *s) {
   return p_stop(e, s);
 }
 
-/* Continues the stopped process and sends it one command line. */
+/* Sends the stopped process one command line, then continues it: the
+ * command is waiting when it resumes, so there is no moment in which it
+ * runs, sees the inputs drawn while it was stopped, and has no command
+ * yet (on the GPU, where the side's own events time it, such a moment
+ * would be outside the timed window). */
 static int p_send(kf_ev *e, kf_side *s, const char *cmd) {
   torch_side *t = TS(s);
-  if (kill(t->pid, SIGCONT) != 0 || say(t, cmd)) {
+  if (say(t, cmd) || kill(t->pid, SIGCONT) != 0) {
     snprintf(e->why, KF_HARNESS_WHY, "%s: its process is gone", s->who);
     return p_gone(e, s, "before the call");
   }
