@@ -78,6 +78,8 @@ typedef struct {
   bool cuda;            /* device cuda: JIT sandbox, GPU timing */
   int lock_fd;          /* the GPU lock, held from start's end (-1) */
   char eager[160];      /* baselines: what eager is */
+  char view[64];        /* the JIT sandbox's file view, as a candidate's
+                           LOCKED said it */
 } torch_ev;
 
 typedef struct {
@@ -531,8 +533,17 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   torch_ev *c = TE(e);
   torch_side *t = TS(s);
   s->defenses = defenses_of(line + 6);
-  if (strstr(line, " seccomp-jit")) s->defenses |= KF_HARNESS_DEF_SECCOMP;
-  if (!s->is_ref) return;
+  /* the JIT sandbox: its own filter, and compilers are processes */
+  if (strstr(line, " seccomp-jit"))
+    s->defenses = (s->defenses | KF_HARNESS_DEF_SECCOMP) &
+                  ~(uint32_t)KF_HARNESS_DEF_NPROC0;
+  if (!s->is_ref) {
+    snprintf(c->view, sizeof c->view, "%s%s",
+             strstr(line, " private-tmp") ? "private /tmp" : "host /tmp",
+             strstr(line, " hidden-fs") ? ", homes/work/var/opt hidden"
+                                        : ", nothing hidden");
+    return;
+  }
   const char *tv = strstr(line, "torch=");
   char ver[64] = "?";
   if (tv) {
@@ -574,6 +585,9 @@ static int p_start_wait(kf_ev *e, kf_side *s) {
   }
   p_locked(e, s, line);
   int tmo = e->o->call_timeout_ms * (s->is_ref ? 3 : 1) + 20000;
+  /* on the GPU a module may build its kernels at load (load_inline runs
+   * nvcc and a C++ compiler: tens of seconds) */
+  if (TE(e)->cuda && tmo < START_MS) tmo = START_MS;
   k = wait_line(t, false, tmo, &from, line, sizeof line);
   if (k == -1) {
     kill_zygote(t);
@@ -732,7 +746,9 @@ static int torch_open(kf_ev *e) {
   c->cuda = !strcmp(e->spec->torch_device, "cuda");
   c->persist = c->cuda || e->o->torch_persistent;
   c->cpu = e->o->cpu >= 0 ? e->o->cpu : sched_getcpu();
-  if (c->cpu >= 0) {
+  /* on the GPU the time is the device's; the runners' compilers and the
+   * driver's threads are not squeezed onto one core */
+  if (c->cpu >= 0 && !c->cuda) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(c->cpu, &set);
@@ -1045,15 +1061,16 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
     if (!sides[i]->oc) def = sides[i]->defenses;
   char defs[256];
   kf_harness__defenses_str(def, defs, sizeof defs);
-  if (!(def & KF_HARNESS_DEF_SECCOMP) || !(def & KF_HARNESS_DEF_CHROOT))
+  if (!(def & KF_HARNESS_DEF_SECCOMP) ||
+      (!(def & KF_HARNESS_DEF_CHROOT) && !c->cuda))
     kf_log(KF_LOG_WARN, "torch sandbox incomplete: %s", defs);
   if (c->cuda) {
     int oc = take_gpu_lock(e);
     if (oc) return oc;
     snprintf(facts, factslen, "defenses: %s, audit hook; python %s; one "
              "process per side on GPU %d, CUDA-event timing, JIT allowed "
-             "(Triton, load_inline, torch.compile: private cache, compilers"
-             " may run)", defs, c->python, e->o->device);
+             "(Triton, load_inline, torch.compile: compilers may run; %s)",
+             defs, c->python, e->o->device, c->view);
   } else {
     snprintf(facts, factslen, "defenses: %s, audit hook; python %s, one "
              "thread, pinned to cpu %d; %s", defs, c->python, c->cpu,

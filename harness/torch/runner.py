@@ -126,12 +126,13 @@ def _warm(torch, device):
         F.conv2d(x[:, :, None], torch.randn(4, 4, 1, 3, device=device))
         F.max_pool1d(x, 2)
         F.avg_pool1d(x, 2)
-        F.batch_norm(x, torch.zeros(4), torch.ones(4))
+        F.batch_norm(x, torch.zeros(4, device=device),
+                     torch.ones(4, device=device))
         F.group_norm(x, 2)
         F.dropout(x, 0.5, training=False)
         F.cross_entropy(torch.randn(4, 5), torch.tensor([0, 1, 2, 3]))
-        torch.nn.Linear(8, 4)(torch.randn(2, 8))
-        torch.nn.Conv1d(4, 4, 3)(x)
+        torch.nn.Linear(8, 4).to(device)(torch.randn(2, 8, device=device))
+        torch.nn.Conv1d(4, 4, 3).to(device)(x)
         torch.manual_seed(0)
 
 
