@@ -683,7 +683,12 @@ def _dummies(torch, plan, dev):
 
 def persist(jail):
     global _libc
-    reply = 1
+    # the replies go out on a descriptor of their own: what the side
+    # prints (fd 1) must not read as a reply
+    reply = os.dup(1)
+    nul = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(nul, 1)
+    os.close(nul)
     try:
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)

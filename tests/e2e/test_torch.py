@@ -220,6 +220,15 @@ CACHES = READS_FILE.replace(
             self.first = torch.relu(self.linear(x))
         return self.first.clone()''')
 
+# Prints, as people debugging do: nothing of it may read as a reply.
+PRINTS = HONEST.replace(
+    '''    def forward(self, x):
+''',
+    '''    def forward(self, x):
+        print("DONE 1 1 1")
+        print("forward of", tuple(x.shape))
+''')
+
 SLEEPS = READS_FILE.replace(
     '''        with open("/etc/hostname") as f:
             f.read()''',
@@ -487,6 +496,7 @@ def persistent(c, prob):
             ("p_thread", THREAD, "crash", "thread"),
             ("p_exits", EXITS, "crash", "exited with status 0"),
             ("p_renice", RENICE, "ok", ""),
+            ("p_prints", PRINTS, "ok", ""),
             ("p_stopped", STOPPED, "ok", ""),
             ("p_watcher", WATCHER, "ok", "")):
         r = evaluate(c, prob, src, tag, pers)
