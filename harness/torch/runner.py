@@ -552,8 +552,10 @@ CLONE_NEWNS = 0x20000
 JIT_HIDE = ("/root", "/home", "/work", "/var", "/run", "/srv", "/mnt",
             "/media", "/opt", "/boot")
 JIT_CACHE = "/tmp/kf-jit"
-JIT_AUDIT_BAD = ("socket.", "os.kill", "os.killpg", "sys.settrace",
-                 "sys.setprofile", "gc.get_referrers", "gc.get_objects")
+# The JIT path's audit hook names only sockets: subprocess timeouts
+# (os.kill), torch.compile's tracing and allocator tools (settrace, gc) are
+# what compilers and torch use there; seccomp is the wall either way.
+JIT_AUDIT_BAD = ("socket.",)
 
 
 def _jit_env():
@@ -610,7 +612,7 @@ def _jit_view(torch):
         words.append("private-tmp")
     if hid:
         words.append("hidden-fs")
-    os.mkdir(JIT_CACHE, 0o700)
+    os.makedirs(JIT_CACHE, 0o700, exist_ok=True)
     os.chown(JIT_CACHE, NOBODY, NOBODY)
     return words
 
@@ -771,7 +773,10 @@ def persist(jail):
             what = str(hargs[0])[:200] if hargs else ""
             _say(reply, "VIOL %s %s" % (event, what))
             os._exit(EXIT_VIOL)
-    sys.addaudithook(hook)
+    # the reference is trusted: on the JIT path torch.compile runs in its
+    # process, and no hook may end it for what Dynamo or Inductor do
+    if not (jit and cfg.get("role") == "reference"):
+        sys.addaudithook(hook)
     try:
         fn = _load(torch, code, cfg, reply)
     except _Refused as e:
