@@ -100,6 +100,7 @@ typedef struct {
   /* persistent runners: fd 1 of the process is status_fd (every line a
    * claim of the side once its code ran); it is stopped between calls */
   uint32_t seq;
+  bool group;           /* leads a process group: signals go to it all */
   bool compile_ok;      /* the reference may time torch.compile */
   char prepped[8192];   /* the last plan torch.compile was prepared for */
 } torch_side;
@@ -183,8 +184,9 @@ static uint64_t cpu_ns(const torch_side *t) {
 static void kill_zygote(torch_side *t) {
   if (t->pid > 0 && !t->dead) {
     if (t->child > 0) kill(t->child, SIGKILL);
-    kill(t->pid, SIGKILL);
-    kf_harness__reap(t->pid, 2000, false);
+    /* a persistent runner leads its process group (its compilers) */
+    kill(t->group ? -t->pid : t->pid, SIGKILL);
+    kf_harness__reap(t->pid, 2000, t->group);
     t->dead = true;
   }
   t->child = 0;
@@ -479,7 +481,10 @@ static void flush_caches(torch_ev *c);
  * (the process is killed) when it does not stop. */
 static int p_stop(kf_ev *e, kf_side *s) {
   torch_side *t = TS(s);
-  if (kill(t->pid, SIGSTOP) == 0) {
+  /* the whole group: on the GPU a side may have started processes (its
+   * compilers; setsid and setpgid are refused to them), and none of them
+   * may run while the inputs are drawn */
+  if (kill(-t->pid, SIGSTOP) == 0) {
     uint64_t deadline = kf_now_ms() + 10000;
     for (;;) {
       char st = proc_state(t->pid);
@@ -506,8 +511,9 @@ static int p_gone(kf_ev *e, kf_side *s, const char *during) {
   /* a line it wrote before dying says more than the status */
   char rl[LINE];
   bool have = take_line(&t->st, rl, sizeof rl);
-  kill(t->pid, SIGCONT);
-  int st = kf_harness__reap(t->pid, 2000, false);
+  kill(-t->pid, SIGCONT);
+  int st = kf_harness__reap(t->pid, 2000, t->group);
+  if (t->group) kill(-t->pid, SIGKILL); /* what it started dies with it */
   t->dead = true;
   if (have && (!strncmp(rl, "VIOL ", 5) || !strncmp(rl, "ERR ", 4)))
     return reply_outcome(s, rl, e->why, KF_HARNESS_WHY);
@@ -607,7 +613,7 @@ static int p_start_wait(kf_ev *e, kf_side *s) {
  * would be outside the timed window). */
 static int p_send(kf_ev *e, kf_side *s, const char *cmd) {
   torch_side *t = TS(s);
-  if (say(t, cmd) || kill(t->pid, SIGCONT) != 0) {
+  if (say(t, cmd) || kill(-t->pid, SIGCONT) != 0) {
     snprintf(e->why, KF_HARNESS_WHY, "%s: its process is gone", s->who);
     return p_gone(e, s, "before the call");
   }
@@ -959,6 +965,7 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
       /* persistent: fd 1 is the process's replies, its stderr nowhere */
       .fd = {cp[0], sp[1], c->persist ? -1 : rp[1], t->memfd},
       .isolate = true,
+      .new_pgrp = c->persist,
       .limits = {{RLIMIT_CORE, 0},
                  {RLIMIT_FSIZE, 0},
                  {RLIMIT_NOFILE, 64},
@@ -976,6 +983,7 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   }
   char err[512];
   int rc = kf_harness__spawn(&so, &t->pid, err, sizeof err);
+  t->group = c->persist;
   close(cp[0]);
   close(sp[1]);
   close(rp[1]);

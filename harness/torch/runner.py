@@ -191,6 +191,12 @@ def _filter(child, jit=False):
         p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_KILL)]
     for nr, e in ERRNO_NRS.items():
         p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_ERRNO | e)]
+    if jit:
+        # the processes a JIT side starts (compilers) stay in its process
+        # group, which the harness stops between calls as a whole: setsid
+        # and setpgid fail (EPERM)
+        for nr in (112, 109):
+            p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_ERRNO | 1)]
     if child:
         # prlimit64 (302) on another process of the uid, or to undo
         # RLIMIT_NPROC: EPERM (set before this filter); tgkill (234) only
