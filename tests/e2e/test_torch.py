@@ -229,6 +229,26 @@ PRINTS = HONEST.replace(
         print("forward of", tuple(x.shape))
 ''')
 
+# Answers for the wrong call: it rewrites the runner's replies (its process
+# is its own) so that DONE names the next call's number -- a reply the
+# harness did not ask for.
+FORGED = HONEST.replace(
+    '''        super().__init__()
+''',
+    '''        super().__init__()
+        import sys
+        runner = sys.modules["__main__"]
+        orig = runner._say
+
+        def forged(fd, text):
+            if text.startswith("DONE "):
+                w = text.split()
+                w[1] = str(int(w[1]) + 1)
+                text = " ".join(w)
+            orig(fd, text)
+        runner._say = forged
+''', 1)
+
 SLEEPS = READS_FILE.replace(
     '''        with open("/etc/hostname") as f:
             f.read()''',
@@ -497,6 +517,7 @@ def persistent(c, prob):
             ("p_exits", EXITS, "crash", "exited with status 0"),
             ("p_renice", RENICE, "ok", ""),
             ("p_prints", PRINTS, "ok", ""),
+            ("p_forged", FORGED, "sandbox_violation", "forged or stale"),
             ("p_stopped", STOPPED, "ok", ""),
             ("p_watcher", WATCHER, "ok", "")):
         r = evaluate(c, prob, src, tag, pers)

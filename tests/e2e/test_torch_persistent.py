@@ -19,7 +19,8 @@ inputs per repetition):
    (crash, "exited with status 0"); a call that sleeps past its limit
    (timeout, the process killed, the harness not hung); writing into its
    input (never ok).  One that prints in its forward (a "DONE" line among
-   it) is ok: what a side prints never reads as a reply.
+   it) is ok: what a side prints never reads as a reply.  One that
+   rewrites its replies to name another call is sandbox_violation.
 4. What the stop between calls guarantees: a candidate that renices every
    process of its uid (EPERM; answers honestly), one that answers wrongly
    unless its SIGCONT handler saw it continued before its call, and one
