@@ -635,11 +635,10 @@ def _no_autotune():
     def first_only(configs, key, *a, **k):
         return orig(list(configs)[:1], key, *a, **k)
     tr.autotune = first_only
-    try:
-        import triton.runtime.autotuner as at
-        at.autotune = first_only
-    except Exception:
-        pass
+    for name in ("triton.runtime", "triton.runtime.autotuner"):
+        m = sys.modules.get(name)
+        if m is not None and hasattr(m, "autotune"):
+            m.autotune = first_only
 
 
 def _pviews(torch, ro, rw, plan):
