@@ -296,10 +296,23 @@ def _short_exc(e):
 
 # ---------------------------------------------------------------- sides --
 
-def _load(torch, src_code, cfg, reply):
+def _load(torch, src_code, cfg, reply, source=None):
     """Runs the side's code (the reference, or a candidate) seeded, and
-    returns the callable that takes the inputs."""
+    returns the callable that takes the inputs.  With source (the
+    persistent runners), the code runs as a module `__kf_side__` whose
+    text is in linecache under side.py: @triton.jit reads its kernels'
+    source with inspect.getsource, and there is no file to read it from
+    (the jail is gone, or hidden, by then)."""
     ns = {"__name__": "__kf_side__", "__builtins__": __builtins__}
+    if source is not None:
+        import types
+        mod = types.ModuleType("__kf_side__")
+        mod.__file__ = "side.py"
+        mod.__dict__["__builtins__"] = __builtins__
+        ns = mod.__dict__
+        sys.modules["__kf_side__"] = mod
+        linecache.cache["side.py"] = (len(source), None,
+                                      source.splitlines(True), "side.py")
     for k, v in cfg.get("knobs", {}).items():
         ns[k] = _knob_value(v)
     torch.manual_seed(INIT_SEED)
@@ -754,8 +767,6 @@ def persist(jail):
                 defs.append("uid-nobody")
             if _seccomp(False, True):
                 defs += ["no-new-privs", "seccomp-jit"]
-            linecache.getline = lambda *a, **k: ""
-            linecache.updatecache = lambda *a, **k: []
             _no_autotune()
         else:
             defs = _lockdown(jail)
@@ -783,7 +794,7 @@ def persist(jail):
     if not (jit and cfg.get("role") == "reference"):
         sys.addaudithook(hook)
     try:
-        fn = _load(torch, code, cfg, reply)
+        fn = _load(torch, code, cfg, reply, src)
     except _Refused as e:
         _say(reply, "ERR load %s" % e)
         os._exit(4)

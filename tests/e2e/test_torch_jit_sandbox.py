@@ -15,7 +15,8 @@ it there.)
 2. A candidate's call sees /root, /work, /home, /var and /opt empty and a
    fresh /tmp holding only the cache directory, may write its cache
    (/tmp/kf-jit) but not /etc, may run a program (as compilers need), and
-   runs as uid nobody; setsid fails (EPERM: what it starts stays in the
+   runs as uid nobody, reads its own source with inspect.getsource (as
+   @triton.jit does: the side's text is in linecache); setsid fails (EPERM: what it starts stays in the
    process group the harness stops between calls).
 3. Still refused: a socket (sandbox_violation line from the audit hook)
    and ptrace through ctypes (killed by the seccomp filter, SIGSYS).
@@ -63,6 +64,10 @@ class ModelNew(nn.Module):
         r = subprocess.run(["/bin/echo", "ran"], capture_output=True)
         notes.append("exec=" + r.stdout.decode().strip())
         notes.append("uid=%d" % os.getuid())
+        # what @triton.jit does with a kernel: read its source
+        import inspect
+        notes.append("source=" + inspect.getsource(
+            ModelNew.forward).split("(")[0].strip())
         try:
             os.setsid()
             notes.append("setsid=ok")
@@ -150,7 +155,7 @@ def body(c):
     got = lines[2]
     for want in ("/root= ", "/work= ", "/home= ", "/var= ", "/opt= ",
                  "/tmp=kf-jit ", "cache=ok", "etc=E13", "exec=ran",
-                 "uid=65534", "setsid=E1"):
+                 "uid=65534", "setsid=E1", "source=def forward"):
         check(want in got + " ", "JIT call: want %r in %r" % (want, got))
     lines, st = call(c, "socket", SOCKET)
     check(lines[2].startswith("VIOL socket"), "socket: %r" % lines[2])
