@@ -35,6 +35,13 @@
  * (READY, FORKED, EXITED, FAIL), which no child holds, so it is trusted;
  * fd 2 the child's replies (READY, DONE, ERR, VIOL), which are claims of
  * the candidate's process.  Everything is one line of text.
+ *
+ * Device cuda (and --torch-persistent on CPU) uses the other model, the
+ * "persistent runners" section below: one process per side serving every
+ * call (runner.py persist), stopped between calls, timed on the GPU by its
+ * own CUDA events (a claim held to this process's wall time), with the
+ * JIT sandbox that Triton, load_inline and torch.compile need, and the
+ * reference's torch.compile timed beside it (kf_side.t_base).
  */
 #include <errno.h>
 #include <fcntl.h>
