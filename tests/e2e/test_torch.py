@@ -249,6 +249,18 @@ FORGED = HONEST.replace(
         runner._say = forged
 ''', 1)
 
+# Goes for the other side: the memory of every process of its uid (the
+# reference's runner is one), through /proc.
+OTHER_SIDE = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        for pid in range(2, 1 << 16):
+            try:
+                with open("/proc/%d/mem" % pid, "rb") as f:
+                    f.read(1)
+            except OSError:
+                pass''')
+
 SLEEPS = READS_FILE.replace(
     '''        with open("/etc/hostname") as f:
             f.read()''',
@@ -518,6 +530,7 @@ def persistent(c, prob):
             ("p_renice", RENICE, "ok", ""),
             ("p_prints", PRINTS, "ok", ""),
             ("p_forged", FORGED, "sandbox_violation", "forged or stale"),
+            ("p_other_side", OTHER_SIDE, "sandbox_violation", "/proc/2/mem"),
             ("p_stopped", STOPPED, "ok", ""),
             ("p_watcher", WATCHER, "ok", "")):
         r = evaluate(c, prob, src, tag, pers)

@@ -20,7 +20,8 @@ inputs per repetition):
    (timeout, the process killed, the harness not hung); writing into its
    input (never ok).  One that prints in its forward (a "DONE" line among
    it) is ok: what a side prints never reads as a reply.  One that
-   rewrites its replies to name another call is sandbox_violation.
+   rewrites its replies to name another call is sandbox_violation, and so
+   is one that opens /proc/PID/mem of every process (the reference's).
 4. What the stop between calls guarantees: a candidate that renices every
    process of its uid (EPERM; answers honestly), one that answers wrongly
    unless its SIGCONT handler saw it continued before its call, and one
