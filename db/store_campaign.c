@@ -608,6 +608,8 @@ static const kf_store__stmt ST_CAMP_CLASSES = {
     " FROM workers w JOIN device_classes d ON d.id = w.device_class_id"
     " JOIN campaigns c ON c.id = $1::bigint"
     " WHERE d.kind = c.backend AND 'eval' = ANY(w.task_kinds)"
+    " AND (c.language <> 'python' OR ('torch' = ANY(w.task_kinds) AND"
+    "  (c.backend <> 2 OR 'torch.cuda' = ANY(w.task_kinds))))"
     " AND (c.device_class_id IS NULL OR c.device_class_id = d.id)"
     " AND w.last_seen > now() - $2::bigint * interval '1 ms'"
     " GROUP BY w.device_class_id ORDER BY 1"};
@@ -1072,6 +1074,8 @@ static const kf_store__stmt ST_CAMP_PROPOSE_CHECK = {
     " FROM workers w JOIN device_classes d ON d.id = w.device_class_id"
     " JOIN campaigns c ON c.id = $1::bigint"
     " WHERE d.kind = c.backend AND 'eval' = ANY(w.task_kinds)"
+    " AND (c.language <> 'python' OR ('torch' = ANY(w.task_kinds) AND"
+    "  (c.backend <> 2 OR 'torch.cuda' = ANY(w.task_kinds))))"
     " GROUP BY w.device_class_id ORDER BY 1"};
 
 static const kf_store__stmt ST_CAMP_PROPOSE = {

@@ -182,6 +182,13 @@ static const kf_store__stmt ST_LEASE = {
     " WHERE state = 'queued'"
     " AND (device_class_id IS NULL OR device_class_id = $1::bigint)"
     " AND kind = ANY($2::text[])"
+    /* a torch campaign's tasks only where torch is (worker/torch_caps.h):
+     * the "torch" kind, and "torch.cuda" for a GPU campaign */
+    " AND (campaign_id IS NULL OR ('torch' = ANY($2::text[]) AND"
+    "  ('torch.cuda' = ANY($2::text[]) OR NOT EXISTS (SELECT 1 FROM"
+    "  campaigns c WHERE c.id = tasks.campaign_id AND c.backend = 2)))"
+    "  OR NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id ="
+    "  tasks.campaign_id AND c.language = 'python'))"
     " AND (avoid_worker IS NULL OR avoid_until <= now()"
     "  OR avoid_worker <> ALL($4::bigint[]))"
     " ORDER BY priority DESC, id LIMIT $3::int"

@@ -42,6 +42,7 @@
 #include "rpc.h"
 #include "tasks.h"
 #include "text.h"
+#include "torch_caps.h"
 #include "util.h"
 #include "watchdog.h"
 #include "httpd.h"
@@ -78,6 +79,9 @@ typedef struct kf_worker {
   kf_worker_config cfg;
   kf_rpc_client *rpc;
   kf_device dev;
+  /* capabilities registered beside the task kinds (torch_caps.h) */
+  char torch_kinds[KF_TORCH_CAPS_MAX][KF_TORCH_CAP_LEN];
+  int n_torch_kinds;
   int64_t id;
   uint32_t hb_ms;
 
@@ -178,6 +182,8 @@ static void do_register(kf_worker *w) {
   size_t n = 0;
   for (const kf_task_kind *k = kf_task_kinds; k->kind && n < 16; k++)
     if (!k->available || k->available()) kinds[n++] = k->kind;
+  for (int i = 0; i < w->n_torch_kinds && n < 16; i++)
+    kinds[n++] = w->torch_kinds[i];
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   Kernelfleet__RegisterWorkerRequest req =
@@ -710,6 +716,16 @@ int kf_worker_run(const kf_worker_config *cfg) {
     kf_log(KF_LOG_FATAL, "device %s: %s", cfg->device, derr);
     return KF_EINVAL;
   }
+  /* PyTorch, probed once now (no thread yet): torch campaigns are leased
+   * only to workers that have it */
+  w->n_torch_kinds = kf_torch_caps_probe(
+      w->dev.dc.kind != KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU,
+      w->torch_kinds, derr, sizeof derr);
+  if (w->n_torch_kinds)
+    kf_log(KF_LOG_INFO, "torch: %s%s", w->torch_kinds[1],
+           w->n_torch_kinds > 2 ? ", built with CUDA" : "");
+  else
+    kf_log(KF_LOG_INFO, "no torch problems here: %s", derr);
   if (cfg->device_class) {
     /* A GPU's class is what nvcc targets and what it measures: it is
      * never renamed. */

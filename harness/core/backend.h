@@ -64,6 +64,13 @@ typedef struct kf_side {
   /* time stage */
   uint64_t *t;                /* charged ns per repetition */
   int n_t;
+  /* a baseline the backend timed beside this side's call, on the same
+   * inputs by the same timer (torch: torch.compile of the reference's
+   * model): the call sets t_base (0: none), the time stage records it
+   * per repetition like t */
+  uint64_t t_base;
+  uint64_t *tb;
+  int n_tb;
   uint32_t n_res;             /* compile facts (CUDA: per-kernel resources) */
   Kernelfleet__KernelResources **res;
 } kf_side;

@@ -52,7 +52,8 @@ static void usage(FILE *f) {
 "(--copy-gbps, --read-gbps, --write-gbps, --gflops, --min-reps, --cpu,\n"
 "--workdir, --call-timeout-ms, --compile-timeout-ms, --time-budget-ms,\n"
 "--stop-after; for CUDA --device, --cuda-arch, --gpu-lock, --cuda-warm-us,\n"
-"--cuda-stream, --cuda-no-cupti, --cuda-no-seccomp) are passed to\n"
+"--cuda-stream, --cuda-no-cupti, --cuda-no-seccomp; for torch\n"
+"--torch-persistent) are passed to\n"
 "`kf-harness eval`.\n"
 "The seed is random unless --seed is given.\n");
 }
@@ -167,6 +168,11 @@ static void print_json(const Kernelfleet__EvalResult *r, uint64_t seed) {
   cJSON_AddNumberToObject(o, "achieved_gflops", r->achieved_gflops);
   if (r->speedup_eager > 0)
     cJSON_AddNumberToObject(o, "speedup_eager", r->speedup_eager);
+  if (r->speedup_compile > 0) {
+    cJSON_AddNumberToObject(o, "speedup_compile", r->speedup_compile);
+    cJSON_AddNumberToObject(o, "compile_time_ns_median",
+                            r->compile_time_ns_median);
+  }
   if (r->baselines && *r->baselines)
     cJSON_AddStringToObject(o, "baselines", r->baselines);
   if (r->toolchain && *r->toolchain)
@@ -243,6 +249,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"cuda-stream", required_argument, 0, 'p'},
       {"cuda-no-cupti", no_argument, 0, 'n'},
       {"cuda-no-seccomp", no_argument, 0, 'n'},
+      {"torch-persistent", no_argument, 0, 'n'},
       {"profile", no_argument, 0, 'P'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},

@@ -65,6 +65,9 @@ typedef struct {
                               default 2000, 0: none */
   bool cuda_no_cupti;      /* diagnosis: no CUPTI activity tracing (GPU work
                               on other streams is then not attributed) */
+  bool torch_persistent;   /* torch on CPU: one process per side serving
+                              every call, as device cuda always does
+                              (harness/torch/backend.c) */
 } kf_harness_eval_opts;
 
 /* Runs one evaluation: request from in_fd, result to out_fd.  Returns 0

@@ -59,6 +59,10 @@ static void usage(FILE *f) {
 "  --cuda-stream legacy|own  the stream kf_launch gets: the legacy default\n"
 "                         stream, which the timing events use, or one the\n"
 "                         runner creates (diagnosis)        [legacy]\n"
+"Torch problems (spec backend \"torch\", docs/torch.md):\n"
+"  --torch-persistent     on CPU too, one runner process per side serving\n"
+"                         every call (device cuda always runs so), instead\n"
+"                         of a fresh process per call\n"
 "\n"
 "ceilings prints {\"copy_gbps\": X, \"read_gbps\": R, \"write_gbps\": W,\n"
 "\"gflops\": Y} for one core.\n");
@@ -93,6 +97,7 @@ static int eval_main(int argc, char **argv, bool showdown) {
       {"write-gbps", required_argument, 0, 'x'},
       {"min-reps", required_argument, 0, 'm'},
       {"cuda-no-cupti", no_argument, 0, 'U'},
+      {"torch-persistent", no_argument, 0, 'P'},
       {"gflops", required_argument, 0, 'f'},
       {"cpu", required_argument, 0, 'c'},
       {"workdir", required_argument, 0, 'w'},
@@ -119,6 +124,7 @@ static int eval_main(int argc, char **argv, bool showdown) {
     case 'x': bad = parse_double(optarg, &o.write_gbps); break;
     case 'm': bad = parse_int(optarg, 1, 500, &o.min_reps); break;
     case 'U': o.cuda_no_cupti = true; break;
+    case 'P': o.torch_persistent = true; break;
     case 'f': bad = parse_double(optarg, &o.gflops); break;
     case 'c': bad = parse_int(optarg, 0, 4095, &o.cpu); break;
     case 'w': o.workdir = optarg; break;

@@ -118,9 +118,11 @@ static kf_side *side_new(pl *p, const char *who, bool is_ref) {
   if (!s) return NULL;
   s->why = calloc(1, WHY);
   s->t = calloc(MAX_REPS, sizeof *s->t);
-  if (!s->why || !s->t) {
+  s->tb = calloc(MAX_REPS, sizeof *s->tb);
+  if (!s->why || !s->t || !s->tb) {
     free(s->why);
     free(s->t);
+    free(s->tb);
     free(s);
     return NULL;
   }
@@ -139,6 +141,7 @@ static void sides_free(pl *p) {
     if (p->e.b) p->e.b->stop(&p->e, s);
     free(s->why);
     free(s->t);
+    free(s->tb);
     free(s);
   }
   p->n = 0;
@@ -640,6 +643,7 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
     int idx = (k + n) % ns;
     kf_side *s = all[idx];
     if (s->oc) continue;
+    s->t_base = 0;
     if ((oc = b->call(&p->e, s, &c, &t[idx]))) {
       if ((oc = failed(p, s, oc, ctx))) return oc;
     }
@@ -657,16 +661,19 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
     kf_harness_cmp acc = {0};
     if ((oc = judge(p, s, L, &pr[0], &pr[k], ctx, &acc))) return oc;
   }
-  for (int k = 0; k < ns; k++)
+  for (int k = 0; k < ns; k++) {
     if (!all[k]->oc && all[k]->n_t < MAX_REPS)
       all[k]->t[all[k]->n_t++] = t[k];
+    if (!all[k]->oc && all[k]->t_base && all[k]->n_tb < MAX_REPS)
+      all[k]->tb[all[k]->n_tb++] = all[k]->t_base;
+  }
   return 0;
 }
 
 /* Repetitions until every side is stable (or the budget is spent). */
 static int time_loop(pl *p, const kf_harness_layout *L, int tag,
                      int min_reps) {
-  for (int i = 0; i < p->n; i++) p->sides[i]->n_t = 0;
+  for (int i = 0; i < p->n; i++) p->sides[i]->n_t = p->sides[i]->n_tb = 0;
   memset(p->ph_ns, 0, sizeof p->ph_ns);
   uint64_t budget = (uint64_t)p->e.o->time_budget_ms;
   uint64_t t0 = kf_now_ms();
@@ -1082,6 +1089,14 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
     res.ceiling_gbps = p->ceil_gbps;
     /* the torch backend's reference is PyTorch eager, on this timer */
     if (!strcmp(p->e.b->name, "torch") && cm > 0) res.speedup_eager = rm / cm;
+    /* torch.compile of the reference, timed beside it on the same inputs
+     * (only where every recorded repetition has it) */
+    if (r->n_tb && r->n_tb == r->n_t && cm > 0) {
+      double bm, bs;
+      kf_harness__stats(r->tb, r->n_tb, p->tmp, &bm, &bs);
+      res.compile_time_ns_median = bm;
+      res.speedup_compile = bm / cm;
+    }
   }
   if (p->e.baselines[0]) res.baselines = p->e.baselines;
   char build[80] = "", tc[256] = "";

@@ -35,6 +35,13 @@
  * (READY, FORKED, EXITED, FAIL), which no child holds, so it is trusted;
  * fd 2 the child's replies (READY, DONE, ERR, VIOL), which are claims of
  * the candidate's process.  Everything is one line of text.
+ *
+ * Device cuda (and --torch-persistent on CPU) uses the other model, the
+ * "persistent runners" section below: one process per side serving every
+ * call (runner.py persist), stopped between calls, timed on the GPU by its
+ * own CUDA events (a claim held to this process's wall time), with the
+ * JIT sandbox that Triton, load_inline and torch.compile need, and the
+ * reference's torch.compile timed beside it (kf_side.t_base).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,6 +81,12 @@ typedef struct {
   unsigned char *flush;
   uint64_t flush_sink;
   char python[512];
+  bool persist;         /* one process per side (runner.py persist) */
+  bool cuda;            /* device cuda: JIT sandbox, GPU timing */
+  int lock_fd;          /* the GPU lock, held from start's end (-1) */
+  char eager[160];      /* baselines: what eager is */
+  char view[64];        /* the JIT sandbox's file view, as a candidate's
+                           LOCKED said it */
 } torch_ev;
 
 typedef struct {
@@ -90,6 +104,12 @@ typedef struct {
   bool cpuclock_ok;
   bool dead;
   linebuf st, rp;
+  /* persistent runners: fd 1 of the process is status_fd (every line a
+   * claim of the side once its code ran); it is stopped between calls */
+  uint32_t seq;
+  bool group;           /* leads a process group: signals go to it all */
+  bool compile_ok;      /* the reference may time torch.compile */
+  char prepped[8192];   /* the last plan torch.compile was prepared for */
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -171,8 +191,9 @@ static uint64_t cpu_ns(const torch_side *t) {
 static void kill_zygote(torch_side *t) {
   if (t->pid > 0 && !t->dead) {
     if (t->child > 0) kill(t->child, SIGKILL);
-    kill(t->pid, SIGKILL);
-    kf_harness__reap(t->pid, 2000, false);
+    /* a persistent runner leads its process group (its compilers) */
+    kill(t->group ? -t->pid : t->pid, SIGKILL);
+    kf_harness__reap(t->pid, 2000, t->group);
     t->dead = true;
   }
   t->child = 0;
@@ -314,9 +335,18 @@ static int child_failed(kf_side *s, int from, const char *line, int tmo,
 static const char *dt_name(int dt) { return kf_dtype_name((kf_dtype)dt); }
 
 /* The ARM line of a call: each input and output as [offset, dtype, dims]. */
+static int plan_cmd(const kf_harness_layout *L, const char *cmd,
+                    const char *extra, char *out, size_t outlen);
+
 static int plan_of(const kf_harness_layout *L, char *out, size_t outlen) {
+  return plan_cmd(L, "ARM", "", out, outlen);
+}
+
+/* cmd {"in":[...],"out":[...]EXTRA}: extra is "" or ",\"k\":v..." */
+static int plan_cmd(const kf_harness_layout *L, const char *cmd,
+                    const char *extra, char *out, size_t outlen) {
   size_t n = 0;
-  int w = snprintf(out, outlen, "ARM {\"in\":[");
+  int w = snprintf(out, outlen, "%s {\"in\":[", cmd);
   if (w < 0) return -1;
   n = (size_t)w;
   for (int side = 0; side < 2; side++) {
@@ -339,7 +369,8 @@ static int plan_of(const kf_harness_layout *L, char *out, size_t outlen) {
       if (w < 0 || (size_t)w >= outlen - n) return -1;
       n += (size_t)w;
     }
-    w = snprintf(out + n, outlen - n, side ? "]}\n" : "],\"out\":[");
+    w = side ? snprintf(out + n, outlen - n, "]%s}\n", extra)
+             : snprintf(out + n, outlen - n, "],\"out\":[");
     if (w < 0 || (size_t)w >= outlen - n) return -1;
     n += (size_t)w;
   }
@@ -438,6 +469,286 @@ static int arm_plan(kf_ev *e, kf_side *s, const char *plan, int tmo) {
   return child_failed(s, from, line, tmo, e->why, KF_HARNESS_WHY);
 }
 
+/* ------------------------------------------------ persistent runners -- */
+/*
+ * Device cuda (a CUDA context cannot survive fork), or --torch-persistent
+ * on CPU (the same code path, testable without a GPU): one process per
+ * side serves every call (runner.py persist).  It is stopped (SIGSTOP,
+ * confirmed in /proc) from the end of each call -- and of its load --
+ * until the next call's timer has started, so it never runs while the
+ * harness draws inputs into its memfd or while another side is timed.
+ * Every line it writes after LOCKED is a claim of the side's process.
+ */
+
+static uint32_t defenses_of(const char *words);
+static int call_timeout(const kf_ev *e, const kf_side *s);
+static void flush_caches(torch_ev *c);
+
+/* Stops the side's process and waits until /proc says so.  0, or CRASH
+ * (the process is killed) when it does not stop. */
+static int p_stop(kf_ev *e, kf_side *s) {
+  torch_side *t = TS(s);
+  /* the whole group: on the GPU a side may have started processes (its
+   * compilers; setsid and setpgid are refused to them), and none of them
+   * may run while the inputs are drawn */
+  if (kill(-t->pid, SIGSTOP) == 0) {
+    uint64_t deadline = kf_now_ms() + 10000;
+    for (;;) {
+      char st = proc_state(t->pid);
+      if (st == 'T' || st == 't') return 0;
+      if (!st || kf_now_ms() > deadline) break;
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  snprintf(e->why, KF_HARNESS_WHY, "%s: its process did not stop between "
+           "calls", s->who);
+  kill_zygote(t);
+  return KF_OUTCOME_CRASH;
+}
+
+/* The process closed its reply pipe (or garbled it): its exit, as an
+ * outcome. */
+static int p_gone(kf_ev *e, kf_side *s, const char *during) {
+  torch_side *t = TS(s);
+  if (t->dead) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner is not running", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  /* a line it wrote before dying says more than the status */
+  char rl[LINE];
+  bool have = take_line(&t->st, rl, sizeof rl);
+  kill(-t->pid, SIGCONT);
+  int st = kf_harness__reap(t->pid, 2000, t->group);
+  if (t->group) kill(-t->pid, SIGKILL); /* what it started dies with it */
+  t->dead = true;
+  if (have && (!strncmp(rl, "VIOL ", 5) || !strncmp(rl, "ERR ", 4)))
+    return reply_outcome(s, rl, e->why, KF_HARNESS_WHY);
+  int code = WIFSIGNALED(st) ? -WTERMSIG(st) : WEXITSTATUS(st);
+  int oc = classify_exit(s, code, e->why, KF_HARNESS_WHY);
+  size_t n = strlen(e->why);
+  if (!strstr(e->why, during))
+    snprintf(e->why + n, KF_HARNESS_WHY - n, " (%s)", during);
+  return oc;
+}
+
+/* A line that is not the one wanted: its outcome; the process is
+ * killed (a side whose operation failed is dead). */
+static int p_bad_line(kf_ev *e, kf_side *s, const char *line) {
+  int oc = reply_outcome(s, line, e->why, KF_HARNESS_WHY);
+  kill_zygote(TS(s));
+  return oc;
+}
+
+/* What LOCKED says: the defenses, torch's version and whether it has
+ * torch.compile (written before any of the side's code ran). */
+static void p_locked(kf_ev *e, kf_side *s, const char *line) {
+  torch_ev *c = TE(e);
+  torch_side *t = TS(s);
+  s->defenses = defenses_of(line + 6);
+  /* the JIT sandbox: its own filter, and compilers are processes */
+  if (strstr(line, " seccomp-jit"))
+    s->defenses = (s->defenses | KF_HARNESS_DEF_SECCOMP) &
+                  ~(uint32_t)KF_HARNESS_DEF_NPROC0;
+  if (!s->is_ref) {
+    snprintf(c->view, sizeof c->view, "%s%s",
+             strstr(line, " private-tmp") ? "private /tmp" : "host /tmp",
+             strstr(line, " hidden-fs") ? ", homes/work/var/opt hidden"
+                                        : ", nothing hidden");
+    return;
+  }
+  const char *tv = strstr(line, "torch=");
+  char ver[64] = "?";
+  if (tv) {
+    size_t n = strcspn(tv + 6, " ");
+    snprintf(ver, sizeof ver, "%.*s", (int)(n < 60 ? n : 60), tv + 6);
+  }
+  bool has = strstr(line, "compile=yes") != NULL;
+  snprintf(e->toolchain, sizeof e->toolchain, "torch %.56s (%.56s)", ver,
+           c->python);
+  snprintf(c->eager, sizeof c->eager, "eager: the reference (torch %s, %s),"
+           " timed with the candidate", ver, e->spec->torch_device);
+  t->compile_ok = has && c->cuda;
+  snprintf(e->baselines, sizeof e->baselines, "%.110s; torch.compile: %s",
+           c->eager,
+           t->compile_ok ? "timed beside the reference (default mode), on "
+                           "the same inputs by the same CUDA-event timer"
+           : has ? "not timed (torch.compile needs the JIT sandbox of "
+                   "device cuda)"
+                 : "not timed (this torch has no torch.compile)");
+}
+
+/* After the spawn: LOCKED, then the side's load (READY or its failure),
+ * then stopped.  0 or an outcome. */
+static int p_start_wait(kf_ev *e, kf_side *s) {
+  torch_side *t = TS(s);
+  char line[LINE];
+  int from, k = wait_line(t, false, START_MS, &from, line, sizeof line);
+  if (k == 1 && !strncmp(line, "FAIL syntax ", 12)) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: SyntaxError: %.1800s", s->who,
+             line + 12);
+    kill_zygote(t);
+    return KF_OUTCOME_COMPILE_ERROR;
+  }
+  if (k != 1 || strncmp(line, "LOCKED", 6)) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner did not start: %.1800s",
+             s->who, k == 1 ? line : k == -1 ? "timeout" : "exited");
+    kill_zygote(t);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  p_locked(e, s, line);
+  int tmo = e->o->call_timeout_ms * (s->is_ref ? 3 : 1) + 20000;
+  /* on the GPU a module may build its kernels at load (load_inline runs
+   * nvcc and a C++ compiler: tens of seconds) */
+  if (TE(e)->cuda && tmo < START_MS) tmo = START_MS;
+  k = wait_line(t, false, tmo, &from, line, sizeof line);
+  if (k == -1) {
+    kill_zygote(t);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: not loaded after %d ms (its "
+             "module-level code or constructor runs too long)", s->who, tmo);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  if (k != 1) return p_gone(e, s, "while loading");
+  if (strcmp(line, "READY")) return p_bad_line(e, s, line);
+  return p_stop(e, s);
+}
+
+/* Sends the stopped process one command line, then continues it: the
+ * command is waiting when it resumes, so there is no moment in which it
+ * runs, sees the inputs drawn while it was stopped, and has no command
+ * yet (on the GPU, where the side's own events time it, such a moment
+ * would be outside the timed window). */
+static int p_send(kf_ev *e, kf_side *s, const char *cmd) {
+  torch_side *t = TS(s);
+  if (say(t, cmd) || kill(-t->pid, SIGCONT) != 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: its process is gone", s->who);
+    return p_gone(e, s, "before the call");
+  }
+  return 0;
+}
+
+/* The reference, before a timed call at a new shape: torch.compile of its
+ * model prepared (compiled, run twice) untimed, so that the timed calls
+ * find it warm.  Never an outcome of the evaluation: a failure only takes
+ * the baseline out, with the reason in baselines. */
+static int p_prep(kf_ev *e, kf_side *s, const kf_call *c) {
+  torch_side *t = TS(s);
+  char plan[8192];
+  if (plan_cmd(c->L, "PREP", "", plan, sizeof plan)) return 0;
+  if (!strcmp(plan, t->prepped)) return 0;
+  int oc = p_send(e, s, plan);
+  if (oc) return oc;
+  char line[LINE];
+  int from, k = wait_line(t, false, START_MS, &from, line, sizeof line);
+  if (k == -1) {
+    kill_zygote(t);
+    snprintf(e->why, KF_HARNESS_WHY, "reference: torch.compile did not end "
+             "in %d ms", START_MS);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  if (k != 1) return p_gone(e, s, "compiling with torch.compile");
+  if (!strcmp(line, "PREPARED")) {
+    kf_strlcpy(t->prepped, plan, sizeof t->prepped);
+  } else if (!strncmp(line, "NOCOMPILE", 9)) {
+    t->compile_ok = false;
+    snprintf(e->baselines, sizeof e->baselines, "%.110s; torch.compile: not "
+             "timed (it failed: %.80s)", TE(e)->eager, line + 9);
+  } else {
+    return p_bad_line(e, s, line);
+  }
+  return p_stop(e, s);
+}
+
+/* One call of a persistent side.  Charged: on CPU the larger of the wall
+ * time from RUN to DONE and the CPU time the process used from its
+ * continue to its stop (the zygote's rule); on the GPU the process's
+ * CUDA-event time -- a claim, held to the wall time this process saw
+ * around it (a longer one is forged, as harness/cuda holds its runners). */
+static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
+  torch_ev *te = TE(e);
+  torch_side *t = TS(s);
+  if (t->dead) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner is not running", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  char extra[64], plan[8192];
+  uint32_t seq = ++t->seq;
+  snprintf(extra, sizeof extra, ",\"seq\":%u,\"timed\":%s", seq,
+           c->timed ? "true" : "false");
+  if (plan_cmd(c->L, "RUN", extra, plan, sizeof plan)) {
+    kf_strlcpy(e->why, "the call's buffer plan is too long", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  if (c->timed && !te->cuda) flush_caches(te);
+  int tmo = call_timeout(e, s);
+  /* on the GPU the first calls JIT-compile (Triton builds its launcher
+   * with a C compiler, then ptxas): untimed calls get time for that */
+  if (te->cuda && !c->timed && tmo < START_MS / 2) tmo = START_MS / 2;
+  uint64_t c0 = cpu_ns(t), t0 = kf_now_ns();
+  int oc = p_send(e, s, plan);
+  if (oc) return oc;
+  char line[LINE];
+  int from, k = wait_line(t, false, tmo, &from, line, sizeof line);
+  uint64_t t1 = kf_now_ns();
+  if (k == -1) {
+    kill_zygote(t);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: the call ran past %d ms; its "
+             "process was killed", s->who, tmo);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  if (k != 1) return p_gone(e, s, "during the call");
+  unsigned long long rseq = 0, ev = 0, base = 0;
+  if (strncmp(line, "DONE ", 5)) return p_bad_line(e, s, line);
+  if (sscanf(line + 5, "%llu %llu %llu", &rseq, &ev, &base) != 3 ||
+      rseq != seq) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: reply '%.100s' to call %u: "
+             "forged or stale reply", s->who, line, seq);
+    kill_zygote(t);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  if ((oc = p_stop(e, s))) return oc;
+  uint64_t c1 = cpu_ns(t);
+  uint64_t wall = t1 - t0, cpu = c1 > c0 ? c1 - c0 : 0;
+  if (te->cuda && c->timed) {
+    if (ev > wall + 1000000) {
+      snprintf(e->why, KF_HARNESS_WHY, "%s reported %llu ns for a call that "
+               "took %" PRIu64 " ns: forged reply", s->who, ev, wall);
+      kill_zygote(t);
+      return KF_OUTCOME_SANDBOX_VIOLATION;
+    }
+    *ns = ev ? ev : wall;
+  } else {
+    *ns = wall > cpu ? wall : cpu;
+  }
+  if (s->is_ref && c->timed && base && t->compile_ok) s->t_base = base;
+  return 0;
+}
+
+/* The GPU lock (--gpu-lock, default $TMPDIR/kf-gpu-<device>.lock, the
+ * CUDA backend's file): one evaluation at a time runs on the GPU. */
+static int take_gpu_lock(kf_ev *e) {
+  torch_ev *c = TE(e);
+  char path[1200];
+  if (e->o->gpu_lock && *e->o->gpu_lock)
+    kf_strlcpy(path, e->o->gpu_lock, sizeof path);
+  else
+    snprintf(path, sizeof path, "%s/kf-gpu-%d.lock",
+             kf_getenv_or("TMPDIR", "/tmp"), e->o->device);
+  c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (c->lock_fd < 0) {
+    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", path,
+             strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  while (flock(c->lock_fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    snprintf(e->why, KF_HARNESS_WHY, "GPU lock %s: %s", path,
+             strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  return 0;
+}
+
 /* --------------------------------------------------------- operations -- */
 
 static int torch_open(kf_ev *e) {
@@ -447,8 +758,13 @@ static int torch_open(kf_ev *e) {
     return KF_OUTCOME_INFRA_ERROR;
   }
   e->bes = c;
+  c->lock_fd = -1;
+  c->cuda = !strcmp(e->spec->torch_device, "cuda");
+  c->persist = c->cuda || e->o->torch_persistent;
   c->cpu = e->o->cpu >= 0 ? e->o->cpu : sched_getcpu();
-  if (c->cpu >= 0) {
+  /* on the GPU the time is the device's; the runners' compilers and the
+   * driver's threads are not squeezed onto one core */
+  if (c->cpu >= 0 && !c->cuda) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(c->cpu, &set);
@@ -466,9 +782,16 @@ static int torch_open(kf_ev *e) {
   return 0;
 }
 
+static void torch_idle(kf_ev *e) {
+  torch_ev *c = TE(e);
+  if (c && c->lock_fd >= 0) close(c->lock_fd);
+  if (c) c->lock_fd = -1;
+}
+
 static void torch_close(kf_ev *e) {
   torch_ev *c = TE(e);
   if (!c) return;
+  torch_idle(e);
   free(c->flush);
   free(c);
   e->bes = NULL;
@@ -503,6 +826,9 @@ static char *side_config(kf_ev *e, kf_side *s) {
   cJSON_AddStringToObject(j, "kind", sp->torch_kind);
   cJSON_AddStringToObject(j, "device", sp->torch_device);
   cJSON_AddStringToObject(j, "role", s->is_ref ? "reference" : "candidate");
+  /* device cuda: the JIT sandbox (Triton, load_inline, torch.compile) */
+  cJSON_AddBoolToObject(j, "jit", TE(e)->cuda);
+  cJSON_AddNumberToObject(j, "cuda_index", e->o->device);
   cJSON *knobs = cJSON_AddObjectToObject(j, "knobs");
   for (int i = 0; knobs && i < s->n_knobs; i++)
     cJSON_AddStringToObject(knobs, s->knobs[i].name, s->knobs[i].value);
@@ -625,18 +951,31 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   }
   char script[1400];
   snprintf(script, sizeof script, "%s/runner.py", s->jail);
-  char *argv[] = {c->python, "-I", "-B", script, "serve", s->jail, NULL};
+  char *argv[] = {c->python, "-I", "-B", script,
+                  c->persist ? "persist" : "serve", s->jail, NULL};
   /* one thread: the timed process runs alone on the pinned core, as the
-   * CPU backend's does */
+   * CPU backend's does.  The GPU's JIT finds nvcc in CUDA's usual place;
+   * no LD_LIBRARY_PATH is passed (a bundle's Debian libraries would
+   * shadow the Python's own). */
+  char cuda_home[600] = "CUDA_HOME=/usr/local/cuda";
+  const char *ch = getenv("CUDA_HOME");
+  if (ch && ch[0] == '/') snprintf(cuda_home, sizeof cuda_home,
+                                   "CUDA_HOME=%.500s", ch);
   char *envp[] = {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
-                  "PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8", NULL};
-  int cpu_s = e->o->call_timeout_ms / 1000 * 20 + 120;
+                  c->cuda ? "PATH=/usr/local/cuda/bin:/usr/bin:/bin"
+                          : "PATH=/usr/bin:/bin",
+                  "LC_ALL=C.UTF-8", c->cuda ? cuda_home : NULL, NULL};
+  /* a persistent process serves every call of the evaluation */
+  int cpu_s = e->o->call_timeout_ms / 1000 * (c->persist ? 60 : 20) +
+              (c->persist ? 600 : 120);
   kf_harness_spawn_opts so = {
       .path = c->python,
       .argv = argv,
       .envp = envp,
-      .fd = {cp[0], sp[1], rp[1], t->memfd},
+      /* persistent: fd 1 is the process's replies, its stderr nowhere */
+      .fd = {cp[0], sp[1], c->persist ? -1 : rp[1], t->memfd},
       .isolate = true,
+      .new_pgrp = c->persist,
       .limits = {{RLIMIT_CORE, 0},
                  {RLIMIT_FSIZE, 0},
                  {RLIMIT_NOFILE, 64},
@@ -644,8 +983,17 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
                  {RLIMIT_AS, (rlim_t)map_len + ((rlim_t)16 << 30)}},
       .n_limits = 5,
   };
+  if (c->cuda) {
+    /* the JIT writes its caches and runs compilers with many files open;
+     * the driver reserves tens of GiB of address space (no RLIMIT_AS, as
+     * for harness/cuda's runners) */
+    so.limits[1].soft = (rlim_t)4 << 30;
+    so.limits[2].soft = 4096;
+    so.n_limits = 4;
+  }
   char err[512];
   int rc = kf_harness__spawn(&so, &t->pid, err, sizeof err);
+  t->group = c->persist;
   close(cp[0]);
   close(sp[1]);
   close(rp[1]);
@@ -659,6 +1007,7 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
              s->who, err);
     return KF_OUTCOME_INFRA_ERROR;
   }
+  if (c->persist) return p_start_wait(e, s);
   char line[LINE];
   int from, k = wait_line(t, false, START_MS, &from, line, sizeof line);
   if (k == 1 && !strncmp(line, "READY", 5)) {
@@ -730,11 +1079,23 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
     if (!sides[i]->oc) def = sides[i]->defenses;
   char defs[256];
   kf_harness__defenses_str(def, defs, sizeof defs);
-  if (!(def & KF_HARNESS_DEF_SECCOMP) || !(def & KF_HARNESS_DEF_CHROOT))
+  if (!(def & KF_HARNESS_DEF_SECCOMP) ||
+      (!(def & KF_HARNESS_DEF_CHROOT) && !c->cuda))
     kf_log(KF_LOG_WARN, "torch sandbox incomplete: %s", defs);
-  snprintf(facts, factslen, "defenses: %s, audit hook; python %s, one "
-           "thread, pinned to cpu %d; a fresh process per call", defs,
-           c->python, c->cpu);
+  if (c->cuda) {
+    int oc = take_gpu_lock(e);
+    if (oc) return oc;
+    snprintf(facts, factslen, "defenses: %s, audit hook; python %s; one "
+             "process per side on GPU %d, CUDA-event timing, JIT allowed "
+             "(Triton, load_inline, torch.compile: compilers may run; %s)",
+             defs, c->python, e->o->device, c->view);
+  } else {
+    snprintf(facts, factslen, "defenses: %s, audit hook; python %s, one "
+             "thread, pinned to cpu %d; %s", defs, c->python, c->cpu,
+             c->persist ? "one process per side serving every call, "
+                          "stopped between calls"
+                        : "a fresh process per call");
+  }
   return 0;
 }
 
@@ -766,6 +1127,8 @@ static int call_timeout(const kf_ev *e, const kf_side *s) {
 }
 
 static int torch_arm(kf_ev *e, kf_side *s, const kf_call *c) {
+  if (TE(e)->persist)
+    return s->is_ref && c->timed && TS(s)->compile_ok ? p_prep(e, s, c) : 0;
   char plan[8192];
   if (plan_of(c->L, plan, sizeof plan)) {
     kf_strlcpy(e->why, "the call's buffer plan is too long", KF_HARNESS_WHY);
@@ -791,6 +1154,7 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
            L->out_b[i]);
   if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
+  if (TE(e)->persist) return p_call(e, s, c, ns);
   int oc = torch_arm(e, s, c);
   if (oc) return oc;
   if (c->timed || c->cold) flush_caches(TE(e));
@@ -862,9 +1226,10 @@ static int torch_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
 }
 
 static void torch_stop(kf_ev *e, kf_side *s) {
-  (void)e;
   if (!s || !s->be) return;
   torch_side *t = TS(s);
+  /* a persistent process is stopped: nothing of it needs a clean end */
+  if (TE(e) && TE(e)->persist) kill_zygote(t);
   if (t->pid > 0 && !t->dead) {
     if (t->child > 0) kill(t->child, SIGKILL);
     if (say(t, "EXIT\n") == 0 && !t->child) {
@@ -899,6 +1264,7 @@ const kf_backend kf_harness_torch_backend = {
     .call = torch_call,
     .fetch = torch_fetch,
     .probe = torch_probe,
+    .idle = torch_idle,
     .stop = torch_stop,
     .close = torch_close,
 };

@@ -202,6 +202,122 @@ SPIN = READS_FILE.replace(
     '''        while True:
             pass''')
 
+# Persistent runners (--torch-persistent; device cuda always): one process
+# per side serves every call.
+WRONG = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        return torch.relu(self.linear(x)) * 1.01 + 0.01''')
+
+# Keeps its first answer and returns it on every later call: a process
+# that lives across calls still gets fresh inputs every call.
+CACHES = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        if not hasattr(self, "first"):
+            self.first = torch.relu(self.linear(x))
+        return self.first.clone()''')
+
+# Prints, as people debugging do: nothing of it may read as a reply.
+PRINTS = HONEST.replace(
+    '''    def forward(self, x):
+''',
+    '''    def forward(self, x):
+        print("DONE 1 1 1")
+        print("forward of", tuple(x.shape))
+''')
+
+# Answers for the wrong call: it rewrites the runner's replies (its process
+# is its own) so that DONE names the next call's number -- a reply the
+# harness did not ask for.
+FORGED = HONEST.replace(
+    '''        super().__init__()
+''',
+    '''        super().__init__()
+        import sys
+        runner = sys.modules["__main__"]
+        orig = runner._say
+
+        def forged(fd, text):
+            if text.startswith("DONE "):
+                w = text.split()
+                w[1] = str(int(w[1]) + 1)
+                text = " ".join(w)
+            orig(fd, text)
+        runner._say = forged
+''', 1)
+
+# Goes for the other side: the memory of every process of its uid (the
+# reference's runner is one), through /proc.
+OTHER_SIDE = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        for pid in range(2, 1 << 16):
+            try:
+                with open("/proc/%d/mem" % pid, "rb") as f:
+                    f.read(1)
+            except OSError:
+                pass''')
+
+SLEEPS = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        import time
+        time.sleep(3600)''')
+
+# Ends its own process in the middle of the evaluation (its third call).
+EXITS = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()''',
+    '''        import os
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.calls == 3:
+            os._exit(0)''')
+
+# Watches its input for the next draw between calls: it replaces the
+# runner's command reader (its process is its own) with one that, while
+# no command has arrived, spins comparing the input it was last given
+# with what the buffer holds now.  A process that ran while the harness
+# drew the next inputs would see them change before its call's command
+# arrived (on the GPU, where its own events time it, it could compute
+# then, untimed); it then answers wrongly, so the harness's stop between
+# calls, and its command written before the continue, show as ok.
+WATCHER = READS_FILE.replace(
+    '''        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)''',
+    '''        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        import select
+        import sys
+        runner = sys.modules["__main__"]
+        orig = runner._readline
+        self.leaked = False
+        self.last = None
+
+        def watching(fd):
+            while True:
+                r, _, _ = select.select([fd], [], [], 0)
+                if r:
+                    return orig(fd)
+                if self.last is not None and not torch.equal(
+                        self.last[0], self.last[1]):
+                    # stopped mid-comparison, it may finish it after
+                    # being continued for its call (timed by then): a
+                    # leak only if no command is waiting yet
+                    r, _, _ = select.select([fd], [], [], 0)
+                    if not r:
+                        self.leaked = True
+        runner._readline = watching''').replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        self.last = (x, x.clone())
+        if self.leaked:
+            return x[:, :48] * 0 + 1
+        return torch.relu(self.linear(x))''')
+
 BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                            "return [torch.randn(batch_size, in_features), 'mean']")
 BAD_DTYPE = MODEL.replace("return [torch.randn(batch_size, in_features)]",
@@ -251,11 +367,11 @@ def kf(c, args, cwd, timeout):
     return r.returncode, out, err
 
 
-def evaluate(c, prob, source, tag):
+def evaluate(c, prob, source, tag, extra=()):
     path = os.path.join(c.dir, "%s.py" % tag)
     write(path, source)
     r = subprocess.run([c.path("kf-harness"), "eval-files", "--spec", prob,
-                        "--source", path], env=c.env,
+                        "--source", path] + list(extra), env=c.env,
                        stdin=subprocess.DEVNULL, capture_output=True,
                        timeout=600, preexec_fn=kfe2e._pdeathsig)
     with open(os.path.join(c.dir, "harness-%s.log" % tag), "wb") as f:
@@ -390,6 +506,52 @@ def body(c):
     check(r["outcome"] not in ("ok", "infra_error", "spec_error"),
           "a candidate writing its input: %s (%s)" % (r["outcome"],
                                                      r.get("reason")))
+
+
+def persistent(c, prob):
+    pers = ["--torch-persistent"]
+    r = evaluate(c, prob, HONEST, "p_honest", pers)
+    load = [st for st in r.get("stages", []) if st["stage"] == "load"]
+    check(r["outcome"] == "ok" and r.get("speedup_eager", 0) > 0 and
+          load and "one process per side" in load[0]["reason"] and
+          "seccomp" in load[0]["reason"] and
+          "torch.compile: not timed" in r.get("baselines", ""),
+          "persistent, honest: %s (%s) load %r baselines %r" % (
+              r["outcome"], r.get("reason"), load, r.get("baselines")))
+    for tag, src, want, word in (
+            ("p_wrong", WRONG, "wrong_answer", ""),
+            ("p_replay", REPLAY, "wrong_answer", ""),
+            ("p_caches", CACHES, "wrong_answer", ""),
+            ("p_file", READS_FILE, "sandbox_violation", "/etc/hostname"),
+            ("p_socket", SOCKET, "sandbox_violation", "socket"),
+            ("p_ctypes", CTYPES, "sandbox_violation", "ctypes"),
+            ("p_thread", THREAD, "crash", "thread"),
+            ("p_exits", EXITS, "crash", "exited with status 0"),
+            ("p_renice", RENICE, "ok", ""),
+            ("p_prints", PRINTS, "ok", ""),
+            ("p_forged", FORGED, "sandbox_violation", "forged or stale"),
+            ("p_other_side", OTHER_SIDE, "sandbox_violation", "/proc/2/mem"),
+            ("p_stopped", STOPPED, "ok", ""),
+            ("p_watcher", WATCHER, "ok", "")):
+        r = evaluate(c, prob, src, tag, pers)
+        check(r["outcome"] == want and word in r.get("reason", ""),
+              "persistent, %s: %s (%s), want %s naming %r" % (
+                  tag, r["outcome"], r.get("reason"), want, word))
+    # a call that never returns: the process is killed at the call's
+    # limit (2 s + 5 s), the evaluation ends, the harness does not hang
+    r = evaluate(c, prob, SLEEPS, "p_sleeps", pers + ["--call-timeout-ms",
+                                                     "2000"])
+    check(r["outcome"] == "timeout" and "killed" in r.get("reason", ""),
+          "persistent, a call that sleeps: %s (%s)" % (r["outcome"],
+                                                      r.get("reason")))
+    r = evaluate(c, prob, WRITES_INPUT, "p_writes_input", pers)
+    check(r["outcome"] not in ("ok", "infra_error", "spec_error"),
+          "persistent, writing its input: %s (%s)" % (r["outcome"],
+                                                     r.get("reason")))
+    c.log("persistent runners: honest ok; wrong, replayed and cached "
+          "answers wrong_answer; file, socket, ctypes sandbox_violation; "
+          "thread and exit crash; sleep timeout; renice, stop and input "
+          "watching refused (ok)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+e2e: the torch backend's persistent runners -- one sandboxed Python
+process per side serving every call, the GPU path's model (device cuda
+always runs so; a CUDA context cannot survive fork) -- run for real on CPU
+with `kf-harness eval-files --torch-persistent`, through the whole
+pipeline (verify at every check size x distribution, time with fresh
+inputs per repetition):
+
+1. `kf import kernelbench` of test_torch's Linear+ReLU model.
+2. An honest ModelNew: ok, speedup over eager reported, the load stage
+   naming the per-side process and its defenses, torch.compile reported as
+   not timed (Debian's torch 1.13 has none) rather than failing.
+3. Refused: a wrong answer, replayed outputs from predicted inputs and a
+   first answer cached in the process and returned again (wrong_answer);
+   reading a file, a socket, ctypes into libc (sandbox_violation); a
+   thread (crash: RLIMIT_NPROC 0); a process that exits in its third call
+   (crash, "exited with status 0"); a call that sleeps past its limit
+   (timeout, the process killed, the harness not hung); writing into its
+   input (never ok).  One that prints in its forward (a "DONE" line among
+   it) is ok: what a side prints never reads as a reply.  One that
+   rewrites its replies to name another call is sandbox_violation, and so
+   is one that opens /proc/PID/mem of every process (the reference's).
+4. What the stop between calls guarantees: a candidate that renices every
+   process of its uid (EPERM; answers honestly), one that answers wrongly
+   unless its SIGCONT handler saw it continued before its call, and one
+   that replaces the runner's command reader with a loop watching its
+   input buffer for the next draw and answers wrongly if it ever sees it
+   change before its command arrives -- all ok, i.e. refused.
+5. Workers advertise torch at registration (worker/torch_caps.c): one
+   whose Python has no torch (KF_PYTHON=/bin/false) registers without the
+   "torch" kind, one with Debian's torch registers "torch" and
+   "torch:1.13..." (no "torch.cuda": a CPU worker); a campaign on the
+   torch problem runs to its end on the second, and the first -- polling
+   for work all along, same device class -- never leases one of its
+   tasks.
+
+Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kfcampaign  # noqa: E402
+import kfe2e  # noqa: E402
+from kfe2e import check  # noqa: E402
+import test_torch as tt  # noqa: E402
+
+
+def kinds_of(c, name):
+    rows = c.psql("SELECT array_to_string(task_kinds, ' ') FROM workers "
+                  "WHERE name = '%s'" % name)
+    return rows[0][0].split() if rows else None
+
+
+def leases(c, prob):
+    c.start_pg()
+    c.start_coordinator()
+    tw = c.start_worker("torchw", slots=1)
+    nt = c.start_worker("notorch", slots=2, env={"KF_PYTHON": "/bin/false"})
+    for name in ("torchw", "notorch"):
+        kfe2e.wait_until(lambda: kinds_of(c, name), 120,
+                       "worker %s to register" % name)
+    kt, kn = kinds_of(c, "torchw"), kinds_of(c, "notorch")
+    check("torch" in kt and any(k.startswith("torch:1.13") for k in kt) and
+          "torch.cuda" not in kt and "eval" in kt,
+          "torch worker registered %r" % kt)
+    check("eval" in kn and not any(k.startswith("torch") for k in kn),
+          "worker without torch registered %r" % kn)
+    cid = kfcampaign.submit(c, prob, evals=3, minutes=5, population=3)
+    kfcampaign.wait_done(c, cid, 300, watch=(tw, nt))
+    done = c.count("SELECT count(*) FROM tasks WHERE campaign_id = %d AND "
+                   "state = 'done'" % cid)
+    mine = c.count("SELECT count(*) FROM evaluations e JOIN workers w ON "
+                   "w.id = e.worker_id WHERE e.campaign_id = %d AND w.name "
+                   "= 'notorch'" % cid)
+    # every task a worker ran, failed ones included, is in its last line
+    nt.terminate()
+    with open(os.path.join(c.dir, "notorch.log")) as f:
+        ran = "stopped after 0 tasks" in f.read()
+    check(done > 0 and mine == 0 and ran,
+          "campaign %d: %d tasks done, %d evaluations by the worker without "
+          "torch, which %s" % (cid, done, mine, "ran none" if ran else
+                               "ran tasks (notorch.log)"))
+    c.log("leases: %d tasks done by the torch worker, none by the worker "
+          "without torch (kinds %r / %r)" % (done, kt, kn))
+
+
+def body(c):
+    work = os.path.join(c.dir, "work")
+    os.makedirs(work)
+    model = os.path.join(work, "linear_relu.py")
+    tt.write(model, tt.MODEL)
+    prob = os.path.join(work, "linear_relu")
+    rc, out, err = tt.kf(c, ["import", "kernelbench", model, "--out", prob],
+                         work, 600)
+    check(rc == 0, "kf import exited %d: %s%s" % (rc, out, err))
+    with open(os.path.join(prob, "spec.json")) as f:
+        check(json.load(f)["torch"]["device"] == "cpu", "device not cpu")
+    tt.persistent(c, prob)
+    leases(c, prob)
+
+
+if __name__ == "__main__":
+    if not tt.have_torch():
+        print("test_torch_persistent: SKIP: %s has no torch (Debian: "
+              "python3-torch)" % tt.PY)
+        sys.exit(77)
+    kfe2e.run("torch_persistent", body, time_limit=900)
