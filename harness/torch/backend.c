@@ -110,6 +110,8 @@ typedef struct {
   bool group;           /* leads a process group: signals go to it all */
   bool compile_ok;      /* the reference may time torch.compile */
   char prepped[8192];   /* the last plan torch.compile was prepared for */
+  unsigned n_timed;     /* timed GPU calls, and those whose work on other */
+  unsigned n_side;      /* streams ran past their own stream's (DONE) */
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -697,10 +699,10 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     return KF_OUTCOME_TIMEOUT;
   }
   if (k != 1) return p_gone(e, s, "during the call");
-  unsigned long long rseq = 0, ev = 0, base = 0;
+  unsigned long long rseq = 0, ev = 0, base = 0, side = 0;
   if (strncmp(line, "DONE ", 5)) return p_bad_line(e, s, line);
-  if (sscanf(line + 5, "%llu %llu %llu", &rseq, &ev, &base) != 3 ||
-      rseq != seq) {
+  if (sscanf(line + 5, "%llu %llu %llu %llu", &rseq, &ev, &base, &side) !=
+          4 || rseq != seq) {
     snprintf(e->why, KF_HARNESS_WHY, "%s: reply '%.100s' to call %u: "
              "forged or stale reply", s->who, line, seq);
     kill_zygote(t);
@@ -717,6 +719,16 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
       return KF_OUTCOME_SANDBOX_VIOLATION;
     }
     *ns = ev ? ev : wall;
+    /* runner.py's _Charge: work left on another stream past the end of
+     * the call's own stream was charged; said when most calls had it */
+    t->n_timed++;
+    if (side) t->n_side++;
+    if (2 * t->n_side > t->n_timed)
+      snprintf(s->note, sizeof s->note, "work on streams other than the "
+               "current one in %u of %u timed calls: charged", t->n_side,
+               t->n_timed);
+    else
+      s->note[0] = '\0';
   } else {
     *ns = wall > cpu ? wall : cpu;
   }
