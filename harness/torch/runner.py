@@ -777,8 +777,8 @@ def _timed_gpu(torch, fn, args, flush, ev, seq, spin=0):
     torch.cuda.synchronize()
     ev[2].record(st)
     ev[2].synchronize()
-    return (res, int(ev[0].elapsed_time(ev[1]) * 1e6),
-            int(ev[0].elapsed_time(ev[2]) * 1e6))
+    return (res, int(round(ev[0].elapsed_time(ev[1]) * 1e6)),
+            int(round(ev[0].elapsed_time(ev[2]) * 1e6)))
 
 
 def _null_sample(torch, acct, flush, ev, seq, spin):
