@@ -112,6 +112,9 @@ typedef struct {
   char prepped[8192];   /* the last plan torch.compile was prepared for */
   unsigned n_timed;     /* timed GPU calls, and those whose work on other */
   unsigned n_side;      /* streams ran past their own stream's (DONE) */
+  unsigned long long o_ns, o_bound_ns; /* LOCKED's timer=: the GPU timer's
+                                          overhead (median, median - min) */
+  bool o_known;
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -548,6 +551,9 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   torch_ev *c = TE(e);
   torch_side *t = TS(s);
   s->defenses = defenses_of(line + 6);
+  const char *tw = strstr(line, " timer=");
+  t->o_known = tw && sscanf(tw + 7, "%llu/%llu", &t->o_ns,
+                            &t->o_bound_ns) == 2;
   /* the JIT sandbox: its own filter, and compilers are processes */
   if (strstr(line, " seccomp-jit"))
     s->defenses = (s->defenses | KF_HARNESS_DEF_SECCOMP) &
@@ -1097,10 +1103,25 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
   if (c->cuda) {
     int oc = take_gpu_lock(e);
     if (oc) return oc;
-    snprintf(facts, factslen, "defenses: %s, audit hook; python %s; one "
-             "process per side on GPU %d, CUDA-event timing, JIT allowed "
-             "(Triton, load_inline, torch.compile: compilers may run; %s)",
-             defs, c->python, e->o->device, c->view);
+    int l = snprintf(facts, factslen, "defenses: %s, audit hook; python "
+                     "%s; one process per side on GPU %d, CUDA-event timing, "
+                     "JIT allowed (Triton, load_inline, torch.compile: "
+                     "compilers may run; %s)", defs, c->python,
+                     e->o->device, c->view);
+    /* what each process's timer subtracts for its synchronize, and the
+     * most side-stream work one call could leave uncharged (runner.py's
+     * _Charge), as calibrated before the side's code ran */
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+      torch_side *t = TS(sides[i]);
+      if (sides[i]->oc || !t->o_known || l < 0 || (size_t)l >= factslen)
+        continue;
+      l += snprintf(facts + l, factslen - (size_t)l, "%s%s %.1f/%.1f",
+                    any ? ", " : "; timer overhead o (median/median-min us):"
+                                 " ",
+                    sides[i]->who, t->o_ns / 1e3, t->o_bound_ns / 1e3);
+      any = true;
+    }
   } else {
     snprintf(facts, factslen, "defenses: %s, audit hook; python %s, one "
              "thread, pinned to cpu %d; %s", defs, c->python, c->cpu,

@@ -34,7 +34,9 @@
 # `kf-harness --torch-persistent` on CPU, which runs the same code path
 # for tests).  It imports torch, creates its CUDA context, locks itself
 # down (as the zygote does; on the GPU with the JIT allowances below),
-# says LOCKED with its defenses on fd 1, then runs the side's code and
+# says LOCKED with its defenses on fd 1 (on the GPU also timer=O/B: the
+# null calls' median overhead and its median - minimum, ns; _Charge),
+# then runs the side's code and
 # builds the model once: READY, or ERR.  The harness keeps it stopped
 # (SIGSTOP) whenever it is not in a call, so it never runs while inputs
 # are drawn.  Commands on fd 0, one JSON line each:
@@ -899,8 +901,13 @@ def persist(jail):
         _say(reply, "FAIL infra lockdown: %s" % e)
         return 3
     has_compile = hasattr(torch, "compile")
-    _say(reply, "LOCKED %s torch=%s compile=%s" % (
-        " ".join(defs), torch.__version__, "yes" if has_compile else "no"))
+    # the timer's first calibration (before any of the side's code ran):
+    # o's median and median - minimum, ns, for the load stage's reason
+    timer = (" timer=%d/%d" % (acct.overhead(), acct.bound())
+             if device == "cuda" else "")
+    _say(reply, "LOCKED %s torch=%s compile=%s%s" % (
+        " ".join(defs), torch.__version__, "yes" if has_compile else "no",
+        timer))
     bad = JIT_AUDIT_BAD if jit else AUDIT_BAD
 
     def hook(event, hargs):
