@@ -826,6 +826,12 @@ static int do_time(pl *p) {
       (size_t)l < sizeof p->facts)
     l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; no ceilings "
                   "given: roofline not checked");
+  for (int i = 0; i < 2; i++) {
+    kf_side *s = i ? c : r;
+    if (s->note[0] && l > 0 && (size_t)l < sizeof p->facts)
+      l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; %s: %s",
+                    s->who, s->note);
+  }
   if (l > 0 && (size_t)l < sizeof p->facts && p->reps > 0)
     snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; per repetition: "
              "refresh %.1f ms, calls %.1f ms, fetch %.1f ms, compare %.1f ms",

@@ -110,6 +110,11 @@ typedef struct {
   bool group;           /* leads a process group: signals go to it all */
   bool compile_ok;      /* the reference may time torch.compile */
   char prepped[8192];   /* the last plan torch.compile was prepared for */
+  unsigned n_timed;     /* timed GPU calls, and those whose work on other */
+  unsigned n_side;      /* streams ran past their own stream's (DONE) */
+  unsigned long long o_ns, o_bound_ns; /* LOCKED's timer=: the GPU timer's
+                                          overhead (median, median - min) */
+  bool o_known;
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -546,6 +551,9 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   torch_ev *c = TE(e);
   torch_side *t = TS(s);
   s->defenses = defenses_of(line + 6);
+  const char *tw = strstr(line, " timer=");
+  t->o_known = tw && sscanf(tw + 7, "%llu/%llu", &t->o_ns,
+                            &t->o_bound_ns) == 2;
   /* the JIT sandbox: its own filter, and compilers are processes */
   if (strstr(line, " seccomp-jit"))
     s->defenses = (s->defenses | KF_HARNESS_DEF_SECCOMP) &
@@ -697,10 +705,10 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     return KF_OUTCOME_TIMEOUT;
   }
   if (k != 1) return p_gone(e, s, "during the call");
-  unsigned long long rseq = 0, ev = 0, base = 0;
+  unsigned long long rseq = 0, ev = 0, base = 0, side = 0;
   if (strncmp(line, "DONE ", 5)) return p_bad_line(e, s, line);
-  if (sscanf(line + 5, "%llu %llu %llu", &rseq, &ev, &base) != 3 ||
-      rseq != seq) {
+  if (sscanf(line + 5, "%llu %llu %llu %llu", &rseq, &ev, &base, &side) !=
+          4 || rseq != seq) {
     snprintf(e->why, KF_HARNESS_WHY, "%s: reply '%.100s' to call %u: "
              "forged or stale reply", s->who, line, seq);
     kill_zygote(t);
@@ -717,6 +725,16 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
       return KF_OUTCOME_SANDBOX_VIOLATION;
     }
     *ns = ev ? ev : wall;
+    /* runner.py's _Charge: work left on another stream past the end of
+     * the call's own stream was charged; said when most calls had it */
+    t->n_timed++;
+    if (side) t->n_side++;
+    if (2 * t->n_side > t->n_timed)
+      snprintf(s->note, sizeof s->note, "work on streams other than the "
+               "current one in %u of %u timed calls: charged", t->n_side,
+               t->n_timed);
+    else
+      s->note[0] = '\0';
   } else {
     *ns = wall > cpu ? wall : cpu;
   }
@@ -1085,10 +1103,25 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
   if (c->cuda) {
     int oc = take_gpu_lock(e);
     if (oc) return oc;
-    snprintf(facts, factslen, "defenses: %s, audit hook; python %s; one "
-             "process per side on GPU %d, CUDA-event timing, JIT allowed "
-             "(Triton, load_inline, torch.compile: compilers may run; %s)",
-             defs, c->python, e->o->device, c->view);
+    int l = snprintf(facts, factslen, "defenses: %s, audit hook; python "
+                     "%s; one process per side on GPU %d, CUDA-event timing, "
+                     "JIT allowed (Triton, load_inline, torch.compile: "
+                     "compilers may run; %s)", defs, c->python,
+                     e->o->device, c->view);
+    /* what each process's timer subtracts for its synchronize, and the
+     * most side-stream work one call could leave uncharged (runner.py's
+     * _Charge), as calibrated before the side's code ran */
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+      torch_side *t = TS(sides[i]);
+      if (sides[i]->oc || !t->o_known || l < 0 || (size_t)l >= factslen)
+        continue;
+      l += snprintf(facts + l, factslen - (size_t)l, "%s%s %.1f/%.1f",
+                    any ? ", " : "; timer overhead o (median/median-min us):"
+                                 " ",
+                    sides[i]->who, t->o_ns / 1e3, t->o_bound_ns / 1e3);
+      any = true;
+    }
   } else {
     snprintf(facts, factslen, "defenses: %s, audit hook; python %s, one "
              "thread, pinned to cpu %d; %s", defs, c->python, c->cpu,

@@ -34,18 +34,22 @@
 # `kf-harness --torch-persistent` on CPU, which runs the same code path
 # for tests).  It imports torch, creates its CUDA context, locks itself
 # down (as the zygote does; on the GPU with the JIT allowances below),
-# says LOCKED with its defenses on fd 1, then runs the side's code and
+# says LOCKED with its defenses on fd 1 (on the GPU also timer=O/B: the
+# null calls' median overhead and its median - minimum, ns; _Charge),
+# then runs the side's code and
 # builds the model once: READY, or ERR.  The harness keeps it stopped
 # (SIGSTOP) whenever it is not in a call, so it never runs while inputs
 # are drawn.  Commands on fd 0, one JSON line each:
 #   RUN {"in","out","seq","timed"}  copies the call's inputs from the
 #           memfd (fd 3, mapped once, inputs read-only) to the device,
 #           flushes L2 (timed calls), records a start event, calls the
-#           side, synchronizes the whole device (work on any stream of the
-#           process), records the end event, copies the outputs back:
-#           DONE SEQ EVENT_NS [BASE_NS] (BASE_NS: the reference's
-#           torch.compile'd model timed the same way on the same inputs).
-#           On CPU the harness times RUN..DONE itself: DONE SEQ 0.
+#           side, records an event on its stream, synchronizes the whole
+#           device (work on any stream of the process), records the end
+#           event, copies the outputs back: DONE SEQ EVENT_NS BASE_NS SIDE
+#           (EVENT_NS: _Charge's rule; BASE_NS: the reference's
+#           torch.compile'd model timed the same way on the same inputs;
+#           SIDE 1: work on another stream ran past the call's own).
+#           On CPU the harness times RUN..DONE itself: DONE SEQ 0 0 0.
 #   PREP {"in","out"}  (reference) compiles torch.compile(model) for these
 #           shapes, untimed: PREPARED, or NOCOMPILE REASON.
 #   EXIT
@@ -673,28 +677,115 @@ def _pviews(torch, ro, rw, plan):
     return ins, outs
 
 
+class _Charge:
+    """What a GPU call is charged, from its two event times (pure
+    arithmetic: no torch, tested on CPU by tests/unit/test_torch_timer.py).
+
+    Each timed call gives t_stream, start event -> an event recorded on the
+    call's stream right after the side returned (exactly the device time
+    of that stream's work), and t_all, start event -> an event recorded
+    after a device-wide synchronize (it covers work the call queued on any
+    stream, plus o: the host's wake-up from the synchronize and one event
+    launch on an idle GPU).  o is measured by null calls (nothing queued)
+    under the same flush/sleep/event protocol, one before every timed call
+    of the side's process and CALIBRATE at its start; the last WINDOW are
+    kept.  Charged: max(t_stream, t_all - o), o the window's median.
+
+    Why the median: subtracting a low quantile would charge every honest
+    call the jitter above it (a bias that pulls every ratio toward 1);
+    with the median an honest single-stream call is charged exactly
+    t_stream in at least half the calls, so its median charge is
+    t_stream's.  The price: work left on another stream past the end of
+    the call's stream hides only where this call's o' was below the
+    median, by at most o_median - o' <= o_median - o_min per call (the
+    window's median less its minimum: `bound()`)."""
+
+    WINDOW = 64
+    CALIBRATE = 32
+    SIDE_MIN_NS = 1000
+
+    def __init__(self):
+        self.null = []
+
+    def add_null(self, t_all_ns):
+        self.null.append(max(0, int(t_all_ns)))
+        del self.null[:-self.WINDOW]
+
+    def _q(self, q):
+        if not self.null:
+            return 0
+        v = sorted(self.null)
+        return v[min(len(v) - 1, int(q * (len(v) - 1)))]
+
+    def overhead(self):
+        """o: the null calls' median (the lower one of an even count)."""
+        return self._q(0.5)
+
+    def bound(self):
+        """At most this much of a call's work on other streams can go
+        uncharged: o's median less its minimum."""
+        return self._q(0.5) - self._q(0.0)
+
+    def threshold(self):
+        """An excess above this is side-stream work, not o's jitter: the
+        window's 90th percentile less its median (an honest call passes
+        it in about one call in ten), at least SIDE_MIN_NS."""
+        return max(self.SIDE_MIN_NS, self._q(0.9) - self._q(0.5))
+
+    def charge(self, t_stream, t_all):
+        """(ns charged, whether work on other streams ran past the end of
+        the call's stream's work by more than o's jitter)."""
+        rest = int(t_all) - self.overhead()
+        ns = max(int(t_stream), rest)
+        return ns, rest - int(t_stream) > self.threshold()
+
+    @staticmethod
+    def note(n_side, n_timed):
+        """The time stage's remark on a side, "" when most of its timed
+        calls had no side-stream excess (harness/torch/backend.c prints
+        the same words)."""
+        if n_timed <= 0 or 2 * n_side <= n_timed:
+            return ""
+        return ("work on streams other than the current one in %d of %d "
+                "timed calls: charged" % (n_side, n_timed))
+
+
+def _nothing():
+    """The null call that calibrates o (_Charge)."""
+    return None
+
+
 def _timed_gpu(torch, fn, args, flush, ev, seq, spin=0):
-    """One call timed by CUDA events on the current stream, after an L2
-    flush.  The end event is recorded after a device-wide synchronize, so
-    the time covers the work the call queued on any stream (torch's
-    stream pool makes non-blocking streams, which an event on the default
-    stream would not wait for); it includes one synchronize's latency,
-    the same for every side.  spin: GPU cycles of a sleep kernel queued
-    between the flush and the start event, so that the host's dispatch of
-    the call (a compiled graph's guards and launch take far longer than
-    the flush) happens while the GPU is still busy and is not charged as
-    GPU time -- the CUDA backend's --cuda-warm-us, for this path.  On the
-    H100 (2026-11-26), without it, torch.compile of a relu was timed at
-    0.42 ms against 0.09 ms eager."""
+    """One call timed by CUDA events: (result, t_stream ns, t_all ns).
+    L2 flushed first, then a sleep kernel of `spin` cycles, so that the
+    host's dispatch of the call (a compiled graph's guards and launch take
+    far longer than the flush) happens while the GPU is still busy and is
+    not charged -- the CUDA backend's --cuda-warm-us, for this path (on
+    the H100, 2026-11-26, without it torch.compile of a relu was timed at
+    0.42 ms against 0.09 ms eager).  ev[1] on the call's stream as soon as
+    the side returns: t_stream.  ev[2] after a device-wide synchronize:
+    t_all, which also covers work the call queued on other streams
+    (torch's stream pool makes non-blocking streams that ev[1] does not
+    wait for), plus the synchronize's overhead; _Charge turns the two
+    into the time charged.  All three events go on the stream current
+    when the call starts, whatever the side does to the current stream."""
+    st = torch.cuda.current_stream()
     flush.fill_(seq & 0xFF)
     if spin:
         torch.cuda._sleep(spin)
-    ev[0].record()
+    ev[0].record(st)
     res = fn(*args)
+    ev[1].record(st)
     torch.cuda.synchronize()
-    ev[1].record()
-    ev[1].synchronize()
-    return res, int(ev[0].elapsed_time(ev[1]) * 1e6)
+    ev[2].record(st)
+    ev[2].synchronize()
+    return (res, int(round(ev[0].elapsed_time(ev[1]) * 1e6)),
+            int(round(ev[0].elapsed_time(ev[2]) * 1e6)))
+
+
+def _null_sample(torch, acct, flush, ev, seq, spin):
+    """One null call under the timed protocol, into acct."""
+    acct.add_null(_timed_gpu(torch, _nothing, (), flush, ev, seq, spin)[2])
 
 
 def _spin_cycles(torch, ev, target_ms=0.3):
@@ -747,6 +838,7 @@ def persist(jail):
         dev = "cpu"
         flush = ev = None
         spin = 0
+        acct = _Charge()
         if device == "cuda":
             idx = int(cfg.get("cuda_index", 0))
             torch.cuda.set_device(idx)
@@ -754,11 +846,14 @@ def persist(jail):
             l2 = torch.cuda.get_device_properties(idx).L2_cache_size
             flush = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8,
                                 device=dev)
-            ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+            ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
             spin = _spin_cycles(torch, ev)
         _warm(torch, dev)
         if device == "cuda":
             torch.cuda.synchronize()
+            # o's first estimate, before any of the side's code runs
+            for i in range(_Charge.CALIBRATE):
+                _null_sample(torch, acct, flush, ev, i, spin)
         size = os.fstat(3).st_size
         ro = mmap.mmap(3, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
         rw = mmap.mmap(3, size, flags=mmap.MAP_SHARED,
@@ -806,8 +901,13 @@ def persist(jail):
         _say(reply, "FAIL infra lockdown: %s" % e)
         return 3
     has_compile = hasattr(torch, "compile")
-    _say(reply, "LOCKED %s torch=%s compile=%s" % (
-        " ".join(defs), torch.__version__, "yes" if has_compile else "no"))
+    # the timer's first calibration (before any of the side's code ran):
+    # o's median and median - minimum, ns, for the load stage's reason
+    timer = (" timer=%d/%d" % (acct.overhead(), acct.bound())
+             if device == "cuda" else "")
+    _say(reply, "LOCKED %s torch=%s compile=%s%s" % (
+        " ".join(defs), torch.__version__, "yes" if has_compile else "no",
+        timer))
     bad = JIT_AUDIT_BAD if jit else AUDIT_BAD
 
     def hook(event, hargs):
@@ -885,11 +985,16 @@ def persist(jail):
         args = list(ins)
         if cfg.get("args"):
             args = [ins[a["t"]] if "t" in a else a["v"] for a in cfg["args"]]
-        ns = base = 0
+        ns = base = side = 0
         try:
             with torch.no_grad():
                 if cuda and timed:
-                    res, ns = _timed_gpu(torch, fn, args, flush, ev, seq, spin)
+                    # o measured again before every timed call: it follows
+                    # the host's state (clocks, load) through the run
+                    _null_sample(torch, acct, flush, ev, seq, spin)
+                    res, ts, ta = _timed_gpu(torch, fn, args, flush, ev, seq,
+                                             spin)
+                    ns, side = acct.charge(ts, ta)
                 else:
                     res = fn(*args)
                     if cuda:
@@ -899,8 +1004,9 @@ def persist(jail):
                 _put(torch, res, outs, names)
                 del res
                 if cuda and timed and ref and key in prepared:
-                    r2, base = _timed_gpu(torch, compiled, args, flush, ev,
-                                          seq + 1, spin)
+                    r2, ts, ta = _timed_gpu(torch, compiled, args, flush,
+                                            ev, seq + 1, spin)
+                    base = acct.charge(ts, ta)[0]
                     del r2
         except _Shape as e:
             _say(reply, "ERR shape %s" % e)
@@ -909,7 +1015,7 @@ def persist(jail):
             _say(reply, "ERR run %s" % _short_exc(e))
             os._exit(5)
         del ins, outs, args
-        _say(reply, "DONE %d %d %d" % (seq, ns, base))
+        _say(reply, "DONE %d %d %d %d" % (seq, ns, base, 1 if side else 0))
 
 
 # -------------------------------------------------------------- inspect --

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+unit: the torch backend's GPU charging rule (harness/torch/runner.py,
+_Charge), on CPU: the arithmetic that turns a call's two CUDA-event times
+(t_stream: to an event on the call's stream right after it returned;
+t_all: to an event after a device-wide synchronize) into the time charged,
+max(t_stream, t_all - o), o the median of null calls' t_all.  The GPU code
+around it (_timed_gpu) needs a GPU: scripts/gpu-torch-remote runs it.
+
+The overheads below are drawn from a fixed seed, spread like a host's
+wake-up from cudaDeviceSynchronize (a few microseconds, a long upper tail).
+
+1. Null-call jitter is not charged: an honest single-stream call (its
+   t_all = t_stream + a fresh overhead from the same distribution) is
+   charged exactly t_stream in about half the calls, so its median charge
+   is t_stream's (within a quarter of the jitter); it is not flagged as
+   side-stream work in most calls, and the time stage's note stays empty.
+2. A single-stream call is charged t_stream also when t_all - o falls
+   below it (a call whose overhead was under the median).
+3. Side-stream excess is charged: work left on another stream 50 us past
+   the call's own is charged, in every call less at most o's median less
+   its minimum, in the median in full; flagged in most calls, and the
+   note says so.
+4. A hostile call that hides side-stream work in the jitter gets at most
+   o_median - o_min uncharged in one call, and nothing in the median.
+5. Calibration: the window keeps the last WINDOW samples, so o follows a
+   shift of the host's overhead; an empty window charges t_all.
+6. runner.py's DONE line and harness/torch/backend.c agree on the note's
+   words (the C side prints them).
+"""
+import os
+import random
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.environ.get("KF_SOURCE_DIR") or os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(SRC, "harness", "torch"))
+import runner  # noqa: E402  (stdlib only at import; torch is imported later)
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def overheads(rng, n, base=9000):
+    """Sync overheads in ns: base plus a few us of jitter, a long tail."""
+    return [base + int(rng.gammavariate(2.0, 900)) for _ in range(n)]
+
+
+def median(v):
+    v = sorted(v)
+    return v[(len(v) - 1) // 2]
+
+
+def calibrated(rng):
+    a = runner._Charge()
+    for o in overheads(rng, a.CALIBRATE):
+        a.add_null(o)
+    return a
+
+
+def honest(rng):
+    a = calibrated(rng)
+    t_stream = 95000
+    charged, flags = [], 0
+    for o in overheads(rng, 200):
+        a.add_null(overheads(rng, 1)[0])       # the null call before it
+        ts = t_stream + rng.randint(-300, 300)  # the kernel's own noise
+        ns, side = a.charge(ts, ts + o)
+        charged.append(ns - ts)
+        flags += side
+    exact = sum(1 for d in charged if d == 0)
+    # o is the window's median: a fresh overhead falls at or below it in
+    # about half the calls (32 of 65 for iid samples), and then the charge
+    # is exactly t_stream
+    check(exact >= 70, "honest: charged exactly t_stream in %d of 200 calls "
+          "(about half)" % exact)
+    check(0 <= median(charged) <= a.bound() // 4,
+          "honest: the median charge is t_stream's, within a quarter of the "
+          "jitter (median excess %d ns, bound %d)" %
+          (median(charged), a.bound()))
+    check(flags < 60, "honest: flagged as side-stream work in %d of 200 "
+          "calls (not most)" % flags)
+    check(runner._Charge.note(flags, 200) == "", "honest: no note")
+
+
+def below_median(rng):
+    a = calibrated(rng)
+    ns, side = a.charge(40000, 40000 + a._q(0.0))
+    check(ns == 40000 and not side, "t_all - o below t_stream: charged "
+          "t_stream (%d)" % ns)
+    ns, side = a.charge(40000, 1000)  # nonsense t_all: never below t_stream
+    check(ns == 40000 and not side, "t_all under o: charged t_stream")
+
+
+def side_stream(rng):
+    a = calibrated(rng)
+    t_stream, extra = 30000, 50000
+    charged, flags, worst_o, low_o = [], 0, 0, 1 << 60
+    for o in overheads(rng, 200):
+        a.add_null(overheads(rng, 1)[0])
+        worst_o = max(worst_o, a.overhead())
+        low_o = min(low_o, o)
+        ns, side = a.charge(t_stream, t_stream + extra + o)
+        charged.append(ns)
+        flags += side
+    low = min(charged)
+    check(low >= t_stream + extra - (worst_o - low_o), "side stream: every "
+          "charge >= its work less o's median less its minimum (%d >= %d - "
+          "%d)" % (low, t_stream + extra, worst_o - low_o))
+    check(abs(median(charged) - (t_stream + extra)) <= a.bound() // 4,
+          "side stream: median charge %d ~ %d, within a quarter of the "
+          "jitter" % (median(charged), t_stream + extra))
+    check(flags > 180, "side stream: flagged in %d of 200 calls" % flags)
+    note = runner._Charge.note(flags, 200)
+    check(note.startswith("work on streams other than the current one") and
+          note.endswith(": charged"), "side stream: note '%s'" % note)
+
+
+def hidden(rng):
+    # the most a call can leave uncharged: side work ending just where
+    # this call's overhead o' sits below the median, by o_median - o'
+    a = calibrated(rng)
+    worst, worst_o, low_o, meds = 0, 0, 1 << 60, []
+    for o in overheads(rng, 500):
+        a.add_null(overheads(rng, 1)[0])
+        worst_o = max(worst_o, a.overhead())
+        low_o = min(low_o, o)
+        t_stream, lost = 20000, []
+        for extra in range(0, 20001, 250):
+            ns, _ = a.charge(t_stream, t_stream + extra + o)
+            lost.append(t_stream + extra - ns)
+        worst = max(worst, max(lost))
+        meds.append(lost[-1])
+    check(worst <= worst_o - low_o, "hostile: at most o_median - o_min = %d "
+          "ns uncharged in one call (worst %d)" % (worst_o - low_o, worst))
+    check(median(meds) <= a.bound() // 4, "hostile: in the median nothing "
+          "is hidden (%d ns of 20 us)" % median(meds))
+    check(0 < a.bound() < 10000, "bound() is the jitter's size (%d ns)" %
+          a.bound())
+
+
+def calibration(rng):
+    a = runner._Charge()
+    check(a.overhead() == 0 and a.charge(5000, 12000) == (12000, True),
+          "uncalibrated: o = 0, t_all charged")
+    for o in overheads(rng, a.WINDOW, base=9000):
+        a.add_null(o)
+    o1 = a.overhead()
+    for o in overheads(rng, a.WINDOW, base=30000):
+        a.add_null(o)
+    check(len(a.null) == a.WINDOW, "window holds %d samples" % len(a.null))
+    check(30000 <= a.overhead() < 36000 and o1 < 15000,
+          "o follows the host: %d then %d" % (o1, a.overhead()))
+    a.add_null(-5)
+    check(min(a.null) >= 0, "a negative sample is clamped")
+
+
+def words():
+    with open(os.path.join(SRC, "harness", "torch", "backend.c")) as f:
+        c = f.read()
+    m = re.search(r'"(work on streams other than the "\s*"current one in )'
+                  r'%u of %u timed calls: charged"', c)
+    check(m is not None, "backend.c prints the note's words")
+    with open(os.path.join(SRC, "harness", "torch", "runner.py")) as f:
+        py = f.read()
+    check('"DONE %d %d %d %d" % (seq, ns, base, 1 if side else 0)' in py,
+          "runner.py's DONE carries SIDE")
+
+
+def main():
+    rng = random.Random(0x6B66)
+    honest(rng)
+    below_median(rng)
+    side_stream(rng)
+    hidden(rng)
+    calibration(rng)
+    words()
+    if failures:
+        print("%d failed" % len(failures))
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
