@@ -112,6 +112,24 @@ static int prepare(const char *dir, const struct passwd **pw_out,
   if (dir[0] != '/')
     return kf_seterr(KF_EINVAL, err, errlen,
                      "%s: data directory must be an absolute path", dir);
+  /* The socket directory reaches the server through pg_ctl -o (split at
+   * blanks), unix_socket_directories (a comma-separated list) and a libpq
+   * conninfo (blanks, quotes and backslashes are syntax): a path holding
+   * one of these starts a server on the wrong directory or none
+   * ("could not create lock file /tmp/d0/.s.PGSQL.5432.lock" for a data
+   * directory /tmp/d0,1). */
+  for (const char *c = dir; *c; c++)
+    if (*c == ',' || *c == '\'' || *c == '"' || *c == '\\' ||
+        (unsigned char)*c <= ' ' || *c == 0x7f)
+      return kf_seterr(KF_EINVAL, err, errlen,
+                       "%s: data directory path holds %s%c%s at byte %zu, "
+                       "which PostgreSQL's socket settings cannot take "
+                       "(commas, quotes, backslashes, blanks and control "
+                       "characters); choose another path",
+                       dir, (unsigned char)*c > ' ' ? "'" : "",
+                       (unsigned char)*c > ' ' ? *c : '?',
+                       (unsigned char)*c > ' ' ? "'" : " (a blank or control "
+                       "character)", (size_t)(c - dir));
   *pw_out = NULL;
   if (geteuid() == 0) {
     const char *user = kf_getenv_or("KF_PG_USER", "postgres");

@@ -2,7 +2,8 @@
 """tests/e2e/test_run_cli.py -- `kf run` as a user runs it.
 
 1. A malformed problem directory (a copy with a broken spec.json) exits 2
-   with a message naming the file and the field, and starts nothing.
+   with a message naming the file and the field, and starts nothing;
+   so does a data directory whose path holds a comma.
 2. `kf run PROBLEM --data DIR --evals 8` brings up its own PostgreSQL,
    coordinator and worker, exits 0, writes ./<problem>.best.c, which
    builds with `cc -shared`, and stops everything it started.
@@ -67,6 +68,19 @@ def body(c):
     check(not os.path.exists(os.path.join(baddata, "pg")),
           "broken spec: kf run started PostgreSQL anyway")
     c.log("broken spec refused: %s" % err.strip())
+
+    # 1b. A data directory whose path PostgreSQL's socket settings cannot
+    # take (a comma splits unix_socket_directories; seen on a GPU machine
+    # with --data /tmp/d0,1): refused by name before initdb runs.
+    commadata = os.path.join(c.dir, "d0,1")
+    rc, out, err = kf_run(c, [prob, "--data", commadata], work, 60)
+    check(rc != 0, "data dir with a comma: exit 0")
+    check("','" in err and "d0,1" in err,
+          "data dir with a comma: the message does not name it: %r" % err)
+    check(not os.path.exists(os.path.join(commadata, "pg", "data",
+                                          "PG_VERSION")),
+          "data dir with a comma: initdb ran anyway")
+    c.log("data dir with a comma refused: %s" % err.strip())
 
     # 2. The happy path.  --data is the cluster dir, so Cluster.close
     # stops a PostgreSQL that kf run might leave behind.
