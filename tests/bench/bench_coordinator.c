@@ -4,7 +4,11 @@
  * coordinator: each registers, then loops LeaseTasks -> ReportResult (no-op
  * tasks, reported OK at once) until every submitted task is accepted.
  * Prints tasks/s and the p50/p99 latency of LeaseTasks calls that returned
- * tasks.  A benchmark that prints figures, not a test: it asserts nothing
+ * tasks.  --think-ms T makes each simulated worker hold its tasks T ms
+ * before reporting, as a real one spends time evaluating: without it every
+ * worker always has a call queued, and by Little's law the lease latency of
+ * N workers is about N / throughput however fast the coordinator is (10,000
+ * workers at 20,000 tasks/s: 500 ms a cycle).  A benchmark that prints figures, not a test: it asserts nothing
  * about speed.
  *
  * One process, one libuv loop; workers are spread over several channels
@@ -32,6 +36,7 @@ typedef struct {
   sim *sims;
   int nsims;
   uint32_t batch;
+  uint64_t think_ms;
   uint64_t target, accepted, refused, errors;
   uint64_t t_start_us, t_end_us;
   uint64_t *lat; /* lease latencies, us */
@@ -47,6 +52,7 @@ struct sim {
   int64_t *task_ids;
   uint32_t *attempts;
   size_t nheld;
+  uv_timer_t think; /* --think-ms: the simulated evaluation */
 };
 
 static void lease(sim *s);
@@ -102,6 +108,11 @@ static void report(sim *s) {
     s->b->errors++;
 }
 
+static void on_think(uv_timer_t *t) {
+  sim *s = t->data;
+  if (!s->b->done) report(s);
+}
+
 static void on_lease(int status, const char *detail, const ProtobufCMessage *m,
                      void *data) {
   sim *s = data;
@@ -133,6 +144,12 @@ static void on_lease(int status, const char *detail, const ProtobufCMessage *m,
     s->attempts[i] = r->tasks[i]->attempt;
   }
   s->nheld = r->n_tasks < 256 ? r->n_tasks : 256;
+  if (b->think_ms) {
+    int rc = uv_timer_start(&s->think, on_think, b->think_ms, 0);
+    if (rc == 0) return;
+    fprintf(stderr, "think timer: %s\n", uv_strerror(rc));
+    b->errors++;
+  }
   report(s);
 }
 
@@ -171,13 +188,14 @@ static int cmp_u64(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   const char *target = "127.0.0.1:7070", *token = kf_getenv_or("KF_TOKEN", "");
-  uint64_t nworkers = 500, ntasks = 50000, batch = 8, nchan = 4;
+  uint64_t nworkers = 500, ntasks = 50000, batch = 8, nchan = 4, think_ms = 0;
   static const struct option opts[] = {
       {"coordinator", required_argument, 0, 'c'},
       {"workers", required_argument, 0, 'w'},
       {"tasks", required_argument, 0, 'n'},
       {"batch", required_argument, 0, 'b'},
       {"channels", required_argument, 0, 'C'},
+      {"think-ms", required_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
   };
@@ -190,9 +208,16 @@ int main(int argc, char **argv) {
     case 'n': dst = &ntasks; break;
     case 'b': dst = &batch; break;
     case 'C': dst = &nchan; break;
+    case 'T':
+      if (kf_parse_u64(optarg, &think_ms) || think_ms > 600000) {
+        fprintf(stderr, "bench: --think-ms '%s': expected 0..600000\n", optarg);
+        return 2;
+      }
+      continue;
     case 'h':
       printf("usage: kf-bench-coordinator --coordinator HOST:PORT   (token: $KF_TOKEN)\n"
              "         [--workers 500] [--tasks 50000] [--batch 8] [--channels 4]\n"
+             "         [--think-ms 0]   (each worker holds its tasks T ms before reporting)\n"
              "The tasks are submitted by this program before timing starts.\n");
       return 0;
     default: return 2;
@@ -248,7 +273,7 @@ int main(int argc, char **argv) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   bench b = {.loop = &loop, .nchan = (int)nchan, .nsims = (int)nworkers,
-             .batch = (uint32_t)batch, .target = ntasks};
+             .batch = (uint32_t)batch, .think_ms = think_ms, .target = ntasks};
   b.chan = calloc(nchan, sizeof *b.chan);
   b.sims = calloc(nworkers, sizeof *b.sims);
   if (!b.chan || !b.sims) return 1;
@@ -267,6 +292,8 @@ int main(int argc, char **argv) {
     sim *s = &b.sims[i];
     s->b = &b;
     s->idx = (int)i;
+    if (uv_timer_init(&loop, &s->think)) return 1;
+    s->think.data = s;
     s->task_ids = calloc(256, sizeof *s->task_ids);
     s->attempts = calloc(256, sizeof *s->attempts);
     if (!s->task_ids || !s->attempts) return 1;
@@ -286,15 +313,18 @@ int main(int argc, char **argv) {
     }
   }
   uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
+  for (uint64_t i = 0; i < nworkers; i++) uv_close((uv_handle_t *)&b.sims[i].think, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(&loop)) fprintf(stderr, "bench: loop not closed cleanly\n");
 
   double secs = (double)(b.t_end_us - b.t_start_us) / 1e6;
   qsort(b.lat, b.nlat, sizeof *b.lat, cmp_u64);
   double p50 = b.nlat ? b.lat[b.nlat / 2] / 1000.0 : 0;
   double p99 = b.nlat ? b.lat[(size_t)((double)b.nlat * 0.99)] / 1000.0 : 0;
-  printf("workers=%llu tasks=%llu batch=%llu channels=%llu\n",
+  printf("workers=%llu tasks=%llu batch=%llu channels=%llu think_ms=%llu\n",
          (unsigned long long)nworkers, (unsigned long long)ntasks,
-         (unsigned long long)batch, (unsigned long long)nchan);
+         (unsigned long long)batch, (unsigned long long)nchan,
+         (unsigned long long)think_ms);
   printf("submit: %.0f tasks/s\n", (double)ntasks / sub_s);
   printf("lease+report: %.2f s, %.0f tasks/s, lease latency p50 %.2f ms "
          "p99 %.2f ms (%zu leases), refused %llu, errors %llu\n",
