@@ -22,9 +22,10 @@
  *     first call with a new token waits for the reload it triggers), and
  *     revocation within about a second;
  *   - an unauthenticated call with a large body is refused
- *     UNAUTHENTICATED (the body is never read): 64 such calls of 16 MiB
- *     at once (1 GiB) raise the coordinator's peak RSS by far less than
- *     the 512 MiB a server reading bodies before the check would hold;
+ *     UNAUTHENTICATED (the body is never read): 32 such calls of 16 MiB
+ *     at once, twice (1 GiB sent), raise the coordinator's peak RSS by
+ *     far less than the 512 MiB a server reading bodies before the check
+ *     would hold;
  *   - TLS, with a CA made by openssl here: a call succeeds with the CA,
  *     fails with another CA and in plaintext; with --tls-client-ca a
  *     client without a certificate fails and one with a certificate
