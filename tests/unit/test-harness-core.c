@@ -18,7 +18,9 @@
  *    secret seed, so sets drawn under different keys are independent --
  *    not shifts, copies or scalings of each other -- while one key draws
  *    the same values every time (the reference and candidate runners see
- *    the same inputs).
+ *    the same inputs);
+ *  - the memory limit of a layout: one byte over is refused naming the
+ *    size and the bytes, one at the limit is laid out.
  *
  * stats.c, inputs.c, layout.c, parallel.c and cpu/ceilings.c are linked in; the pipeline's use of
  * them is tested end to end by the exploit corpus (peek_next_set,
@@ -35,6 +37,7 @@
 
 #include "cpu.h"
 #include "internal.h"
+#include "outcome.h"
 #include "spec.h"
 
 #define SPEC_JSON                                                            \
@@ -147,6 +150,47 @@ static void test_layout_footprint(void **state) {
                    0);
   assert_int_equal(kf_harness__footprint(&L), 8000000);
   assert_true(L.total > kf_harness__footprint(&L));
+  kf_spec_free(s);
+}
+
+/* The harness's memory limit (make_layout's max_bytes, 70% of
+ * MemAvailable over the runners in pipeline.c): a layout one byte over it
+ * is refused as a SPEC_ERROR naming the size, the bytes and the limit, and
+ * nothing is placed (L.total stays 0: the caller maps L.total bytes); one
+ * exactly at it is laid out as without a limit.  The pipeline's order
+ * (refused before anything is mapped) is test-harness-eval
+ * test_layout_too_large. */
+static void test_layout_max_bytes(void **state) {
+  (void)state;
+  kf_spec *s = spec();
+  kf_size z = s->bench_size;
+  kf_harness_layout L, free_L;
+  char err[512];
+  assert_int_equal(kf_harness__make_layout(s, &z, KF_SPEC_GUARD_CPU, 0,
+                                           &free_L, err, sizeof err),
+                   0);
+  size_t need = kf_harness__footprint(&free_L); /* 8e6: x and y, no ws */
+  assert_int_equal(need, 8000000);
+  err[0] = '\0';
+  assert_int_equal(kf_harness__make_layout(s, &z, KF_SPEC_GUARD_CPU,
+                                           need - 1, &L, err, sizeof err),
+                   KF_OUTCOME_SPEC_ERROR);
+  assert_int_equal(L.total, 0);
+  assert_non_null(strstr(err, "at size N=1000000"));
+  assert_non_null(strstr(err, "take 0.00745 GiB per runner, more than the "
+                              "0.00745 GiB this harness may map"));
+  assert_non_null(strstr(err, "too large for this machine"));
+  /* far over: the figures differ */
+  assert_int_equal(kf_harness__make_layout(s, &z, KF_SPEC_GUARD_CPU,
+                                           1u << 20, &L, err, sizeof err),
+                   KF_OUTCOME_SPEC_ERROR);
+  assert_non_null(strstr(err, "more than the 0.000977 GiB"));
+  /* at the limit: accepted, the same layout as with none */
+  assert_int_equal(kf_harness__make_layout(s, &z, KF_SPEC_GUARD_CPU, need,
+                                           &L, err, sizeof err),
+                   0);
+  assert_int_equal(L.total, free_L.total);
+  assert_int_equal(kf_harness__footprint(&L), need);
   kf_spec_free(s);
 }
 
@@ -291,6 +335,7 @@ int main(void) {
       cmocka_unit_test(test_floor_compute),
       cmocka_unit_test(test_ceiling_for),
       cmocka_unit_test(test_layout_footprint),
+      cmocka_unit_test(test_layout_max_bytes),
       cmocka_unit_test(test_footprint_gbps),
       cmocka_unit_test(test_draws_independent),
       cmocka_unit_test(test_layout_matches_footprint),

@@ -2,13 +2,15 @@
 /*
  * tests/unit/test-harness-eval.c -- kf-harness eval against honest and
  * hostile candidates: each cheat of BRIEF.md and each way a kernel can
- * fail must end in its specific outcome with a specific reason.
+ * fail must end in its specific outcome with a specific reason; and a
+ * spec too large for the machine is refused before anything is mapped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -345,6 +347,57 @@ static void test_all_zeros_spec(void **state) {
   expect(&c, KF_OUTCOME_SPEC_ERROR, "verify", "all-zeros");
 }
 
+/* y = 2 x at a bench size of 2^37 f32 per tensor: 1 TiB of images per
+ * runner, more than any machine this runs on may map (the harness's limit
+ * is 70% of MemAvailable over the runners).  Small check sizes: only the
+ * bench size is too large. */
+static const char HUGE_SPEC[] =
+    "{\"name\": \"huge\", \"backend\": \"cpu\","
+    " \"params\": [\"N\"],"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"],"
+    "   \"dists\": [\"normal\"]}],"
+    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+    " \"sizes\": {\"check\": [{\"N\": 1}, {\"N\": 33}],"
+    "   \"bench\": {\"N\": 137438953472}},"
+    " \"tolerance\": {\"f32\": {\"rtol\": 1e-6, \"atol\": 1e-7}},"
+    " \"allow_nan\": false, \"deterministic\": true,"
+    " \"flops\": \"N\", \"bytes\": \"8*N\", \"workspace_bytes\": 0,"
+    " \"reference\": \"reference.c\", \"templates\": []}";
+
+/* Issue 10's memory bomb: the harness refuses the layout with a clear
+ * error naming the size, and does so before it maps anything.  "Before"
+ * is made observable with RLIMIT_FSIZE, inherited by kf-harness: the
+ * runners' images are memfds sized with ftruncate, so any attempt to make
+ * an image larger than 1 GiB fails with EFBIG (SIGXFSZ ignored), an
+ * INFRA_ERROR "memfd of ... bytes: File too large" -- a different outcome.
+ * So this passes only if the refusal comes before the first image is
+ * made; and without the refusal nothing is touched either (the mapping
+ * fails first), so the test cannot exhaust the machine.  RLIMIT_AS would
+ * say the same but cannot be used: ASan's shadow needs terabytes of
+ * address space. */
+static void test_layout_too_large(void **state) {
+  (void)state;
+  struct rlimit old, lim;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+  lim = old;
+  lim.rlim_cur = 1ull << 30;
+  if (old.rlim_max != RLIM_INFINITY && old.rlim_max < lim.rlim_cur)
+    lim.rlim_cur = old.rlim_max;
+  void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  eval_case c = {HUGE_SPEC, SCALE_REF, SCALE_REF};
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, old_xfsz);
+  assert_non_null(r);
+  /* names the size and the bytes it needs (2 x 2^39 B = 1.02e+03 GiB) */
+  assert_non_null(strstr(final_reason(r), "at size N=137438953472 the "
+                         "tensors and workspace take 1.02e+03 GiB per "
+                         "runner"));
+  expect_result(r, KF_OUTCOME_SPEC_ERROR, "load",
+                "too large for this machine");
+}
+
 static void test_nondeterministic(void **state) {
   (void)state;
   eval_case c = {SCALE_SPEC, SCALE_REF,
@@ -392,6 +445,7 @@ int main(void) {
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),
       cmocka_unit_test(test_nondeterministic),
+      cmocka_unit_test(test_layout_too_large),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

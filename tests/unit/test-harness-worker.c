@@ -112,6 +112,12 @@ static void test_task_timeout(void **state) {
   kf_task_eval(&t);
   uint64_t took = kf_now_ms() - t0;
   free(p);
+  /* What shows the task's deadline was enforced is who ended the eval, not
+   * how fast: only the worker's deadline writes "after the task's 2500 ms;
+   * killed".  Without it the harness's own per-call timeout (10 s) would
+   * end the endless kf_launch instead, with its own reason, so no bound
+   * sized for an idle machine is needed.  Never early: */
+  assert_true(took >= 2500);
   /* An EvalResult that says the verdict depended on timing: it is never
    * reused, the key is measured again. */
   Kernelfleet__EvalResult *r =
@@ -122,8 +128,7 @@ static void test_task_timeout(void **state) {
   kernelfleet__eval_result__free_unpacked(r, NULL);
   free(t.output);
   assert_int_equal(t.outcome, KF_OUTCOME_TIMEOUT);
-  assert_non_null(strstr(t.reason, "2500 ms"));
-  assert_true(took < 6000);
+  assert_non_null(strstr(t.reason, "the task's 2500 ms; killed"));
 }
 
 static void test_bad_payload(void **state) {

@@ -13,7 +13,8 @@
  *   Heartbeat    echoes `running` back as `revoked`.
  *   GetStatus    campaign_id n >= 0: queued = 2n at once; -1: fails with
  *                KF_ENOTFOUND; 1000+d: answers after d ms from a uv_timer
- *                (the long-poll shape); -2: held in fx->held, unanswered.
+ *                (the long-poll shape; counted in late_answers once sent);
+ *                -2: held in fx->held, unanswered.
  *   SubmitTasks  task_ids = 1..n_tasks.
  *   LeaseTasks   lease_ttl_ms = remaining ms of the call's deadline
  *                (UINT32_MAX for none); records the peer.
@@ -52,6 +53,7 @@ typedef struct fx {
   int port;
   char target[64];
   atomic_int calls;            /* handler invocations, any method */
+  atomic_int late_answers;     /* GetStatus(1000+d) answers sent */
   kf_rpc_call *held[FX_MAX_HELD]; /* GetStatus(-2) calls; loop thread */
   int n_held;
   char peer[128];              /* the first LeaseTasks records it */
@@ -62,6 +64,7 @@ typedef struct {
   uv_timer_t timer;
   kf_rpc_call *call;
   int64_t n;
+  fx *f;
 } fx_later;
 
 static inline void fx_later_closed(uv_handle_t *h) { free(h->data); }
@@ -71,6 +74,7 @@ static inline void fx_later_fire(uv_timer_t *t) {
   Kernelfleet__GetStatusResponse r = KERNELFLEET__GET_STATUS_RESPONSE__INIT;
   r.queued = (uint64_t)l->n;
   kf_rpc_call_reply(l->call, &r.base);
+  atomic_fetch_add(&l->f->late_answers, 1);
   uv_close((uv_handle_t *)t, fx_later_closed);
 }
 
@@ -103,6 +107,7 @@ static inline void fx_get_status(kf_rpc_call *call, const ProtobufCMessage *req,
     assert_non_null(l);
     l->call = call;
     l->n = n;
+    l->f = f;
     l->timer.data = l;
     assert_int_equal(uv_timer_init(&f->loop, &l->timer), 0);
     assert_int_equal(uv_timer_start(&l->timer, fx_later_fire,
@@ -172,6 +177,7 @@ static inline void fx_thread(void *arg) {
 static inline void fx_start(fx *f, bool threaded, size_t max_msg_bytes) {
   memset(f, 0, sizeof *f);
   atomic_init(&f->calls, 0);
+  atomic_init(&f->late_answers, 0);
   f->threaded = threaded;
   assert_int_equal(uv_loop_init(&f->loop), 0);
   if (threaded) {
