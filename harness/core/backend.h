@@ -71,7 +71,7 @@ typedef struct kf_side {
   uint64_t t_base;
   uint64_t *tb;
   int n_tb;
-  char note[128];             /* the backend's remark on how this side's
+  char note[320];             /* the backend's remark on how this side's
                                  calls were timed, "" for none (torch: work
                                  on other streams charged); the time
                                  stage's reason carries it */

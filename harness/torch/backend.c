@@ -112,6 +112,8 @@ typedef struct {
   char prepped[8192];   /* the last plan torch.compile was prepared for */
   unsigned n_timed;     /* timed GPU calls, and those whose work on other */
   unsigned n_side;      /* streams ran past their own stream's (DONE) */
+  unsigned n_host;      /* the call's host dispatch outlasted its GPU work */
+  unsigned n_base_host; /* the same for the torch.compile'd model */
   unsigned long long o_ns, o_bound_ns; /* LOCKED's timer=: the GPU timer's
                                           overhead (median, median - min) */
   bool o_known;
@@ -667,6 +669,26 @@ static int p_prep(kf_ev *e, kf_side *s, const kf_call *c) {
   return p_stop(e, s);
 }
 
+/* kf_side.note from the side's counts (the words runner.py's _Charge.note
+ * and _Charge.host_note use; tests/unit/test_torch_timer.py checks). */
+static void side_note(const torch_side *t, kf_side *s) {
+  size_t n = 0;
+  s->note[0] = '\0';
+  if (2 * t->n_side > t->n_timed)
+    n += (size_t)snprintf(s->note + n, sizeof s->note - n, "work on streams "
+                          "other than the current one in %u of %u timed "
+                          "calls: charged", t->n_side, t->n_timed);
+  if (2 * t->n_host > t->n_timed && n < sizeof s->note)
+    n += (size_t)snprintf(s->note + n, sizeof s->note - n, "%sthe call's "
+                          "host dispatch outlasted its GPU work in %u of %u "
+                          "timed calls: host time charged", n ? "; " : "",
+                          t->n_host, t->n_timed);
+  if (2 * t->n_base_host > t->n_timed && n < sizeof s->note)
+    snprintf(s->note + n, sizeof s->note - n, "%storch.compile's host "
+             "dispatch outlasted its GPU work in %u of %u timed calls: host "
+             "time charged", n ? "; " : "", t->n_base_host, t->n_timed);
+}
+
 /* One call of a persistent side.  Charged: on CPU the larger of the wall
  * time from RUN to DONE and the CPU time the process used from its
  * continue to its stop (the zygote's rule); on the GPU the process's
@@ -725,16 +747,16 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
       return KF_OUTCOME_SANDBOX_VIOLATION;
     }
     *ns = ev ? ev : wall;
-    /* runner.py's _Charge: work left on another stream past the end of
-     * the call's own stream was charged; said when most calls had it */
+    /* runner.py's _Charge.charge_call, FLAGS: 1 work left on another
+     * stream past the end of the call's own was charged, 2 the call's
+     * host dispatch outlasted its GPU work and was charged instead, 4 the
+     * same for the torch.compile'd model; each said when most calls had
+     * it */
     t->n_timed++;
-    if (side) t->n_side++;
-    if (2 * t->n_side > t->n_timed)
-      snprintf(s->note, sizeof s->note, "work on streams other than the "
-               "current one in %u of %u timed calls: charged", t->n_side,
-               t->n_timed);
-    else
-      s->note[0] = '\0';
+    if (side & 1) t->n_side++;
+    if (side & 2) t->n_host++;
+    if (side & 4) t->n_base_host++;
+    side_note(t, s);
   } else {
     *ns = wall > cpu ? wall : cpu;
   }

@@ -45,10 +45,12 @@
 #           flushes L2 (timed calls), records a start event, calls the
 #           side, records an event on its stream, synchronizes the whole
 #           device (work on any stream of the process), records the end
-#           event, copies the outputs back: DONE SEQ EVENT_NS BASE_NS SIDE
-#           (EVENT_NS: _Charge's rule; BASE_NS: the reference's
-#           torch.compile'd model timed the same way on the same inputs;
-#           SIDE 1: work on another stream ran past the call's own).
+#           event, copies the outputs back: DONE SEQ EVENT_NS BASE_NS FLAGS
+#           (EVENT_NS: _Charge.charge_call's rule; BASE_NS: the
+#           reference's torch.compile'd model timed the same way on the
+#           same inputs; FLAGS, bits: 1 work on another stream ran past the
+#           call's own, 2 the call's host dispatch outlasted its GPU work,
+#           4 the same for the torch.compile'd model).
 #           On CPU the harness times RUN..DONE itself: DONE SEQ 0 0 0.
 #   PREP {"in","out"}  (reference) compiles torch.compile(model) for these
 #           shapes, untimed: PREPARED, or NOCOMPILE REASON.
@@ -68,6 +70,7 @@ import resource
 import signal
 import struct
 import sys
+import time
 import traceback
 import warnings
 
@@ -739,6 +742,37 @@ class _Charge:
         ns = max(int(t_stream), rest)
         return ns, rest - int(t_stream) > self.threshold()
 
+    SIDE = 1        # DONE's flags: work on other streams ran past the call's
+    HOST = 2        # the call's host dispatch outlasted its GPU time
+    BASE_HOST = 4   # the same, for the reference's torch.compile'd model
+
+    def charge_call(self, t_stream, t_all, t_host):
+        """(ns charged, flags): charge()'s rule, then the host's side.  A
+        call whose host dispatch (t_host: the side's function from call to
+        return, on this process's clock) took longer than the GPU time
+        charged is charged t_host instead.  Two reasons.  Honesty: called
+        back to back, such a function runs at its host's pace, not its
+        GPU's (a compiled graph's guards, many tiny launches).  And
+        defence: the sleep queued before the start event covers up to
+        ~0.3 ms of host work; without this rule a side could compute its
+        answer on the CPU there and only copy it to the GPU inside the
+        timed span."""
+        ns, side = self.charge(t_stream, t_all)
+        flags = self.SIDE if side else 0
+        if int(t_host) > ns:
+            ns = int(t_host)
+            flags |= self.HOST
+        return ns, flags
+
+    @staticmethod
+    def host_note(n_host, n_timed, what="the call"):
+        """The time stage's remark when most timed calls were host-bound
+        (harness/torch/backend.c prints the same words)."""
+        if n_timed <= 0 or 2 * n_host <= n_timed:
+            return ""
+        return ("%s's host dispatch outlasted its GPU work in %d of %d timed "
+                "calls: host time charged" % (what, n_host, n_timed))
+
     @staticmethod
     def note(n_side, n_timed):
         """The time stage's remark on a side, "" when most of its timed
@@ -756,7 +790,9 @@ def _nothing():
 
 
 def _timed_gpu(torch, fn, args, flush, ev, seq, spin=0):
-    """One call timed by CUDA events: (result, t_stream ns, t_all ns).
+    """One call timed by CUDA events: (result, t_stream ns, t_all ns,
+    t_host ns -- the side's function from call to return on the host's
+    clock; _Charge.charge_call).
     L2 flushed first, then a sleep kernel of `spin` cycles, so that the
     host's dispatch of the call (a compiled graph's guards and launch take
     far longer than the flush) happens while the GPU is still busy and is
@@ -774,13 +810,15 @@ def _timed_gpu(torch, fn, args, flush, ev, seq, spin=0):
     if spin:
         torch.cuda._sleep(spin)
     ev[0].record(st)
+    h0 = time.perf_counter_ns()
     res = fn(*args)
+    h1 = time.perf_counter_ns()
     ev[1].record(st)
     torch.cuda.synchronize()
     ev[2].record(st)
     ev[2].synchronize()
     return (res, int(round(ev[0].elapsed_time(ev[1]) * 1e6)),
-            int(round(ev[0].elapsed_time(ev[2]) * 1e6)))
+            int(round(ev[0].elapsed_time(ev[2]) * 1e6)), h1 - h0)
 
 
 def _null_sample(torch, acct, flush, ev, seq, spin):
@@ -985,16 +1023,16 @@ def persist(jail):
         args = list(ins)
         if cfg.get("args"):
             args = [ins[a["t"]] if "t" in a else a["v"] for a in cfg["args"]]
-        ns = base = side = 0
+        ns = base = flags = 0
         try:
             with torch.no_grad():
                 if cuda and timed:
                     # o measured again before every timed call: it follows
                     # the host's state (clocks, load) through the run
                     _null_sample(torch, acct, flush, ev, seq, spin)
-                    res, ts, ta = _timed_gpu(torch, fn, args, flush, ev, seq,
-                                             spin)
-                    ns, side = acct.charge(ts, ta)
+                    res, ts, ta, th = _timed_gpu(torch, fn, args, flush, ev,
+                                                 seq, spin)
+                    ns, flags = acct.charge_call(ts, ta, th)
                 else:
                     res = fn(*args)
                     if cuda:
@@ -1004,9 +1042,11 @@ def persist(jail):
                 _put(torch, res, outs, names)
                 del res
                 if cuda and timed and ref and key in prepared:
-                    r2, ts, ta = _timed_gpu(torch, compiled, args, flush,
-                                            ev, seq + 1, spin)
-                    base = acct.charge(ts, ta)[0]
+                    r2, ts, ta, th = _timed_gpu(torch, compiled, args, flush,
+                                                ev, seq + 1, spin)
+                    base, bflags = acct.charge_call(ts, ta, th)
+                    if bflags & _Charge.HOST:
+                        flags |= _Charge.BASE_HOST
                     del r2
         except _Shape as e:
             _say(reply, "ERR shape %s" % e)
@@ -1015,7 +1055,7 @@ def persist(jail):
             _say(reply, "ERR run %s" % _short_exc(e))
             os._exit(5)
         del ins, outs, args
-        _say(reply, "DONE %d %d %d %d" % (seq, ns, base, 1 if side else 0))
+        _say(reply, "DONE %d %d %d %d" % (seq, ns, base, flags))
 
 
 # -------------------------------------------------------------- inspect --
