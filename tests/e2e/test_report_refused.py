@@ -12,32 +12,40 @@ bound is reached, the worker's leasing) forever.
 
 Making a real worker send such a result.  On a CPU worker no input a
 submitter or a candidate controls does: the worker sanitizes every text to
-the store's bounds and the harness keeps its numbers believable (an
-absurd `bytes` in the spec still gives achieved_gbps ~1e14 at most, as a
-call through the runner takes tens of microseconds; the store's bound is
-1e15).  What remains are environment texts the harness passes on: its
-`toolchain` is the system compiler's --version line cut at 255 bytes,
-possibly in the middle of a character, which the worker's sanitizer then
-escapes to more than the store's 256 bytes.  This test stands in for
-that compiler with the smallest change that needs no test hook in the
-product: kf-worker runs the real kf-harness through KF_HARNESS (a
-documented setting, also used by test_worker_hygiene), via a wrapper that
-lets every mode through unchanged and, for `eval`, appends to the real
-EvalResult one protobuf field, a 300-byte toolchain (protobuf: the last
-value of a field wins).  The coordinator then refuses each eval result
-alone: "toolchain ... longer than 256 bytes" (db/store_tasks.c
-kf_store__report_bad).
+the store's bounds and the harness keeps its numbers believable (even an
+absurd `bytes` in the spec gives achieved_gbps ~1e14 at most, as a call
+through the runner takes tens of microseconds; the store's bound is 1e15).
+What a worker passes on unjudged is what its own harness reports, so the
+test stands in for a harness that differs from the coordinator's, with
+the smallest change that needs no test hook in the product: kf-worker
+runs the real kf-harness through KF_HARNESS (a documented setting, also
+used by test_worker_hygiene), via a wrapper that lets every mode through
+unchanged and, for `eval`, appends protobuf fields to the real
+EvalResult (a field's last value wins):
+  - every other evaluation: a profile whose status ("throttled") this
+    coordinator does not know, as a newer harness would send.  The store
+    refuses that result alone: "profile.status 'throttled' is not one
+    of ..." (coordinator/coord_db.c decode_eval, kf_prof_from_pb);
+  - every evaluation: a toolchain of 255 bytes cut inside a two-byte
+    character, which is what the harness reports for a compiler whose
+    --version line is longer (harness/core/identity.c).  The worker's
+    sanitizer escapes the cut byte (4 bytes for 1): 258 bytes, which the
+    store refused for good ("toolchain is longer than 256 bytes") until
+    the worker cut names to the store's bounds (worker/task_eval.c
+    cap_names).  Those evaluations must now be stored.
 
 Checked, while 300 checksum tasks run on the same worker (2 slots,
 checksum and eval), so the refused results share report batches with
 accepted ones:
-  - every eval task that ended holds state failed, after one attempt,
-    with no result row and a last_error saying the result was refused and
-    naming the toolchain; at least two such tasks exist; no evaluation was
-    stored;
-  - the worker's log records each of them exactly once as "result refused
-    for good ... recorded as failed, dropped" with that reason (nothing
-    was resent), and its /metrics outbox is back to 0;
+  - eval tasks with the unknown profile status end failed after one
+    attempt, with no result row and a last_error that says the result was
+    refused and why; at least two of them;
+  - eval tasks with only the cut toolchain end done with their
+    evaluation; at least one; the coordinator never refused a toolchain;
+  - the worker's log records each refused one exactly once as "result
+    refused for good ... recorded as failed, dropped" with the reason,
+    the coordinator's log judges each exactly once (nothing was resent),
+    and the worker's /metrics outbox is back to 0;
   - every checksum task ends done with exactly one correct result, and a
     second wave submitted after the refusals ends done too: the worker
     kept leasing;
@@ -55,15 +63,21 @@ import kfe2e  # noqa: E402
 from kfe2e import check  # noqa: E402
 
 WRAPPER = r"""#!%(python)s
-# The real kf-harness; for `eval`, its EvalResult gets a 300-byte toolchain
-# appended (a field's last value wins), as a compiler whose --version line
-# is longer than the store takes would give.
+# The real kf-harness.  For `eval`, its EvalResult gets fields appended (a
+# field's last value wins; an embedded message is merged):
+#  - always a toolchain cut in the middle of a character at 255 bytes, as
+#    the harness reports a compiler whose --version line is longer;
+#  - on every evaluation (every=1) or every other one (every=0, the first
+#    included), a profile whose status this coordinator does not know, as
+#    a newer harness would send.
 import os
 import subprocess
 import sys
 
 REAL = %(real)r
 TOOLCHAIN = %(toolchain)r
+EVERY = %(every)d
+COUNT_DIR = %(count_dir)r
 if sys.argv[1:2] != ["eval"]:
     os.execv(REAL, [REAL] + sys.argv[1:])
 
@@ -80,6 +94,18 @@ def varint(n):
             return bytes(out)
 
 
+def field(num, data):
+    return varint(num << 3 | 2) + varint(len(data)) + data
+
+
+k = 0  # this evaluation's number, race-free across concurrent harnesses
+while True:
+    try:
+        os.close(os.open(os.path.join(COUNT_DIR, "eval-%%d" %% k),
+                         os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        break
+    except FileExistsError:
+        k += 1
 out = os.dup(3)          # the worker's result pipe (not inherited)
 r, w = os.pipe()
 os.dup2(w, 3)            # the real harness writes its result here
@@ -95,17 +121,32 @@ while True:
 rc = p.wait()
 if len(data) >= 4:
     n = int.from_bytes(data[:4], "little")
-    msg = bytes(data[4:4 + n])
-    tc = TOOLCHAIN.encode()
-    msg += varint(16 << 3 | 2) + varint(len(tc)) + tc  # toolchain = 16
+    msg = bytes(data[4:4 + n]) + field(16, TOOLCHAIN)  # toolchain = 16
+    if EVERY or k %% 2 == 0:
+        msg += field(40, field(1, b"throttled"))  # profile.status
     data = len(msg).to_bytes(4, "little") + msg
 os.write(out, bytes(data))
 os.close(out)
 sys.exit(rc if rc >= 0 else 128 - rc)
 """
 
-TOOLCHAIN = ("cc (a toolchain line longer than the store's 256 bytes) "
-             + "x" * 244)
+# What the harness reports for a compiler whose version line is longer
+# than its 255-byte buffer, cut inside a two-byte character.
+TOOLCHAIN = b"cc (a version line longer than 255 bytes) " + b"x" * 212 + b"\xc3"
+
+
+def write_wrapper(c, every):
+    """The wrapper, in the test's directory; its path."""
+    path = os.path.join(c.dir, "kf-harness-newer")
+    count = os.path.join(c.dir, "eval-count")
+    os.mkdir(count)
+    with open(path, "w") as f:
+        f.write(WRAPPER % {"python": sys.executable,
+                           "real": c.path("kf-harness"),
+                           "toolchain": TOOLCHAIN, "every": every,
+                           "count_dir": count})
+    os.chmod(path, 0o755)
+    return path
 
 
 def free_port():
@@ -151,12 +192,7 @@ def eval_tasks(c, cid):
 
 
 def body(c):
-    wrapper = os.path.join(c.dir, "kf-harness-longtc")
-    with open(wrapper, "w") as f:
-        f.write(WRAPPER % {"python": sys.executable,
-                           "real": c.path("kf-harness"),
-                           "toolchain": TOOLCHAIN})
-    os.chmod(wrapper, 0o755)
+    wrapper = write_wrapper(c, every=0)
 
     c.start_pg()
     c.start_coordinator()
@@ -171,15 +207,16 @@ def body(c):
     ids = c.submit(300, sleep_ms=20, prefix="innocent")
     watch = [c.coord, w]
 
-    def refused():
+    def judged():
         for p in watch:
             check(p.alive(), "%s died: exit %s" % (p.name,
                                                    p.popen.returncode))
         rows = eval_tasks(c, cid)
-        failed = [r for r in rows if r[1] == "failed"]
-        return len(failed) >= 2 and rows
-    rows = kfe2e.wait_until(refused, 300, "two eval tasks refused and failed",
-                            interval=0.5)
+        n_failed = sum(1 for r in rows if r[1] == "failed")
+        n_done = sum(1 for r in rows if r[1] == "done")
+        return n_failed >= 2 and n_done >= 1 and rows
+    rows = kfe2e.wait_until(judged, 300, "two eval tasks refused and one "
+                            "accepted", interval=0.5)
     c.log("eval tasks: %r" % rows)
     wait_done(c, ids, watch)
     c.check_exactly_once(ids)
@@ -196,18 +233,20 @@ def body(c):
 
     rows = eval_tasks(c, cid)
     failed = [r for r in rows if r[1] == "failed"]
-    check(len(failed) >= 2, "eval tasks: %r" % rows)
-    for tid, state, attempt, err, nres in rows:
-        if state not in ("done", "failed"):
-            continue  # the campaign was stopped with it queued or leased
-        check(state == "failed", "eval task %s ended %s: the store took a"
-              " result with a 300-byte toolchain" % (tid, state))
+    done = [r for r in rows if r[1] == "done"]
+    check(len(failed) >= 2 and done, "eval tasks: %r" % rows)
+    for tid, state, attempt, err, nres in failed:
         check(attempt == "1", "eval task %s: %s attempts; a refused result"
               " is final, never retried" % (tid, attempt))
         check(nres == "0", "eval task %s has %s results" % (tid, nres))
-        check("refused" in err and "toolchain" in err and
-              "longer than" in err,
+        check("refused" in err and "profile.status 'throttled'" in err,
               "eval task %s: last_error does not say why: %r" % (tid, err))
+    # The cut toolchain alone is no reason to refuse: the worker cut it to
+    # what the store takes, and those evaluations were stored.
+    for tid, state, attempt, err, nres in done:
+        check(c.count("SELECT count(*) FROM evaluations WHERE task_id = %s"
+                      % tid) == 1, "eval task %s done without its "
+              "evaluation" % tid)
     with open(w.log_path, "rb") as f:
         log = f.read().decode("utf-8", "replace")
     for tid, state, _, _, _ in failed:
@@ -215,20 +254,22 @@ def body(c):
                  if "task %s attempt 1: result refused for good" % tid in ln]
         check(len(lines) == 1, "worker log: task %s refused %d times: %r"
               % (tid, len(lines), lines))
-        check("toolchain" in lines[0] and "recorded as failed, dropped"
-              in lines[0], "worker log line: %r" % lines[0])
+        check("profile.status" in lines[0] and "recorded as failed, "
+              "dropped" in lines[0], "worker log line: %r" % lines[0])
     # and the coordinator judged each exactly once: nothing was resent
     with open(c.coord.log_path, "rb") as f:
         clog = f.read().decode("utf-8", "replace")
+    check("toolchain is longer" not in clog,
+          "the coordinator refused a toolchain the worker sent")
     for tid, _, _, _, _ in failed:
-        n = clog.count("result of task %s attempt 1 refused: toolchain" % tid)
+        n = clog.count("result of task %s attempt 1 refused: profile.status"
+                       % tid)
         check(n == 1, "coordinator log: task %s refused %d times" % (tid, n))
-    check(c.count("SELECT count(*) FROM evaluations WHERE campaign_id = %d"
-                  % cid) == 0, "an evaluation was stored")
     for p in watch:
         check(p.alive(), "%s died" % p.name)
     c.log("%d eval results refused for good: failed with the reason, "
-          "dropped once by the worker" % len(failed))
+          "dropped once by the worker; %d with a cut toolchain stored"
+          % (len(failed), len(done)))
 
 
 if __name__ == "__main__":

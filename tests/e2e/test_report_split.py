@@ -11,8 +11,8 @@ ones get through and a bad one is judged alone.
 How it happens here, with real processes only:
   - one worker (200 slots) runs 160 checksum tasks and a campaign's eval
     tasks whose results the store refuses for good (test_report_refused's
-    KF_HARNESS wrapper: the real harness, a 300-byte toolchain appended
-    to its EvalResult);
+    KF_HARNESS wrapper: the real harness, a profile status this
+    coordinator does not know appended to every EvalResult);
   - once everything is leased (checksum tasks sleeping 30 s, then the
     eval tasks) the coordinator is stopped (SIGTERM), so
     every result waits in the worker's outbox (its /metrics shows them
@@ -24,7 +24,7 @@ How it happens here, with real processes only:
 Checked: the worker logged the whole-call refusal of all of them and
 "sending them one by one"; every checksum task ends done with exactly one
 correct result; every eval task ends failed after one attempt, with the
-store's reason (toolchain ... longer than 256 bytes), recorded once by
+store's reason (profile.status 'throttled' ...), recorded once by
 the worker as refused for good; the outbox empties; a later wave of
 checksum tasks is leased and done (the worker went back to leasing).
 """
@@ -33,23 +33,19 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # importing a test module: no .pyc beside it
 import kfcampaign  # noqa: E402
 import kfe2e  # noqa: E402
 from kfe2e import check  # noqa: E402
-from test_report_refused import (TOOLCHAIN, WRAPPER, eval_tasks,  # noqa: E402
-                                 free_port, outbox, wait_done)
+from test_report_refused import (eval_tasks, free_port,  # noqa: E402
+                                 outbox, wait_done, write_wrapper)
 
 N_TASKS = 160
 MAX_MSG = 8192
 
 
 def body(c):
-    wrapper = os.path.join(c.dir, "kf-harness-longtc")
-    with open(wrapper, "w") as f:
-        f.write(WRAPPER % {"python": sys.executable,
-                           "real": c.path("kf-harness"),
-                           "toolchain": TOOLCHAIN})
-    os.chmod(wrapper, 0o755)
+    wrapper = write_wrapper(c, every=1)
 
     c.start_pg()
     # Leases outlive the coordinator's absence by far: nothing is reaped.
@@ -119,7 +115,7 @@ def body(c):
         check(state == "failed" and attempt == "1" and nres == "0",
               "eval task %s: %s, attempt %s, %s results"
               % (tid, state, attempt, nres))
-        check("refused" in err and "toolchain" in err,
+        check("refused" in err and "profile.status" in err,
               "eval task %s: last_error %r" % (tid, err))
         lines = [ln for ln in log.splitlines()
                  if "task %s attempt 1: result refused for good" % tid in ln]
