@@ -22,6 +22,10 @@ runs the real kf-harness through KF_HARNESS (a documented setting, also
 used by test_worker_hygiene), via a wrapper that lets every mode through
 unchanged and, for `eval`, appends protobuf fields to the real
 EvalResult (a field's last value wins):
+  - `identity` names a C compiler whose version line fills the 255 bytes
+    the harness passes on; the worker registers it as device.compiler,
+    which the coordinator refused above 127 bytes (the worker could not
+    join at all) until the worker cut it (worker/device_cuda.c);
   - every other evaluation: a profile whose status ("throttled") this
     coordinator does not know, as a newer harness would send.  The store
     refuses that result alone: "profile.status 'throttled' is not one
@@ -63,7 +67,9 @@ import kfe2e  # noqa: E402
 from kfe2e import check  # noqa: E402
 
 WRAPPER = r"""#!%(python)s
-# The real kf-harness.  For `eval`, its EvalResult gets fields appended (a
+# The real kf-harness.  `identity` names a C compiler whose version line
+# fills the harness's 255 bytes.  For `eval`, its EvalResult gets fields
+# appended (a
 # field's last value wins; an embedded message is merged):
 #  - always a toolchain cut in the middle of a character at 255 bytes, as
 #    the harness reports a compiler whose --version line is longer;
@@ -78,6 +84,15 @@ REAL = %(real)r
 TOOLCHAIN = %(toolchain)r
 EVERY = %(every)d
 COUNT_DIR = %(count_dir)r
+if sys.argv[1:2] == ["identity"]:
+    # the real identity, with the C compiler's version line as long as a
+    # compiler may print it (the harness passes 255 bytes of it, ASCII)
+    import json
+    ident = json.loads(subprocess.run([REAL, "identity"], check=True,
+                                      stdout=subprocess.PIPE).stdout)
+    ident["cc"] = TOOLCHAIN[:-1].decode() + "y"
+    print(json.dumps(ident))
+    sys.exit(0)
 if sys.argv[1:2] != ["eval"]:
     os.execv(REAL, [REAL] + sys.argv[1:])
 
@@ -200,8 +215,14 @@ def body(c):
     w = c.start_worker("w-ref", slots=2,
                        extra=("--metrics-listen", "127.0.0.1:%d" % mport),
                        env={"KF_HARNESS": wrapper})
+    # A 255-byte compiler line once kept a worker from registering at all
+    # (device.compiler: 127 bytes at most): now it is cut.
     kfe2e.wait_until(lambda: c.count("SELECT count(*) FROM workers") == 1,
                      60, "the worker registered")
+    comp = c.scalar("SELECT e.toolchain FROM workers w JOIN environments e"
+                    " ON e.id = w.environment_id")
+    check(comp.startswith("cc (a version line") and len(comp) <= 127,
+          "registered compiler: %r" % comp)
     cid = kfcampaign.submit(c, kfcampaign.problem_dir("vecsum"), evals=4,
                             minutes=10, population=2, seed=3)
     ids = c.submit(300, sleep_ms=20, prefix="innocent")
