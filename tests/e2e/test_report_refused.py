@@ -233,6 +233,9 @@ def body(c):
             check(p.alive(), "%s died: exit %s" % (p.name,
                                                    p.popen.returncode))
         rows = eval_tasks(c, cid)
+        for r in rows:
+            check("toolchain" not in r[3], "eval task %s: the store refused"
+                  " the toolchain the worker sent: %r" % (r[0], r[3]))
         n_failed = sum(1 for r in rows if r[1] == "failed")
         n_done = sum(1 for r in rows if r[1] == "done")
         return n_failed >= 2 and n_done >= 1 and rows
