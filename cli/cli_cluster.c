@@ -186,8 +186,10 @@ int kf_cli_cluster(int argc, char **argv) {
   printf("  %-12s %10llu\n", "done", (unsigned long long)st->done);
   printf("  %-12s %10llu\n", "failed", (unsigned long long)st->failed);
   printf("\n  %-12s %-8s %10s\n", "worker", "alive", "leased");
+  /* names come from the coordinator: stripped of control characters,
+   * escapes and bidi overrides like every name kf prints (kf_cli__clean) */
   for (size_t i = 0; i < st->n_workers; i++)
-    printf("  %-12s %-8s %10u\n", st->workers[i]->name,
+    printf("  %-12s %-8s %10u\n", kf_cli__clean(st->workers[i]->name, 64),
            st->workers[i]->alive ? "yes" : "no", st->workers[i]->leased);
   printf("\n  %.2f s wall, %.0f tasks/s; logs in %s\n", secs,
          (double)ntasks / secs, dir);

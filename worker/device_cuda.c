@@ -42,6 +42,7 @@
 #include "device.h"
 #include "log.h"
 #include "tasks.h"
+#include "text.h"
 #include "util.h"
 
 void kf_device_cuda_isa(int major, int minor, char *out, size_t len) {
@@ -222,7 +223,9 @@ static void setup_identity(kf_device *d, bool cuda) {
     kf_strlcpy(d->harness_build, kf_task_eval_harness_build(),
                sizeof d->harness_build);
     const char *tc = kf_task_eval_toolchain(cuda);
-    if (*tc) kf_strlcpy(d->compiler, tc, sizeof d->compiler);
+    /* the coordinator takes 127 bytes of device.compiler: a longer
+     * version line would keep this worker from registering at all */
+    if (*tc) kf_text_sanitize(tc, strlen(tc), d->compiler, 128, 0);
   }
   d->info.harness_build = d->harness_build;
   d->info.compiler = d->compiler;

@@ -50,6 +50,7 @@
 #include "kernelfleet.pb-c.h"
 #include "log.h"
 #include "outcome.h"
+#include "profile.h"
 #include "tasks.h"
 #include "text.h"
 #include "util.h"
@@ -442,6 +443,40 @@ static void timeout_result(kf_task_exec *t, const char *why) {
   t->output_len = pl;
 }
 
+/* Cuts *s, already sanitized, to at most max bytes on a character
+ * boundary.  The store bounds names tighter than reasons (harness_build
+ * and toolchain: KF_TEXT_NAME_MAX; the profile's texts: kf_prof's
+ * fields), and a name the harness cut in the middle of a character (its
+ * compiler's version line, at 255 bytes) grows when the escape replaces
+ * the cut bytes: without this the coordinator would refuse the whole
+ * result for good.  0, or -1 without memory (then *s is left). */
+static int cap_text(char **s, size_t max) {
+  if (!*s || strlen(*s) <= max) return 0;
+  char *c = kf_text_sanitize_dup(*s, strlen(*s), max, 0);
+  if (!c) return -1;
+  free(*s); /* unpacked with the default allocator: malloc'd */
+  *s = c;
+  return 0;
+}
+
+#define KF__FIELD_MAX(type, f) (sizeof ((type *)0)->f - 1)
+
+static int cap_names(Kernelfleet__EvalResult *r) {
+  int rc = cap_text(&r->harness_build, KF_TEXT_NAME_MAX) |
+           cap_text(&r->toolchain, KF_TEXT_NAME_MAX);
+  Kernelfleet__ProfileReport *p = r->profile;
+  if (p) {
+    rc |= cap_text(&p->reason, KF__FIELD_MAX(kf_prof, reason)) |
+          cap_text(&p->tool, KF__FIELD_MAX(kf_prof, tool)) |
+          cap_text(&p->kernel, KF__FIELD_MAX(kf_prof, kernel));
+    for (size_t i = 0; i < p->n_stalls; i++)
+      if (p->stalls[i])
+        rc |= cap_text(&p->stalls[i]->reason,
+                       KF__FIELD_MAX(kf_prof_stall, name));
+  }
+  return rc;
+}
+
 void kf_task_eval(kf_task_exec *t) {
   unsigned char *res;
   size_t rl;
@@ -465,8 +500,9 @@ void kf_task_eval(kf_task_exec *t) {
    * candidate's compiler output and symbol names, tool names) is made
    * valid, display-safe and bounded before anything reads it: it is
    * stored and shown as it is here. */
-  if (r && kf_text_sanitize_pb(&r->base, KF_TEXT_REASON_MAX,
-                               KF_TEXT_MULTILINE) != 0) {
+  if (r && (kf_text_sanitize_pb(&r->base, KF_TEXT_REASON_MAX,
+                                KF_TEXT_MULTILINE) != 0 ||
+            cap_names(r) != 0)) {
     kernelfleet__eval_result__free_unpacked(r, NULL);
     r = NULL;
   }

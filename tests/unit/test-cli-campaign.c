@@ -19,6 +19,13 @@
  *      a right-to-left override, bytes that are not UTF-8.
  *   anything else: NOT_FOUND.
  * GetStatus lists one worker with such a name.
+ *
+ * `kf cluster` always starts its own coordinator, from its own directory:
+ * for its summary a copy of kf runs beside stand-in kf-coordinator and
+ * kf-worker scripts, the first of which hands kf cluster a second fake
+ * (started with the token kf cluster made).  That run starts a private
+ * PostgreSQL, as every kf cluster does (its worker credential is stored
+ * there).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,9 +298,29 @@ static void h_status(kf_rpc_call *call, const ProtobufCMessage *req,
   kf_rpc_call_reply(call, &r.base);
 }
 
+/* kf cluster's checksum tasks: ids 1..n, nothing run. */
+static void h_submit(kf_rpc_call *call, const ProtobufCMessage *req,
+                     void *data) {
+  (void)data;
+  const Kernelfleet__SubmitTasksRequest *q = (const void *)req;
+  int64_t *ids = calloc(q->n_tasks ? q->n_tasks : 1, sizeof *ids);
+  if (!ids) {
+    kf_rpc_call_fail(call, KF_ENOMEM, "out of memory");
+    return;
+  }
+  for (size_t i = 0; i < q->n_tasks; i++) ids[i] = (int64_t)i + 1;
+  Kernelfleet__SubmitTasksResponse r = KERNELFLEET__SUBMIT_TASKS_RESPONSE__INIT;
+  r.task_ids = ids;
+  r.n_task_ids = q->n_tasks;
+  kf_rpc_call_reply(call, &r.base);
+  free(ids);
+}
+
 static const kf_rpc_method kMethods[] = {
     {PATH("GetStatus"), &kernelfleet__get_status_request__descriptor,
      h_status, 0},
+    {PATH("SubmitTasks"), &kernelfleet__submit_tasks_request__descriptor,
+     h_submit, 0},
     {PATH("CreateCampaign"), &kernelfleet__create_campaign_request__descriptor,
      h_create, 0},
     {PATH("GetCampaign"), &kernelfleet__get_campaign_request__descriptor,
@@ -328,34 +355,42 @@ static void write_token(const char *path, const char *text, mode_t mode) {
   assert_int_equal(close(fd), 0);
 }
 
+static void fake_start(fake *f, const char *token) {
+  memset(f, 0, sizeof *f);
+  assert_int_equal(uv_loop_init(&f->loop), 0);
+  assert_int_equal(uv_async_init(&f->loop, &f->stop, stop_cb), 0);
+  f->stop.data = f;
+  kf_rpc_server_opts o = {.loop = &f->loop, .listen_addr = "127.0.0.1:0",
+                          .token = token, .methods = kMethods,
+                          .n_methods = sizeof kMethods / sizeof *kMethods,
+                          .data = f};
+  char err[256];
+  int port = 0;
+  if (kf_rpc_server_start(&o, &f->srv, &port, err, sizeof err))
+    fail_msg("server: %s", err);
+  snprintf(f->target, sizeof f->target, "127.0.0.1:%d", port);
+  assert_int_equal(uv_thread_create(&f->thread, loop_thread, f), 0);
+}
+
+static void fake_stop(fake *f) {
+  uv_async_send(&f->stop);
+  uv_thread_join(&f->thread);
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+  assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
 static int setup(void **state) {
   write_token(TOKEN_FILE, TOKEN "\n", 0600);
   write_token(WRONG_FILE, "wrong\n", 0600);
   write_token(OPEN_FILE, TOKEN "\n", 0644);
   unsetenv("KF_TOKEN");
   unsetenv("KF_TOKEN_FILE");
-  memset(&F, 0, sizeof F);
-  assert_int_equal(uv_loop_init(&F.loop), 0);
-  assert_int_equal(uv_async_init(&F.loop, &F.stop, stop_cb), 0);
-  F.stop.data = &F;
-  kf_rpc_server_opts o = {.loop = &F.loop, .listen_addr = "127.0.0.1:0",
-                          .token = TOKEN, .methods = kMethods,
-                          .n_methods = sizeof kMethods / sizeof *kMethods,
-                          .data = &F};
-  char err[256];
-  int port = 0;
-  if (kf_rpc_server_start(&o, &F.srv, &port, err, sizeof err))
-    fail_msg("server: %s", err);
-  snprintf(F.target, sizeof F.target, "127.0.0.1:%d", port);
-  assert_int_equal(uv_thread_create(&F.thread, loop_thread, &F), 0);
+  fake_start(&F, TOKEN);
   return 0;
 }
 
 static int teardown(void **state) {
-  uv_async_send(&F.stop);
-  uv_thread_join(&F.thread);
-  uv_run(&F.loop, UV_RUN_DEFAULT);
-  assert_int_equal(uv_loop_close(&F.loop), 0);
+  fake_stop(&F);
   return 0;
 }
 
@@ -523,6 +558,90 @@ static void assert_printable(const char *out, const char *what) {
     if (*p == 0xff) fail_msg("%s prints a 0xff byte", what);
 }
 
+/* Writes text to path, mode 0755. */
+static void write_script(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  assert_int_equal(fputs(text, f) >= 0, 1);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* Runs `kf cluster --tasks 3 --workers 1` from a directory holding a copy
+ * of kf and stand-ins for kf-coordinator (it writes the token kf cluster
+ * gave it, waits for the port of a fake started with that token and hands
+ * it over) and kf-worker (it sleeps); stdout into out; the exit code. */
+static int kf_cluster_vs_fake(char *out, size_t outlen) {
+  char dir[] = "/tmp/kf-cli-clusterXXXXXX", cmd[4096], path[256];
+  char script[2048];
+  assert_non_null(mkdtemp(dir));
+  /* PostgreSQL runs as its own user and must enter the directory */
+  assert_int_equal(chmod(dir, 0755), 0);
+  snprintf(cmd, sizeof cmd, "cp '%s/kf' %s/kf", bin_dir(), dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(script, sizeof script,
+           "#!/bin/sh\n"
+           "# stands in for kf-coordinator: hands kf cluster the test's fake\n"
+           "pf=\n"
+           "while [ $# -gt 0 ]; do\n"
+           "  [ \"$1\" = --port-file ] && pf=$2\n"
+           "  shift\n"
+           "done\n"
+           "umask 077\n"
+           "printf '%%s' \"$KF_TOKEN\" > %s/token.tmp\n"
+           "/bin/mv %s/token.tmp %s/token\n"
+           "i=0\n"
+           "while [ ! -s %s/port ] && [ $i -lt 1200 ]; do\n"
+           "  /bin/sleep 0.1; i=$((i + 1))\n"
+           "done\n"
+           "/bin/cp %s/port \"$pf.tmp\" && /bin/mv \"$pf.tmp\" \"$pf\"\n"
+           "exec /bin/sleep 600\n",
+           dir, dir, dir, dir, dir);
+  snprintf(path, sizeof path, "%s/kf-coordinator", dir);
+  write_script(path, script);
+  snprintf(path, sizeof path, "%s/kf-worker", dir);
+  write_script(path, "#!/bin/sh\nexec /bin/sleep 600\n");
+
+  /* its exit code also into DIR/exit, so a kf cluster that never starts
+   * its coordinator fails the test at once */
+  snprintf(cmd, sizeof cmd, "%s/kf cluster --tasks 3 --workers 1 --data "
+           "%s/data 2>>/tmp/kf-cli-test.err </dev/null; echo $? >%s/exit",
+           dir, dir, dir);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  /* kf cluster first starts PostgreSQL (initdb): minutes on a loaded
+   * machine, at worst */
+  char token[256] = "", done[256];
+  snprintf(path, sizeof path, "%s/token", dir);
+  snprintf(done, sizeof done, "%s/exit", dir);
+  for (int i = 0; i < 6000 && !token[0] && access(done, F_OK) != 0; i++) {
+    FILE *t = fopen(path, "r");
+    if (t) {
+      token[fread(token, 1, sizeof token - 1, t)] = '\0';
+      fclose(t);
+    }
+    if (!token[0]) usleep(50000);
+  }
+  if (!token[0]) fail_msg("kf cluster never started its coordinator");
+  static fake G;
+  fake_start(&G, token);
+  snprintf(path, sizeof path, "%s/port.tmp", dir);
+  FILE *pf = fopen(path, "w");
+  assert_non_null(pf);
+  fprintf(pf, "%s\n", strchr(G.target, ':') + 1);
+  assert_int_equal(fclose(pf), 0);
+  snprintf(cmd, sizeof cmd, "mv %s/port.tmp %s/port", dir, dir);
+  assert_int_equal(system(cmd), 0);
+  size_t n = fread(out, 1, outlen - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  fake_stop(&G);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+  assert_true(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
 static void test_hostile_names(void **state) {
   int rc = kf(g_out, sizeof g_out, "campaign status 11 --top 5 " REMOTE,
               F.target);
@@ -544,6 +663,11 @@ static void test_hostile_names(void **state) {
   assert_non_null(strstr(str(w0, "name"), "ev\x1b[2J"));
   cJSON_Delete(j);
   assert_null(strchr(g_out, '\x1b')); /* escaped as \u001b */
+  /* kf cluster's summary lists the coordinator's workers by name too */
+  rc = kf_cluster_vs_fake(g_out, sizeof g_out);
+  assert_int_equal(rc, 0);
+  assert_printable(g_out, "kf cluster");
+  assert_non_null(strstr(g_out, "evilcba\\xff"));
 }
 
 static void test_watch(void **state) {
