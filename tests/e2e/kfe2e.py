@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,14 @@ def wait_progress(fn, progress, stall, what, interval=0.5):
             raise TestFailure("no progress in %.0fs waiting for %s (last: %r,"
                               " progress %r)" % (bound, what, last, seen))
         time.sleep(interval)
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now (the
+    kernel's pick; a daemon that needs its port on its command line)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _pdeathsig():

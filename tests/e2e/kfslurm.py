@@ -44,14 +44,6 @@ def missing():
     return None
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 class Slurm:
     def __init__(self, parent_dir, log):
         self.dir = os.path.join(parent_dir, "slurm")
@@ -93,9 +85,9 @@ class Slurm:
                          30, "munged's socket")
         for d in ("state", "spool"):
             os.makedirs(self.path(d))
-        self.ctld_port, self.slurmd_port = free_port(), free_port()
+        self.ctld_port, self.slurmd_port = kfe2e.free_port(), kfe2e.free_port()
         while self.slurmd_port == self.ctld_port:
-            self.slurmd_port = free_port()
+            self.slurmd_port = kfe2e.free_port()
         with open(self.conf, "w") as f:
             f.write(CONF % dict(dir=self.dir, node=self.node, cpus=cpus,
                                 sock=self.sock, ctld=self.ctld_port,

@@ -41,7 +41,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -150,12 +149,6 @@ class WebDriver:
             self.call("DELETE", self.s, timeout=30)
         except Exception as e:  # cleanup
             print("webdriver quit: %s" % e, file=sys.stderr)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(url, token=None, data=None, method=None, headers=None, ctx=None):
@@ -441,7 +434,7 @@ def body(c):
     check(s == 404, "an unknown campaign: %d %s" % (s, b[:200]))
 
     # --- the browser
-    dport = free_port()
+    dport = kfe2e.free_port()
     cd = kfe2e.Proc("chromedriver", [driver, "--port=%d" % dport],
                     os.path.join(c.dir, "chromedriver.log"), c.env)
     c.procs.append(cd)

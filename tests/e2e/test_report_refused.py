@@ -57,7 +57,6 @@ accepted ones:
 """
 import os
 import re
-import socket
 import sys
 import urllib.request
 
@@ -164,14 +163,6 @@ def write_wrapper(c, every):
     return path
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def outbox(mport):
     with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % mport,
                                 timeout=10) as r:
@@ -211,7 +202,7 @@ def body(c):
 
     c.start_pg()
     c.start_coordinator()
-    mport = free_port()
+    mport = kfe2e.free_port()
     w = c.start_worker("w-ref", slots=2,
                        extra=("--metrics-listen", "127.0.0.1:%d" % mport),
                        env={"KF_HARNESS": wrapper})

@@ -37,7 +37,7 @@ sys.dont_write_bytecode = True  # importing a test module: no .pyc beside it
 import kfcampaign  # noqa: E402
 import kfe2e  # noqa: E402
 from kfe2e import check  # noqa: E402
-from test_report_refused import (eval_tasks, free_port,  # noqa: E402
+from test_report_refused import (eval_tasks,  # noqa: E402
                                  outbox, wait_done, write_wrapper)
 
 N_TASKS = 160
@@ -51,7 +51,7 @@ def body(c):
     # Leases outlive the coordinator's absence by far: nothing is reaped.
     c.start_coordinator(lease_ttl_ms=600000)
     port = c.port
-    mport = free_port()
+    mport = kfe2e.free_port()
     w = c.start_worker("w-split", slots=200,
                        extra=("--metrics-listen", "127.0.0.1:%d" % mport),
                        env={"KF_HARNESS": wrapper})
