@@ -102,6 +102,14 @@ typedef struct {
    * must then reload soon after kf_rpc_server_take_miss says true. */
   bool hold_misses;
   size_t max_msg_bytes;        /* receive and send limit, bytes; 0: 4 MiB */
+  /* Memory gRPC's transport may hold for all connections together
+   * (a grpc_resource_quota), bytes; 0: no cap.  Over it the transport
+   * resets streams (the client sees RESOURCE_EXHAUSTED) until it is back
+   * under.  This is what bounds an authenticated flood of oversized
+   * messages: gRPC receives a message whole before a method's
+   * max_request_bytes can refuse it.  Must leave room for a few
+   * max_msg_bytes messages. */
+  size_t memory_quota_bytes;
   const kf_rpc_method *methods;
   size_t n_methods;
   /* true: a request with a string field (at any depth) that is not UTF-8

@@ -127,11 +127,9 @@ static int finish(grpc_status_code status, const grpc_slice *details,
                   grpc_byte_buffer *recv,
                   const ProtobufCMessageDescriptor *type,
                   ProtobufCMessage **resp) {
-  size_t bl = strlen(KF_RPC__BUSY_PREFIX);
-  if (status == GRPC_STATUS_RESOURCE_EXHAUSTED &&
-      GRPC_SLICE_LENGTH(*details) >= bl &&
-      memcmp(GRPC_SLICE_START_PTR(*details), KF_RPC__BUSY_PREFIX, bl) == 0)
-    return KF_EBUSY; /* a cap, not a message too large: retry later */
+  if (status == GRPC_STATUS_RESOURCE_EXHAUSTED)
+    return kf_rpc__exhausted_err(GRPC_SLICE_START_PTR(*details),
+                                 GRPC_SLICE_LENGTH(*details));
   if (status != GRPC_STATUS_OK)
     return kf_rpc_status_to_err(status);
   /* A unary OK always carries a message, even an empty one. */

@@ -94,6 +94,13 @@ int kf_rpc__read_all(grpc_byte_buffer *bb, void **out, size_t *len);
  * (KF_EBUSY: try again later).  The server starts the status text of the
  * second with this prefix, and the client reads it back as KF_EBUSY. */
 #define KF_RPC__BUSY_PREFIX "busy: "
+/* The stream reset gRPC's transport sends when its memory quota is full
+ * (RST_STREAM ENHANCE_YOUR_CALM, code 11) reaches the client as
+ * RESOURCE_EXHAUSTED with this text: also KF_EBUSY, since the same
+ * message may go through once the flood has passed. */
+#define KF_RPC__RESET_PREFIX "Received RST_STREAM"
+/* KF_EBUSY or KF_ETOOBIG for a RESOURCE_EXHAUSTED with these details. */
+int kf_rpc__exhausted_err(const void *details, size_t len);
 
 /* Absolute deadline timeout_ms from now; <= 0 means none. */
 gpr_timespec kf_rpc__deadline(int timeout_ms);

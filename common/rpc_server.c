@@ -694,7 +694,7 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
   srv->n_methods = opts->n_methods;
   srv->hold_misses = opts->hold_misses;
 
-  grpc_arg args[3];
+  grpc_arg args[4];
   size_t nargs = kf_rpc__msg_limit_args(opts->max_msg_bytes, args);
   /* No BDP probing: HTTP/2 then keeps each stream's receive window at its
    * 64 KiB default instead of growing it to megabytes, so a call whose
@@ -706,9 +706,29 @@ int kf_rpc_server_start(const kf_rpc_server_opts *opts, kf_rpc_server **out,
   args[nargs++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
                              .key = (char *)GRPC_ARG_HTTP2_BDP_PROBE,
                              .value.integer = 0};
+  /* The transport's memory, all connections together.  Without a quota
+   * gRPC receives every accepted call's message whole, up to
+   * max_msg_bytes, however small the method's own limit: 64 authenticated
+   * 12 MB Heartbeats at once took the coordinator to 684 MB; under a 64
+   * MiB quota, 112 MB (scripts/bench-limits, docs/security.md). */
+  grpc_resource_quota *quota = NULL;
+  if (opts->memory_quota_bytes) {
+    quota = grpc_resource_quota_create("kf-rpc-server");
+    if (!quota) {
+      server_free(srv);
+      return kf_seterr(KF_ENOMEM, err, errlen, "rpc server: out of memory");
+    }
+    grpc_resource_quota_resize(quota, opts->memory_quota_bytes);
+    args[nargs++] = (grpc_arg){
+        .type = GRPC_ARG_POINTER,
+        .key = (char *)GRPC_ARG_RESOURCE_QUOTA,
+        .value.pointer = {quota, grpc_resource_quota_arg_vtable()}};
+  }
   grpc_channel_args cargs = {.num_args = nargs, .args = args};
   srv->cq = grpc_completion_queue_create_for_next(NULL);
   srv->server = srv->cq ? grpc_server_create(&cargs, NULL) : NULL;
+  if (quota)
+    grpc_resource_quota_unref(quota); /* the server holds its own ref */
   if (!srv->server) {
     server_free(srv);
     return kf_seterr(KF_EINTERNAL, err, errlen, "rpc server: create failed");

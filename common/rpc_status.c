@@ -189,6 +189,17 @@ int kf_rpc__read_all(grpc_byte_buffer *bb, void **out, size_t *len) {
   return 0;
 }
 
+int kf_rpc__exhausted_err(const void *details, size_t len) {
+  static const char *const busy[] = {KF_RPC__BUSY_PREFIX,
+                                     KF_RPC__RESET_PREFIX};
+  for (size_t i = 0; i < sizeof busy / sizeof busy[0]; i++) {
+    size_t n = strlen(busy[i]);
+    if (len >= n && memcmp(details, busy[i], n) == 0)
+      return KF_EBUSY; /* a cap or the memory quota: retry later */
+  }
+  return KF_ETOOBIG;
+}
+
 /* ---------------------------------------------------- call plumbing -- */
 
 gpr_timespec kf_rpc__deadline(int timeout_ms) {

@@ -286,6 +286,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
       .tls = &tls,
       .hold_misses = true, /* the cron reloads on a miss (kf_coord_cron) */
       .max_msg_bytes = cfg->max_msg_bytes,
+      .memory_quota_bytes = cfg->rpc_memory_bytes,
       .methods = kf_coord__methods,
       .n_methods = kf_coord__n_methods,
       .check_text = true,

@@ -39,6 +39,7 @@ typedef struct {
   uint32_t reap_ms;          /* how often expired leases are requeued */
   uint32_t max_attempts;     /* default for tasks that do not say */
   size_t max_msg_bytes;      /* gRPC message limit, bytes */
+  size_t rpc_memory_bytes;   /* gRPC transport memory quota, bytes */
   uint32_t max_wait_ms;      /* longest long poll we hold */
   /* campaign search (search.h kf_search_opts) */
   uint32_t eval_per_slot;    /* eval tasks queued or running per worker

@@ -45,6 +45,10 @@ static void usage(FILE *f) {
 "naming the cap; docs/security.md, Resources):\n"
 "  --max-calls N        calls in flight at once, in all   [2048]\n"
 "  --max-calls-per-peer N  calls in flight from one client host [512]\n"
+"  --rpc-memory-mb N    memory gRPC may hold for messages being received,\n"
+"                       all connections together; over it streams are\n"
+"                       reset (RESOURCE_EXHAUSTED).  At least 2 x\n"
+"                       max-msg-bytes      [max(64, 4 x max-msg-bytes MiB)]\n"
 "  --max-queued-ops N   calls waiting for the database or parked as\n"
 "                       long polls                       [1024]\n"
 "  --db-statement-timeout-ms N  PostgreSQL statement_timeout; the\n"
@@ -98,6 +102,7 @@ int main(int argc, char **argv) {
   const char *level = kf_getenv_or("KF_LOG_LEVEL", "info");
   const char *token_file = NULL;
   uint64_t v;
+  uint64_t rpc_memory_mb = 0; /* 0: the default, from max_msg_bytes */
   const char *e;
   if ((e = getenv("KF_LEASE_TTL_MS")) && *e) {
     if (num_opt("lease-ttl-ms", e, 500, 3600000, &v)) return 2;
@@ -117,6 +122,7 @@ int main(int argc, char **argv) {
     OPT_DB_LOCK,
     OPT_METRICS,
     OPT_METRICS_PORT_FILE,
+    OPT_RPC_MEMORY,
   };
   static const struct option opts[] = {
       {"db", required_argument, 0, 'd'},
@@ -131,6 +137,7 @@ int main(int argc, char **argv) {
       {"reap-ms", required_argument, 0, 'R'},
       {"max-attempts", required_argument, 0, 'A'},
       {"max-msg-bytes", required_argument, 0, 'M'},
+      {"rpc-memory-mb", required_argument, 0, OPT_RPC_MEMORY},
       {"log-level", required_argument, 0, 'v'},
       {"eval-per-slot", required_argument, 0, 'S'},
       {"eval-timeout-ms", required_argument, 0, 'T'},
@@ -174,6 +181,10 @@ int main(int argc, char **argv) {
     case 'M':
       if (num_opt("max-msg-bytes", optarg, 4096, 1u << 30, &v)) return 2;
       cfg.max_msg_bytes = (size_t)v;
+      break;
+    case OPT_RPC_MEMORY:
+      if (num_opt("rpc-memory-mb", optarg, 1, 1u << 20, &v)) return 2;
+      rpc_memory_mb = v;
       break;
     case 'S':
       if (num_opt("eval-per-slot", optarg, 1, 64, &v)) return 2;
@@ -225,6 +236,20 @@ int main(int argc, char **argv) {
             "warn or error\n", level);
     return 2;
   }
+  if (!rpc_memory_mb) {
+    rpc_memory_mb = 4 * ((cfg.max_msg_bytes + (1u << 20) - 1) >> 20);
+    if (rpc_memory_mb < 64) rpc_memory_mb = 64;
+  } else if ((rpc_memory_mb << 20) < 2 * (uint64_t)cfg.max_msg_bytes) {
+    /* Below two messages one honest large call would be reset whenever
+     * another is arriving. */
+    fprintf(stderr, "kf-coordinator: --rpc-memory-mb %llu is below twice "
+            "--max-msg-bytes (%zu bytes): raise it to at least %llu\n",
+            (unsigned long long)rpc_memory_mb, cfg.max_msg_bytes,
+            (unsigned long long)((2 * (uint64_t)cfg.max_msg_bytes +
+                                  (1u << 20) - 1) >> 20));
+    return 2;
+  }
+  cfg.rpc_memory_bytes = (size_t)(rpc_memory_mb << 20);
   if (cfg.metrics_listen && !*cfg.metrics_listen) cfg.metrics_listen = NULL;
   if (cfg.metrics_port_file && !cfg.metrics_listen) {
     fprintf(stderr, "kf-coordinator: --metrics-port-file needs "

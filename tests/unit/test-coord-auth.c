@@ -58,6 +58,7 @@
 #include "rpc.h"
 #include "store.h"
 #include "store_internal.h"
+#include "util.h"
 #include "test-coord-fixture.h"
 #include "token.h"
 
@@ -67,6 +68,8 @@
 static struct {
   char dir[64];    /* temp dir: logs, port files, PEM files */
   kf_tcoord main;  /* plaintext, loopback */
+  kf_tcoord quota; /* test_oversized_memory's; killed at teardown if an
+                    * assert left it running */
   char worker_a[80], worker_b[80], submitter[80], admin_tok[80];
   int64_t worker_a_id;
 } g;
@@ -99,6 +102,7 @@ static int group_setup(void **state) {
 
 static int group_teardown(void **state) {
   tcoord_kill(&g.main);
+  tcoord_kill(&g.quota);
   tdb_group_teardown(state);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g.dir);
@@ -596,6 +600,119 @@ static void test_unauthenticated_memory(void **state) {
   kf_rpc_client_close(ok);
 }
 
+/* An authenticated flood of oversized messages, from kf-bench-flood (64
+ * client threads, a channel each): 128 Heartbeats of 1.5M entries, 12 MB
+ * each, 64 at once, with a good credential.  Heartbeat takes 80 KB, the
+ * server 16 MiB, and gRPC receives a message whole before the method's
+ * limit can refuse it: without a memory quota on the transport the
+ * coordinator holds every body in flight (767 MB; 684 MB peak in a
+ * release build, scripts/bench-limits).  Its own coordinator: the
+ * smallest quota 16 MiB messages allow (--rpc-memory-mb 32), and ASan's
+ * quarantine off, which would keep every freed message resident (256 MB)
+ * whatever the transport does.  Every call must be refused (RESOURCE_
+ * EXHAUSTED by the limit or the quota's stream reset, or UNAVAILABLE when
+ * the quota closed an idle connection), the peak growth of the RSS stay
+ * under a quarter of the bytes in flight, and an honest 15 MiB message
+ * still arrive whole afterwards. */
+static void test_oversized_memory(void **state) {
+  (void)state;
+  const char *prev = getenv("ASAN_OPTIONS");
+  char *saved = prev ? strdup(prev) : NULL;
+  char asan[512];
+  snprintf(asan, sizeof asan, "%s%squarantine_size_mb=0", prev ? prev : "",
+           prev && *prev ? ":" : "");
+  setenv("ASAN_OPTIONS", asan, 1);
+  kf_tcoord *q = &g.quota;
+  const char *args[] = {"--rpc-memory-mb", "32", NULL};
+  int rc = tcoord_spawn(q, g.dir, "quota", BOOT, "127.0.0.1:0", args);
+  if (saved) setenv("ASAN_OPTIONS", saved, 1);
+  else unsetenv("ASAN_OPTIONS");
+  free(saved);
+  assert_int_equal(rc, 0);
+
+  char cpath[64];
+  snprintf(cpath, sizeof cpath, "/proc/%ld/clear_refs", (long)q->pid);
+  FILE *cr = fopen(cpath, "w");
+  bool reset = cr && fputs("5", cr) >= 0;
+  if (cr && fclose(cr) != 0) reset = false;
+  long rss0 = proc_kb(q->pid, "VmRSS"), hwm0 = proc_kb(q->pid, "VmHWM");
+  assert_true(rss0 > 0 && hwm0 > 0);
+
+  char exe[1024], out[1100];
+  snprintf(exe, sizeof exe, "%s/kf-bench-flood", getenv("KF_BIN_DIR"));
+  snprintf(out, sizeof out, "%s/oversized.json", g.dir);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, 1);
+    setenv("KF_TOKEN", BOOT, 1);
+    execl(exe, exe, "heartbeat", "--target", q->target, "--worker", "1",
+          "--entries", "1500000", "--count", "128", "--conc", "64",
+          "--deadline-ms", "600000", (char *)NULL);
+    _exit(127);
+  }
+  long peak = rss0;
+  int st;
+  for (;;) {
+    long r = proc_kb(q->pid, "VmRSS");
+    if (r > peak) peak = r;
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    assert_true(w >= 0);
+    if (w == pid) break;
+    usleep(20000);
+  }
+  long hwm1 = proc_kb(q->pid, "VmHWM");
+  long grew = peak - rss0;
+  if (reset && hwm1 - hwm0 > grew) grew = hwm1 - hwm0;
+  char *json = NULL;
+  size_t jlen = 0;
+  char err[256];
+  assert_int_equal(kf_read_file(out, 1 << 20, &json, &jlen, err, sizeof err),
+                   0);
+  long in_flight_kb = 64L * 11983492 / 1024;
+  fprintf(stderr, "oversized flood: %s; coordinator RSS %ld kB before, "
+          "peak %ld kB sampled, VmHWM %ld -> %ld kB (reset: %s): grew %ld "
+          "kB, limit %ld kB\n", json, rss0, peak, hwm0, hwm1,
+          reset ? "yes" : "no", grew, in_flight_kb / 4);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_non_null(strstr(json, "\"sent\": 128, \"ok\": 0,"));
+  /* every code counted is one of the two refusals */
+  const char *codes = strstr(json, "\"codes\": {");
+  assert_non_null(codes);
+  codes += strlen("\"codes\": {");
+  const char *end = strchr(codes, '}');
+  assert_non_null(end);
+  for (const char *k = strchr(codes, '"'); k && k < end;
+       k = strchr(strchr(k + 1, '"') + 1, '"')) {
+    bool known = !strncmp(k, "\"RESOURCE_EXHAUSTED\"", 20) ||
+                 !strncmp(k, "\"UNAVAILABLE\"", 13);
+    if (!known) fprintf(stderr, "unexpected status %.40s\n", k);
+    assert_true(known);
+  }
+  free(json);
+  assert_true(grew < in_flight_kb / 4);
+
+  /* 15 MiB of bytes that are no protobuf, with a good token: received
+   * whole and refused by the decoder (KF_EPROTO), not reset for memory. */
+  size_t len = 15u << 20;
+  char *body = malloc(len);
+  assert_non_null(body);
+  memset(body, 0xff, len);
+  kf_rpc_client *ok = client(q->target, g.admin_tok, NULL);
+  void *resp = NULL;
+  size_t resplen = 0;
+  assert_int_equal(kf_rpc_client_call_raw_sync(ok, PATH("SubmitTasks"), body,
+                                               len, NULL, 120000, &resp,
+                                               &resplen, err, sizeof err),
+                   KF_EPROTO);
+  free(resp);
+  free(body);
+  assert_int_equal(get_status(ok, err, sizeof err), 0);
+  kf_rpc_client_close(ok);
+  tcoord_stop(q);
+}
+
 /* ------------------------------------------------------------- TLS */
 
 static void sh(const char *fmt, ...) {
@@ -725,6 +842,7 @@ int main(void) {
       cmocka_unit_test(test_revoke_and_create),
       cmocka_unit_test(test_unauthenticated_body),
       cmocka_unit_test(test_unauthenticated_memory),
+      cmocka_unit_test(test_oversized_memory),
       cmocka_unit_test(test_tls),
       cmocka_unit_test(test_clean_exit),
   };

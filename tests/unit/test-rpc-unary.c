@@ -9,6 +9,7 @@
  * its own server and ends with an empty loop.
  */
 #include "test-rpc-fixture.h"
+#include "rpc_internal.h"
 #include "util.h"
 
 static const char *find(const char *hay, const char *needle) {
@@ -435,6 +436,25 @@ static void test_status_table(void **state) {
   /* Every gRPC status, including unknown ones, maps to some KF error. */
   for (int st = 1; st <= 20; st++)
     assert_true(kf_rpc_status_to_err(st) < 0);
+  /* RESOURCE_EXHAUSTED: retry later for a cap and for the transport's
+   * memory-quota reset (its text as gRPC 1.51's client reports it);
+   * never for a message too large. */
+  static const struct {
+    const char *details;
+    int rc;
+  } ex[] = {
+      {"busy: 512 calls in flight from this host", KF_EBUSY},
+      {"Received RST_STREAM with error code 11", KF_EBUSY},
+      {"request of 11983492 bytes is over the 81984-byte limit of "
+       "/kernelfleet.Coordinator/Heartbeat", KF_ETOOBIG},
+      {"Received message larger than max (20000000 vs. 16777216)",
+       KF_ETOOBIG},
+      {"", KF_ETOOBIG},
+  };
+  for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++)
+    assert_int_equal(kf_rpc__exhausted_err(ex[i].details,
+                                           strlen(ex[i].details)),
+                     ex[i].rc);
 }
 
 int main(void) {
