@@ -325,8 +325,14 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
     snprintf(why, whylen, "pipe: %s", strerror(errno));
     return KF_OUTCOME_INFRA_ERROR;
   }
-  char dev[16], cpu[32], warm[16];
+  char dev[16], cpu[32], warm[16], lmem[16];
   snprintf(dev, sizeof dev, "%d", e->o->device);
+  /* the local-memory scrub covers the candidate's largest stack frame
+   * (ptxas -v, compile stage); the reference's are trusted */
+  uint32_t frame = 0;
+  for (int i = 0; i < r->n_kres; i++)
+    if (r->kres[i].stack_bytes > frame) frame = r->kres[i].stack_bytes;
+  snprintf(lmem, sizeof lmem, "%u", frame);
   snprintf(warm, sizeof warm, "%d", e->o->cuda_warm_us);
   snprintf(cpu, sizeof cpu, "%d", e->o->call_timeout_ms / 1000 * 4 + 60);
   char *argv[48] = {"kf-harness-cuda", "runner", "--jail", s->jail,
@@ -334,7 +340,8 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
                   "--seccomp", e->o->cuda_no_seccomp ? "off" : "on",
                   "--cupti", e->o->cuda_no_cupti || wrap ? "off" : "on",
                   (char *)state_opt, mut, "--warm-us", warm, "--stream",
-                  e->o->cuda_own_stream ? "own" : "legacy", NULL};
+                  e->o->cuda_own_stream ? "own" : "legacy", "--lmem-bytes",
+                  lmem, NULL};
   char *const *av = argv;
   char *wargv[48 + 32];
   /* The profiled runner only: the sandbox steps its profiler cannot live

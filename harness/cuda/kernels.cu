@@ -96,6 +96,26 @@ __global__ void k_smem_scrub(unsigned n_words) {
   for (unsigned i = threadIdx.x; i < n_words; i += blockDim.x) w[i] = 0;
 }
 
+// Every word of a WORDS-word local array zeroed.  Local memory is a pool
+// the driver keeps for the context, a window per hardware thread slot,
+// and a kernel that reads its uninitialized local array sees what the
+// slot's last thread left: z (0, unknown to the compiler) keeps the array
+// in local memory, volatile keeps the stores.
+template <int WORDS>
+__global__ void k_lmem_scrub(int z) {
+  volatile unsigned long long w[WORDS];
+  for (int i = 0; i < WORDS; i++) w[i + z] = 0;
+}
+
+typedef void (*lmem_fn)(int);
+// 512 B to 64 KiB a thread, doubling.
+const lmem_fn kLmem[] = {k_lmem_scrub<64>,   k_lmem_scrub<128>,
+                         k_lmem_scrub<256>,  k_lmem_scrub<512>,
+                         k_lmem_scrub<1024>, k_lmem_scrub<2048>,
+                         k_lmem_scrub<4096>, k_lmem_scrub<8192>};
+constexpr int kLmemVariants = sizeof kLmem / sizeof kLmem[0];
+constexpr int kLmemThreads = 256;
+
 }  // namespace
 
 extern "C" int kf_cuda_gen(unsigned char *dst, int dt, uint64_t n, int dist,
@@ -150,5 +170,38 @@ extern "C" int kf_cuda_smem_prepare(int device, int *bytes) {
 extern "C" int kf_cuda_smem_scrub(int sms, int bytes) {
   if (sms <= 0 || bytes <= 0) return 0;
   k_smem_scrub<<<sms, 1024, (size_t)bytes>>>((unsigned)(bytes / 8));
+  return (int)cudaGetLastError();
+}
+
+extern "C" int kf_cuda_lmem_prepare(int device, uint32_t min_bytes,
+                                    int *variant, int *blocks,
+                                    uint32_t *covered) {
+  *variant = -1;
+  *blocks = 0;
+  *covered = 0;
+  size_t stack = 0;
+  cudaError_t e = cudaDeviceGetLimit(&stack, cudaLimitStackSize);
+  if (e != cudaSuccess) return (int)e;
+  uint64_t need = min_bytes > stack ? min_bytes : stack;
+  int v = 0;
+  while (v < kLmemVariants - 1 && (512ull << v) < need) v++;
+  if ((512ull << v) < need) return (int)cudaErrorInvalidValue;
+  int sms = 0, per_sm = 0;
+  e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e != cudaSuccess) return (int)e;
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, (const void *)kLmem[v], kLmemThreads, 0);
+  if (e != cudaSuccess) return (int)e;
+  if (sms <= 0 || per_sm <= 0) return (int)cudaErrorInvalidValue;
+  *variant = v;
+  /* two full waves: the first fills every slot of every SM */
+  *blocks = 2 * sms * per_sm;
+  *covered = (uint32_t)(512u << v);
+  return 0;
+}
+
+extern "C" int kf_cuda_lmem_scrub(int variant, int blocks) {
+  if (variant < 0 || variant >= kLmemVariants || blocks <= 0) return 0;
+  kLmem[variant]<<<blocks, kLmemThreads>>>(0);
   return (int)cudaGetLastError();
 }

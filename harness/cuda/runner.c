@@ -331,6 +331,7 @@ typedef struct {
   uint64_t idle_slack_ns;      /* how late the host may see the device idle
                                   after its last work (calibrated) */
   int sms, smem_bytes;         /* the shared-memory scrub (0: none) */
+  int lmem_variant, lmem_blocks; /* the local-memory scrub (kernels.h) */
 } rstate;
 
 typedef struct {
@@ -625,6 +626,15 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
                         s->stream);
     if (e != cudaSuccess) cuda_fail(c->seq, e, "filling the workspace");
   }
+  /* Local memory is not cleared between kernels: a thread's
+   * uninitialized local array holds what the last thread on its hardware
+   * slot left (tests/exploits/cuda/local_carry.cu kept run 1's seed there
+   * for run 2).  Every slot's window is zeroed, up to the candidate's
+   * largest frame and the stack limit; first of all, so that the L2 flush
+   * below also evicts its lines.  Not best effort: a scrub that cannot
+   * run ends the runner. */
+  e = (cudaError_t)kf_cuda_lmem_scrub(s->lmem_variant, s->lmem_blocks);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "scrubbing local memory");
   if (c->flags & KF_CUDA_RUN_TIMED) {
     /* Between calls the GPU idles for the eval's host work and its clocks
      * drop; a program that runs the kernel keeps it busy.  So it is kept
@@ -835,7 +845,7 @@ static void do_case(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
 
 int kf_harness_cuda_runner_main(int argc, char **argv) {
   const char *jail = NULL, *so = NULL;
-  unsigned long long cpu_s = 120, device = 0, warm_us = 0;
+  unsigned long long cpu_s = 120, device = 0, warm_us = 0, lmem_bytes = 0;
   bool seccomp_on = true, pin = true, check = true, own_stream = false;
   bool cupti_on = true;
   /* --relax: sandbox steps left out, for the profiled runner only (a
@@ -864,6 +874,10 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--warm-us")) {
       if (kf_sandbox_parse_ull(argv[i + 1], &warm_us) || warm_us > 1000000)
         setup_fail("bad --warm-us", 0);
+    } else if (!strcmp(argv[i], "--lmem-bytes")) {
+      if (kf_sandbox_parse_ull(argv[i + 1], &lmem_bytes) ||
+          lmem_bytes > (1u << 20))
+        setup_fail("bad --lmem-bytes", 0);
     } else if (!strcmp(argv[i], "--state-check")) {
       check = strcmp(argv[i + 1], "off") != 0;
     } else if (!strcmp(argv[i], "--mutable")) {
@@ -1044,6 +1058,20 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
       cudaDeviceSynchronize() != cudaSuccess) {
     cudaGetLastError();
     s.smem_bytes = 0;
+  }
+  /* the local-memory scrub, sized here (the candidate's frames are known
+   * from its compile: --lmem-bytes) and run once before any of its code */
+  {
+    uint32_t covered = 0;
+    cudaError_t le = (cudaError_t)kf_cuda_lmem_prepare(
+        (int)device, (uint32_t)lmem_bytes, &s.lmem_variant, &s.lmem_blocks,
+        &covered);
+    if (le == cudaSuccess)
+      le = (cudaError_t)kf_cuda_lmem_scrub(s.lmem_variant, s.lmem_blocks);
+    if (le == cudaSuccess) le = cudaDeviceSynchronize();
+    if (le != cudaSuccess)
+      setup_fail("the local-memory scrub (a stack frame over 64 KiB?)",
+                 (int)le);
   }
   /* nvcc's host code needs these; the jail has no library to load */
   dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
