@@ -842,6 +842,78 @@ def _spin_cycles(torch, ev, target_ms=0.3):
         return 0
 
 
+class _HostWarm:
+    """Warms the host right before a timed call on the GPU, without
+    running candidate code while the timed inputs are reachable.
+
+    A runner is stopped between calls and copies its inputs to the GPU
+    (through the CPU) just before the timed call, so its host starts that
+    call with cold caches: measured by hand on an H100 and an H200
+    (2026-11-26, docs/torch.md), one Triton launch took 19-39 us of host
+    dispatch hot and 150-230 us after a 50 ms pause, a torch.compile'd
+    call 44-74 us hot and 250-310 us cold.  _Charge.charge_call charges
+    host dispatch that outlasts the GPU work, so a cold host made honest
+    Triton and torch.compile calls look 1.6-2.3x slower than their
+    kernels.  What is warmed, and why it is safe:
+
+    - the reference (trusted): its own function, and its torch.compile'd
+      model before that one's timed call, on dummy inputs of the call's
+      shapes -- it will not look for the timed inputs;
+    - a candidate: only harness-owned work that walks the same library
+      paths -- torch's dispatcher and allocator, the CUDA launch, and
+      Triton's launcher (a harness kernel, when the candidate's source
+      names Triton) -- never the candidate's code, which must not run
+      while its timed inputs are on the device (property (b)).
+
+    The GPU work it queues is not waited for: it runs ahead of the L2
+    flush and the sleep, outside the timed span."""
+
+    def __init__(self, torch, dev, src):
+        self.buf = torch.zeros(4096, device=dev)
+        self.dummies = {}
+        self.kernel = None
+        if "triton" in src:
+            try:
+                self.kernel = _harness_triton_kernel()
+            except Exception:
+                self.kernel = None
+
+    def candidate(self, torch):
+        for _ in range(3):
+            torch.relu(self.buf)
+            torch.empty_like(self.buf)
+            if self.kernel is not None:
+                try:
+                    self.kernel[(1,)](self.buf, 4096, BLOCK=4096)
+                except Exception:
+                    self.kernel = None  # e.g. no compiler: warm without it
+
+    def reference(self, torch, fn, plan, key, cfg, dev):
+        d = self.dummies.get(key)
+        if d is None:
+            d = _dummies(torch, plan, dev)
+            if cfg.get("args"):
+                d = [d[x["t"]] if "t" in x else x["v"] for x in cfg["args"]]
+            self.dummies[key] = d
+        fn(*d)
+
+
+def _harness_triton_kernel():
+    """A Triton kernel of the harness's own, defined before the lockdown
+    (Triton reads a kernel's source when it is decorated; the runner's
+    file is out of sight after _jit_view) and compiled at its first
+    launch."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _kf_host_warm(p, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(p + offs, tl.load(p + offs, mask=m) * 0.0, mask=m)
+    return _kf_host_warm
+
+
 def _dummies(torch, plan, dev):
     """Inputs of the plan's shapes for torch.compile's warm-up: normal
     floats, zero integers (index inputs stay in range)."""
@@ -892,6 +964,7 @@ def persist(jail):
             # o's first estimate, before any of the side's code runs
             for i in range(_Charge.CALIBRATE):
                 _null_sample(torch, acct, flush, ev, i, spin)
+        hwarm = _HostWarm(torch, dev, src) if device == "cuda" else None
         size = os.fstat(3).st_size
         ro = mmap.mmap(3, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
         rw = mmap.mmap(3, size, flags=mmap.MAP_SHARED,
@@ -1030,6 +1103,10 @@ def persist(jail):
                     # o measured again before every timed call: it follows
                     # the host's state (clocks, load) through the run
                     _null_sample(torch, acct, flush, ev, seq, spin)
+                    if ref:
+                        hwarm.reference(torch, fn, plan, key, cfg, dev)
+                    else:
+                        hwarm.candidate(torch)
                     res, ts, ta, th = _timed_gpu(torch, fn, args, flush, ev,
                                                  seq, spin)
                     ns, flags = acct.charge_call(ts, ta, th)
@@ -1042,6 +1119,7 @@ def persist(jail):
                 _put(torch, res, outs, names)
                 del res
                 if cuda and timed and ref and key in prepared:
+                    hwarm.reference(torch, compiled, plan, key, cfg, dev)
                     r2, ts, ta, th = _timed_gpu(torch, compiled, args, flush,
                                                 ev, seq + 1, spin)
                     base, bflags = acct.charge_call(ts, ta, th)
