@@ -866,10 +866,17 @@ class _HostWarm:
       while its timed inputs are on the device (property (b)).
 
     The GPU work it queues is not waited for: it runs ahead of the L2
-    flush and the sleep, outside the timed span."""
+    flush and the sleep, outside the timed span.  The functions it calls
+    are bound here, before the side's code loads, so a side that
+    rebinds torch.relu later does not get called; one that patches
+    torch's or Triton's internals could still run code here -- the same
+    trust the timer itself needs, as it runs in the side's process
+    (docs/torch.md)."""
 
     def __init__(self, torch, dev, src):
         self.buf = torch.zeros(4096, device=dev)
+        self.relu = torch.relu
+        self.empty_like = torch.empty_like
         self.dummies = {}
         self.kernel = None
         if "triton" in src:
@@ -880,8 +887,8 @@ class _HostWarm:
 
     def candidate(self, torch):
         for _ in range(3):
-            torch.relu(self.buf)
-            torch.empty_like(self.buf)
+            self.relu(self.buf)
+            self.empty_like(self.buf)
             if self.kernel is not None:
                 try:
                     self.kernel[(1,)](self.buf, 4096, BLOCK=4096)
