@@ -32,10 +32,19 @@ wake-up from cudaDeviceSynchronize (a few microseconds, a long upper tail).
    most calls were.
 7. runner.py's DONE line and harness/torch/backend.c agree on the notes'
    words and FLAGS' bits (the C side prints them).
+8. The host warm-up before a timed call (_HostWarm): for a candidate it
+   calls functions bound when it was made, so a side that rebinds
+   torch.relu or torch.empty_like later is not called by it; for the
+   (trusted) reference it runs the function on dummy inputs of the plan's
+   shapes and dtypes, mapped through the spec's args, made once per plan.
+   Real torch on CPU, in the Python that has it (KF_PYTHON, else
+   /usr/bin/python3, as the harness picks).
 """
+import json
 import os
 import random
 import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -192,6 +201,58 @@ def host_bound():
           "host note: %r" % runner._Charge.host_note(6, 10))
 
 
+HOST_WARM = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import runner
+torch = runner._import_torch()
+out = {}
+hw = runner._HostWarm(torch, "cpu", "import triton  # a Triton side")
+calls = []
+keep = torch.relu, torch.empty_like
+torch.relu = lambda *a, **k: calls.append("relu")
+torch.empty_like = lambda *a, **k: calls.append("empty_like")
+try:
+    hw.candidate(torch)
+finally:
+    torch.relu, torch.empty_like = keep
+out["rebound_called"] = calls
+seen = []
+def fn(*a):
+    seen.append([[list(t.shape), str(t.dtype)] if hasattr(t, "shape")
+                 else t for t in a])
+plan = {"in": [[0, "f32", [3, 5]], [64, "i64", [4]]]}
+hw.reference(torch, fn, plan, "k", {}, "cpu")
+hw.reference(torch, fn, plan, "k", {}, "cpu")
+hw.reference(torch, fn, plan, "k2", {"args": [{"t": 1}, {"v": 7}]}, "cpu")
+out["seen"] = seen
+out["dummy_sets"] = len(hw.dummies)
+print(json.dumps(out))
+"""
+
+
+def host_warm():
+    py = os.environ.get("KF_PYTHON") or "/usr/bin/python3"
+    r = subprocess.run([py, "-c", HOST_WARM,
+                        os.path.join(SRC, "harness", "torch")],
+                       capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, "host warm-up script ran under %s (rc %d: %s)"
+          % (py, r.returncode, r.stderr.strip()[-300:]))
+    if r.returncode != 0:
+        return
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    check(out["rebound_called"] == [], "candidate warm-up: a side's "
+          "rebinding of torch.relu/empty_like is not called (%r)"
+          % out["rebound_called"])
+    want = [[[3, 5], "torch.float32"], [[4], "torch.int64"]]
+    check(out["seen"][:2] == [want, want], "reference warm-up: the function "
+          "on dummies of the plan's shapes and dtypes (%r)" % out["seen"][:2])
+    check(out["seen"][2] == [[[4], "torch.int64"], 7], "reference warm-up: "
+          "dummies mapped through the spec's args (%r)" % out["seen"][2:])
+    check(out["dummy_sets"] == 2, "reference warm-up: one dummy set per plan "
+          "(%d)" % out["dummy_sets"])
+
+
 def words():
     with open(os.path.join(SRC, "harness", "torch", "backend.c")) as f:
         c = f.read()
@@ -221,6 +282,7 @@ def main():
     hidden(rng)
     calibration(rng)
     host_bound()
+    host_warm()
     words()
     if failures:
         print("%d failed" % len(failures))
