@@ -174,11 +174,9 @@ extern "C" int kf_cuda_smem_scrub(int sms, int bytes) {
 }
 
 extern "C" int kf_cuda_lmem_prepare(int device, uint32_t min_bytes,
-                                    int *variant, int *blocks,
-                                    uint32_t *covered) {
+                                    int *variant, int *blocks) {
   *variant = -1;
   *blocks = 0;
-  *covered = 0;
   size_t stack = 0;
   cudaError_t e = cudaDeviceGetLimit(&stack, cudaLimitStackSize);
   if (e != cudaSuccess) return (int)e;
@@ -196,7 +194,6 @@ extern "C" int kf_cuda_lmem_prepare(int device, uint32_t min_bytes,
   *variant = v;
   /* two full waves: the first fills every slot of every SM */
   *blocks = 2 * sms * per_sm;
-  *covered = (uint32_t)(512u << v);
   return 0;
 }
 

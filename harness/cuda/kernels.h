@@ -44,11 +44,10 @@ int kf_cuda_smem_scrub(int sms, int bytes);
 /* The local-memory scrub: picks the smallest of its kernels (512 B to 64
  * KiB of local array a thread) that covers max(min_bytes, the context's
  * stack-size limit) -- min_bytes: the candidate's largest stack frame --
- * and a grid of two full waves on every SM.  *variant, *blocks for the
- * scrub, *covered the bytes a thread it zeroes.  Fails (cudaError_t)
- * when no kernel is large enough. */
+ * and a grid of two full waves on every SM: *variant, *blocks for the
+ * scrub.  Fails (cudaError_t) when no kernel is large enough. */
 int kf_cuda_lmem_prepare(int device, uint32_t min_bytes, int *variant,
-                         int *blocks, uint32_t *covered);
+                         int *blocks);
 /* Zeroes every hardware thread slot's local-memory window up to the
  * prepared size: what an earlier kernel left in its uninitialized local
  * arrays is gone. */

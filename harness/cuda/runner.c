@@ -1062,10 +1062,8 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   /* the local-memory scrub, sized here (the candidate's frames are known
    * from its compile: --lmem-bytes) and run once before any of its code */
   {
-    uint32_t covered = 0;
     cudaError_t le = (cudaError_t)kf_cuda_lmem_prepare(
-        (int)device, (uint32_t)lmem_bytes, &s.lmem_variant, &s.lmem_blocks,
-        &covered);
+        (int)device, (uint32_t)lmem_bytes, &s.lmem_variant, &s.lmem_blocks);
     if (le == cudaSuccess)
       le = (cudaError_t)kf_cuda_lmem_scrub(s.lmem_variant, s.lmem_blocks);
     if (le == cudaSuccess) le = cudaDeviceSynchronize();
