@@ -16,7 +16,8 @@ each knob value once with the other knobs at their defaults), then
           distribution for the default builds (the harness checks timed
           outputs too)
   bench   the bench size: median of --reps calls timed with CUDA events, L2
-          flushed (a 2 x L2 write) and inputs redrawn between calls; GB/s
+          flushed (a 2 x L2 write, then a read of it, so L2 holds no dirty
+          lines) and inputs redrawn between calls; GB/s
           from the spec's bytes formula
 
 Prints one line per (template, knobs) and a summary table; exits 1 if any
@@ -321,6 +322,7 @@ def main():
                         if x.dtype.is_floating_point:
                             x.normal_(generator=gen)
                     flush.fill_(1.0)
+                    flush.max()  # L2 left clean: no write-back of the fill is timed
                     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     s.record()
                     rc = p.call(lib, size, ins, outs, ws)

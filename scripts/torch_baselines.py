@@ -18,7 +18,8 @@ spec.json) it times the PyTorch expression a user would write:
 
 once eagerly and once through torch.compile (default mode: no CUDA graphs).
 Each repetition draws fresh inputs in place, flushes L2 by writing a
-buffer of twice its size, then times the call alone between two CUDA events
+buffer of twice its size and reading it back (L2 left clean, so no
+write-back of the flush is timed), then times the call alone between two CUDA events
 and synchronizes; the median over --reps repetitions after --warmup calls
 (compilation happens in the warm-up) is reported.  bytes is the spec's
 minimum-traffic formula at the bench size, so GB/s are comparable with the
@@ -250,6 +251,7 @@ def time_fn(fn, ts, name, sz, reps, warmup, flush):
     for _ in range(reps):
         refill(name, ts, sz)
         flush.fill_(1)
+        flush.max()  # leaves L2 clean: no write-back of the fill is timed
         s = torch.cuda.Event(enable_timing=True)
         e = torch.cuda.Event(enable_timing=True)
         s.record()
@@ -271,6 +273,7 @@ def copy_mode(args, flush):
     times = []
     for _ in range(args.reps):
         flush.fill_(1)
+        flush.max()  # leaves L2 clean: no write-back of the fill is timed
         s = torch.cuda.Event(enable_timing=True)
         e = torch.cuda.Event(enable_timing=True)
         s.record()

@@ -44,10 +44,11 @@
  * call, any byte of those pages changed outside the toolchain's own
  * variables (--mutable, from the eval's link check) ends the runner with
  * KF_CUDA_R_STATE.  Timed calls queue, behind the outputs' poison, --warm-us
- * of memsets (clocks up after the eval's host work) and the L2 flush,
- * then record the start event without a host synchronize, so kf_launch's
- * kernels are queued before the GPU reaches them and no host launch
- * latency lands in the time.
+ * of memsets (clocks up after the eval's host work), the L2 flush and a
+ * read sweep that leaves L2 clean (no write-back of harness data lands in
+ * the candidate's time), then record the start event without a host
+ * synchronize, so kf_launch's kernels are queued before the GPU reaches
+ * them and no host launch latency lands in the time.
  *
  * What the CUDA sandbox does NOT give, compared with the CPU runner: no
  * address-space limit; ioctl is open (on the nvidia fds the driver
@@ -669,6 +670,16 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
     /* persisting lines a previous run may have left go back to normal */
     e = cudaCtxResetPersistingL2Cache();
     if (e != cudaSuccess) cuda_fail(c->seq, e, "resetting persisting L2");
+    /* The memsets above leave L2 full of dirty lines, and the kernel that
+     * evicts them pays their write-back: up to one L2 of DRAM writes
+     * charged to the candidate (6 us of a 74 us rmsnorm on an H200,
+     * docs/gpu-runs/2026-11-26-l2-dirty).  A read sweep of the flush
+     * buffer, last before the start event, writes them back now and
+     * leaves L2 holding clean lines of harness scratch.  Its sink is the
+     * flush buffer's first word, scratch like the rest. */
+    e = (cudaError_t)kf_cuda_read(s->flush, s->flush_len, s->sms,
+                                  (unsigned long long *)s->flush);
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "cleaning L2");
   }
   /* No synchronize here: the start event queues behind the flush, and
    * kf_launch's kernels are queued while the flush still runs, so the

@@ -807,6 +807,11 @@ def _timed_gpu(torch, fn, args, flush, ev, seq, spin=0):
     when the call starts, whatever the side does to the current stream."""
     st = torch.cuda.current_stream()
     flush.fill_(seq & 0xFF)
+    # The fill leaves L2 full of dirty lines whose write-back the call
+    # would pay (6 us of a 74 us norm on an H200,
+    # docs/gpu-runs/2026-11-26-l2-dirty): a read sweep writes them back
+    # first and leaves L2 clean.
+    flush.view(torch.int32).amax()
     if spin:
         torch.cuda._sleep(spin)
     ev[0].record(st)
