@@ -48,7 +48,7 @@ macro(kf_harness_cuda_targets)
                    "${CUDAToolkit_NVCC_EXECUTABLE})")
     add_executable(kf-harness-cuda harness/cuda/main.c harness/cuda/runner.c
       harness/core/sandbox.c harness/cuda/filter.c harness/cuda/cupti.c
-      harness/cuda/info.c harness/cuda/netns.c harness/cuda/kernels.cu)
+      harness/cuda/info.c harness/cuda/footprint.c harness/cuda/netns.c harness/cuda/kernels.cu)
     target_include_directories(kf-harness-cuda PRIVATE ${KF_HARNESS_INCLUDES})
     # one runtime instance with the candidates (built -cudart shared)
     set_target_properties(kf-harness-cuda PROPERTIES

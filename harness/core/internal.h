@@ -93,6 +93,12 @@ void kf_harness__runner_exe(char *out, size_t outlen);
  * it is not there (a build without CUDA). */
 bool kf_harness__cuda_exe(char *out, size_t outlen);
 
+/* The best of copy, read and write GB/s that GPU `device` reaches over
+ * `bytes` with the caches as a timed call finds them, measured now by
+ * `kf-harness-cuda footprint` (a process that loads no candidate);
+ * 0 when it cannot (logged).  gpu_footprint.c. */
+double kf_harness__gpu_footprint_gbps(int device, int warm_us, size_t bytes);
+
 /* "rlimits netns ... seccomp" */
 void kf_harness__defenses_str(uint32_t def, char *out, size_t outlen);
 

@@ -1180,6 +1180,14 @@ static void cuda_idle(kf_ev *e) {
   c->lock_fd = -1;
 }
 
+/* The rate at a layout's footprint with the cache state a timed call
+ * finds, for the too-fast floor (pipeline.c footprint_ceiling); called
+ * while no runner works (the eval still holds the GPU lock). */
+static double cuda_footprint_gbps(kf_ev *e, size_t bytes) {
+  return kf_harness__gpu_footprint_gbps(e->o->device, e->o->cuda_warm_us,
+                                        bytes);
+}
+
 /* ------------------------------------------------------- profiling */
 
 /* Nsight Compute's CLI: $KF_NCU, else ncu on PATH, else the toolkit's. */
@@ -1417,6 +1425,7 @@ const kf_backend kf_harness_cuda_backend = {
     .case_all = cuda_case_all,
     .profile = cuda_profile,
     .idle = cuda_idle,
+    .footprint_gbps = cuda_footprint_gbps,
     .stop = cuda_stop,
     .close = cuda_close,
 };

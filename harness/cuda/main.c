@@ -8,6 +8,9 @@
  *   kf-harness-cuda info [--device N] [--no-measure]
  *       the device and its measured ceilings as JSON (harness/cuda/info.c);
  *       users run `kf-harness cuda-info`, which adds the nvcc version
+ *   kf-harness-cuda footprint --device N --bytes B [--warm-us U]
+ *       copy/read/write rates at one footprint with a timed call's cache
+ *       state, for the eval's too-fast floor (harness/cuda/footprint.c)
  *   kf-harness-cuda runner --jail DIR --so NAME --device N ...
  *       the sandboxed process that loads one CUDA candidate
  *       (harness/cuda/runner.c), exec'd by `kf-harness eval`
@@ -23,11 +26,14 @@
 int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "info"))
     return kf_harness_cuda_info_main(argc - 2, argv + 2);
+  if (argc >= 2 && !strcmp(argv[1], "footprint"))
+    return kf_harness_cuda_footprint_main(argc - 2, argv + 2);
   if (argc >= 2 && !strcmp(argv[1], "runner"))
     return kf_harness_cuda_runner_main(argc - 2, argv + 2);
   if (argc >= 2 && !strcmp(argv[1], "netns-exec"))
     return kf_harness_cuda_netns_exec_main(argc - 2, argv + 2);
   fprintf(stderr, "usage: kf-harness-cuda info [--device N] [--no-measure]\n"
+                  "       kf-harness-cuda footprint --device N --bytes B [--warm-us U] (internal)\n"
                   "       kf-harness-cuda runner ... (internal)\n"
                   "       kf-harness-cuda netns-exec /PATH/PROG ARGS... (internal)\n");
   return 2;

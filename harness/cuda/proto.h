@@ -136,5 +136,6 @@ int kf_harness_cuda_runner_main(int argc, char **argv);
 /* harness/cuda/netns.c */
 int kf_harness_cuda_netns_exec_main(int argc, char **argv);
 int kf_harness_cuda_info_main(int argc, char **argv);
+int kf_harness_cuda_footprint_main(int argc, char **argv);
 
 #endif

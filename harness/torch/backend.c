@@ -1303,6 +1303,15 @@ static void torch_stop(kf_ev *e, kf_side *s) {
   s->be = NULL;
 }
 
+/* On the GPU, the rate at a layout's footprint with a timed call's caches
+ * (the runner's flush leaves L2 clean, as the CUDA runner's does), for
+ * the too-fast floor; on the CPU the worker's ceilings stand alone. */
+static double torch_footprint_gbps(kf_ev *e, size_t bytes) {
+  if (!TE(e)->cuda) return 0;
+  return kf_harness__gpu_footprint_gbps(e->o->device, e->o->cuda_warm_us,
+                                        bytes);
+}
+
 const kf_backend kf_harness_torch_backend = {
     .name = "torch",
     .language = "python",
@@ -1319,6 +1328,7 @@ const kf_backend kf_harness_torch_backend = {
     .call = torch_call,
     .fetch = torch_fetch,
     .probe = torch_probe,
+    .footprint_gbps = torch_footprint_gbps,
     .idle = torch_idle,
     .stop = torch_stop,
     .close = torch_close,
