@@ -17,11 +17,13 @@
  * valid UTF-8, no control characters, bounded), whatever the task kind
  * produced, so a candidate's bytes quoted in a reason cannot make the
  * store refuse the report.  A report call the coordinator refuses as a
- * whole (INVALID_ARGUMENT, or too large) is retried one result per call,
- * and a single result refused that way is dropped as failed: one result
- * never holds the others back.  While some result is undeliverable (the
- * last report call failed), the worker leases nothing new, and the outbox
- * bound counts the results in flight too, so results cannot pile up.
+ * whole (INVALID_ARGUMENT, or too large) is retried one result per call;
+ * a single result refused that way is replaced by a small infra_error
+ * record saying so (replace_refused), and only if that is refused too is
+ * it dropped as failed: one result never holds the others back.  While
+ * some result is undeliverable (the last report call failed), the worker
+ * leases nothing new, and the outbox bound counts the results in flight
+ * too, so results cannot pile up.
  */
 #include "worker.h"
 
@@ -64,6 +66,7 @@ typedef struct task_rec {
   void *payload;
   kf_task_exec exec;
   bool running;
+  bool replaced;     /* exec is the small stand-in of a refused result */
   uint64_t t0_ns; /* when it started (kf_now_ns) */
 } task_rec;
 
@@ -463,6 +466,30 @@ static void drop_failed(kf_worker *w, task_rec *t, const char *why) {
   task_free(t);
 }
 
+/* A result the coordinator refused as a whole (too large, or malformed)
+ * can never be delivered as it is, and dropping it left its task to fail
+ * much later as "lease expired" with nothing stored.  It is sent once
+ * more as a small stand-in -- infra_error at stage "report", no output,
+ * a reason naming what was refused and why -- so the task's failure is
+ * stored with its reason and the coordinator's retry policy applies.
+ * The coordinator's text is sanitized like any other (it may quote
+ * bytes of ours). */
+static void replace_refused(task_rec *t, const char *why) {
+  char r[sizeof t->exec.reason];
+  snprintf(r, sizeof r, "the worker's result (outcome %s at stage %.31s, "
+           "%zu bytes of output) was refused by the coordinator as a whole,"
+           " so it was replaced by this record: %s",
+           kf_outcome_name(t->exec.outcome), t->exec.stage,
+           t->exec.output_len, why);
+  kf_text_sanitize(r, strlen(r), t->exec.reason, sizeof t->exec.reason, 0);
+  free(t->exec.output);
+  t->exec.output = NULL;
+  t->exec.output_len = 0;
+  t->exec.outcome = KF_OUTCOME_INFRA_ERROR;
+  snprintf(t->exec.stage, sizeof t->exec.stage, "report");
+  t->replaced = true;
+}
+
 static void on_reported(int status, const char *detail,
                         const ProtobufCMessage *m, void *data) {
   report_ctx *ctx = data;
@@ -475,12 +502,25 @@ static void on_reported(int status, const char *detail,
    * get through; a single one: it can never be delivered. */
   bool whole = status == KF_EPROTO || status == KF_EINVAL ||
                status == KF_ETOOBIG;
-  if (whole && ctx->n == 1) {
+  if (whole && ctx->n == 1 && !ctx->sent[0]->replaced) {
+    /* the one at fault is found: its stand-in goes out next */
+    task_rec *t = ctx->sent[0];
+    char why[300];
+    snprintf(why, sizeof why, "%s: %s", kf_strerror(status), detail);
+    kf_log(KF_LOG_WARN, "task %" PRId64 " attempt %u: result refused as a "
+           "whole (%s); sending a small infra_error record in its place",
+           t->exec.task_id, t->exec.attempt, why);
+    replace_refused(t, why);
+    t->next = w->outbox;
+    w->outbox = t;
+    w->n_outbox++;
+    uv_timer_start(&w->report_timer, on_report_timer, 0, 0);
+  } else if (whole && ctx->n == 1) {
     char why[300];
     snprintf(why, sizeof why, "%s: %s", kf_strerror(status), detail);
     drop_failed(w, ctx->sent[0], why);
     w->undelivered = false;
-    w->report_max = REPORT_BATCH; /* the one at fault is found */
+    w->report_max = REPORT_BATCH;
   } else if (status) {
     /* Put them back; nothing is lost until a verdict arrives. */
     for (size_t i = 0; i < ctx->n; i++) {

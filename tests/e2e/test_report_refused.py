@@ -65,11 +65,54 @@ import kfcampaign  # noqa: E402
 import kfe2e  # noqa: E402
 from kfe2e import check  # noqa: E402
 
+# What every harness wrapper of these tests shares (a piece of their
+# %-templates, so no percent sign in it): protobuf encoding, and running
+# the real harness (REAL) with its result pipe (fd 3) taken over, so that
+# edit(msg) may change the EvalResult it writes.
+EVAL_EDIT = r"""
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def field(num, data):
+    return varint(num << 3 | 2) + varint(len(data)) + data
+
+
+def run_editing(edit):
+    out = os.dup(3)          # the worker's result pipe (not inherited)
+    r, w = os.pipe()
+    os.dup2(w, 3)            # the real harness writes its result here
+    os.close(w)
+    p = subprocess.Popen([REAL] + sys.argv[1:], close_fds=False)
+    os.close(3)
+    data = bytearray()
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    rc = p.wait()
+    if len(data) >= 4:
+        n = int.from_bytes(data[:4], "little")
+        msg = edit(bytes(data[4:4 + n]))
+        data = len(msg).to_bytes(4, "little") + msg
+    os.write(out, bytes(data))
+    os.close(out)
+    sys.exit(rc if rc >= 0 else 128 - rc)
+"""
+
 WRAPPER = r"""#!%(python)s
 # The real kf-harness.  `identity` names a C compiler whose version line
 # fills the harness's 255 bytes.  For `eval`, its EvalResult gets fields
-# appended (a
-# field's last value wins; an embedded message is merged):
+# appended (a field's last value wins; an embedded message is merged):
 #  - always a toolchain cut in the middle of a character at 255 bytes, as
 #    the harness reports a compiler whose --version line is longer;
 #  - on every evaluation (every=1) or every other one (every=0, the first
@@ -94,23 +137,7 @@ if sys.argv[1:2] == ["identity"]:
     sys.exit(0)
 if sys.argv[1:2] != ["eval"]:
     os.execv(REAL, [REAL] + sys.argv[1:])
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def field(num, data):
-    return varint(num << 3 | 2) + varint(len(data)) + data
-
+""" + EVAL_EDIT + r"""
 
 k = 0  # this evaluation's number, race-free across concurrent harnesses
 while True:
@@ -120,28 +147,16 @@ while True:
         break
     except FileExistsError:
         k += 1
-out = os.dup(3)          # the worker's result pipe (not inherited)
-r, w = os.pipe()
-os.dup2(w, 3)            # the real harness writes its result here
-os.close(w)
-p = subprocess.Popen([REAL] + sys.argv[1:], close_fds=False)
-os.close(3)
-data = bytearray()
-while True:
-    chunk = os.read(r, 65536)
-    if not chunk:
-        break
-    data += chunk
-rc = p.wait()
-if len(data) >= 4:
-    n = int.from_bytes(data[:4], "little")
-    msg = bytes(data[4:4 + n]) + field(16, TOOLCHAIN)  # toolchain = 16
+
+
+def edit(msg):
+    msg += field(16, TOOLCHAIN)  # toolchain = 16
     if EVERY or k %% 2 == 0:
         msg += field(40, field(1, b"throttled"))  # profile.status
-    data = len(msg).to_bytes(4, "little") + msg
-os.write(out, bytes(data))
-os.close(out)
-sys.exit(rc if rc >= 0 else 128 - rc)
+    return msg
+
+
+run_editing(edit)
 """
 
 # What the harness reports for a compiler whose version line is longer
