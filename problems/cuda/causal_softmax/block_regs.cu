@@ -187,6 +187,10 @@ causal_loop(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S)
   uint16_t *yr = y + row * S;
   float m = -INFINITY, s = 0.f; /* log2 domain */
   if (VEC) {
+    /* unrolled so that four iterations' loads are in flight at once: one
+     * 16-byte load per thread at a time leaves a small block far from the
+     * bytes an H200 needs in flight */
+#pragma unroll 4
     for (int64_t c = (int64_t)tid * 8; c < len; c += (int64_t)THREADS * 8) {
       float f[8];
       unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
@@ -216,6 +220,7 @@ causal_loop(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S)
   for (int w = 1; w < NWARPS; w++) ms_merge(m, s, red_m[w], red_s[w]);
   const float inv = 1.0f / s;
   if (VEC) {
+#pragma unroll 4
     for (int64_t c = (int64_t)tid * 8; c < S; c += (int64_t)THREADS * 8) {
       float f[8];
       if (c < len) {
