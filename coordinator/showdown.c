@@ -43,11 +43,19 @@
 #define SHOWDOWN_MAX_TIMEOUT_MS (60u * 60u * 1000u)
 #define SHOWDOWN_SLACK_MS (60u * 1000u)
 /* With a second alive worker in the class, the showdown task is kept from
- * the worker that measured the best for this long, so that the number the
- * campaign reports is confirmed on other hardware.  Showdown tasks lead
- * the queue, so a second worker with a free slot takes it within a lease
- * round; one that is busy or gone delays the showdown by this at most. */
+ * the worker that measured the best, so that the number the campaign
+ * reports is confirmed on other hardware: for as long as such a worker is
+ * seen (the lease statement checks at every lease; one that is gone stops
+ * the avoidance at once), up to one attempt's deadline -- so a second
+ * worker busy with long tasks is waited for, and one that is alive but
+ * never takes it costs one attempt's time, after which the finder may
+ * confirm its own best.  With a single attempt allowed, at most this: */
 #define SHOWDOWN_AVOID_MS (60u * 1000u)
+
+static uint32_t avoid_ms(bool second, uint64_t tmo, uint32_t attempts) {
+  if (!second) return 0;
+  return attempts >= 2 ? (uint32_t)tmo : SHOWDOWN_AVOID_MS;
+}
 
 /* ------------------------------------------------------------ begin -- */
 
@@ -273,7 +281,8 @@ int kf_search__showdown_begin(kf_store *s, const kf_search_opts *o,
         .max_attempts = o->max_attempts ? o->max_attempts : 2,
         .candidates = &cands[k],
         .n_candidates = picks[i].n,
-        .avoid_ms = picks[i].second ? SHOWDOWN_AVOID_MS : 0,
+        .avoid_ms = avoid_ms(picks[i].second, tmo,
+                             o->max_attempts ? o->max_attempts : 2),
     };
     k += picks[i].n;
   }
@@ -598,7 +607,8 @@ int kf_search__class_stop(kf_store *s, const kf_search_opts *o,
           .max_attempts = o->max_attempts ? o->max_attempts : 2,
           .candidates = cands,
           .n_candidates = pick->n,
-          .avoid_ms = pick->second ? SHOWDOWN_AVOID_MS : 0,
+          .avoid_ms = avoid_ms(pick->second, tmo,
+                               o->max_attempts ? o->max_attempts : 2),
       };
       rc = kf_store_class_stop(s, c->id, dc, reason, &plan, 0, NULL, changed);
       goto out;

@@ -169,7 +169,10 @@ out:
 /* $1 class, $2 kinds, $3 how many, $4/$5 the slots (owner and request
  * index, in hand-out order), $6 ttl.  A task that avoids a worker
  * (0006) is left out while it does and that worker is among the owners,
- * whichever slot it would have gone to.  The window numbers the picked tasks
+ * whichever slot it would have gone to; it avoids it until avoid_until,
+ * and only while another worker of its class that runs its kind was seen
+ * within a lease's length (a busy one heartbeats; a gone one is not
+ * waited for).  The window numbers the picked tasks
  * in priority order so that the k-th best task goes to slot k, read by
  * subscript rather than by joining an unnest (a join the planner, blind to
  * the array's size, ran as a nested loop).  The window sits outside the
@@ -190,7 +193,13 @@ static const kf_store__stmt ST_LEASE = {
     "  OR NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id ="
     "  tasks.campaign_id AND c.language = 'python'))"
     " AND (avoid_worker IS NULL OR avoid_until <= now()"
-    "  OR avoid_worker <> ALL($4::bigint[]))"
+    "  OR avoid_worker <> ALL($4::bigint[])"
+    /* the avoidance holds while another worker of the class that runs the
+     * kind was seen within a lease's length; with none, at once */
+    "  OR NOT EXISTS (SELECT 1 FROM workers w WHERE w.id <> tasks.avoid_worker"
+    "  AND w.device_class_id = tasks.device_class_id"
+    "  AND tasks.kind = ANY(w.task_kinds)"
+    "  AND w.last_seen > now() - $6::bigint * interval '1 ms'))"
     " ORDER BY priority DESC, id LIMIT $3::int"
     " FOR UPDATE SKIP LOCKED),"
     " picked AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id)"

@@ -501,8 +501,9 @@ static int group_setup(void **state) {
 }
 
 /* With a second alive worker of the class, the showdown goes to the other
- * worker than the one that measured the search's best; once the avoidance
- * ends (the second worker busy or gone), the first takes it. */
+ * worker than the one that measured the search's best, and is refused to
+ * the first for as long as the second is seen, up to avoid_until; with the
+ * second gone, or avoid_until past, the first takes it. */
 static void showdown_on_second_worker(void **state) {
   (void)state;
   int64_t w = 0, dc = 0;
@@ -541,14 +542,38 @@ static void showdown_on_second_worker(void **state) {
                            (long long)g->tasks[0].task_id),
                    w2);
   kernelfleet__showdown_request__free_unpacked(rq, NULL);
-  /* Requeued (the second worker lost it) after the avoidance ended: the
-   * first worker may take it. */
+  const long long tid = (long long)g->tasks[0].task_id;
+  kf_store_grant_free(g);
+  /* Requeued (the second worker lost it) with the avoidance still running
+   * and the second worker alive (busy: it heartbeats): still refused to
+   * the first, however long that lasts. */
   snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'queued',"
            " lease_owner = NULL, lease_expires = NULL,"
-           " avoid_until = now() - interval '1 s'"
-           " WHERE id = %lld", (long long)g->tasks[0].task_id);
+           " avoid_until = now() + interval '1 hour' WHERE id = %lld", tid);
   tdb_sql(sql);
+  snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() WHERE"
+           " id = %lld", (long long)w2);
+  tdb_sql(sql);
+  g = tdb_lease1(tdb.s, w, dc, showdown_kinds, 8);
+  assert_int_equal(g->n, 0);
   kf_store_grant_free(g);
+  /* The second worker gone (not seen within a lease's length): the
+   * avoidance stops at once, the first worker takes it. */
+  snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() -"
+           " interval '1 hour' WHERE id = %lld", (long long)w2);
+  tdb_sql(sql);
+  g = lease_showdown(w, dc, &rq);
+  kernelfleet__showdown_request__free_unpacked(rq, NULL);
+  kf_store_grant_free(g);
+  /* Requeued once more, the second worker back, the avoidance's time
+   * over: the first worker may take it. */
+  snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'queued',"
+           " lease_owner = NULL, lease_expires = NULL,"
+           " avoid_until = now() - interval '1 s' WHERE id = %lld", tid);
+  tdb_sql(sql);
+  snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() WHERE"
+           " id = %lld", (long long)w2);
+  tdb_sql(sql);
   g = lease_showdown(w, dc, &rq);
   kernelfleet__showdown_request__free_unpacked(rq, NULL);
   kf_store_grant_free(g);
