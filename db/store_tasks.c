@@ -171,8 +171,7 @@ out:
  * (0006) is left out while it does and that worker is among the owners,
  * whichever slot it would have gone to; it avoids it until avoid_until,
  * and only while another worker of its class that runs its kind was seen
- * within a lease's length (a busy one heartbeats; a gone one is not
- * waited for).  The window numbers the picked tasks
+ * within a lease's length (a gone one is not waited for).  The window numbers the picked tasks
  * in priority order so that the k-th best task goes to slot k, read by
  * subscript rather than by joining an unnest (a join the planner, blind to
  * the array's size, ran as a nested loop).  The window sits outside the

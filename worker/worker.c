@@ -514,7 +514,8 @@ static void on_reported(int status, const char *detail,
     t->next = w->outbox;
     w->outbox = t;
     w->n_outbox++;
-    uv_timer_start(&w->report_timer, on_report_timer, 0, 0);
+    if (!w->closed && (!w->stopping || kf_now_ms() < w->stop_deadline_ms))
+      uv_timer_start(&w->report_timer, on_report_timer, 0, 0);
   } else if (whole && ctx->n == 1) {
     char why[300];
     snprintf(why, sizeof why, "%s: %s", kf_strerror(status), detail);

@@ -33,13 +33,18 @@ double kf_harness__gpu_footprint_gbps(int device, int warm_us, size_t bytes) {
   /* what a CUDA process needs of ours: which devices, and the libraries */
   static const char *const pass[] = {"CUDA_VISIBLE_DEVICES",
                                      "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH"};
-  char store[3][512];
+  char store[3][8192];
   char *envp[4];
   int n = 0;
   for (int i = 0; i < 3; i++) {
     const char *v = getenv(pass[i]);
     if (!v) continue;
-    snprintf(store[n], sizeof store[n], "%s=%s", pass[i], v);
+    int k = snprintf(store[n], sizeof store[n], "%s=%s", pass[i], v);
+    if (k < 0 || (size_t)k >= sizeof store[n]) {
+      kf_log(KF_LOG_WARN, "footprint rate not measured: %s is longer than "
+             "%zu bytes", pass[i], sizeof store[n] - 1);
+      return 0;
+    }
     envp[n] = store[n];
     n++;
   }

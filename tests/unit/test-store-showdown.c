@@ -546,7 +546,7 @@ static void showdown_on_second_worker(void **state) {
   kf_store_grant_free(g);
   /* Requeued (the second worker lost it) with the avoidance still running
    * and the second worker alive (busy: it heartbeats): still refused to
-   * the first, however long that lasts. */
+   * the first. */
   snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'queued',"
            " lease_owner = NULL, lease_expires = NULL,"
            " avoid_until = now() + interval '1 hour' WHERE id = %lld", tid);
@@ -558,7 +558,7 @@ static void showdown_on_second_worker(void **state) {
   assert_int_equal(g->n, 0);
   kf_store_grant_free(g);
   /* The second worker gone (not seen within a lease's length): the
-   * avoidance stops at once, the first worker takes it. */
+   * avoidance stops, avoid_until or not; the first worker takes it. */
   snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() -"
            " interval '1 hour' WHERE id = %lld", (long long)w2);
   tdb_sql(sql);
