@@ -495,6 +495,14 @@ static void resumes_in_showdown(void **state) {
   kernelfleet__showdown_request__free_unpacked(rq, NULL);
 }
 
+/* Worker w last seen `ago` (an SQL interval) ago. */
+static void seen(int64_t w, const char *ago) {
+  char sql[160];
+  snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() -"
+           " interval '%s' WHERE id = %lld", ago, (long long)w);
+  tdb_sql(sql);
+}
+
 static int group_setup(void **state) {
   (void)state;
   return tdb_group_setup("showdown");
@@ -551,17 +559,13 @@ static void showdown_on_second_worker(void **state) {
            " lease_owner = NULL, lease_expires = NULL,"
            " avoid_until = now() + interval '1 hour' WHERE id = %lld", tid);
   tdb_sql(sql);
-  snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() WHERE"
-           " id = %lld", (long long)w2);
-  tdb_sql(sql);
+  seen(w2, "0 s");
   g = tdb_lease1(tdb.s, w, dc, showdown_kinds, 8);
   assert_int_equal(g->n, 0);
   kf_store_grant_free(g);
   /* The second worker gone (not seen within a lease's length): the
    * avoidance stops, avoid_until or not; the first worker takes it. */
-  snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() -"
-           " interval '1 hour' WHERE id = %lld", (long long)w2);
-  tdb_sql(sql);
+  seen(w2, "1 hour");
   g = lease_showdown(w, dc, &rq);
   kernelfleet__showdown_request__free_unpacked(rq, NULL);
   kf_store_grant_free(g);
@@ -571,9 +575,7 @@ static void showdown_on_second_worker(void **state) {
            " lease_owner = NULL, lease_expires = NULL,"
            " avoid_until = now() - interval '1 s' WHERE id = %lld", tid);
   tdb_sql(sql);
-  snprintf(sql, sizeof sql, "UPDATE workers SET last_seen = now() WHERE"
-           " id = %lld", (long long)w2);
-  tdb_sql(sql);
+  seen(w2, "0 s");
   g = lease_showdown(w, dc, &rq);
   kernelfleet__showdown_request__free_unpacked(rq, NULL);
   kf_store_grant_free(g);
