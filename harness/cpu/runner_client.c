@@ -15,12 +15,12 @@
  * Timing is taken here, never in the runner: CLOCK_MONOTONIC just before
  * RUN is written and just after DONE is read.  Because the candidate
  * controls the child once kf_launch has run, DONE is only a claim that the
- * work is done; so the child's CPU-time clock is read before RUN and right
- * after DONE, and the call is charged the larger of the wall time and the
- * CPU time the child used (work after a forged "done", before this process
- * got to run, is charged too); then the child is killed with SIGKILL at
- * once, so nothing it does later can touch its outputs, and its exit is
- * reaped before anything else is timed.  The eval process and every runner
+ * work is done; so right after DONE the child is killed with SIGKILL, so
+ * that nothing it does later can touch its outputs, and only then is its
+ * CPU-time clock read (it was read before RUN too): the call is charged
+ * the larger of the wall time and all the CPU time the child used (work
+ * after a forged "done" is charged, however late this process got to
+ * run).  Its exit is reaped before anything else is timed.  The eval process and every runner
  * are pinned to one core: while this process reads the reply, the child
  * does not run.  The child has no threads or children to hide work in
  * (seccomp).  Every runner lives in the eval process's process group, so a
@@ -283,6 +283,7 @@ static int end_child(kf_harness_runner *r, int timeout_ms, char *why,
     }
     break;
   }
+  r->exit_cpu_ns = rep.cpu_ns;
   r->child = 0;
   r->cpuclock_ok = false;
   return 0;
@@ -464,7 +465,16 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
   int from = 0;
   int k = read_msg(r, true, true, &rep, &from, timeout_ms);
   uint64_t t1 = kf_now_ns();
-  uint64_t c1 = k == 1 && from == 0 ? cpu_ns(r) : 0;
+  /* The child is killed before its clock is read: once SIGKILL is pending
+   * it runs no more of its own code, so everything it did since RUN is in
+   * the reading, however long this process waited for the core (a forged
+   * DONE followed by work, on a loaded machine, used to finish between the
+   * reading and the kill: outputs written, work uncharged).  The reading
+   * fails only when the zygote already reaped it; then its final CPU time
+   * comes with EXITED (end_child). */
+  bool replied = k == 1 && from == 0;
+  if (replied && r->child > 0) kill(r->child, SIGKILL);
+  uint64_t c1 = replied ? cpu_ns(r) : 0;
   uint64_t wall = t1 - t0, used = c1 > c0 ? c1 - c0 : 0;
   *ns = used > wall ? used : wall;
   if (k == -1) {
@@ -494,6 +504,8 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
     return unexpected_reply(r, &rep, why, whylen);
   /* whatever it does after DONE cannot touch its outputs any more */
   if ((oc = end_child(r, timeout_ms, why, whylen))) return oc;
+  if (c1 == 0 && r->exit_cpu_ns > c0 && r->exit_cpu_ns - c0 > *ns)
+    *ns = r->exit_cpu_ns - c0;
   if (rep.rc != 0) {
     snprintf(why, whylen, "%s: kf_launch returned %d", r->who, rep.rc);
     kill_runner(r);

@@ -193,9 +193,9 @@ static void test_raw_open(void **state) {
  * before the outputs are written is UNWRITTEN_OUTPUT.) */
 static void test_forged_reply(void **state) {
   (void)state;
-  /* "done" first, the work after it: the eval process takes the reply,
-   * reads the child's CPU clock and kills it at once, so the work never
-   * reaches the outputs */
+  /* "done" first, the work after it: the eval process takes the reply
+   * and kills the child at once (then reads its CPU clock), so the work
+   * never reaches the outputs */
   eval_case c = {SCALE_SPEC, SCALE_REF,
                  "struct rep { unsigned magic, seq; int kind, rc; unsigned def;"
                  " int sysno, err; char msg[220]; int pid, status;"
