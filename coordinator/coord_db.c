@@ -445,6 +445,9 @@ static void do_leases(kf_batch *b, kf_store *s, int ttl) {
   if (rc) {
     for (size_t i = 0; i < n; i++) set_err(who[i], rc, s);
   } else {
+    if (b->grant->avoided_err[0])
+      kf_log(KF_LOG_WARN, "leasing tasks that avoid a worker (left queued): "
+             "%s", b->grant->avoided_err);
     /* Count per request first, so each op gets one exact array. */
     for (size_t i = 0; i < b->grant->n; i++)
       who[b->grant->tasks[i].req_index]->n_granted++;

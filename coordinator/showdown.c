@@ -43,17 +43,23 @@
 #define SHOWDOWN_MAX_TIMEOUT_MS (60u * 60u * 1000u)
 #define SHOWDOWN_SLACK_MS (60u * 1000u)
 /* With a second alive worker in the class, the showdown task is kept from
- * the worker that measured the best for up to this long, so that the
- * number the campaign reports is confirmed on other hardware; and only
- * while another worker of the class that runs showdowns was seen within a
- * lease's length (the lease statement checks at every lease), so a second
- * worker that is gone does not hold it.  Showdown tasks lead the queue, so
- * a second worker with a free slot takes it within a lease round.  Not
- * longer: a lease batch that holds the finder's request leaves the task
- * out for every slot of the batch (db/store_tasks.c ST_LEASE), so with
- * both workers idle and polling together a long avoidance would starve
- * it. */
+ * the worker that measured the best, so that the number the campaign
+ * reports is confirmed on other hardware: for as long as such a worker is
+ * seen (the lease statement checks at every lease; one that is gone stops
+ * the avoidance within a lease's length), up to one attempt's deadline --
+ * so a second worker busy with long tasks is waited for, and one that is
+ * alive but never takes it costs one attempt's time, after which the
+ * finder may confirm its own best.  When both poll in one lease batch the
+ * task goes to the second one's slot (db/store_tasks.c ST_LEASE and
+ * kf_store__lease_avoided), so polling together does not starve it.  With
+ * a single attempt allowed, at most this: */
 #define SHOWDOWN_AVOID_MS (60u * 1000u)
+
+static uint32_t avoid_ms(bool second, uint64_t tmo, uint32_t attempts) {
+  if (!second) return 0;
+  if (attempts < 2) return SHOWDOWN_AVOID_MS;
+  return tmo > UINT32_MAX ? UINT32_MAX : (uint32_t)tmo;
+}
 
 /* ------------------------------------------------------------ begin -- */
 
@@ -279,7 +285,8 @@ int kf_search__showdown_begin(kf_store *s, const kf_search_opts *o,
         .max_attempts = o->max_attempts ? o->max_attempts : 2,
         .candidates = &cands[k],
         .n_candidates = picks[i].n,
-        .avoid_ms = picks[i].second ? SHOWDOWN_AVOID_MS : 0,
+        .avoid_ms = avoid_ms(picks[i].second, tmo,
+                             o->max_attempts ? o->max_attempts : 2),
     };
     k += picks[i].n;
   }
@@ -604,7 +611,8 @@ int kf_search__class_stop(kf_store *s, const kf_search_opts *o,
           .max_attempts = o->max_attempts ? o->max_attempts : 2,
           .candidates = cands,
           .n_candidates = pick->n,
-          .avoid_ms = pick->second ? SHOWDOWN_AVOID_MS : 0,
+          .avoid_ms = avoid_ms(pick->second, tmo,
+                               o->max_attempts ? o->max_attempts : 2),
       };
       rc = kf_store_class_stop(s, c->id, dc, reason, &plan, 0, NULL, changed);
       goto out;

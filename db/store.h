@@ -215,11 +215,18 @@ typedef struct {
 typedef struct {
   kf_leased_task *tasks;
   size_t n;
+  /* A task that avoids one of the batch's workers (a showdown: 0006) is
+   * placed in another worker's free slot by a second transaction; when
+   * that one failed, its tasks stay queued for the next batch and this
+   * says why (the grant above is good).  Empty otherwise. */
+  char avoided_err[160];
 } kf_lease_grant;
 
 /* Leases queued tasks to the n requests in one transaction (SKIP LOCKED,
  * so several coordinators could share a database), highest priority then
- * oldest first, each request getting at most its max_tasks.  *out is one
+ * oldest first, each request getting at most its max_tasks; then, in a
+ * second one and only when slots are left, the tasks that avoid one of
+ * the requesting workers, each to another worker.  *out is one
  * allocation: free it with kf_store_grant_free.  A grant with n == 0 is
  * not an error. */
 int kf_store_lease(kf_store *s, const kf_lease_req *reqs, size_t n,

@@ -166,31 +166,40 @@ out:
 
 /* ------------------------------------------------------------ lease -- */
 
+/* What makes a queued task one a request of class $1 with kinds $2 may
+ * take (the avoidance aside). */
+#define LEASE_ELIGIBLE \
+  " (device_class_id IS NULL OR device_class_id = $1::bigint)" \
+  " AND kind = ANY($2::text[])" \
+  /* a torch campaign's tasks only where torch is (worker/torch_caps.h): \
+   * the "torch" kind, and "torch.cuda" for a GPU campaign */ \
+  " AND (campaign_id IS NULL OR ('torch' = ANY($2::text[]) AND" \
+  "  ('torch.cuda' = ANY($2::text[]) OR NOT EXISTS (SELECT 1 FROM" \
+  "  campaigns c WHERE c.id = tasks.campaign_id AND c.backend = 2)))" \
+  "  OR NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id =" \
+  "  tasks.campaign_id AND c.language = 'python'))"
+
 /* $1 class, $2 kinds, $3 how many, $4/$5 the slots (owner and request
  * index, in hand-out order), $6 ttl.  A task that avoids a worker
  * (0006) is left out while it does and that worker is among the owners,
  * whichever slot it would have gone to; it avoids it until avoid_until,
  * and only while another worker of its class that runs its kind was seen
- * within a lease's length (a gone one is not waited for).  The window numbers the picked tasks
- * in priority order so that the k-th best task goes to slot k, read by
- * subscript rather than by joining an unnest (a join the planner, blind to
- * the array's size, ran as a nested loop).  The window sits outside the
- * locking subquery because FOR UPDATE and window functions do not mix at
- * one level. */
+ * within a lease's length (a gone one is not waited for).  When the
+ * statement could not fill every slot and such a task exists, it adds a
+ * marker row (request index -1): kf_store_lease then gives the task to a
+ * free slot of another worker (ST_LEASE_AVOIDED, ST_LEASE_ASSIGN), so the
+ * worker it avoids polling in the same batch does not keep it from
+ * everyone.  The window numbers the picked tasks in priority order so
+ * that the k-th best task goes to slot k, read by subscript rather than
+ * by joining an unnest (a join the planner, blind to the array's size, ran
+ * as a nested loop).  The window sits outside the locking subquery because
+ * FOR UPDATE and window functions do not mix at one level.  The marker's
+ * subqueries run only when the update came up short. */
 static const kf_store__stmt ST_LEASE = {
     KF_STMT_LEASE,
     "WITH cand AS ("
     " SELECT id, priority FROM tasks"
-    " WHERE state = 'queued'"
-    " AND (device_class_id IS NULL OR device_class_id = $1::bigint)"
-    " AND kind = ANY($2::text[])"
-    /* a torch campaign's tasks only where torch is (worker/torch_caps.h):
-     * the "torch" kind, and "torch.cuda" for a GPU campaign */
-    " AND (campaign_id IS NULL OR ('torch' = ANY($2::text[]) AND"
-    "  ('torch.cuda' = ANY($2::text[]) OR NOT EXISTS (SELECT 1 FROM"
-    "  campaigns c WHERE c.id = tasks.campaign_id AND c.backend = 2)))"
-    "  OR NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id ="
-    "  tasks.campaign_id AND c.language = 'python'))"
+    " WHERE state = 'queued' AND" LEASE_ELIGIBLE
     " AND (avoid_worker IS NULL OR avoid_until <= now()"
     "  OR avoid_worker <> ALL($4::bigint[])"
     /* the avoidance holds while another worker of the class that runs the
@@ -202,13 +211,43 @@ static const kf_store__stmt ST_LEASE = {
     " ORDER BY priority DESC, id LIMIT $3::int"
     " FOR UPDATE SKIP LOCKED),"
     " picked AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id)"
-    " AS rn FROM cand)"
-    " UPDATE tasks t SET state = 'leased',"
+    " AS rn FROM cand),"
+    " upd AS (UPDATE tasks t SET state = 'leased',"
     " lease_owner = ($4::bigint[])[picked.rn],"
     " lease_expires = now() + $6::bigint * interval '1 ms',"
     " attempt = t.attempt + 1"
     " FROM picked WHERE t.id = picked.id"
-    " RETURNING ($5::int[])[picked.rn], t.id, t.attempt, t.kind, t.payload,"
+    " RETURNING ($5::int[])[picked.rn] AS ri, t.id, t.attempt, t.kind,"
+    " t.payload, COALESCE(t.campaign_id, 0) AS cid, t.timeout_ms)"
+    " SELECT * FROM upd UNION ALL"
+    " SELECT -1, 0::bigint, 0, ''::text, ''::bytea, 0::bigint, 0"
+    " WHERE (SELECT count(*) FROM upd) < $3::int"
+    " AND EXISTS (SELECT 1 FROM tasks WHERE state = 'queued'"
+    " AND avoid_worker = ANY($4::bigint[]) AND avoid_until > now()"
+    " AND (device_class_id IS NULL OR device_class_id = $1::bigint)"
+    " AND kind = ANY($2::text[]))"};
+
+/* $1 class, $2 kinds, $3 how many, $4 the workers with a free slot left:
+ * the tasks that avoid one of them and that ST_LEASE therefore left out,
+ * locked, for kf_store_lease to place in another worker's slot. */
+static const kf_store__stmt ST_LEASE_AVOIDED = {
+    KF_STMT_LEASE_AVOIDED,
+    "SELECT id, avoid_worker FROM tasks"
+    " WHERE state = 'queued' AND avoid_worker = ANY($4::bigint[])"
+    " AND avoid_until > now() AND" LEASE_ELIGIBLE
+    " ORDER BY priority DESC, id LIMIT $3::int FOR UPDATE SKIP LOCKED"};
+
+/* $1 task ids, $2 their owners, $3 their request indexes, $4 ttl: leases
+ * the tasks ST_LEASE_AVOIDED locked, each to the slot chosen for it.
+ * Returns ST_LEASE's columns. */
+static const kf_store__stmt ST_LEASE_ASSIGN = {
+    KF_STMT_LEASE_ASSIGN,
+    "UPDATE tasks t SET state = 'leased', lease_owner = a.owner,"
+    " lease_expires = now() + $4::bigint * interval '1 ms',"
+    " attempt = t.attempt + 1"
+    " FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS a(id, owner, ri)"
+    " WHERE t.id = a.id AND t.state = 'queued'"
+    " RETURNING a.ri, t.id, t.attempt, t.kind, t.payload,"
     " COALESCE(t.campaign_id, 0), t.timeout_ms"};
 
 typedef struct {
@@ -259,17 +298,24 @@ static int64_t kf_store__get_i64(const char *p) {
   return (int64_t)(hi << 32 | lo);
 }
 
-/* Copies every returned row into one block: grant, task array, then the
- * kinds and payloads. */
+/* ST_LEASE's marker row (request index -1, binary). */
+static bool kf_store__lease_marker(const PGresult *r, int row) {
+  return kf_store__get_u32(PQgetvalue(r, row, 0)) == UINT32_MAX;
+}
+
+/* Copies every returned row but markers into one block: grant, task
+ * array, then the kinds and payloads. */
 static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
                                  kf_lease_grant **out) {
   size_t rows = 0, bytes = 0;
   for (size_t i = 0; i < nres; i++) {
     int nt = PQntuples(res[i]);
-    rows += (size_t)nt;
-    for (int j = 0; j < nt; j++)
+    for (int j = 0; j < nt; j++) {
+      if (kf_store__lease_marker(res[i], j)) continue;
+      rows++;
       bytes += (size_t)PQgetlength(res[i], j, 3) + 1 +
                (size_t)PQgetlength(res[i], j, 4);
+    }
   }
   size_t head = sizeof(kf_lease_grant) + rows * sizeof(kf_leased_task);
   char *blk = malloc(head + bytes + 1);
@@ -279,9 +325,11 @@ static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
   g->n = rows;
   char *data = blk + head;
   size_t k = 0;
+  g->avoided_err[0] = '\0';
   for (size_t i = 0; i < nres; i++) {
-    for (int j = 0; j < PQntuples(res[i]); j++, k++) {
-      kf_leased_task *t = &g->tasks[k];
+    for (int j = 0; j < PQntuples(res[i]); j++) {
+      if (kf_store__lease_marker(res[i], j)) continue;
+      kf_leased_task *t = &g->tasks[k++];
       PGresult *r = res[i];
       t->req_index = kf_store__get_u32(PQgetvalue(r, j, 0));
       t->task_id = kf_store__get_i64(PQgetvalue(r, j, 1));
@@ -304,6 +352,141 @@ static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
   return 0;
 }
 
+/* After ST_LEASE: a group whose statement came up short and saw a task
+ * avoiding one of its workers (the marker row) gives such tasks the
+ * group's free slots, each to a slot of another worker than the one it
+ * avoids, free slots of distinct workers first.  Its own transaction, as
+ * the main leases are committed: when it fails, its tasks stay queued
+ * for the next batch, res and *nres are as they were, and err says why.
+ * res has room for ngroups more results. */
+static void kf_store__lease_avoided(kf_store *s, const kf_lease_req *reqs,
+                                    size_t n, const kf_store__group *groups,
+                                    size_t ngroups, const size_t *order,
+                                    PGresult **res, size_t *nres,
+                                    const char *ttl, char *err,
+                                    size_t errlen) {
+  const size_t nres0 = *nres;
+  uint32_t *got = calloc(n ? n : 1, sizeof *got);
+  bool *marked = calloc(ngroups ? ngroups : 1, sizeof *marked);
+  int64_t *sl_owner = NULL;
+  size_t *sl_req = NULL;
+  bool *used = NULL;
+  kf_store__buf a[4] = {{0}};
+  PGresult *pick = NULL;
+  bool in_tx = false, any = false;
+  int rc = 0;
+  if (!got || !marked) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t g = 0; g < ngroups && g < *nres; g++)
+    for (int j = 0; j < PQntuples(res[g]); j++) {
+      uint32_t ri = kf_store__get_u32(PQgetvalue(res[g], j, 0));
+      if (ri == UINT32_MAX) marked[g] = any = true;
+      else if (ri < n) got[ri]++;
+    }
+  if (!any) goto out;
+  if ((rc = kf_store__begin(s))) goto out;
+  in_tx = true;
+  for (size_t g = 0; g < ngroups; g++) {
+    if (!marked[g]) continue;
+    const kf_store__group *gr = &groups[g];
+    /* the free slots, round robin over the requests as in kf_store_lease */
+    uint64_t left = 0;
+    for (size_t j = 0; j < gr->n; j++) {
+      const kf_lease_req *r = &reqs[order[gr->first + j]];
+      left += r->max_tasks - got[order[gr->first + j]];
+    }
+    if (left == 0) continue;
+    if (left > 1024) left = 1024; /* showdowns are few */
+    free(sl_owner);
+    free(sl_req);
+    free(used);
+    sl_owner = malloc(left * sizeof *sl_owner);
+    sl_req = malloc(left * sizeof *sl_req);
+    used = calloc(left, sizeof *used);
+    if (!sl_owner || !sl_req || !used) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    size_t ns = 0;
+    for (uint32_t round = 0; ns < left; round++) {
+      size_t before = ns;
+      for (size_t j = 0; j < gr->n && ns < left; j++) {
+        size_t i = order[gr->first + j];
+        if (reqs[i].max_tasks - got[i] <= round) continue;
+        sl_owner[ns] = reqs[i].worker_id;
+        sl_req[ns++] = i;
+      }
+      if (ns == before) break;
+    }
+    for (int c = 0; c < 4; c++) kf_store__buf_reset(&a[c]);
+    kf_store__arr_open(&a[0]);
+    for (size_t j = 0; j < gr->n; j++)
+      kf_store__arr_i64(&a[0], reqs[order[gr->first + j]].worker_id);
+    kf_store__arr_close(&a[0]);
+    if (a[0].oom) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    char dc[24], lim[24];
+    snprintf(dc, sizeof dc, "%lld", (long long)gr->dc);
+    snprintf(lim, sizeof lim, "%zu", ns);
+    const char *p[] = {dc, gr->kinds, lim, a[0].p};
+    if ((rc = kf_store__exec(s, &ST_LEASE_AVOIDED, 4, p, false, &pick)))
+      goto out;
+    /* each task to the first free slot of a worker it does not avoid */
+    int nt = PQntuples(pick);
+    kf_store__arr_open(&a[1]);
+    kf_store__arr_open(&a[2]);
+    kf_store__arr_open(&a[3]);
+    size_t placed = 0;
+    for (int t = 0; t < nt; t++) {
+      int64_t id = strtoll(PQgetvalue(pick, t, 0), NULL, 10);
+      int64_t avoid = strtoll(PQgetvalue(pick, t, 1), NULL, 10);
+      for (size_t k = 0; k < ns; k++) {
+        if (used[k] || sl_owner[k] == avoid) continue;
+        used[k] = true;
+        kf_store__arr_i64(&a[1], id);
+        kf_store__arr_i64(&a[2], sl_owner[k]);
+        kf_store__arr_i64(&a[3], (int64_t)sl_req[k]);
+        placed++;
+        break;
+      }
+    }
+    kf_store__arr_close(&a[1]);
+    kf_store__arr_close(&a[2]);
+    kf_store__arr_close(&a[3]);
+    PQclear(pick);
+    pick = NULL;
+    if (a[1].oom || a[2].oom || a[3].oom) {
+      rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+      goto out;
+    }
+    if (!placed) continue;
+    const char *q[] = {a[1].p, a[2].p, a[3].p, ttl};
+    if ((rc = kf_store__exec(s, &ST_LEASE_ASSIGN, 4, q, true, &res[*nres])))
+      goto out;
+    (*nres)++;
+  }
+  rc = kf_store__commit(s);
+  in_tx = false;
+out:
+  if (in_tx) kf_store__rollback(s, rc);
+  if (rc) {
+    /* nothing of this transaction holds: its rows are not leases */
+    while (*nres > nres0) PQclear(res[--*nres]);
+    snprintf(err, errlen, "%s", kf_store_errmsg(s));
+  }
+  PQclear(pick);
+  for (int c = 0; c < 4; c++) kf_store__buf_free(&a[c]);
+  free(got);
+  free(marked);
+  free(sl_owner);
+  free(sl_req);
+  free(used);
+}
+
 int kf_store_lease(kf_store *s, const kf_lease_req *reqs, size_t n,
                    int lease_ttl_ms, kf_lease_grant **out) {
   *out = NULL;
@@ -312,7 +495,8 @@ int kf_store_lease(kf_store *s, const kf_lease_req *reqs, size_t n,
   kf_store__group *groups = calloc(n ? n : 1, sizeof *groups);
   size_t *order = malloc((n ? n : 1) * sizeof *order); /* by group */
   size_t *gof = malloc((n ? n : 1) * sizeof *gof);      /* group of req */
-  PGresult **res = calloc(n ? n : 1, sizeof *res);
+  /* one result per group, and one more per group for its avoided tasks */
+  PGresult **res = calloc(n ? 2 * n : 1, sizeof *res);
   size_t ngroups = 0, nres = 0;
   kf_store__buf owners = {0}, idx = {0};
   bool in_tx = false;
@@ -416,7 +600,11 @@ int kf_store_lease(kf_store *s, const kf_lease_req *reqs, size_t n,
     if ((rc = kf_store__commit(s))) goto out;
     in_tx = false;
   }
+  char avoided_err[160] = "";
+  kf_store__lease_avoided(s, reqs, n, groups, ngroups, order, res, &nres, ttl,
+                          avoided_err, sizeof avoided_err);
   rc = kf_store__build_grant(s, res, nres, out);
+  if (!rc) memcpy((*out)->avoided_err, avoided_err, sizeof avoided_err);
   /* The leases are committed even if the copy failed for memory: they
    * expire and the reaper requeues them, which is the designed path for
    * a coordinator that lost track of a lease. */

@@ -563,6 +563,42 @@ static void showdown_on_second_worker(void **state) {
   g = tdb_lease1(tdb.s, w, dc, showdown_kinds, 8);
   assert_int_equal(g->n, 0);
   kf_store_grant_free(g);
+  /* Both workers polling in one batch, the first one's slots first: the
+   * task goes to the second worker's slot, not to nobody. */
+  {
+    kf_lease_req rq[2] = {
+        {.worker_id = w, .device_class_id = dc, .task_kinds = showdown_kinds,
+         .n_task_kinds = 1, .max_tasks = 2},
+        {.worker_id = w2, .device_class_id = dc, .task_kinds = showdown_kinds,
+         .n_task_kinds = 1, .max_tasks = 1},
+    };
+    if (kf_store_lease(tdb.s, rq, 2, 30000, &g))
+      fail_msg("lease: %s", kf_store_errmsg(tdb.s));
+    assert_int_equal(g->n, 1);
+    assert_string_equal(g->avoided_err, "");
+    assert_int_equal(g->tasks[0].task_id, tid);
+    assert_int_equal(g->tasks[0].req_index, 1);
+    assert_int_equal(tdb_int("SELECT lease_owner FROM tasks WHERE id = %lld",
+                             tid),
+                     w2);
+    kf_store_grant_free(g);
+  }
+  /* Only the first worker's slots in the batch: still refused. */
+  snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'queued',"
+           " lease_owner = NULL, lease_expires = NULL WHERE id = %lld", tid);
+  tdb_sql(sql);
+  {
+    kf_lease_req rq[2] = {
+        {.worker_id = w, .device_class_id = dc, .task_kinds = showdown_kinds,
+         .n_task_kinds = 1, .max_tasks = 2},
+        {.worker_id = w, .device_class_id = dc, .task_kinds = showdown_kinds,
+         .n_task_kinds = 1, .max_tasks = 1},
+    };
+    if (kf_store_lease(tdb.s, rq, 2, 30000, &g))
+      fail_msg("lease: %s", kf_store_errmsg(tdb.s));
+    assert_int_equal(g->n, 0);
+    kf_store_grant_free(g);
+  }
   /* The second worker gone (not seen within a lease's length): the
    * avoidance stops, avoid_until or not; the first worker takes it. */
   seen(w2, "1 hour");
