@@ -68,7 +68,13 @@ static void usage(FILE *f) {
 "                               ready submission: a KernelBench ModelNew, or\n"
 "                               a GPU MODE submission.py (custom_kernel);\n"
 "                               --problem: the problem directory, for the\n"
-"                               model's init arguments (torch-ext: not yet)\n"
+"                               model's init arguments\n"
+"  export ID --format torch-ext --problem DIR --out DIR [--class NAME]\n"
+"                               a CUDA (or C) campaign's best kernel as a\n"
+"                               PyTorch extension package (setup.py, the\n"
+"                               kernel, a binding that checks the inputs\n"
+"                               against the spec; `pip install DIR`, then\n"
+"                               PKG.forward(inputs...)); OUT must not exist\n"
 "  stop ID                      stop it now; finished evaluations are kept\n"
 "  profile ID CANDIDATE         the candidate's evaluations with their\n"
 "                               diagnosis (memory-, compute-, latency- or\n"
@@ -360,9 +366,16 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
                             camp_opts *o, int64_t id) {
   bool gm = !strcmp(o->format, "gpumode");
   if (!strcmp(o->format, "torch-ext")) {
-    fprintf(stderr, "%s: --format torch-ext (a torch C++/CUDA extension) is "
-            "not implemented yet (docs/torch.md)\n", cmd);
-    return KF_EXIT_USAGE;
+    Kernelfleet__GetCampaignResponse *g = NULL;
+    Kernelfleet__GetBestResponse *b = NULL;
+    int rc = kf_cli__get_campaign(cli, cmd, id, 0, &g);
+    if (!rc) rc = kf_cli__get_best(cli, cmd, id, o->device_class, false, &b);
+    if (!rc)
+      rc = kf_cli__export_torch_ext(cmd, o->problem, o->out, b,
+                                    g->status->campaign);
+    kf_rpc_free((ProtobufCMessage *)b);
+    kf_rpc_free((ProtobufCMessage *)g);
+    return rc;
   }
   if (!gm && strcmp(o->format, "kernelbench")) {
     fprintf(stderr, "%s: --format '%s': kernelbench, gpumode or torch-ext\n",
@@ -688,9 +701,10 @@ int kf_cli_campaign(int argc, char **argv) {
             " --target-roofline and --showdown\n", cmd);
     return KF_EXIT_USAGE;
   }
-  if (o.device_class && act != 0 && act != 3) {
-    fprintf(stderr, "%s: --class belongs to submit and best (port: --to)\n",
-            cmd);
+  if (o.device_class && act != 0 && act != 3 &&
+      !(act == 4 && o.format && !strcmp(o.format, "torch-ext"))) {
+    fprintf(stderr, "%s: --class belongs to submit, best and export --format"
+            " torch-ext (port: --to)\n", cmd);
     return KF_EXIT_USAGE;
   }
   if ((o.to || o.from || o.elites) && act != 7) {

@@ -10,6 +10,7 @@
  * on.  UNIMPLEMENTED from the coordinator (a server that predates an rpc)
  * gets a hint instead of a bare "internal error".
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,4 +297,31 @@ int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,
     return KF_EXIT_FAIL;
   }
   return rc ? kf_cli__report(cmd, "CreateCampaign", rc, err) : 0;
+}
+
+void kf_cli__sb_printf(kf_cli__sbuf *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0,
+                      fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->oom = true;
+      return;
+    }
+    if (b->p && b->len + (size_t)n < b->cap) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+    char *q = realloc(b->p, cap);
+    if (!q) {
+      b->oom = true;
+      return;
+    }
+    b->p = q;
+    b->cap = cap;
+  }
 }

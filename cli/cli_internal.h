@@ -228,6 +228,18 @@ typedef struct {
 int kf_cli__budget_opt(kf_cli__budget *b, int c, const char *arg,
                        const char *cmd);
 
+/* A growing text buffer; allocation failure is sticky (oom) and checked
+ * once at the end.  Free p. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} kf_cli__sbuf;
+
+/* Appends printf output to b. */
+void kf_cli__sb_printf(kf_cli__sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Loads PROBLEM_DIR with kf_spec_load_dir.  On a bad spec prints
  * "CMD: file: field: reason" and returns KF_EXIT_USAGE. */
 int kf_cli__load_problem(const char *dir, const char *cmd,
@@ -310,6 +322,15 @@ void kf_cli__best_default_path(char *out, size_t len, const char *problem,
 /* Writes text to path (atomically: temp file + rename).  Returns 0 or
  * prints why and returns KF_EXIT_FAIL. */
 int kf_cli__write_file(const char *path, const char *text, const char *cmd);
+
+/* `kf campaign export ID --format torch-ext` (cli_export_ext.c): the best
+ * kernel b of campaign c, a CUDA or C one, as a PyTorch extension package
+ * in the new directory out_dir, its shapes from problem_dir's spec.
+ * Returns an exit code; prints why on failure, nothing written then. */
+int kf_cli__export_torch_ext(const char *cmd, const char *problem_dir,
+                             const char *out_dir,
+                             const Kernelfleet__GetBestResponse *b,
+                             const Kernelfleet__Campaign *c);
 
 /* JSON views (cJSON trees; caller frees with cJSON_Delete). */
 struct cJSON *kf_cli__json_status(const Kernelfleet__CampaignStatus *st);

@@ -532,53 +532,18 @@ void kf_cli__best_default_path(char *out, size_t len, const char *problem,
                                                      : "c");
 }
 
-/* Appends printf output to a growing buffer. */
-typedef struct {
-  char *p;
-  size_t len, cap;
-  bool oom;
-} sbuf;
-
-__attribute__((format(printf, 2, 3)))
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0,
-                      fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = true;
-      return;
-    }
-    if (b->p && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-    char *q = realloc(b->p, cap);
-    if (!q) {
-      b->oom = true;
-      return;
-    }
-    b->p = q;
-    b->cap = cap;
-  }
-}
-
 /* Comment text must not close the comment early, nor carry control
  * characters into the file. */
-static void sb_comment_text(sbuf *b, const char *raw) {
+static void sb_comment_text(kf_cli__sbuf *b, const char *raw) {
   const char *s = kf_cli__clean(raw, 0);
   for (; s && *s; s++) {
     if (s[0] == '*' && s[1] == '/') {
-      sb_printf(b, "* /");
+      kf_cli__sb_printf(b, "* /");
       s++;
     } else if (*s == '\n') {
-      sb_printf(b, " ");
+      kf_cli__sb_printf(b, " ");
     } else {
-      sb_printf(b, "%c", *s);
+      kf_cli__sb_printf(b, "%c", *s);
     }
   }
 }
@@ -586,7 +551,7 @@ static void sb_comment_text(sbuf *b, const char *raw) {
 char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
                              const Kernelfleet__Campaign *c) {
   const Kernelfleet__EvaluationSummary *e = r->best;
-  sbuf b = {0};
+  kf_cli__sbuf b = {0};
   char dev[200], t[32], ref[32], stamp[32];
   time_t now = time(NULL);
   struct tm tm;
@@ -597,59 +562,59 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
   fmt_ns(ref, sizeof ref, e->ref_time_ns_median);
   bool cuda = r->language && !strcmp(r->language, "cuda");
   bool py = r->language && !strcmp(r->language, "python");
-  sb_printf(&b, "/*\n * Best kernel found by KernelFleet");
+  kf_cli__sb_printf(&b, "/*\n * Best kernel found by KernelFleet");
   if (c) {
-    sb_printf(&b, " for problem \"");
+    kf_cli__sb_printf(&b, " for problem \"");
     sb_comment_text(&b, c->problem);
-    sb_printf(&b, "\"");
+    kf_cli__sb_printf(&b, "\"");
   }
-  sb_printf(&b, ".\n *\n");
-  sb_printf(&b, " *   campaign    %lld", (long long)(c ? c->campaign_id : 0));
+  kf_cli__sb_printf(&b, ".\n *\n");
+  kf_cli__sb_printf(&b, " *   campaign    %lld", (long long)(c ? c->campaign_id : 0));
   if (c && *c->name) {
-    sb_printf(&b, " (");
+    kf_cli__sb_printf(&b, " (");
     sb_comment_text(&b, c->name);
-    sb_printf(&b, ")");
+    kf_cli__sb_printf(&b, ")");
   }
-  sb_printf(&b, "\n *   candidate   %lld, template \"", (long long)e->candidate_id);
+  kf_cli__sb_printf(&b, "\n *   candidate   %lld, template \"", (long long)e->candidate_id);
   sb_comment_text(&b, e->template_name);
-  sb_printf(&b, "\", proposer ");
+  kf_cli__sb_printf(&b, "\", proposer ");
   sb_comment_text(&b, *e->proposer ? e->proposer : "-");
-  sb_printf(&b, "\n *   device      ");
+  kf_cli__sb_printf(&b, "\n *   device      ");
   sb_comment_text(&b, dev);
-  sb_printf(&b, "\n *   time        %s median (spread %.1f%%", t,
+  kf_cli__sb_printf(&b, "\n *   time        %s median (spread %.1f%%", t,
             e->time_ns_spread * 100);
-  if (e->repetitions) sb_printf(&b, ", %u repetitions", e->repetitions);
-  sb_printf(&b, "), reference %s\n", ref);
-  sb_printf(&b, " *   timed in    %s\n",
+  if (e->repetitions) kf_cli__sb_printf(&b, ", %u repetitions", e->repetitions);
+  kf_cli__sb_printf(&b, "), reference %s\n", ref);
+  kf_cli__sb_printf(&b, " *   timed in    %s\n",
             e->showdown ? "the final showdown (re-verified and re-timed"
                           " together with the reference)"
             : e->measurements > 1 ? "the search (median of several"
                                     " measurements)"
                                   : "the search");
-  sb_printf(&b, " *   speedup     %.3fx over the reference", e->speedup);
+  kf_cli__sb_printf(&b, " *   speedup     %.3fx over the reference", e->speedup);
   if (e->roofline_fraction > 0)
-    sb_printf(&b, ", %.1f%% of roofline", e->roofline_fraction * 100);
+    kf_cli__sb_printf(&b, ", %.1f%% of roofline", e->roofline_fraction * 100);
   if (e->reused_from)
-    sb_printf(&b, "\n *   verified    outcome %s, evaluation %lld of an"
+    kf_cli__sb_printf(&b, "\n *   verified    outcome %s, evaluation %lld of an"
                   " earlier campaign (reused)\n",
               kf_cli__outcome(e->outcome), (long long)e->reused_from);
   else
-    sb_printf(&b, "\n *   verified    outcome %s, task %lld\n",
+    kf_cli__sb_printf(&b, "\n *   verified    outcome %s, task %lld\n",
               kf_cli__outcome(e->outcome), (long long)e->task_id);
-  sb_printf(&b, " *   written     %s\n", stamp);
+  kf_cli__sb_printf(&b, " *   written     %s\n", stamp);
   if (py) {
-    sb_printf(&b, " *\n * The knobs it was measured with are set below, so the"
+    kf_cli__sb_printf(&b, " *\n * The knobs it was measured with are set below, so the"
                   " file runs on its own\n * beside the problem's reference.py"
                   " (a KernelBench ModelNew or a GPU MODE\n * custom_kernel).\n"
                   " */\n");
     /* the header as a Python comment: the same lines, "# " for " * " */
-    sbuf h = {0};
+    kf_cli__sbuf h = {0};
     for (const char *p = b.p; p && *p;) {
       const char *nl = strchr(p, '\n');
       size_t n = nl ? (size_t)(nl - p) : strlen(p);
-      if (n >= 3 && !strncmp(p, " * ", 3)) sb_printf(&h, "# %.*s\n", (int)n - 3, p + 3);
-      else if (n >= 2 && !strncmp(p, " *", 2)) sb_printf(&h, "#\n");
-      else if (!strncmp(p, "/*", 2)) sb_printf(&h, "#%.*s\n", (int)n - 2, p + 2);
+      if (n >= 3 && !strncmp(p, " * ", 3)) kf_cli__sb_printf(&h, "# %.*s\n", (int)n - 3, p + 3);
+      else if (n >= 2 && !strncmp(p, " *", 2)) kf_cli__sb_printf(&h, "#\n");
+      else if (!strncmp(p, "/*", 2)) kf_cli__sb_printf(&h, "#%.*s\n", (int)n - 2, p + 2);
       p = nl ? nl + 1 : p + n;
     }
     for (size_t i = 0; i < e->n_knobs; i++) {
@@ -657,25 +622,25 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
       char *end = NULL;
       strtod(v, &end); /* knob values are [A-Za-z0-9_.+-]: no quoting */
       bool num = *v && end && !*end && strchr("0123456789+-.", *v);
-      sb_printf(&h, "%s = %s%s%s\n", e->knobs[i]->name, num ? "" : "\"", v,
+      kf_cli__sb_printf(&h, "%s = %s%s%s\n", e->knobs[i]->name, num ? "" : "\"", v,
                 num ? "" : "\"");
     }
     free(b.p);
     b = h;
   } else {
-  sb_printf(&b, " *\n * The knobs it was measured with are defined below, so the"
+  kf_cli__sb_printf(&b, " *\n * The knobs it was measured with are defined below, so the"
                 " file builds\n * on its own (kf_candidate.h is in KernelFleet's"
                 " harness/ directory):\n *   %s\n",
             cuda ? "nvcc -O3 -shared -Xcompiler -fPIC -I<kernelfleet>/harness "
                    "FILE.cu"
                  : "cc -O3 -shared -fPIC -I<kernelfleet>/harness FILE.c");
-  sb_printf(&b, " */\n");
+  kf_cli__sb_printf(&b, " */\n");
   for (size_t i = 0; i < e->n_knobs; i++)
-    sb_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n", e->knobs[i]->name,
+    kf_cli__sb_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n", e->knobs[i]->name,
               e->knobs[i]->name, e->knobs[i]->value);
   }
-  sb_printf(&b, "\n%s", r->source ? r->source : "");
-  if (b.len && b.p[b.len - 1] != '\n') sb_printf(&b, "\n");
+  kf_cli__sb_printf(&b, "\n%s", r->source ? r->source : "");
+  if (b.len && b.p[b.len - 1] != '\n') kf_cli__sb_printf(&b, "\n");
   if (b.oom) {
     free(b.p);
     return NULL;

@@ -458,10 +458,14 @@ def body(c):
                             "--out", out], work, 120)
         check(rc == 0 and os.path.isfile(out), "export --format %s: exit %d:"
               " %s%s" % (fmt, rc, o2, e2))
+    # torch-ext packages a CUDA or C kernel (test_export_ext); a PyTorch
+    # campaign's best is Python already
     rc, o2, e2 = kf(c, ["campaign", "export", cid, "--coordinator", c.target,
-                        "--format", "torch-ext"], work, 120)
-    check(rc == 2 and "not implemented" in e2, "torch-ext: exit %d %r" % (
-        rc, e2))
+                        "--format", "torch-ext", "--problem", prob, "--out",
+                        os.path.join(work, "ext")], work, 120)
+    check(rc == 2 and "gpumode or kernelbench" in e2 and not os.path.exists(
+        os.path.join(work, "ext")), "torch-ext of a PyTorch campaign: exit "
+        "%d %r" % (rc, e2))
     checker = os.path.join(work, "check_export.py")
     write(checker, CHECK_EXPORT % (model, sub, kbf))
     r = subprocess.run([PY, "-I", checker], capture_output=True, timeout=300)

@@ -17,6 +17,10 @@
  *   9  "done" without a verified kernel (GetBest: NOT_FOUND).
  *   11 like 7 once done, but every name in it hostile: terminal escapes,
  *      a right-to-left override, bytes that are not UTF-8.
+ *   13 "done", a CUDA campaign of problems/cuda/rmsnorm whose best is its
+ *      block_regs.cu (THREADS=256, VPT=2) on an sm_90a class: for
+ *      `export --format torch-ext`, whose package is then compiled (nvcc,
+ *      and g++ against torch's headers) where those exist.
  *   anything else: NOT_FOUND.
  * GetStatus lists one worker with such a name.
  *
@@ -47,6 +51,7 @@
 #include "err.h"
 #include "kernelfleet.pb-c.h"
 #include "rpc.h"
+#include "test-nvcc.h"
 
 #define TOKEN "cli-test-token"
 #define PATH(m) "/kernelfleet.Coordinator/" m
@@ -91,6 +96,16 @@ static Kernelfleet__Knob kLanes = {PROTOBUF_C_MESSAGE_INIT(
                                        &kernelfleet__knob__descriptor),
                                    "LANES", "4"};
 static Kernelfleet__Knob *kKnobs[] = {&kBlock, &kLanes};
+
+/* campaign 13's best: read from the source tree before the fake starts */
+static char *g_cuda_src = NULL;
+static Kernelfleet__Knob kThreads = {PROTOBUF_C_MESSAGE_INIT(
+                                         &kernelfleet__knob__descriptor),
+                                     "THREADS", "256"},
+                         kVpt = {PROTOBUF_C_MESSAGE_INIT(
+                                     &kernelfleet__knob__descriptor),
+                                 "VPT", "2"};
+static Kernelfleet__Knob *kCudaKnobs[] = {&kThreads, &kVpt};
 
 /* What someone hostile names things: a screen clear, colour, a title
  * change, a right-to-left override (U+202E), invalid UTF-8. */
@@ -152,7 +167,8 @@ static void h_create(kf_rpc_call *call, const ProtobufCMessage *req,
 static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
   fake *f = data;
   const Kernelfleet__GetCampaignRequest *q = (const void *)req;
-  if (q->campaign_id != 7 && q->campaign_id != 9 && q->campaign_id != 11) {
+  if (q->campaign_id != 7 && q->campaign_id != 9 && q->campaign_id != 11 &&
+      q->campaign_id != 13) {
     kf_rpc_call_fail(call, KF_ENOTFOUND, "no such campaign");
     return;
   }
@@ -211,6 +227,12 @@ static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
     if (evil) ev[i].template_name = EVIL;
     evp[i] = &ev[i];
   }
+  if (q->campaign_id == 13) {
+    c.name = c.problem = "rmsnorm";
+    dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
+    dc.model = "NVIDIA H100 80GB HBM3";
+    dc.isa = "sm_90a";
+  }
   if (evil) {
     c.name = EVIL;
     c.problem = EVIL;
@@ -254,7 +276,7 @@ static void h_list(kf_rpc_call *call, const ProtobufCMessage *req,
 static void h_best(kf_rpc_call *call, const ProtobufCMessage *req,
                    void *data) {
   const Kernelfleet__GetBestRequest *q = (const void *)req;
-  if (q->campaign_id != 7) {
+  if (q->campaign_id != 7 && q->campaign_id != 13) {
     kf_rpc_call_fail(call, KF_ENOTFOUND, "no verified kernel");
     return;
   }
@@ -267,6 +289,16 @@ static void h_best(kf_rpc_call *call, const ProtobufCMessage *req,
   r.best = &e;
   r.source = (char *)kBestSource;
   r.language = "c";
+  if (q->campaign_id == 13) {
+    dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
+    dc.model = "NVIDIA H100 80GB HBM3";
+    dc.isa = "sm_90a";
+    e.template_name = "block_regs";
+    e.knobs = kCudaKnobs;
+    e.n_knobs = 2;
+    r.source = g_cuda_src ? g_cuda_src : "";
+    r.language = "cuda";
+  }
   kf_rpc_call_reply(call, &r.base);
 }
 
@@ -718,6 +750,76 @@ static void test_best(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A CUDA campaign's best as a torch extension package: the files, then
+ * the kernel through nvcc and the binding through g++ against torch's
+ * headers (each where present: CI has both; the binding needs none of
+ * torch's CUDA headers, which Debian's CPU torch lacks).  Building and calling
+ * it needs a GPU build of torch: scripts/gpu-export-remote. */
+static void test_export_torch_ext_cuda(void **state) {
+  char path[] = "/tmp/kf-cli-extXXXXXX", pkg[128], cmd[4096], prob[1024];
+  assert_non_null(mkdtemp(path));
+  snprintf(pkg, sizeof pkg, "%s/ext", path);
+  snprintf(prob, sizeof prob, "%s/problems/cuda/rmsnorm", src_dir());
+  /* a CPU problem for a CUDA kernel: refused, nothing written */
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign export 13 --format "
+                      "torch-ext --problem %s/problems/cpu/softmax --out %s "
+                      REMOTE, src_dir(), pkg, F.target), 2);
+  assert_int_equal(access(pkg, F_OK), -1);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign export 13 --format "
+                      "torch-ext --problem %s --out %s " REMOTE, prob, pkg,
+                      F.target), 0);
+  assert_non_null(strstr(g_out, "kf_rmsnorm"));
+  static const char *const files[] = {
+      "setup.py", "README.md", "csrc/kernel.cu", "csrc/binding.cpp",
+      "csrc/kf_candidate.h", "kf_rmsnorm/__init__.py"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(cmd, sizeof cmd, "%s/%s", pkg, files[i]);
+    assert_int_equal(access(cmd, R_OK), 0);
+  }
+  snprintf(cmd, sizeof cmd, "grep -q 'CUDAExtension' %s/setup.py && grep -q "
+           "'compute_90a,code=sm_90a' %s/setup.py && grep -q '#define VPT 2' "
+           "%s/csrc/kernel.cu && grep -q 'current_stream' "
+           "%s/kf_rmsnorm/__init__.py && grep -q 'kBFloat16' "
+           "%s/csrc/binding.cpp",
+           pkg, pkg, pkg, pkg, pkg);
+  assert_int_equal(system(cmd), 0);
+  char nvcc[1024];
+  if (test_find_nvcc(nvcc, sizeof nvcc)) {
+    snprintf(cmd, sizeof cmd, "'%s' -O3 -std=c++17 "
+             "-gencode=arch=compute_90a,code=sm_90a -I %s/csrc -c "
+             "%s/csrc/kernel.cu -o %s/kernel.o 2>>/tmp/kf-cli-test.err",
+             nvcc, pkg, pkg, path);
+    assert_int_equal(system(cmd), 0);
+  } else {
+    fprintf(stderr, "test_export_torch_ext_cuda: no nvcc: kernel.cu not "
+            "compiled\n");
+  }
+  /* torch's include paths from its own cpp_extension, as setup.py gets
+   * them; the CUDA runtime's headers beside nvcc */
+  snprintf(cmd, sizeof cmd,
+           "inc=$(/usr/bin/python3 -c \"import os, sysconfig, "
+           "torch.utils.cpp_extension as c; i = c.include_paths(); "
+           "assert os.path.isfile(i[0] + '/torch/extension.h'); "
+           "print(' '.join(['-I' + p for p in i] + "
+           "['-I' + sysconfig.get_paths()['include']]))\" 2>/dev/null) "
+           "|| { echo SKIP; exit 0; }; "
+           "g++ -std=c++17 -fsyntax-only $inc -I %s/csrc -DTORCH_EXTENSION_NAME=_C %s/csrc/binding.cpp "
+           "2>>/tmp/kf-cli-test.err; echo $?",
+           pkg, pkg);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  char rcbuf[32] = "";
+  if (!fgets(rcbuf, sizeof rcbuf, p)) rcbuf[0] = '\0';
+  pclose(p);
+  if (!strncmp(rcbuf, "SKIP", 4))
+    fprintf(stderr, "test_export_torch_ext_cuda: no torch headers: "
+            "binding.cpp not compiled\n");
+  else
+    assert_int_equal(atoi(rcbuf), 0);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_export_stop(void **state) {
   int rc = kf(g_out, sizeof g_out, "campaign export 7 " REMOTE, F.target);
   assert_int_equal(rc, 0);
@@ -816,11 +918,26 @@ static void test_run_remote(void **state) {
 }
 
 int main(void) {
+  /* campaign 13's best kernel, the shipped template itself */
+  const char *src = getenv("KF_SOURCE_DIR");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/problems/cuda/rmsnorm/block_regs.cu",
+           src ? src : ".");
+  FILE *f = fopen(path, "r");
+  if (f) {
+    g_cuda_src = calloc(1, 1 << 20);
+    if (g_cuda_src && fread(g_cuda_src, 1, (1 << 20) - 1, f) == 0) {
+      free(g_cuda_src);
+      g_cuda_src = NULL;
+    }
+    fclose(f);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_submit),      cmocka_unit_test(test_submit_bad_spec),
       cmocka_unit_test(test_status),      cmocka_unit_test(test_hostile_names),
       cmocka_unit_test(test_watch),
       cmocka_unit_test(test_best),        cmocka_unit_test(test_export_stop),
+      cmocka_unit_test(test_export_torch_ext_cuda),
       cmocka_unit_test(test_errors),      cmocka_unit_test(test_run_remote),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

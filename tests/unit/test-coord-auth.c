@@ -675,7 +675,10 @@ static void test_oversized_memory(void **state) {
           "peak %ld kB sampled, VmHWM %ld -> %ld kB (reset: %s): grew %ld "
           "kB, limit %ld kB\n", json, rss0, peak, hwm0, hwm1,
           reset ? "yes" : "no", grew, in_flight_kb / 4);
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    fail_msg("kf-bench-flood %s %d (killed for memory? see the kernel log)",
+             WIFEXITED(st) ? "exited" : "was killed by signal",
+             WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
   assert_non_null(strstr(json, "\"sent\": 128, \"ok\": 0,"));
   /* every code counted is one of the two refusals */
   const char *codes = strstr(json, "\"codes\": {");

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/e2e/test_export_ext.py -- `kf campaign export --format torch-ext`:
+a campaign's best kernel as a PyTorch extension package, built and called
+like any torch function.
+
+1. `kf run problems/cpu/softmax` (a real cluster: PostgreSQL, coordinator,
+   worker, harness) finds a verified kernel.
+2. A coordinator on the same data directory; refused by name, nothing
+   written: no --problem, the problem of another campaign, an --out that
+   exists, no --out.
+3. The export writes setup.py, csrc/ (kernel, ABI header, binding) and the
+   package; `python3 setup.py build_ext --inplace` builds it with g++ and
+   torch's headers; in a fresh interpreter, forward(x) matches
+   torch.softmax in float64 at several shapes (sizes taken from the
+   input), and a wrong dtype, rank, size param or layout is refused by
+   torch with the input named.
+
+The CUDA side of the same generator (CUDAExtension, torch's current
+stream) is compiled in unit/test-cli-campaign; it is built and run against
+torch on a GPU by scripts/gpu-export-remote.
+
+Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch or its
+C++ headers (Debian: python3-torch, libtorch-dev, python3-dev).
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kfcampaign  # noqa: E402
+import kfe2e  # noqa: E402
+from kfe2e import check  # noqa: E402
+
+PY = os.environ.get("KF_PYTHON", "/usr/bin/python3")
+
+CHECK = r"""
+import sys
+import torch
+import kf_softmax as ext
+
+torch.manual_seed(7)
+for m, n in ((1, 1), (3, 17), (64, 1000), (5, 4096)):
+    x = torch.randn(m, n) * 4
+    y = ext.forward(x)
+    assert y.dtype == torch.float32 and tuple(y.shape) == (m, n), (y.dtype,
+                                                                 y.shape)
+    ref = torch.softmax(x.double(), 1)
+    err = (y.double() - ref).abs().max().item()
+    assert err <= 1e-6 + 1e-4 * ref.abs().max().item(), (m, n, err)
+    # sizes passed explicitly agree with the ones taken from the input
+    y2 = ext.forward(x, M=m, N=n)
+    assert torch.equal(y, y2)
+bad = {
+    "dtype": lambda: ext.forward(torch.randn(3, 4).double()),
+    "rank": lambda: ext.forward(torch.randn(12)),
+    "size": lambda: ext.forward(torch.randn(3, 4), M=5),
+    "layout": lambda: ext.forward(torch.randn(4, 3).t()),
+    "count": lambda: ext.forward(torch.randn(3, 4), torch.randn(3, 4)),
+    "param": lambda: ext.forward(torch.randn(3, 4), Q=1),
+}
+want = {"dtype": "dtype", "rank": "size param M", "size": "shape",
+        "layout": "contiguous", "count": "takes 1 input", "param": "Q"}
+for k, f in bad.items():
+    try:
+        f()
+    except (RuntimeError, TypeError) as e:
+        assert want[k] in str(e), (k, str(e))
+        if k not in ("count", "param", "rank"):
+            assert "'x'" in str(e), (k, str(e))
+    else:
+        raise AssertionError("%s: accepted" % k)
+print("EXT OK")
+"""
+
+
+def kf(c, args, cwd, timeout):
+    c.log("$ kf %s" % " ".join(args))
+    r = subprocess.run([c.path("kf")] + list(args), cwd=cwd, env=c.env,
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=timeout, preexec_fn=kfe2e._pdeathsig)
+    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(
+        errors="replace")
+    with open(os.path.join(c.dir, "kf-cli.log"), "a") as f:
+        f.write("$ kf %s -> %d\n%s%s\n" % (" ".join(args), r.returncode, out,
+                                          err))
+    return r.returncode, out, err
+
+
+def can_build():
+    """None when PY has torch, its C++ headers and Python's; else why not."""
+    r = subprocess.run(
+        [PY, "-c", "import os, sysconfig, torch.utils.cpp_extension as c\n"
+         "assert os.path.isfile(os.path.join(c.include_paths()[0], 'torch',"
+         " 'extension.h')), 'torch/extension.h'\n"
+         "assert os.path.isfile(os.path.join(sysconfig.get_paths()['include'],"
+         " 'Python.h')), 'Python.h'\n"], capture_output=True, timeout=120)
+    if r.returncode:
+        return r.stderr.decode(errors="replace").strip().splitlines()[-1:]
+    return None
+
+
+def body(c):
+    prob = kfcampaign.problem_dir("softmax")
+    other = kfcampaign.problem_dir("vecsum")
+    work = os.path.join(c.dir, "work")
+    os.makedirs(work)
+
+    # 1. A verified kernel, found by a real cluster.
+    rc, out, err = kf(c, ["run", prob, "--data", c.dir, "--evals", "4",
+                          "--minutes", "3", "--json"], work, 400)
+    check(rc == 0, "kf run exited %d\n%s\n%s" % (rc, out, err[-3000:]))
+    res = json.loads(out)
+    cid = str(res.get("campaign_id") or 1)
+    c.log("kf run: campaign %s" % cid)
+
+    # 2. Refusals, nothing written.
+    c.start_pg()
+    c.start_coordinator()
+    pkg = os.path.join(c.dir, "pkg")
+    base = ["campaign", "export", cid, "--coordinator", c.target, "--format",
+            "torch-ext"]
+    for args, words in (
+            (["--out", pkg], "needs --problem"),
+            (["--problem", other, "--out", pkg], "is problem 'vecsum'"),
+            (["--problem", prob], "needs --out"),
+            (["--problem", prob, "--out", work], "already exists")):
+        rc, o2, e2 = kf(c, base + args, work, 120)
+        check(rc == 2 and words in e2, "export %s: exit %d, want 2 naming "
+              "%r: %s%s" % (" ".join(args), rc, words, o2, e2))
+    check(not os.path.exists(pkg), "a refused export wrote %s" % pkg)
+    check(not [f for f in os.listdir(c.dir) if ".tmp." in f],
+          "a refused export left a temporary directory")
+    c.log("refused: no --problem, another problem, no --out, --out exists")
+
+    # 3. The package: written, built, called.
+    rc, o2, e2 = kf(c, base + ["--problem", prob, "--out", pkg], work, 120)
+    check(rc == 0, "export: exit %d: %s%s" % (rc, o2, e2))
+    for f in ("setup.py", "README.md", "csrc/kernel.c", "csrc/binding.cpp",
+              "csrc/kf_candidate.h", "kf_softmax/__init__.py"):
+        check(os.path.isfile(os.path.join(pkg, f)), "the package lacks %s" % f)
+    with open(os.path.join(pkg, "csrc", "kernel.c")) as f:
+        kernel = f.read()
+    check("kf_launch" in kernel and "campaign    %s" % cid in kernel,
+          "csrc/kernel.c is not the campaign's best kernel: %s" % kernel[:400])
+    env = dict(c.env)
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run([PY, "setup.py", "build_ext", "--inplace"], cwd=pkg,
+                       env=env, capture_output=True, timeout=600 * kfe2e.SLACK)
+    check(r.returncode == 0, "the package does not build:\n%s%s" % (
+        r.stdout.decode(errors="replace")[-2000:],
+        r.stderr.decode(errors="replace")[-3000:]))
+    c.log("built: %s" % [f for f in os.listdir(os.path.join(pkg, "kf_softmax"))
+                         if f.endswith(".so")])
+    checker = os.path.join(c.dir, "check_ext.py")
+    with open(checker, "w") as f:
+        f.write(CHECK)
+    env["PYTHONPATH"] = pkg
+    r = subprocess.run([PY, checker], cwd=c.dir, env=env, capture_output=True,
+                       timeout=300 * kfe2e.SLACK)
+    check(r.returncode == 0 and b"EXT OK" in r.stdout,
+          "the extension does not match torch.softmax:\n%s%s" % (
+              r.stdout.decode(errors="replace"),
+              r.stderr.decode(errors="replace")[-3000:]))
+    c.log("kf_softmax.forward matches torch.softmax; bad inputs refused by "
+          "name")
+
+
+if __name__ == "__main__":
+    why = can_build()
+    if why:
+        print("test_export_ext: SKIP: %s cannot build torch extensions: %s"
+              % (PY, why))
+        sys.exit(77)
+    kfe2e.run("exportext", body, time_limit=900)
