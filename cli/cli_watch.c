@@ -407,10 +407,14 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
                            const Kernelfleet__GetCampaignResponse *g) {
   const Kernelfleet__CampaignStatus *st = g->status;
   kf_cli__print_status(f, st);
+  /* PyTorch problems on a GPU: torch.compile timed in the evaluations */
+  bool compiled = false;
+  for (size_t i = 0; i < g->n_top; i++)
+    if (g->top[i]->speedup_compile > 0) compiled = true;
   if (g->n_top) {
-    fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %6s %8s %8s  %s\n", "#",
+    fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %6s %8s %8s%s  %s\n", "#",
             "template", "knobs", "median", "spread", "reps", "speedup",
-            "roofline", "timed in");
+            "roofline", compiled ? " vs compile" : "", "timed in");
     for (size_t i = 0; i < g->n_top; i++) {
       const Kernelfleet__EvaluationSummary *e = g->top[i];
       char knobs[256], t[32], roof[16] = "-", tmpl[64], reps[16] = "-",
@@ -430,12 +434,23 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
       else
         snprintf(from, sizeof from, "%s", e->reused_from ? "search, reused"
                                                          : "search");
+      char vc[24] = "";
+      if (compiled) {
+        if (e->speedup_compile > 0)
+          snprintf(vc, sizeof vc, " %9.2fx", e->speedup_compile);
+        else
+          snprintf(vc, sizeof vc, " %10s", "-");
+      }
       /* '*': the campaign's best (GetBest): always the first row. */
-      fprintf(f, "  %2zu%c %-18s %-30s %10s %6.1f%% %6s %7.2fx %8s  %s\n",
+      fprintf(f, "  %2zu%c %-18s %-30s %10s %6.1f%% %6s %7.2fx %8s%s  %s\n",
               i + 1, e->candidate_id == st->best_candidate_id ? '*' : ' ',
               tmpl, knobs, t, e->time_ns_spread * 100, reps, e->speedup,
-              roof, from);
+              roof, vc, from);
     }
+    if (compiled)
+      fprintf(f, "  vs compile: over torch.compile of the reference, timed "
+                 "beside it in the\n  candidate's search evaluation (speedup "
+                 "is over the reference, torch eager)\n");
   }
   for (size_t i = 0; i < g->n_top; i++)
     if (g->top[i]->candidate_id == st->best_candidate_id) {
@@ -797,6 +812,14 @@ cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e) {
   add_num(j, "ref_time_ns_median", e->ref_time_ns_median);
   add_num(j, "speedup", e->speedup);
   add_num(j, "roofline_fraction", e->roofline_fraction);
+  /* PyTorch problems: torch.compile timed in the same evaluation */
+  if (e->speedup_compile > 0) {
+    add_num(j, "compile_time_ns_median", e->compile_time_ns_median);
+    add_num(j, "speedup_compile", e->speedup_compile);
+  } else { /* not timed: null, not a zero speedup */
+    cJSON_AddNullToObject(j, "compile_time_ns_median");
+    cJSON_AddNullToObject(j, "speedup_compile");
+  }
   cJSON_AddNumberToObject(j, "repetitions", e->repetitions);
   cJSON_AddNumberToObject(j, "measurements", e->measurements);
   cJSON_AddBoolToObject(j, "showdown", e->showdown);

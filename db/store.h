@@ -267,6 +267,9 @@ typedef struct {
   double ref_time_ns_median; /* ns */
   double ref_time_ns_spread;
   double achieved_gbps;      /* GB/s; 0: computed from floor_bytes */
+  /* 0012: torch.compile of the reference, timed beside it in the same
+   * evaluation (PyTorch problems on a GPU); 0: not timed */
+  double compile_time_ns_median;
   uint32_t repetitions;      /* timed repetitions; 0: unknown */
   /* the verdict depended on timing under load: never reused */
   bool timing_dependent;
@@ -527,6 +530,10 @@ typedef struct {
   double time_ns_median, time_ns_spread;         /* 0: unknown */
   double ref_time_ns_median, ref_time_ns_spread;
   double speedup, achieved_gbps, roofline_fraction;
+  /* 0012: torch.compile's time in the same evaluation and the speedup
+   * over it (the search evaluation's, also on a showdown row); 0: not
+   * timed */
+  double compile_time_ns_median, speedup_compile;
   /* the evaluation this one copies (another campaign's); 0: measured for
    * this campaign by task_id */
   int64_t reused_from;

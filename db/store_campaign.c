@@ -97,13 +97,18 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
 #define KF_PROFILE_COLS                                                      \
   " pf.bound, pf.bandwidth_fraction,"                                       \
   " (to_jsonb(pf) - 'evaluation_id' - 'created_at')::text"
+/* 0012: torch.compile's time in the evaluation and the speedup over it
+ * (columns 36..37; queries without them leave them 0).  A showdown row
+ * keeps its search evaluation's: torch.compile is not re-timed there. */
+#define KF_BASELINE_COLS ", e.compile_time_ns_median, e.speedup_compile"
 #define KF_EVAL_COLS                                                         \
   " e.id, e.task_id, e.device_class_id, d.kind, d.model, d.cc_major,"       \
   " d.cc_minor, d.isa, e.outcome::text, e.stage, e.reason,"                 \
   " e.time_ns_median, e.time_ns_spread, e.ref_time_ns_median,"              \
   " e.ref_time_ns_spread, e.speedup, e.achieved_gbps, e.roofline_fraction,"\
   " e.reused_from, c.campaign_id, e.repetitions, e.measurements,"          \
-  " e.timing_dependent, false, e.environment_id," KF_PROFILE_COLS
+  " e.timing_dependent, false, e.environment_id," KF_PROFILE_COLS         \
+  KF_BASELINE_COLS
 #define KF_NO_EVAL_COLS                                                      \
   " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"      \
   " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.campaign_id,"         \
@@ -133,7 +138,7 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
   KF_SD("roofline_fraction") ","                                             \
   " e.reused_from, c.campaign_id," KF_SD("repetitions") ","                  \
   " e.measurements, e.timing_dependent, COALESCE(x.outcome = 'ok', false),"  \
-  " e.environment_id," KF_PROFILE_COLS KF_EVAL_FROM                        \
+  " e.environment_id," KF_PROFILE_COLS KF_BASELINE_COLS KF_EVAL_FROM       \
   " JOIN campaigns k ON k.id = e.campaign_id"                               \
   " LEFT JOIN LATERAL (SELECT se.outcome, se.time_ns_median,"               \
   "  se.time_ns_spread, s.ref_time_ns_median, s.ref_time_ns_spread,"       \
@@ -202,6 +207,10 @@ static int kf_store__cand_list(kf_store *s, PGresult *r, bool with_source,
       c->bound = kf_store__put(&cur, r, i, 33);
       c->bw_frac = kf_store__f64(r, i, 34);
       c->profile_json = kf_store__put(&cur, r, i, 35);
+    }
+    if (PQnfields(r) > 37) {
+      c->compile_time_ns_median = kf_store__f64(r, i, 36);
+      c->speedup_compile = kf_store__f64(r, i, 37);
     }
   }
   *out = l;

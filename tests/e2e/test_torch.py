@@ -433,6 +433,11 @@ def body(c):
     best = (res.get("best") or {}).get("best") or {}
     check(best.get("outcome") == "ok", "kf run: no verified best kernel: %s"
           % out[-3000:])
+    # the torch.compile baseline: a number where this worker timed it (a
+    # GPU), null where it did not (CPU: the harness times it on CUDA only)
+    sc = best.get("speedup_compile", "missing")
+    check(sc is None or (isinstance(sc, (int, float)) and sc > 0),
+          "kf run: speedup_compile %r in the best's JSON" % (sc,))
     path = os.path.join(work, "linear_relu.best.py")
     check(os.path.isfile(path), "kf run wrote no %s" % path)
     with open(path) as f:

@@ -140,6 +140,10 @@ static void fill_eval(Kernelfleet__EvaluationSummary *e,
   e->repetitions = i == 0 ? 300 : 100;
   e->showdown = i == 0;
   e->measurements = i == 2 ? 3 : 1;
+  if (i < 2) { /* torch.compile timed in these two evaluations only */
+    e->compile_time_ns_median = 1800;
+    e->speedup_compile = 1800 / e->time_ns_median;
+  }
 }
 
 static void h_create(kf_rpc_call *call, const ProtobufCMessage *req,
@@ -561,12 +565,19 @@ static void test_status(void **state) {
   assert_string_equal(str(cJSON_GetObjectItem(t0, "knobs"), "BLOCK"), "64");
   assert_string_equal(str(cJSON_GetObjectItem(j, "device_class"), "kind"),
                       "cpu");
+  /* the torch.compile baseline where it was timed, null where not */
+  assert_true(num(t0, "speedup_compile") > 1.79 &&
+              num(t0, "speedup_compile") < 1.81);
+  const cJSON *t2 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "top"), 2);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItem(t2, "speedup_compile")));
   cJSON_Delete(j);
 
   /* The table: top candidates and failures with an example reason. */
   rc = kf(g_out, sizeof g_out, "campaign status 7 " REMOTE, F.target);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(g_out, "BLOCK=64 LANES=4"));
+  assert_non_null(strstr(g_out, "vs compile"));
+  assert_non_null(strstr(g_out, "1.80x"));
   assert_non_null(strstr(g_out, "wrong_answer"));
   assert_non_null(strstr(g_out, "y[3] = 0.5"));
   assert_non_null(strstr(g_out, "error: 'BLOCK' undeclared second line"));

@@ -14,6 +14,8 @@
  */
 #include "test-store-fixture.h"
 
+#include <math.h>
+
 #include "test-campaign-fixture.h"
 
 /* ---------------------------------------------------------------- tests */
@@ -540,6 +542,67 @@ static void noise_aware_ranking(void **state) {
   assert_true(kf_search_beats(80, 0.2, 100, 0.01));
 }
 
+/* 0012: torch.compile's time where the evaluation timed it (half the
+ * candidates here), as a PyTorch problem on a GPU does. */
+static void compile_half(const Kernelfleet__EvalRequest *rq,
+                         Kernelfleet__EvalResult *er) {
+  if (rq->candidate_id % 2) er->compile_time_ns_median = 1500;
+}
+
+/* The torch.compile baseline of an evaluation is stored with it and
+ * listed with the speedup over it, computed from the same evaluation;
+ * not timed stays 0; a time out of range refuses the report. */
+static void compile_baseline_kept(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 2, &dc);
+  int64_t cid = campaign(templates, 8, 0, 1);
+  step(cid);
+  assert_true(run_round_with(w, dc, time_of, false, compile_half) > 0);
+  kf_cand_list *l = NULL;
+  assert_int_equal(kf_store_evaluations(tdb.s, cid, KF_EVALS_BY_ID, 0, &l),
+                   0);
+  assert_true(l->n > 0);
+  size_t timed = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    const kf_cand_row *r = &l->v[i];
+    if (r->candidate_id % 2) {
+      timed++;
+      assert_true(r->compile_time_ns_median == 1500);
+      assert_true(fabs(r->speedup_compile - 1500 / r->time_ns_median) <
+                  1e-9 * r->speedup_compile);
+    } else {
+      assert_true(r->compile_time_ns_median == 0 && r->speedup_compile == 0);
+    }
+  }
+  assert_true(timed > 0);
+  kf_store_list_free(l);
+  /* the ranked list (the table's rows) carries it too */
+  assert_int_equal(kf_store_evaluations(tdb.s, cid, KF_EVALS_BEST, 0, &l), 0);
+  for (size_t i = 0; i < l->n; i++)
+    if (l->v[i].candidate_id % 2) assert_true(l->v[i].speedup_compile > 0);
+  kf_store_list_free(l);
+  /* a negative time is refused as invalid, nothing stored for it */
+  step(cid);
+  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+  assert_int_equal(g->n, 1);
+  {
+    kf_eval_row row = {.time_ns_median = 900, .ref_time_ns_median = 2000,
+                       .compile_time_ns_median = -5};
+    kf_report rep = {.worker_id = w, .task_id = g->tasks[0].task_id,
+                     .attempt = g->tasks[0].attempt,
+                     .outcome = KF_OUTCOME_OK, .eval = &row};
+    kf_verdict v;
+    assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+    assert_int_equal(v, KF_VERDICT_INVALID);
+    assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                             " task_id = %lld",
+                             (long long)g->tasks[0].task_id),
+                     0);
+  }
+  kf_store_grant_free(g);
+}
+
 static int group_setup(void **state) {
   (void)state;
   return tdb_group_setup("campaign");
@@ -560,6 +623,7 @@ int main(void) {
       cmocka_unit_test_setup(stops_on_roofline, tdb_setup),
       cmocka_unit_test_setup(stop_cancels_queued, tdb_setup),
       cmocka_unit_test_setup(resumes_after_restart, tdb_setup),
+      cmocka_unit_test_setup(compile_baseline_kept, tdb_setup),
       cmocka_unit_test(noise_aware_ranking),
   };
   return cmocka_run_group_tests(tests, group_setup, tdb_group_teardown);
