@@ -975,6 +975,28 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
     return KF_OUTCOME_INFRA_ERROR;
   }
   s->map_len = map_len;
+  /* The GPUs the worker was given (kf run runs one worker per GPU with
+   * CUDA_VISIBLE_DEVICES=i and --device cuda:0): the runner's cuda_index
+   * then counts among those, as kf-harness-cuda's --device does for the
+   * footprint rate and for the CUDA backend's runners.  Without them the
+   * runner saw every GPU and measured GPU 0 for every worker.  Refused,
+   * not cut, when too long: a cut list names other GPUs. */
+  static const char *const gpu_vars[] = {"CUDA_VISIBLE_DEVICES",
+                                         "CUDA_DEVICE_ORDER"};
+  char gpu_env[2][256];
+  int ngpu = 0;
+  for (int i = 0; c->cuda && i < 2; i++) {
+    const char *v = getenv(gpu_vars[i]);
+    if (!v) continue;
+    int k = snprintf(gpu_env[ngpu], sizeof gpu_env[ngpu], "%s=%s",
+                     gpu_vars[i], v);
+    if (k < 0 || (size_t)k >= sizeof gpu_env[ngpu]) {
+      snprintf(e->why, KF_HARNESS_WHY, "%s is longer than %zu bytes",
+               gpu_vars[i], sizeof gpu_env[0] - 1);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    ngpu++;
+  }
   int cp[2], sp[2], rp[2];
   if (pipe2(cp, O_CLOEXEC)) goto pipefail;
   if (pipe2(sp, O_CLOEXEC)) {
@@ -1001,10 +1023,14 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   const char *ch = getenv("CUDA_HOME");
   if (ch && ch[0] == '/') snprintf(cuda_home, sizeof cuda_home,
                                    "CUDA_HOME=%.500s", ch);
-  char *envp[] = {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
-                  c->cuda ? "PATH=/usr/local/cuda/bin:/usr/bin:/bin"
-                          : "PATH=/usr/bin:/bin",
-                  "LC_ALL=C.UTF-8", c->cuda ? cuda_home : NULL, NULL};
+  char *envp[8] = {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
+                   c->cuda ? "PATH=/usr/local/cuda/bin:/usr/bin:/bin"
+                           : "PATH=/usr/bin:/bin",
+                   "LC_ALL=C.UTF-8"};
+  int ne = 4;
+  if (c->cuda) envp[ne++] = cuda_home;
+  for (int i = 0; i < ngpu; i++) envp[ne++] = gpu_env[i];
+  envp[ne] = NULL;
   /* a persistent process serves every call of the evaluation */
   int cpu_s = e->o->call_timeout_ms / 1000 * (c->persist ? 60 : 20) +
               (c->persist ? 600 : 120);
