@@ -209,6 +209,21 @@ class Cluster:
                 " ".join(args), r.returncode, r.stderr.decode(errors="replace")))
         return r.stdout.decode()
 
+    def kf_run(self, args, cwd=None, timeout=120):
+        """Runs the kf CLI in cwd; returns (exit code, stdout, stderr),
+        the command logged here and in kf-cli.log."""
+        self.log("$ kf %s" % " ".join(args))
+        r = subprocess.run([self.path("kf")] + list(args), cwd=cwd,
+                           env=self.env, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=timeout,
+                           preexec_fn=_pdeathsig)
+        out, err = r.stdout.decode(errors="replace"), r.stderr.decode(
+            errors="replace")
+        with open(os.path.join(self.dir, "kf-cli.log"), "a") as f:
+            f.write("$ kf %s -> %d\n%s%s\n" % (" ".join(args), r.returncode,
+                                              out, err))
+        return r.returncode, out, err
+
     def start_pg(self):
         out = self.kf("db", "start", self.pgdir).strip()
         check(out.startswith("host="), "kf db start printed %r" % out)

@@ -74,19 +74,6 @@ print("EXT OK")
 """
 
 
-def kf(c, args, cwd, timeout):
-    c.log("$ kf %s" % " ".join(args))
-    r = subprocess.run([c.path("kf")] + list(args), cwd=cwd, env=c.env,
-                       stdin=subprocess.DEVNULL, capture_output=True,
-                       timeout=timeout, preexec_fn=kfe2e._pdeathsig)
-    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(
-        errors="replace")
-    with open(os.path.join(c.dir, "kf-cli.log"), "a") as f:
-        f.write("$ kf %s -> %d\n%s%s\n" % (" ".join(args), r.returncode, out,
-                                          err))
-    return r.returncode, out, err
-
-
 def can_build():
     """None when PY has torch, its C++ headers and Python's; else why not."""
     r = subprocess.run(
@@ -107,7 +94,7 @@ def body(c):
     os.makedirs(work)
 
     # 1. A verified kernel, found by a real cluster.
-    rc, out, err = kf(c, ["run", prob, "--data", c.dir, "--evals", "4",
+    rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",
                           "--minutes", "3", "--json"], work, 400)
     check(rc == 0, "kf run exited %d\n%s\n%s" % (rc, out, err[-3000:]))
     res = json.loads(out)
@@ -125,7 +112,7 @@ def body(c):
             (["--problem", other, "--out", pkg], "is problem 'vecsum'"),
             (["--problem", prob], "needs --out"),
             (["--problem", prob, "--out", work], "already exists")):
-        rc, o2, e2 = kf(c, base + args, work, 120)
+        rc, o2, e2 = c.kf_run(base + args, work, 120)
         check(rc == 2 and words in e2, "export %s: exit %d, want 2 naming "
               "%r: %s%s" % (" ".join(args), rc, words, o2, e2))
     check(not os.path.exists(pkg), "a refused export wrote %s" % pkg)
@@ -134,7 +121,7 @@ def body(c):
     c.log("refused: no --problem, another problem, no --out, --out exists")
 
     # 3. The package: written, built, called.
-    rc, o2, e2 = kf(c, base + ["--problem", prob, "--out", pkg], work, 120)
+    rc, o2, e2 = c.kf_run(base + ["--problem", prob, "--out", pkg], work, 120)
     check(rc == 0, "export: exit %d: %s%s" % (rc, o2, e2))
     for f in ("setup.py", "README.md", "csrc/kernel.c", "csrc/binding.cpp",
               "csrc/kf_candidate.h", "kf_softmax/__init__.py"):

@@ -354,19 +354,6 @@ def write(path, text):
         f.write(text)
 
 
-def kf(c, args, cwd, timeout):
-    c.log("$ kf %s" % " ".join(args))
-    r = subprocess.run([c.path("kf")] + list(args), cwd=cwd, env=c.env,
-                       stdin=subprocess.DEVNULL, capture_output=True,
-                       timeout=timeout, preexec_fn=kfe2e._pdeathsig)
-    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(
-        errors="replace")
-    with open(os.path.join(c.dir, "kf-cli.log"), "a") as f:
-        f.write("$ kf %s -> %d\n%s%s\n" % (" ".join(args), r.returncode, out,
-                                          err))
-    return r.returncode, out, err
-
-
 def evaluate(c, prob, source, tag, extra=()):
     path = os.path.join(c.dir, "%s.py" % tag)
     write(path, source)
@@ -392,7 +379,7 @@ def body(c):
 
     # 1. Import, and the refusals.
     prob = os.path.join(work, "linear_relu")
-    rc, out, err = kf(c, ["import", "kernelbench", model, "--out", prob],
+    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out", prob],
                       work, 600)
     check(rc == 0, "kf import exited %d: %s%s" % (rc, out, err))
     for f in ("spec.json", "reference.py", "eager.py"):
@@ -407,7 +394,7 @@ def body(c):
           spec["inputs"][0]["name"] == "x" and len(spec["outputs"]) == 1,
           "spec.json: inputs/outputs wrong: %r %r" % (spec["inputs"],
                                                       spec["outputs"]))
-    rc, out, err = kf(c, ["import", "kernelbench", model, "--out", prob],
+    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out", prob],
                       work, 60)
     check(rc == 2 and "exists" in err, "import over an existing directory: "
           "exit %d, %r" % (rc, err))
@@ -416,7 +403,7 @@ def body(c):
                              ("shape", BAD_SHAPE, "depends on the input")):
         f = os.path.join(work, "bad_%s.py" % tag)
         write(f, text)
-        rc, out, err = kf(c, ["import", "kernelbench", f, "--out",
+        rc, out, err = c.kf_run(["import", "kernelbench", f, "--out",
                               os.path.join(work, "bad_%s" % tag)], work, 600)
         check(rc == 2 and words in err, "import of %s: exit %d, want 2 "
               "naming %r: %s" % (tag, rc, words, err))
@@ -426,7 +413,7 @@ def body(c):
           "shape refused by name")
 
     # 2. The second command: a verified kernel.
-    rc, out, err = kf(c, ["run", prob, "--data", c.dir, "--evals", "4",
+    rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",
                           "--minutes", "6", "--json"], work, 900)
     check(rc in (0, 1), "kf run exited %d\n%s\n%s" % (rc, out, err[-3000:]))
     res = json.loads(out)
@@ -458,14 +445,14 @@ def body(c):
     sub = os.path.join(work, "submission.py")
     kbf = os.path.join(work, "kernelbench_new.py")
     for fmt, out in (("gpumode", sub), ("kernelbench", kbf)):
-        rc, o2, e2 = kf(c, ["campaign", "export", cid, "--coordinator",
+        rc, o2, e2 = c.kf_run(["campaign", "export", cid, "--coordinator",
                             c.target, "--format", fmt, "--problem", prob,
                             "--out", out], work, 120)
         check(rc == 0 and os.path.isfile(out), "export --format %s: exit %d:"
               " %s%s" % (fmt, rc, o2, e2))
     # torch-ext packages a CUDA or C kernel (test_export_ext); a PyTorch
     # campaign's best is Python already
-    rc, o2, e2 = kf(c, ["campaign", "export", cid, "--coordinator", c.target,
+    rc, o2, e2 = c.kf_run(["campaign", "export", cid, "--coordinator", c.target,
                         "--format", "torch-ext", "--problem", prob, "--out",
                         os.path.join(work, "ext")], work, 120)
     check(rc == 2 and "gpumode or kernelbench" in e2 and not os.path.exists(
