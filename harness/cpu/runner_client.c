@@ -20,11 +20,12 @@
  * CPU-time clock read (it was read before RUN too): the call is charged
  * the larger of the wall time and all the CPU time the child used (work
  * after a forged "done" is charged, however late this process got to
- * run).  Its exit is reaped before anything else is timed.  The eval process and every runner
- * are pinned to one core: while this process reads the reply, the child
- * does not run.  The child has no threads or children to hide work in
- * (seccomp).  Every runner lives in the eval process's process group, so a
- * worker that kills the harness's group kills the runners too.
+ * run).  Its exit is reaped before anything else is timed.  The eval
+ * process and every runner are pinned to one core: while this process
+ * reads the reply, the child does not run.  The child has no threads or
+ * children to hide work in (seccomp).  Every runner lives in the eval
+ * process's process group, so a worker that kills the harness's group
+ * kills the runners too.
  */
 #include <errno.h>
 #include <fcntl.h>
