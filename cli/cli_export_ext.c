@@ -379,9 +379,13 @@ int kf_cli__export_torch_ext(const char *cmd, const char *problem_dir,
     return KF_EXIT_USAGE;
   }
   struct stat st;
-  if (stat(out_dir, &st) == 0 || errno != ENOENT) {
+  if (stat(out_dir, &st) == 0) {
     fprintf(stderr, "%s: --out %s: already exists; the package goes into a "
             "new directory\n", cmd, out_dir);
+    return KF_EXIT_USAGE;
+  }
+  if (errno != ENOENT) {
+    fprintf(stderr, "%s: --out %s: %s\n", cmd, out_dir, strerror(errno));
     return KF_EXIT_USAGE;
   }
   kf_spec *sp = NULL;
