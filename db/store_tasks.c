@@ -184,17 +184,15 @@ out:
  * (0006) is left out while it does and that worker is among the owners,
  * whichever slot it would have gone to; it avoids it until avoid_until,
  * and only while another worker of its class that runs its kind was seen
- * within a lease's length (a gone one is not waited for).  When the
- * statement could not fill every slot and such a task exists, it adds a
- * marker row (request index -1): kf_store_lease then gives the task to a
- * free slot of another worker (ST_LEASE_AVOIDED, ST_LEASE_ASSIGN), so the
- * worker it avoids polling in the same batch does not keep it from
+ * within a lease's length (a gone one is not waited for).  When slots are
+ * left over, kf_store__lease_avoided gives such a task to a free slot of
+ * another worker (ST_LEASE_PROBE, ST_LEASE_AVOIDED, ST_LEASE_ASSIGN), so
+ * the worker it avoids polling in the same batch does not keep it from
  * everyone.  The window numbers the picked tasks in priority order so
  * that the k-th best task goes to slot k, read by subscript rather than
  * by joining an unnest (a join the planner, blind to the array's size, ran
  * as a nested loop).  The window sits outside the locking subquery because
- * FOR UPDATE and window functions do not mix at one level.  The marker's
- * subqueries run only when the update came up short. */
+ * FOR UPDATE and window functions do not mix at one level. */
 static const kf_store__stmt ST_LEASE = {
     KF_STMT_LEASE,
     "WITH cand AS ("
@@ -211,21 +209,26 @@ static const kf_store__stmt ST_LEASE = {
     " ORDER BY priority DESC, id LIMIT $3::int"
     " FOR UPDATE SKIP LOCKED),"
     " picked AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id)"
-    " AS rn FROM cand),"
-    " upd AS (UPDATE tasks t SET state = 'leased',"
+    " AS rn FROM cand)"
+    " UPDATE tasks t SET state = 'leased',"
     " lease_owner = ($4::bigint[])[picked.rn],"
     " lease_expires = now() + $6::bigint * interval '1 ms',"
     " attempt = t.attempt + 1"
     " FROM picked WHERE t.id = picked.id"
-    " RETURNING ($5::int[])[picked.rn] AS ri, t.id, t.attempt, t.kind,"
-    " t.payload, COALESCE(t.campaign_id, 0) AS cid, t.timeout_ms)"
-    " SELECT * FROM upd UNION ALL"
-    " SELECT -1, 0::bigint, 0, ''::text, ''::bytea, 0::bigint, 0"
-    " WHERE (SELECT count(*) FROM upd) < $3::int"
-    " AND EXISTS (SELECT 1 FROM tasks WHERE state = 'queued'"
-    " AND avoid_worker = ANY($4::bigint[]) AND avoid_until > now()"
-    " AND (device_class_id IS NULL OR device_class_id = $1::bigint)"
-    " AND kind = ANY($2::text[]))"};
+    " RETURNING ($5::int[])[picked.rn], t.id, t.attempt, t.kind, t.payload,"
+    " COALESCE(t.campaign_id, 0), t.timeout_ms"};
+
+/* $1 the workers of the batch's groups that came up short: whether a
+ * queued task avoids one of them.  Asked only then, and answered from
+ * the partial index of avoiding queued tasks (0011), which holds only
+ * those: an ask per short batch, whatever the queue's length.  (Asked
+ * inside ST_LEASE, PostgreSQL evaluated it for every batch, full or not,
+ * through the index of all queued tasks: 4.4 ms a batch at 40,000
+ * queued.) */
+static const kf_store__stmt ST_LEASE_PROBE = {
+    KF_STMT_LEASE_PROBE,
+    "SELECT 1 FROM tasks WHERE state = 'queued' AND avoid_worker IS NOT NULL"
+    " AND avoid_worker = ANY($1::bigint[]) AND avoid_until > now() LIMIT 1"};
 
 /* $1 class, $2 kinds, $3 how many, $4 the workers with a free slot left:
  * the tasks that avoid one of them and that ST_LEASE therefore left out,
@@ -298,24 +301,17 @@ static int64_t kf_store__get_i64(const char *p) {
   return (int64_t)(hi << 32 | lo);
 }
 
-/* ST_LEASE's marker row (request index -1, binary). */
-static bool kf_store__lease_marker(const PGresult *r, int row) {
-  return kf_store__get_u32(PQgetvalue(r, row, 0)) == UINT32_MAX;
-}
-
-/* Copies every returned row but markers into one block: grant, task
- * array, then the kinds and payloads. */
+/* Copies every returned row into one block: grant, task array, then the
+ * kinds and payloads. */
 static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
                                  kf_lease_grant **out) {
   size_t rows = 0, bytes = 0;
   for (size_t i = 0; i < nres; i++) {
     int nt = PQntuples(res[i]);
-    for (int j = 0; j < nt; j++) {
-      if (kf_store__lease_marker(res[i], j)) continue;
-      rows++;
+    rows += (size_t)nt;
+    for (int j = 0; j < nt; j++)
       bytes += (size_t)PQgetlength(res[i], j, 3) + 1 +
                (size_t)PQgetlength(res[i], j, 4);
-    }
   }
   size_t head = sizeof(kf_lease_grant) + rows * sizeof(kf_leased_task);
   char *blk = malloc(head + bytes + 1);
@@ -328,7 +324,6 @@ static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
   g->avoided_err[0] = '\0';
   for (size_t i = 0; i < nres; i++) {
     for (int j = 0; j < PQntuples(res[i]); j++) {
-      if (kf_store__lease_marker(res[i], j)) continue;
       kf_leased_task *t = &g->tasks[k++];
       PGresult *r = res[i];
       t->req_index = kf_store__get_u32(PQgetvalue(r, j, 0));
@@ -352,13 +347,13 @@ static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
   return 0;
 }
 
-/* After ST_LEASE: a group whose statement came up short and saw a task
- * avoiding one of its workers (the marker row) gives such tasks the
- * group's free slots, each to a slot of another worker than the one it
- * avoids, free slots of distinct workers first.  Its own transaction, as
- * the main leases are committed: when it fails, its tasks stay queued
- * for the next batch, res and *nres are as they were, and err says why.
- * res has room for ngroups more results. */
+/* After ST_LEASE: when a group came up short and a queued task avoids
+ * one of the workers of such groups (ST_LEASE_PROBE), each short group
+ * gives those tasks its free slots, each to a slot of another worker than
+ * the one it avoids, free slots of distinct workers first.  Its own
+ * transaction, as the main leases are committed: when it fails, its
+ * tasks stay queued for the next batch, res and *nres are as they were,
+ * and err says why.  res has room for ngroups more results. */
 static void kf_store__lease_avoided(kf_store *s, const kf_lease_req *reqs,
                                     size_t n, const kf_store__group *groups,
                                     size_t ngroups, const size_t *order,
@@ -379,13 +374,35 @@ static void kf_store__lease_avoided(kf_store *s, const kf_lease_req *reqs,
     rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
     goto out;
   }
-  for (size_t g = 0; g < ngroups && g < *nres; g++)
+  for (size_t g = 0; g < ngroups && g < *nres; g++) {
+    uint64_t granted = 0;
     for (int j = 0; j < PQntuples(res[g]); j++) {
       uint32_t ri = kf_store__get_u32(PQgetvalue(res[g], j, 0));
-      if (ri == UINT32_MAX) marked[g] = any = true;
-      else if (ri < n) got[ri]++;
+      if (ri < n) got[ri]++;
+      granted++;
     }
+    if (granted < groups[g].total) marked[g] = any = true; /* short */
+  }
   if (!any) goto out;
+  /* is there anything to place at all?  the short groups' workers */
+  kf_store__arr_open(&a[0]);
+  for (size_t g = 0; g < ngroups; g++)
+    for (size_t j = 0; marked[g] && j < groups[g].n; j++)
+      kf_store__arr_i64(&a[0], reqs[order[groups[g].first + j]].worker_id);
+  kf_store__arr_close(&a[0]);
+  if (a[0].oom) {
+    rc = kf_store__fail(s, KF_ENOMEM, "out of memory");
+    goto out;
+  }
+  {
+    const char *pp[] = {a[0].p};
+    if ((rc = kf_store__exec(s, &ST_LEASE_PROBE, 1, pp, false, &pick)))
+      goto out;
+    bool some = PQntuples(pick) > 0;
+    PQclear(pick);
+    pick = NULL;
+    if (!some) goto out;
+  }
   if ((rc = kf_store__begin(s))) goto out;
   in_tx = true;
   for (size_t g = 0; g < ngroups; g++) {
