@@ -94,8 +94,8 @@ def body(c):
     model = os.path.join(work, "linear_relu.py")
     tt.write(model, tt.MODEL)
     prob = os.path.join(work, "linear_relu")
-    rc, out, err = tt.kf(c, ["import", "kernelbench", model, "--out", prob],
-                         work, 600)
+    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out", prob],
+                            work, 600)
     check(rc == 0, "kf import exited %d: %s%s" % (rc, out, err))
     with open(os.path.join(prob, "spec.json")) as f:
         check(json.load(f)["torch"]["device"] == "cpu", "device not cpu")
