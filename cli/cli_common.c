@@ -174,9 +174,9 @@ int kf_cli__budget_opt(kf_cli__budget *b, int c, const char *arg,
   case 0x105: {
     char *end;
     double f = strtod(arg, &end);
-    if (end == arg || *end || !(f > 0.0 && f <= 1.0)) {
-      fprintf(stderr, "%s: --target-roofline '%s': expected 0 < F <= 1\n",
-              cmd, arg);
+    if (end == arg || *end || !(f > 0.0 && f <= KF_TARGET_ROOFLINE_MAX)) {
+      fprintf(stderr, "%s: --target-roofline '%s': expected 0 < F <= %g\n",
+              cmd, arg, KF_TARGET_ROOFLINE_MAX);
       return KF_EXIT_USAGE;
     }
     b->target_roofline = f;

@@ -31,6 +31,9 @@
 #define KF_SPEC_MAX_KNOB_VALUES 16
 #define KF_SPEC_MAX_TEMPLATES 8
 #define KF_SPEC_MAX_SIZES 32
+/* A campaign's roofline target is a fraction of the spec's byte floor at
+ * the copy bandwidth; a problem that mostly reads passes 1 honestly. */
+#define KF_TARGET_ROOFLINE_MAX 2.0
 
 /* XX(enum name, json name, bytes per element) */
 #define KF_DTYPE_MAP(XX)                                                      \

@@ -361,8 +361,12 @@ int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
   else if (r->plateau_evals > 100000)
     snprintf(bad, blen, "plateau_evals over 100000");
   else if (!isfinite(r->target_roofline) || r->target_roofline < 0 ||
-           r->target_roofline > 1)
-    snprintf(bad, blen, "target_roofline must be in (0, 1] (0: 0.95)");
+           r->target_roofline > KF_TARGET_ROOFLINE_MAX)
+    /* over 1: the fraction is of the copy bandwidth, which a problem that
+     * mostly reads passes honestly (an H200 reads 9% faster than it
+     * copies); 2 is far past any such rate, and a typo is still caught */
+    snprintf(bad, blen, "target_roofline must be in (0, %g] (0: 0.95)",
+             KF_TARGET_ROOFLINE_MAX);
   else if (r->showdown_top > 64)
     snprintf(bad, blen, "showdown_top must be 0..64 (0: 5)");
   else if (r->device_class && strlen(r->device_class) > 127)

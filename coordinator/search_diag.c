@@ -9,7 +9,8 @@
  *    class's K-th best median so far, and the harness profiles the
  *    candidate only when it timed faster (it would enter the top K);
  *  - a stop rule: every class's best is memory-bound at or above
- *    KF_DIAG_MEMORY_STOP of the bandwidth its harness measured;
+ *    KF_DIAG_MEMORY_STOP of the bandwidth its harness measured (but not
+ *    above 1: then the measurement was no ceiling for it);
  *  - which knob a mutation changes: one that matters for the parent's
  *    diagnosed bound, most of the time (kf_diag_knob_relevant).
  * Same rules as search.c: work thread, store rows only, no I/O.
@@ -67,6 +68,11 @@ const char *kf_search__diag_stop(const kf_search__best *bests, size_t nb,
   for (size_t b = 0; b < nb; b++) {
     const kf_cand_row *r = bests[b].best;
     if (!r || strcmp(r->bound, "memory") || !(r->bw_frac > 0)) return NULL;
+    /* past 1 the measured ceiling is no ceiling for this problem (a read
+     * streams faster than the copy the worker measured, or the footprint
+     * fits L2): how far from the bound it is, nobody knows, so it is no
+     * reason to stop; the roofline target and the budgets still are */
+    if (r->bw_frac > 1.0) return NULL;
     if (r->bw_frac < lowest) lowest = r->bw_frac;
   }
   if (nb == 0 || lowest < KF_DIAG_MEMORY_STOP) return NULL;

@@ -83,8 +83,9 @@ void kf_search__profile_request(const kf_campaign *c,
                                 Kernelfleet__EvalRequest *rq);
 
 /* The stop reason (written into buf) when every class's best is
- * memory-bound at >= KF_DIAG_MEMORY_STOP of its measured bandwidth; NULL
- * otherwise (or with no class). */
+ * memory-bound at >= KF_DIAG_MEMORY_STOP of its measured bandwidth, and
+ * not past it (over 1 the measurement is no ceiling); NULL otherwise (or
+ * with no class). */
 const char *kf_search__diag_stop(const kf_search__best *bests, size_t nb,
                                  char *buf, size_t len);
 

@@ -387,7 +387,7 @@ typedef struct {
   uint32_t budget_seconds;      /* s, > 0 */
   uint32_t population;          /* count, > 0 */
   uint32_t plateau_evals;       /* count; 0: no plateau stop */
-  double target_roofline;       /* fraction of the floor, (0, 1] */
+  double target_roofline;       /* fraction of the floor, (0, 2] */
   uint64_t search_seed;
   double floor_bytes;           /* bytes at the benchmark size; 0 unknown */
   /* kf_spec_canonical_hash of the spec, 64 hex; the store hashes the

@@ -24,6 +24,8 @@ Prints one line per (template, knobs) and a summary table; exits 1 if any
 check failed.  Usage:
   scripts/cuda_problem_gpucheck.py [--problems a,b] [--no-variants]
                                    [--no-bench] [--reps N] [--jobs N]
+                                   [--grid TEMPLATE,...]  (every knob
+                                   combination of those templates)
 """
 import argparse
 import concurrent.futures as cf
@@ -197,6 +199,9 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     ap.add_argument("--json", default="")
+    ap.add_argument("--grid", default="",
+                    help="comma-separated template names: every knob combination"
+                         " of these (instead of one knob value at a time)")
     ap.add_argument("--bench-check", action="store_true",
                     help="also check the default builds at the bench size, every distribution")
     args = ap.parse_args()
@@ -204,6 +209,7 @@ def main():
     names = [p for p in args.problems.split(",") if p] or sorted(
         d for d in os.listdir(PROBLEMS)
         if os.path.exists(os.path.join(PROBLEMS, d, "spec.json")))
+    grid = set(g for g in args.grid.split(",") if g)
     tmp = tempfile.mkdtemp(prefix="kfgpu")
     probs = [Problem(n) for n in names]
 
@@ -214,6 +220,13 @@ def main():
         for t in p.spec["templates"]:
             builds.append((p, t["name"], t["file"], ()))
             if args.no_variants:
+                continue
+            if t["name"] in grid:
+                combos = [()]
+                for k in t.get("knobs", []):
+                    combos = [c + ((k["name"], str(v)),) for c in combos for v in k["values"]]
+                for c in combos:
+                    builds.append((p, t["name"], t["file"], c))
                 continue
             for k in t.get("knobs", []):
                 for v in k["values"]:

@@ -32,14 +32,15 @@ goes to stderr).  --copy instead measures a device-to-device copy of 4 GiB
 (bytes = read + written) and prints {"problem": "copy", "ms", "bytes",
 "gbps"}.
 
---kernel P=FILE.cu (repeatable) also times a KernelFleet kernel for problem
+--kernel P=FILE.cu (repeatable, several per problem too) also times a KernelFleet kernel for problem
 P (a best kernel written by `kf run --out`, knobs as #defines) by the SAME
 loop -- same refill, same L2 flush, same CUDA events on torch's current
 stream -- so "kernel vs torch.compile" is one timer in one run, not the
 harness's timer against this script's.  The kernel is built with nvcc
 (-O3, sm_XY of the device, -cudart shared) and called through ctypes with
 the kf_args ABI of harness/core/kf_candidate.h; its line gains kernel_ms,
-kernel_gbps and kernel_file.  It is NOT verified here (the harness did
+kernel_gbps and kernel_file (of the first --kernel for P; with several,
+"kernels" lists each).  It is NOT verified here (the harness did
 that); this only times it.
 
 Usage: scripts/torch_baselines.py [--problems softmax,vecsum] [--reps 50]
@@ -303,7 +304,7 @@ def main():
             print("torch_baselines: --kernel %r: expected PROBLEM=FILE.cu of an existing file"
                   % k, file=sys.stderr)
             return 2
-        kernels[p] = os.path.abspath(f)
+        kernels.setdefault(p, []).append(os.path.abspath(f))
     if not torch.cuda.is_available():
         print("torch_baselines: no CUDA device", file=sys.stderr)
         return 2
@@ -341,17 +342,23 @@ def main():
                 "bytes": nbytes,
                 "eager_gbps": gb(eager),
                 "compile_gbps": gb(comp)}
-        if name in kernels:
+        timed = []
+        for kf in kernels.get(name, []):
             try:
                 with tempfile.TemporaryDirectory() as wd:
-                    kfn = kernel_fn(spec, sz, kernels[name], ts, wd)
+                    kfn = kernel_fn(spec, sz, kf, ts, wd)
                     kms = time_fn(kfn, ts, name, sz, args.reps, args.warmup, flush)
-                line.update(kernel_ms=round(kms, 4), kernel_gbps=gb(kms),
-                            kernel_file=os.path.basename(kernels[name]))
+                timed.append(dict(kernel_ms=round(kms, 4), kernel_gbps=gb(kms),
+                                  kernel_file=os.path.basename(kf)))
             except Exception as e:  # noqa: BLE001 -- report and go on
-                print("torch_baselines: %s: kernel %s: %s" % (name, kernels[name], e),
+                print("torch_baselines: %s: kernel %s: %s" % (name, kf, e),
                       file=sys.stderr)
-                line.update(kernel_ms=None, kernel_error=str(e)[:300])
+                timed.append(dict(kernel_ms=None, kernel_error=str(e)[:300],
+                                  kernel_file=os.path.basename(kf)))
+        if timed:
+            line.update(timed[0])  # the first --kernel: kernel_ms, as before
+        if len(timed) > 1:
+            line["kernels"] = timed
         print(json.dumps(line), flush=True)
         del ts
         torch.cuda.empty_cache()

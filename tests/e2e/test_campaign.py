@@ -67,6 +67,15 @@ def body(c):
                        remote, env=c.env, capture_output=True, timeout=60)
     check(r.returncode == 2, "status of an unknown campaign exited %d: %s"
           % (r.returncode, r.stderr.decode(errors="replace")))
+    # A roofline target past 2 is a usage error naming the flag and its
+    # range (1 < F <= 2 is allowed: a read-mostly problem passes a copy).
+    r = subprocess.run([c.path("kf"), "campaign", "submit",
+                        kfcampaign.problem_dir(), "--target-roofline", "2.5"]
+                       + remote, env=c.env, capture_output=True, timeout=60)
+    check(r.returncode == 2 and
+          b"--target-roofline '2.5': expected 0 < F <= 2" in r.stderr,
+          "submit --target-roofline 2.5 exited %d: %s"
+          % (r.returncode, r.stderr.decode(errors="replace")))
     for p in workers + [c.coord]:
         check(p.alive(), "%s died" % p.name)
 

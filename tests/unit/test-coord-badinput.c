@@ -819,8 +819,8 @@ static const char *BIG_SPEC =
     " \"flops\": \"N\", \"bytes\": \"8*N\", \"reference\": \"reference.c\","
     " \"templates\": [{\"name\": \"t\", \"file\": \"t.c\"}]}";
 
-static int create_campaign(const char *bench_n, int64_t *id, char *err,
-                           size_t errlen) {
+static int create_campaign(const char *bench_n, double target, int64_t *id,
+                           char *err, size_t errlen) {
   char spec[2048];
   snprintf(spec, sizeof spec, BIG_SPEC, bench_n);
   Kernelfleet__TemplateSource ts = KERNELFLEET__TEMPLATE_SOURCE__INIT;
@@ -831,6 +831,7 @@ static int create_campaign(const char *bench_n, int64_t *id, char *err,
   Kernelfleet__CreateCampaignRequest q =
       KERNELFLEET__CREATE_CAMPAIGN_REQUEST__INIT;
   q.name = "bi-big";
+  q.target_roofline = target;
   q.spec_json.data = (uint8_t *)spec;
   q.spec_json.len = strlen(spec);
   q.reference_source = "int kf_launch(void) { return 0; }";
@@ -948,7 +949,7 @@ static void test_spec_limits_and_ended_campaign(void **state) {
   int64_t id = 0;
   /* 2^34 floats per tensor: 64 GiB each, an input and an output on each
    * of two sides: 256 GiB. */
-  rc = create_campaign("17179869184", &id, err, sizeof err);
+  rc = create_campaign("17179869184", 0, &id, err, sizeof err);
   expect(rc, err, KF_ESTATE, "2^34 floats per tensor",
          "the harness needs 256.0 GiB");
   expect(rc, err, KF_ESTATE, "2^34 floats per tensor",
@@ -957,7 +958,7 @@ static void test_spec_limits_and_ended_campaign(void **state) {
   assert_unchanged(&before, "a spec too big");
 
   /* A small one is created; stopped, it takes no proposal. */
-  rc = create_campaign("1024", &id, err, sizeof err);
+  rc = create_campaign("1024", 0, &id, err, sizeof err);
   if (rc) fail_msg("CreateCampaign: %s: %s", kf_err_name(rc), err);
   Kernelfleet__StopCampaignRequest sc = KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
   sc.campaign_id = id;
@@ -978,6 +979,34 @@ static void test_spec_limits_and_ended_campaign(void **state) {
               sizeof err),
          err, KF_ESTATE, "propose after the end", want);
   assert_unchanged(&before, "a late proposal");
+  assert_alive();
+}
+
+/* The roofline target is a fraction of the copy bandwidth, which a
+ * problem that mostly reads passes honestly: 1.5 is kept as given; past
+ * KF_TARGET_ROOFLINE_MAX (2) is refused naming the field, nothing stored.
+ * Runs after test_spec_limits_and_ended_campaign (its CPU worker). */
+static void test_roofline_target(void **state) {
+  (void)state;
+  char err[512];
+  int64_t id = 0;
+  snap before = snapshot();
+  int rc = create_campaign("1024", 2.5, &id, err, sizeof err);
+  expect_invalid(rc, err, "target_roofline 2.5", "target_roofline must be in (0, 2]");
+  assert_unchanged(&before, "a target of 2.5");
+  rc = create_campaign("1024", 1.5, &id, err, sizeof err);
+  if (rc) fail_msg("CreateCampaign at target 1.5: %s: %s", kf_err_name(rc), err);
+  char q[128];
+  snprintf(q, sizeof q,
+           "SELECT (target_roofline * 100)::int FROM campaigns WHERE id = %lld",
+           (long long)id);
+  assert_int_equal(db_int(q), 150);
+  Kernelfleet__StopCampaignRequest sc = KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
+  sc.campaign_id = id;
+  rc = call(g.tg.c, PATH("StopCampaign"), &sc.base,
+            &kernelfleet__stop_campaign_response__descriptor, NULL, err,
+            sizeof err);
+  if (rc) fail_msg("StopCampaign: %s: %s", kf_err_name(rc), err);
   assert_alive();
 }
 
@@ -1007,6 +1036,7 @@ int main(void) {
       cmocka_unit_test(test_nul_and_utf8),
       cmocka_unit_test(test_report_poison),
       cmocka_unit_test(test_spec_limits_and_ended_campaign),
+      cmocka_unit_test(test_roofline_target),
       cmocka_unit_test(test_torch_campaigns),
       cmocka_unit_test(test_still_alive_then_clean_exit),
   };

@@ -287,6 +287,23 @@ static void memory_bound_stops(void **state) {
   step(c2);
   assert_string_equal(tdb_text("SELECT state FROM campaigns WHERE id = %lld",
                                (long long)c2), "running");
+  /* past the measured bandwidth (a read-mostly problem beats the copy the
+   * worker measured): no ceiling is known, so no memory stop; the roofline
+   * target (over 1 here) still applies */
+  tdb_sql("UPDATE tasks SET state = 'failed' WHERE state = 'queued'");
+  c2 = campaign_with(templates, 40, 0, 2, &o);
+  tdb_sql("UPDATE campaigns SET target_roofline = 2");
+  x.gbps = 10.5;
+  step(c2);
+  report_one(w, dc, 1000, &x, NULL);
+  step(c2);
+  assert_string_equal(tdb_text("SELECT state FROM campaigns WHERE id = %lld",
+                               (long long)c2), "running");
+  assert_non_null(strstr(tdb_text("SELECT p.detail FROM eval_profiles p JOIN"
+                                  " evaluations e ON e.id = p.evaluation_id"
+                                  " WHERE e.campaign_id = %lld",
+                                  (long long)c2),
+                         "memory-bound at 105.0%"));
 }
 
 int main(void) {
