@@ -198,7 +198,13 @@ extern "C" int kf_launch(const kf_args *a) {
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
       return 1;
-    int64_t blocks = (int64_t)sms * BPS;
+    /* never more blocks than fit at once: a second wave of a persistent
+     * grid is a tail of whole blocks' rows */
+    int fit = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, rms_pipe, THREADS, 0) !=
+            cudaSuccess || fit < 1)
+      return 1;
+    int64_t blocks = (int64_t)sms * (BPS < fit ? BPS : fit);
     if (blocks > M) blocks = M;
     rms_pipe<<<(unsigned)blocks, THREADS, 0, st>>>(x, w, y, M, N);
   } else if (vec) {
