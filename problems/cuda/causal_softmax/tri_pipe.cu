@@ -6,10 +6,7 @@
  *
  * Written for the H200, where block_regs stays near 89% of the copy
  * bandwidth with its whole knob space searched.  What this file does
- * differently, and what each was worth there (2026-11-29,
- * docs/bench-notes.md): the pipelining and the rows dealt in balanced
- * pairs, nothing measurable on their own; fewer instructions per byte,
- * about 3% (0.1068 against 0.1103 ms by one timer):
+ * differently:
  *  - 32-bit column indices, and the per-element mask only in the one
  *    vector that straddles column i;
  *  - exponentials only for vectors that hold unmasked columns (block_regs
@@ -19,8 +16,11 @@
  *  - in the loop path, one ex2 per element per sweep (a running max
  *    rescales the sum once per vector) and the denominator folded into
  *    the write sweep's ex2 (ex2(t - m - log2 s)).
- * The problem's own traffic with no arithmetic (pattern.cu there) takes
- * 0.0985 ms on that GPU; this is 8% above it.
+ * Measured (docs/bench-notes.md, 2026-11-29): the fewer instructions made
+ * it 4% faster than its first version (0.1073 against 0.1116 ms in one
+ * loop); it ties block_regs' best in the harness (89.1% against 88.8% of
+ * the copy bandwidth), and both are 8-10% above what the problem's traffic
+ * alone takes (pattern.cu in that day's gpu-runs).
  *
  * Paths, chosen at launch:
  *   pipelined S % 8 == 0, both pointers 16-byte aligned, S <= CAP
