@@ -213,6 +213,8 @@ typedef struct {
   "  --seed N              search seed (harness seeds stay secret)\n"        \
   "  --plateau N           stop after N evaluations without gain [60]\n"     \
   "  --target-roofline F   stop at this fraction of the floor  [0.95]\n"     \
+  "                        (the copy bandwidth's; up to 2: a problem that\n"  \
+  "                        mostly reads can pass 1)\n"                        \
   "  --name TEXT           campaign name                       [problem]\n"    \
   "  --fresh               measure every candidate anew: reuse no stored\n"    \
   "                        measurement (what it measures is stored, and\n"    \
