@@ -1,25 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """docs/gpu-runs/2026-11-29-h200-kernels/hints.py SRC DST MODE -- an
-experiment's variant of an rmsnorm template's two-sweep (loop) path:
+experiment's variant of a row template's multi-sweep (loop) path, where
+each sweep reads the row x again (rmsnorm and softmax: two sweeps;
+layernorm: three); exits 1 for a file without such a path:
   u   both sweeps unrolled by 4 (four 16-byte loads in flight per thread;
       today one, where causal_softmax's loop path found four needed on an
       H200)
-  uh  u, and the first sweep's loads keep their lines in L2
-      (createpolicy evict_last, as Triton's evict_last) for the second
-      sweep, which reads them evict-first (__ldcs)
+  uh  u, and every sweep but the last keeps its lines in L2
+      (createpolicy evict_last, as Triton's evict_last) for the next;
+      the last reads them evict-first (__ldcs)
 Not a template of the repository: an input of hints.sh."""
 import sys
 
 src, dst, mode = sys.argv[1:4]
 s = open(src).read()
 loop = "    for (int64_t c = (int64_t)tid * 8; c < N; c += (int64_t)THREADS * 8) {\n"
-assert s.count(loop) == 2, (src, s.count(loop))
+ld = "unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);"
+n = s.count(ld)
+if s.count(loop) < 2 or n < 2:
+    sys.exit("%s: no two-sweep path of this shape (%d loops, %d row loads)"
+             % (src, s.count(loop), n))
 s = s.replace(loop, "#pragma unroll 4\n" + loop)
 if mode == "uh":
-    ld = "unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);"
-    assert s.count(ld) == 2, (src, s.count(ld))
-    s = s.replace(ld, "unpack8(ld_evict_last(xr + c), f);", 1)
+    # every sweep but the last keeps its lines; the last reads them
+    # evict-first (layernorm has three sweeps, rmsnorm and softmax two)
+    s = s.replace(ld, "unpack8(ld_evict_last(xr + c), f);", n - 1)
     s = s.replace(ld, "unpack8(__ldcs(reinterpret_cast<const uint4 *>(xr + c)), f);", 1)
     helper = '''
 __device__ __forceinline__ uint4 ld_evict_last(const uint16_t *p) {
