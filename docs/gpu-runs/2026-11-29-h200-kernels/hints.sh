@@ -4,7 +4,8 @@
 # on the GPU machine: for each PROBLEM (default layernorm softmax), the multi-sweep
 # path of every template that has one unrolled (P_u) and unrolled with L2
 # eviction hints (P_uh), every knob combination checked and timed by
-# run.sh; then the bests by one loop beside torch.compile.  The run of
+# run.sh beside the templates as they are; then the bests of all three
+# by one loop beside torch.compile.  The run of
 # 2026-11-29 (h8-hints.tgz) was rmsnorm with an earlier version of this
 # script, which also timed best-stcs/ beside them; rmsnorm's templates
 # have the hint since, so hints.py finds nothing to change there now.
@@ -31,11 +32,14 @@ for p in "${probs[@]}"; do
     done
     [ -n "$g" ] && grids+=("${p}_$m:$g")
   done
+  # the templates as they are, the same way, for the same loop below
+  [ -n "$g" ] && grids+=("$p:$g")
 done
 bash $d/run.sh "$out/h" "${grids[@]}" >/dev/null 2>&1
 for p in "${probs[@]}"; do
   args=()
-  for f in "$out"/h/best-${p}_u*.cu; do
+  for f in "$out"/h/best-${p}-*.cu "$out"/h/best-${p}_u*.cu; do
+    case $f in *warp_rows*) continue;; esac
     [ -e "$f" ] && args+=(--kernel "$p=$f")
   done
   $PY scripts/torch_baselines.py --problems "$p" --reps 50 "${args[@]}" >> "$out/sametimer.jsonl" 2>> "$out/stderr.txt"
