@@ -19,6 +19,15 @@
  *            the later ones from L2 when the row is still there
  * CAP = THREADS * VPT_EFF * 8; VPT_EFF caps VPT at 2048 / THREADS.
  *
+ * Cache hints: the inputs are loaded through the read-only path with no
+ * eviction hint (__ldg) and y is stored write-back (__stwb), as Triton's
+ * plain loads and stores: the streaming hints (__ldcs, __stcs) cost 3-5%
+ * on an H200 (best builds by one loop: layernorm 0.0642 against 0.0663 ms;
+ * 2026-11-29, docs/bench-notes.md).
+ * Built for sm_100a/sm_103a/sm_120a the defaults spill 12-28 bytes with
+ * these loads (none with __ldcs; scripts/check-cuda-problems); no GPU of
+ * those has timed either.
+ *
  * Knobs: THREADS (threads per block), VPT (16-byte vectors per thread).
  */
 #include <cuda_runtime.h>
@@ -111,7 +120,7 @@ layernorm_regs(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
-      if (c < N) raw[k] = __ldcs(reinterpret_cast<const uint4 *>(xr + c));
+      if (c < N) raw[k] = __ldg(reinterpret_cast<const uint4 *>(xr + c));
     }
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
@@ -166,7 +175,7 @@ layernorm_regs(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
         unpack8(__ldg(reinterpret_cast<const uint4 *>(b + c)), bf);
 #pragma unroll
         for (int e = 0; e < 8; e++) o[e] = fmaf((v[8 * k + e] - mean) * rstd, wf[e], bf[e]);
-        __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(o));
+        __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(o));
       }
     }
   } else {
@@ -224,7 +233,7 @@ layernorm_loop(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
       unpack8(__ldg(reinterpret_cast<const uint4 *>(b + c)), bf);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = fmaf((f[e] - mean) * rstd, wf[e], bf[e]);
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   } else {
     for (int64_t c = tid; c < N; c += THREADS)

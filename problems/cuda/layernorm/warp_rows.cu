@@ -18,6 +18,12 @@
  * Short rows (N <= 1024) are where this layout wins: a block-per-row kernel
  * leaves most of its threads idle there.
  *
+ * Cache hints: the inputs are loaded through the read-only path with no
+ * eviction hint (__ldg) and y is stored write-back (__stwb), as Triton's
+ * plain loads and stores: the streaming hints (__ldcs, __stcs) cost 3-5%
+ * on an H200 (best builds by one loop: layernorm 0.0642 against 0.0663 ms;
+ * 2026-11-29, docs/bench-notes.md).
+ *
  * Knobs: WARPS (rows per block), VPL (16-byte vectors per lane held in
  * registers; 32 covers N = 8192; capped at 16 when WARPS = 16).
  */
@@ -98,7 +104,7 @@ layernorm_warp_regs(const uint16_t *__restrict__ x, const uint16_t *__restrict__
 #pragma unroll
   for (int k = 0; k < VPL_EFF; k++) {
     const int64_t c = ((int64_t)k * 32 + lane) * 8;
-    if (c < N) raw[k] = __ldcs(reinterpret_cast<const uint4 *>(xr + c));
+    if (c < N) raw[k] = __ldg(reinterpret_cast<const uint4 *>(xr + c));
   }
   float s = 0.f;
 #pragma unroll
@@ -137,7 +143,7 @@ layernorm_warp_regs(const uint16_t *__restrict__ x, const uint16_t *__restrict__
       unpack8(__ldg(reinterpret_cast<const uint4 *>(b + c)), bf);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = fmaf((f[e] - mean) * rstd, wf[e], bf[e]);
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   }
 }
@@ -190,7 +196,7 @@ layernorm_warp_stream(const uint16_t *__restrict__ x, const uint16_t *__restrict
       unpack8(__ldg(reinterpret_cast<const uint4 *>(b + c)), bf);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = fmaf((f[e] - mean) * rstd, wf[e], bf[e]);
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   } else {
     for (int64_t c = lane; c < N; c += 32)

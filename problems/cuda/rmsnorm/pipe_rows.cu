@@ -18,6 +18,12 @@
  * CAP = THREADS * VPT_EFF * 8; VPT_EFF caps VPT at 1024 / THREADS vectors
  * (two rows live per thread).
  *
+ * Cache hints: the inputs are loaded through the read-only path with no
+ * eviction hint (__ldg) and y is stored write-back (__stwb), as Triton's
+ * plain loads and stores: the streaming hints (__ldcs, __stcs) cost 3-5%
+ * on an H200 (best builds by one loop: rmsnorm 0.0624 against 0.0655 ms;
+ * 2026-11-29, docs/bench-notes.md).
+ *
  * Knobs: THREADS (threads per block), VPT (16-byte vectors per thread),
  * BPS (blocks per SM in the grid).
  */
@@ -30,7 +36,7 @@
 
 /* A 16-byte load whose line L2 should keep (an evict_last policy, as
  * Triton's evict_last): the two-sweep path's first sweep, whose lines the
- * second sweep reads again (evict-first there).  With the sweeps also
+ * second sweep reads again.  With the sweeps also
  * unrolled by 4, 4% faster on an H200 (0.0660 against 0.0687 ms, every
  * knob combination checked; 2026-11-29, docs/bench-notes.md); unrolled
  * alone, no change. */
@@ -109,7 +115,7 @@ __device__ __forceinline__ float block_sum(float v, float *red) {
     const int64_t o_ = (ROW) * N;                                            \
     _Pragma("unroll") for (int k = 0; k < VPT_EFF; k++) {                    \
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;                    \
-      if (c < N) ra[k] = __ldcs(reinterpret_cast<const uint4 *>(x + o_ + c)); \
+      if (c < N) ra[k] = __ldg(reinterpret_cast<const uint4 *>(x + o_ + c)); \
     }                                                                        \
   } while (0)
 
@@ -151,7 +157,7 @@ rms_pipe(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
         unpack8(__ldg(reinterpret_cast<const uint4 *>(w + c)), wf);
 #pragma unroll
         for (int e = 0; e < 8; e++) o[e] = v[8 * k + e] * rs * wf[e];
-        __stcs(reinterpret_cast<uint4 *>(y + off + c), pack8(o));
+        __stwb(reinterpret_cast<uint4 *>(y + off + c), pack8(o));
       }
     }
   }
@@ -187,11 +193,11 @@ rms_loop(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
 #pragma unroll 4
     for (int64_t c = (int64_t)tid * 8; c < N; c += (int64_t)THREADS * 8) {
       float f[8], wf[8];
-      unpack8(__ldcs(reinterpret_cast<const uint4 *>(xr + c)), f);
+      unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
       unpack8(__ldg(reinterpret_cast<const uint4 *>(w + c)), wf);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = f[e] * rs * wf[e];
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   } else {
     for (int64_t c = tid; c < N; c += THREADS) yr[c] = f2bf(bf2f(xr[c]) * rs * bf2f(w[c]));

@@ -15,6 +15,12 @@
  * Short rows (N <= 1024) are where this layout wins: a block-per-row kernel
  * leaves most of its threads idle there.
  *
+ * Cache hints: the inputs are loaded through the read-only path with no
+ * eviction hint (__ldg) and y is stored write-back (__stwb), as Triton's
+ * plain loads and stores: the streaming hints (__ldcs, __stcs) cost 3-5%
+ * on an H200 (best builds by one loop: rmsnorm 0.0624 against 0.0655 ms;
+ * 2026-11-29, docs/bench-notes.md).
+ *
  * Knobs: WARPS (rows per block), VPL (16-byte vectors per lane held in
  * registers; 32 covers N = 8192; capped at 16 when WARPS = 16).
  */
@@ -94,7 +100,7 @@ rmsnorm_warp_regs(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w
 #pragma unroll
   for (int k = 0; k < VPL_EFF; k++) {
     const int64_t c = ((int64_t)k * 32 + lane) * 8;
-    if (c < N) raw[k] = __ldcs(reinterpret_cast<const uint4 *>(xr + c));
+    if (c < N) raw[k] = __ldg(reinterpret_cast<const uint4 *>(xr + c));
   }
   float ss = 0.f;
 #pragma unroll
@@ -117,7 +123,7 @@ rmsnorm_warp_regs(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w
       unpack8(__ldg(reinterpret_cast<const uint4 *>(w + c)), wf);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = f[e] * r * wf[e];
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   }
 }
@@ -153,7 +159,7 @@ rmsnorm_warp_stream(const uint16_t *__restrict__ x, const uint16_t *__restrict__
       unpack8(__ldg(reinterpret_cast<const uint4 *>(w + c)), wf);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = f[e] * r * wf[e];
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   } else {
     for (int64_t c = lane; c < N; c += 32) yr[c] = f2bf(bf2f(xr[c]) * r * bf2f(w[c]));

@@ -18,6 +18,12 @@
  * never holds more than 2048 / THREADS vectors (64 floats at 256 threads),
  * which keeps every knob combination within the register file.
  *
+ * Cache hints: the inputs are loaded through the read-only path with no
+ * eviction hint (__ldg) and y is stored write-back (__stwb), as Triton's
+ * plain loads and stores: the streaming hints (__ldcs, __stcs) cost 3-5%
+ * on an H200 (best builds by one loop: softmax 0.0621 against 0.0653 ms;
+ * 2026-11-29, docs/bench-notes.md).
+ *
  * Knobs: THREADS (threads per block), VPT (16-byte vectors per thread).
  */
 #include <cuda_runtime.h>
@@ -116,7 +122,7 @@ softmax_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t N
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
-      if (c < N) raw[k] = __ldcs(reinterpret_cast<const uint4 *>(xr + c));
+      if (c < N) raw[k] = __ldg(reinterpret_cast<const uint4 *>(xr + c));
     }
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
@@ -156,7 +162,7 @@ softmax_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t N
         float o[8];
 #pragma unroll
         for (int e = 0; e < 8; e++) o[e] = v[8 * k + e] * inv;
-        __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(o));
+        __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(o));
       }
     }
   } else {
@@ -210,7 +216,7 @@ softmax_loop(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t N
       unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = ex2(fmaf(f[e], L2E, -m)) * inv;
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   } else {
     for (int64_t c = tid; c < N; c += THREADS)

@@ -18,6 +18,12 @@
  * CAP = THREADS * VPT_EFF * 8; VPT_EFF caps VPT at 1024 / THREADS vectors
  * (two rows live per thread).
  *
+ * Cache hints: the inputs are loaded through the read-only path with no
+ * eviction hint (__ldg) and y is stored write-back (__stwb), as Triton's
+ * plain loads and stores: the streaming hints (__ldcs, __stcs) cost 3-5%
+ * on an H200 (best builds by one loop: softmax 0.0621 against 0.0653 ms;
+ * 2026-11-29, docs/bench-notes.md).
+ *
  * Knobs: THREADS (threads per block), VPT (16-byte vectors per thread),
  * BPS (blocks per SM in the grid).
  */
@@ -114,7 +120,7 @@ __device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
     const int64_t o_ = (ROW) * N;                                            \
     _Pragma("unroll") for (int k = 0; k < VPT_EFF; k++) {                    \
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;                    \
-      if (c < N) ra[k] = __ldcs(reinterpret_cast<const uint4 *>(x + o_ + c)); \
+      if (c < N) ra[k] = __ldg(reinterpret_cast<const uint4 *>(x + o_ + c)); \
     }                                                                        \
   } while (0)
 
@@ -161,7 +167,7 @@ softmax_pipe(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t M
         float o[8];
 #pragma unroll
         for (int e = 0; e < 8; e++) o[e] = v[8 * k + e] * inv;
-        __stcs(reinterpret_cast<uint4 *>(y + off + c), pack8(o));
+        __stwb(reinterpret_cast<uint4 *>(y + off + c), pack8(o));
       }
     }
   }
@@ -209,7 +215,7 @@ softmax_loop(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t N
       unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
 #pragma unroll
       for (int e = 0; e < 8; e++) f[e] = ex2(fmaf(f[e], L2E, -m)) * inv;
-      __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
+      __stwb(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   } else {
     for (int64_t c = tid; c < N; c += THREADS)
