@@ -407,14 +407,18 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
                            const Kernelfleet__GetCampaignResponse *g) {
   const Kernelfleet__CampaignStatus *st = g->status;
   kf_cli__print_status(f, st);
-  /* PyTorch problems on a GPU: torch.compile timed in the evaluations */
-  bool compiled = false;
-  for (size_t i = 0; i < g->n_top; i++)
+  /* PyTorch problems on a GPU: torch.compile timed in the evaluations,
+   * default mode and max-autotune-no-cudagraphs */
+  bool compiled = false, tuned = false;
+  for (size_t i = 0; i < g->n_top; i++) {
     if (g->top[i]->speedup_compile > 0) compiled = true;
+    if (g->top[i]->speedup_max_autotune > 0) tuned = true;
+  }
   if (g->n_top) {
-    fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %6s %8s %8s%s  %s\n", "#",
+    fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %6s %8s %8s%s%s  %s\n", "#",
             "template", "knobs", "median", "spread", "reps", "speedup",
-            "roofline", compiled ? " vs compile" : "", "timed in");
+            "roofline", compiled ? " vs compile" : "",
+            tuned ? " vs max-at" : "", "timed in");
     for (size_t i = 0; i < g->n_top; i++) {
       const Kernelfleet__EvaluationSummary *e = g->top[i];
       char knobs[256], t[32], roof[16] = "-", tmpl[64], reps[16] = "-",
@@ -434,23 +438,32 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
       else
         snprintf(from, sizeof from, "%s", e->reused_from ? "search, reused"
                                                          : "search");
-      char vc[24] = "";
+      char vc[24] = "", vt[24] = "";
       if (compiled) {
         if (e->speedup_compile > 0)
           snprintf(vc, sizeof vc, " %9.2fx", e->speedup_compile);
         else
           snprintf(vc, sizeof vc, " %10s", "-");
       }
+      if (tuned) {
+        if (e->speedup_max_autotune > 0)
+          snprintf(vt, sizeof vt, " %9.2fx", e->speedup_max_autotune);
+        else
+          snprintf(vt, sizeof vt, " %10s", "-");
+      }
       /* '*': the campaign's best (GetBest): always the first row. */
-      fprintf(f, "  %2zu%c %-18s %-30s %10s %6.1f%% %6s %7.2fx %8s%s  %s\n",
+      fprintf(f, "  %2zu%c %-18s %-30s %10s %6.1f%% %6s %7.2fx %8s%s%s  %s\n",
               i + 1, e->candidate_id == st->best_candidate_id ? '*' : ' ',
               tmpl, knobs, t, e->time_ns_spread * 100, reps, e->speedup,
-              roof, vc, from);
+              roof, vc, vt, from);
     }
     if (compiled)
       fprintf(f, "  vs compile: over torch.compile of the reference, timed "
                  "beside it in the\n  candidate's search evaluation (speedup "
                  "is over the reference, torch eager)\n");
+    if (tuned)
+      fprintf(f, "  vs max-at: the same for torch.compile(mode="
+                 "\"max-autotune-no-cudagraphs\")\n");
   }
   for (size_t i = 0; i < g->n_top; i++)
     if (g->top[i]->candidate_id == st->best_candidate_id) {
@@ -819,6 +832,13 @@ cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e) {
   } else { /* not timed: null, not a zero speedup */
     cJSON_AddNullToObject(j, "compile_time_ns_median");
     cJSON_AddNullToObject(j, "speedup_compile");
+  }
+  if (e->speedup_max_autotune > 0) {
+    add_num(j, "max_autotune_time_ns_median", e->max_autotune_time_ns_median);
+    add_num(j, "speedup_max_autotune", e->speedup_max_autotune);
+  } else {
+    cJSON_AddNullToObject(j, "max_autotune_time_ns_median");
+    cJSON_AddNullToObject(j, "speedup_max_autotune");
   }
   cJSON_AddNumberToObject(j, "repetitions", e->repetitions);
   cJSON_AddNumberToObject(j, "measurements", e->measurements);

@@ -1135,6 +1135,8 @@ static void summary_fill(summary *v, const kf_cand_row *r) {
   v->e.ref_time_ns_spread = r->ref_time_ns_spread;
   v->e.compile_time_ns_median = r->compile_time_ns_median;
   v->e.speedup_compile = r->speedup_compile;
+  v->e.max_autotune_time_ns_median = r->max_autotune_time_ns_median;
+  v->e.speedup_max_autotune = r->speedup_max_autotune;
   v->dc.kind = (Kernelfleet__DeviceKind)r->dc.kind;
   v->dc.model = (char *)r->dc.model;
   v->dc.cc_major = r->dc.cc_major;

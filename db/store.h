@@ -270,6 +270,8 @@ typedef struct {
   /* 0012: torch.compile of the reference, timed beside it in the same
    * evaluation (PyTorch problems on a GPU); 0: not timed */
   double compile_time_ns_median;
+  /* 0013: the same for torch.compile(mode="max-autotune-no-cudagraphs") */
+  double max_autotune_time_ns_median;
   uint32_t repetitions;      /* timed repetitions; 0: unknown */
   /* the verdict depended on timing under load: never reused */
   bool timing_dependent;
@@ -534,6 +536,8 @@ typedef struct {
    * over it (the search evaluation's, also on a showdown row); 0: not
    * timed */
   double compile_time_ns_median, speedup_compile;
+  /* 0013: the same for max-autotune-no-cudagraphs */
+  double max_autotune_time_ns_median, speedup_max_autotune;
   /* the evaluation this one copies (another campaign's); 0: measured for
    * this campaign by task_id */
   int64_t reused_from;

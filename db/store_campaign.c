@@ -98,9 +98,11 @@ static void kf_store__itoa(char *buf, size_t len, int64_t v) {
   " pf.bound, pf.bandwidth_fraction,"                                       \
   " (to_jsonb(pf) - 'evaluation_id' - 'created_at')::text"
 /* 0012: torch.compile's time in the evaluation and the speedup over it
- * (columns 36..37; queries without them leave them 0).  A showdown row
- * keeps its search evaluation's: torch.compile is not re-timed there. */
-#define KF_BASELINE_COLS ", e.compile_time_ns_median, e.speedup_compile"
+ * (columns 36..37), 0013: the same for max-autotune-no-cudagraphs (38..39);
+ * queries without them leave them 0.  A showdown row keeps its search
+ * evaluation's: torch.compile is not re-timed there. */
+#define KF_BASELINE_COLS ", e.compile_time_ns_median, e.speedup_compile,"   \
+  " e.max_autotune_time_ns_median, e.speedup_max_autotune"
 #define KF_EVAL_COLS                                                         \
   " e.id, e.task_id, e.device_class_id, d.kind, d.model, d.cc_major,"       \
   " d.cc_minor, d.isa, e.outcome::text, e.stage, e.reason,"                 \
@@ -211,6 +213,10 @@ static int kf_store__cand_list(kf_store *s, PGresult *r, bool with_source,
     if (PQnfields(r) > 37) {
       c->compile_time_ns_median = kf_store__f64(r, i, 36);
       c->speedup_compile = kf_store__f64(r, i, 37);
+    }
+    if (PQnfields(r) > 39) {
+      c->max_autotune_time_ns_median = kf_store__f64(r, i, 38);
+      c->speedup_max_autotune = kf_store__f64(r, i, 39);
     }
   }
   *out = l;

@@ -696,7 +696,7 @@ static const kf_store__stmt ST_REPORT_EVAL = {
     " time_ns_spread, ref_time_ns_median, ref_time_ns_spread, speedup,"
     " achieved_gbps, roofline_fraction, result, environment_id,"
     " timing_dependent, repetitions, compile_time_ns_median,"
-    " speedup_compile)"
+    " speedup_compile, max_autotune_time_ns_median, speedup_max_autotune)"
     " SELECT k.candidate_id, k.campaign_id, k.device_class_id, u.task,"
     " u.worker, u.oc, u.stage, u.reason, u.tm, u.ts, u.rm, u.rs,"
     " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND u.rm > 0 THEN u.rm / u.tm END,"
@@ -710,13 +710,15 @@ static const kf_store__stmt ST_REPORT_EVAL = {
     " CASE WHEN COALESCE(u.hb, '') IN ('', env.harness_build)"
     "  AND COALESCE(u.tc, '') IN ('', env.toolchain) THEN env.id END,"
     " COALESCE(u.td, false), NULLIF(u.reps, 0), u.ct,"
-    " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND u.ct > 0 THEN u.ct / u.tm END"
+    " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND u.ct > 0 THEN u.ct / u.tm END,"
+    " u.mt,"
+    " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND u.mt > 0 THEN u.mt / u.tm END"
     " FROM unnest($1::bigint[], $2::bigint[], $3::kf_outcome[], $4::text[],"
     " $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::float8[],"
     " $10::float8[], $11::bytea[], $12::boolean[], $13::int[], $14::text[],"
-    " $15::text[], $16::float8[])"
+    " $15::text[], $16::float8[], $17::float8[])"
     " AS u(task, worker, oc, stage, reason, tm, ts, rm, rs, gbps, res, td,"
-    " reps, hb, tc, ct)"
+    " reps, hb, tc, ct, mt)"
     " JOIN eval_keys k ON k.task_id = u.task"
     " JOIN campaigns c ON c.id = k.campaign_id"
     " LEFT JOIN workers w ON w.id = u.worker"
@@ -857,7 +859,9 @@ static bool kf_store__report_bad(const kf_report *rp, bool eval, char *why,
                 {"ref_time_ns_median", e->ref_time_ns_median, true},
                 {"ref_time_ns_spread", e->ref_time_ns_spread, false},
                 {"achieved_gbps", e->achieved_gbps, false},
-                {"compile_time_ns_median", e->compile_time_ns_median, true}};
+                {"compile_time_ns_median", e->compile_time_ns_median, true},
+                {"max_autotune_time_ns_median", e->max_autotune_time_ns_median,
+                 true}};
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
       if (kf_store__num_bad(nums[k].v, nums[k].time)) {
         snprintf(why, len, "%s %g is out of range", nums[k].name, nums[k].v);
@@ -962,7 +966,7 @@ static bool kf_store__profile_row(kf_store__buf *f, int64_t task,
  * one statement for the results and tasks, one for the evaluations. */
 static int kf_store__report_write(kf_store *s, const kf_report *reps,
                                   const kf_store__acc *acc, size_t m) {
-  enum { NA = 11, NE = 16, NP = 22 }; /* result, evaluation, profile */
+  enum { NA = 11, NE = 17, NP = 22 }; /* result, evaluation, profile */
   kf_store__buf a[NA] = {{0}}, e[NE] = {{0}}, f[NP] = {{0}};
   PGresult *r = NULL;
   size_t neval = 0, nprof = 0;
@@ -1009,6 +1013,7 @@ static int kf_store__report_write(kf_store *s, const kf_report *reps,
     kf_store__arr_text(&e[13], ev->harness_build);
     kf_store__arr_text(&e[14], ev->toolchain);
     kf_store__arr_f64(&e[15], ev->compile_time_ns_median, true);
+    kf_store__arr_f64(&e[16], ev->max_autotune_time_ns_median, true);
     neval++;
     if (kf_store__profile_row(f, rp->task_id, ev)) nprof++;
   }

@@ -45,6 +45,9 @@
 
 typedef struct kf_ev kf_ev;
 
+/* The baselines a backend may time beside a side (kf_side.t_base). */
+enum { KF_BASE_COMPILE, KF_BASE_TUNED, KF_BASES };
+
 typedef struct kf_side {
   char who[48];               /* "reference", "candidate", "candidate 12" */
   bool is_ref;
@@ -64,14 +67,15 @@ typedef struct kf_side {
   /* time stage */
   uint64_t *t;                /* charged ns per repetition */
   int n_t;
-  /* a baseline the backend timed beside this side's call, on the same
+  /* baselines the backend timed beside this side's call, on the same
    * inputs by the same timer (torch: torch.compile of the reference's
-   * model): the call sets t_base (0: none), the time stage records it
-   * per repetition like t */
-  uint64_t t_base;
-  uint64_t *tb;
-  int n_tb;
-  char note[320];             /* the backend's remark on how this side's
+   * model, KF_BASE_COMPILE in the default mode, KF_BASE_TUNED in
+   * max-autotune-no-cudagraphs): the call sets t_base[i] (0: none), the
+   * time stage records each per repetition like t */
+  uint64_t t_base[KF_BASES];
+  uint64_t *tb[KF_BASES];
+  int n_tb[KF_BASES];
+  char note[512];             /* the backend's remark on how this side's
                                  calls were timed, "" for none (torch: work
                                  on other streams charged); the time
                                  stage's reason carries it */
@@ -203,7 +207,7 @@ struct kf_ev {
   char toolchain[128];        /* a backend without a compiler names what
                                  runs the code ("torch 1.13.0a0"); "": the
                                  compiler's version (kf_harness__toolchain) */
-  char baselines[256];        /* a backend whose reference is a baseline
+  char baselines[384];        /* a backend whose reference is a baseline
                                  (torch: eager) says which and what was not
                                  timed; "" for none */
 };

@@ -173,6 +173,11 @@ static void print_json(const Kernelfleet__EvalResult *r, uint64_t seed) {
     cJSON_AddNumberToObject(o, "compile_time_ns_median",
                             r->compile_time_ns_median);
   }
+  if (r->speedup_max_autotune > 0) {
+    cJSON_AddNumberToObject(o, "speedup_max_autotune", r->speedup_max_autotune);
+    cJSON_AddNumberToObject(o, "max_autotune_time_ns_median",
+                            r->max_autotune_time_ns_median);
+  }
   if (r->baselines && *r->baselines)
     cJSON_AddStringToObject(o, "baselines", r->baselines);
   if (r->toolchain && *r->toolchain)

@@ -118,11 +118,13 @@ static kf_side *side_new(pl *p, const char *who, bool is_ref) {
   if (!s) return NULL;
   s->why = calloc(1, WHY);
   s->t = calloc(MAX_REPS, sizeof *s->t);
-  s->tb = calloc(MAX_REPS, sizeof *s->tb);
-  if (!s->why || !s->t || !s->tb) {
+  bool ok = s->why && s->t;
+  for (int b = 0; b < KF_BASES; b++)
+    ok = (s->tb[b] = calloc(MAX_REPS, sizeof *s->tb[b])) && ok;
+  if (!ok) {
     free(s->why);
     free(s->t);
-    free(s->tb);
+    for (int b = 0; b < KF_BASES; b++) free(s->tb[b]);
     free(s);
     return NULL;
   }
@@ -141,7 +143,7 @@ static void sides_free(pl *p) {
     if (p->e.b) p->e.b->stop(&p->e, s);
     free(s->why);
     free(s->t);
-    free(s->tb);
+    for (int b = 0; b < KF_BASES; b++) free(s->tb[b]);
     free(s);
   }
   p->n = 0;
@@ -643,7 +645,7 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
     int idx = (k + n) % ns;
     kf_side *s = all[idx];
     if (s->oc) continue;
-    s->t_base = 0;
+    memset(s->t_base, 0, sizeof s->t_base);
     if ((oc = b->call(&p->e, s, &c, &t[idx]))) {
       if ((oc = failed(p, s, oc, ctx))) return oc;
     }
@@ -664,8 +666,9 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
   for (int k = 0; k < ns; k++) {
     if (!all[k]->oc && all[k]->n_t < MAX_REPS)
       all[k]->t[all[k]->n_t++] = t[k];
-    if (!all[k]->oc && all[k]->t_base && all[k]->n_tb < MAX_REPS)
-      all[k]->tb[all[k]->n_tb++] = all[k]->t_base;
+    for (int b = 0; b < KF_BASES; b++)
+      if (!all[k]->oc && all[k]->t_base[b] && all[k]->n_tb[b] < MAX_REPS)
+        all[k]->tb[b][all[k]->n_tb[b]++] = all[k]->t_base[b];
   }
   return 0;
 }
@@ -673,7 +676,10 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
 /* Repetitions until every side is stable (or the budget is spent). */
 static int time_loop(pl *p, const kf_harness_layout *L, int tag,
                      int min_reps) {
-  for (int i = 0; i < p->n; i++) p->sides[i]->n_t = p->sides[i]->n_tb = 0;
+  for (int i = 0; i < p->n; i++) {
+    p->sides[i]->n_t = 0;
+    memset(p->sides[i]->n_tb, 0, sizeof p->sides[i]->n_tb);
+  }
   memset(p->ph_ns, 0, sizeof p->ph_ns);
   uint64_t budget = (uint64_t)p->e.o->time_budget_ms;
   uint64_t t0 = kf_now_ms();
@@ -1095,13 +1101,19 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
     res.ceiling_gbps = p->ceil_gbps;
     /* the torch backend's reference is PyTorch eager, on this timer */
     if (!strcmp(p->e.b->name, "torch") && cm > 0) res.speedup_eager = rm / cm;
-    /* torch.compile of the reference, timed beside it on the same inputs
-     * (only where every recorded repetition has it) */
-    if (r->n_tb && r->n_tb == r->n_t && cm > 0) {
-      double bm, bs;
-      kf_harness__stats(r->tb, r->n_tb, p->tmp, &bm, &bs);
-      res.compile_time_ns_median = bm;
-      res.speedup_compile = bm / cm;
+    /* torch.compile of the reference in each mode, timed beside it on
+     * the same inputs (only where every recorded repetition has it) */
+    double bm[KF_BASES] = {0}, bs;
+    for (int b = 0; b < KF_BASES; b++)
+      if (r->n_tb[b] && r->n_tb[b] == r->n_t && cm > 0)
+        kf_harness__stats(r->tb[b], r->n_tb[b], p->tmp, &bm[b], &bs);
+    if (bm[KF_BASE_COMPILE] > 0) {
+      res.compile_time_ns_median = bm[KF_BASE_COMPILE];
+      res.speedup_compile = bm[KF_BASE_COMPILE] / cm;
+    }
+    if (bm[KF_BASE_TUNED] > 0) {
+      res.max_autotune_time_ns_median = bm[KF_BASE_TUNED];
+      res.speedup_max_autotune = bm[KF_BASE_TUNED] / cm;
     }
   }
   if (p->e.baselines[0]) res.baselines = p->e.baselines;

@@ -41,7 +41,8 @@
  * call (runner.py persist), stopped between calls, timed on the GPU by its
  * own CUDA events (a claim held to this process's wall time), with the
  * JIT sandbox that Triton, load_inline and torch.compile need, and the
- * reference's torch.compile timed beside it (kf_side.t_base).
+ * reference's torch.compile, default mode and max-autotune-no-cudagraphs,
+ * timed beside it (kf_side.t_base).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +74,9 @@
 #define MAX_SOURCE (1u << 20)
 #define FLUSH_LEN (32u << 20)
 #define START_MS 180000 /* importing torch on a loaded machine */
+/* PREP: torch.compile's default mode, then max-autotune, which runner.py
+ * gives up after TUNE_BUDGET_S (120 s) */
+#define PREP_MS (START_MS + 150000)
 #define LINE 2048
 #define EXIT_VIOL 77
 
@@ -109,11 +113,13 @@ typedef struct {
   uint32_t seq;
   bool group;           /* leads a process group: signals go to it all */
   bool compile_ok;      /* the reference may time torch.compile */
+  bool tuned_ok;        /* and its max-autotune-no-cudagraphs mode */
   char prepped[8192];   /* the last plan torch.compile was prepared for */
   unsigned n_timed;     /* timed GPU calls, and those whose work on other */
   unsigned n_side;      /* streams ran past their own stream's (DONE) */
   unsigned n_host;      /* the call's host dispatch outlasted its GPU work */
   unsigned n_base_host; /* the same for the torch.compile'd model */
+  unsigned n_tuned_host;/* and for its max-autotune one */
   unsigned long long o_ns, o_bound_ns; /* LOCKED's timer=: the GPU timer's
                                           overhead (median, median - min) */
   bool o_known;
@@ -578,11 +584,12 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
            c->python);
   snprintf(c->eager, sizeof c->eager, "eager: the reference (torch %s, %s),"
            " timed with the candidate", ver, e->spec->torch_device);
-  t->compile_ok = has && c->cuda;
+  t->compile_ok = t->tuned_ok = has && c->cuda;
   snprintf(e->baselines, sizeof e->baselines, "%.110s; torch.compile: %s",
            c->eager,
-           t->compile_ok ? "timed beside the reference (default mode), on "
-                           "the same inputs by the same CUDA-event timer"
+           t->compile_ok ? "timed beside the reference (default mode and "
+                           "max-autotune-no-cudagraphs), on the same inputs "
+                           "by the same CUDA-event timer"
            : has ? "not timed (torch.compile needs the JIT sandbox of "
                    "device cuda)"
                  : "not timed (this torch has no torch.compile)");
@@ -638,9 +645,10 @@ static int p_send(kf_ev *e, kf_side *s, const char *cmd) {
 }
 
 /* The reference, before a timed call at a new shape: torch.compile of its
- * model prepared (compiled, run twice) untimed, so that the timed calls
- * find it warm.  Never an outcome of the evaluation: a failure only takes
- * the baseline out, with the reason in baselines. */
+ * model, in both modes, prepared (compiled, run twice) untimed, so that
+ * the timed calls find it warm.  Never an outcome of the evaluation: a
+ * failure only takes that baseline out, with the reason in baselines
+ * (max-autotune failing keeps the default mode). */
 static int p_prep(kf_ev *e, kf_side *s, const kf_call *c) {
   torch_side *t = TS(s);
   char plan[8192];
@@ -649,18 +657,25 @@ static int p_prep(kf_ev *e, kf_side *s, const kf_call *c) {
   int oc = p_send(e, s, plan);
   if (oc) return oc;
   char line[LINE];
-  int from, k = wait_line(t, false, START_MS, &from, line, sizeof line);
+  int from, k = wait_line(t, false, PREP_MS, &from, line, sizeof line);
   if (k == -1) {
     kill_zygote(t);
     snprintf(e->why, KF_HARNESS_WHY, "reference: torch.compile did not end "
-             "in %d ms", START_MS);
+             "in %d ms", PREP_MS);
     return KF_OUTCOME_TIMEOUT;
   }
   if (k != 1) return p_gone(e, s, "compiling with torch.compile");
   if (!strcmp(line, "PREPARED")) {
     kf_strlcpy(t->prepped, plan, sizeof t->prepped);
+  } else if (!strncmp(line, "PREPARED NOTUNE", 15)) {
+    kf_strlcpy(t->prepped, plan, sizeof t->prepped);
+    t->tuned_ok = false;
+    snprintf(e->baselines, sizeof e->baselines, "%.110s; torch.compile: "
+             "timed beside the reference (default mode), on the same inputs "
+             "by the same CUDA-event timer; max-autotune-no-cudagraphs: not "
+             "timed (it failed: %.80s)", TE(e)->eager, line + 15);
   } else if (!strncmp(line, "NOCOMPILE", 9)) {
-    t->compile_ok = false;
+    t->compile_ok = t->tuned_ok = false;
     snprintf(e->baselines, sizeof e->baselines, "%.110s; torch.compile: not "
              "timed (it failed: %.80s)", TE(e)->eager, line + 9);
   } else {
@@ -684,9 +699,14 @@ static void side_note(const torch_side *t, kf_side *s) {
                           "timed calls: host time charged", n ? "; " : "",
                           t->n_host, t->n_timed);
   if (2 * t->n_base_host > t->n_timed && n < sizeof s->note)
-    snprintf(s->note + n, sizeof s->note - n, "%storch.compile's host "
+    n += (size_t)snprintf(s->note + n, sizeof s->note - n, "%storch.compile's"
+                          " host dispatch outlasted its GPU work in %u of %u "
+                          "timed calls: host time charged", n ? "; " : "",
+                          t->n_base_host, t->n_timed);
+  if (2 * t->n_tuned_host > t->n_timed && n < sizeof s->note)
+    snprintf(s->note + n, sizeof s->note - n, "%smax-autotune's host "
              "dispatch outlasted its GPU work in %u of %u timed calls: host "
-             "time charged", n ? "; " : "", t->n_base_host, t->n_timed);
+             "time charged", n ? "; " : "", t->n_tuned_host, t->n_timed);
 }
 
 /* One call of a persistent side.  Charged: on CPU the larger of the wall
@@ -727,10 +747,10 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     return KF_OUTCOME_TIMEOUT;
   }
   if (k != 1) return p_gone(e, s, "during the call");
-  unsigned long long rseq = 0, ev = 0, base = 0, side = 0;
+  unsigned long long rseq = 0, ev = 0, base = 0, tuned = 0, side = 0;
   if (strncmp(line, "DONE ", 5)) return p_bad_line(e, s, line);
-  if (sscanf(line + 5, "%llu %llu %llu %llu", &rseq, &ev, &base, &side) !=
-          4 || rseq != seq) {
+  if (sscanf(line + 5, "%llu %llu %llu %llu %llu", &rseq, &ev, &base, &tuned,
+             &side) != 5 || rseq != seq) {
     snprintf(e->why, KF_HARNESS_WHY, "%s: reply '%.100s' to call %u: "
              "forged or stale reply", s->who, line, seq);
     kill_zygote(t);
@@ -750,17 +770,21 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     /* runner.py's _Charge.charge_call, FLAGS: 1 work left on another
      * stream past the end of the call's own was charged, 2 the call's
      * host dispatch outlasted its GPU work and was charged instead, 4 the
-     * same for the torch.compile'd model; each said when most calls had
-     * it */
+     * same for the torch.compile'd model, 8 for its max-autotune one; each
+     * said when most calls had it */
     t->n_timed++;
     if (side & 1) t->n_side++;
     if (side & 2) t->n_host++;
     if (side & 4) t->n_base_host++;
+    if (side & 8) t->n_tuned_host++;
     side_note(t, s);
   } else {
     *ns = wall > cpu ? wall : cpu;
   }
-  if (s->is_ref && c->timed && base && t->compile_ok) s->t_base = base;
+  if (s->is_ref && c->timed && base && t->compile_ok)
+    s->t_base[KF_BASE_COMPILE] = base;
+  if (s->is_ref && c->timed && tuned && t->tuned_ok)
+    s->t_base[KF_BASE_TUNED] = tuned;
   return 0;
 }
 

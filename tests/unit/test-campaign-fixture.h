@@ -157,6 +157,8 @@ TDB_FN size_t run_round_with(int64_t w, int64_t dc, time_fn fn, bool twice,
                        .ref_time_ns_median = er.ref_time_ns_median,
                        .ref_time_ns_spread = er.ref_time_ns_spread,
                        .compile_time_ns_median = er.compile_time_ns_median,
+                       .max_autotune_time_ns_median =
+                           er.max_autotune_time_ns_median,
                        .repetitions = er.repetitions,
                        .timing_dependent = er.timing_dependent,
                        .harness_build = er.harness_build,

@@ -144,6 +144,10 @@ static void fill_eval(Kernelfleet__EvaluationSummary *e,
     e->compile_time_ns_median = 1800;
     e->speedup_compile = 1800 / e->time_ns_median;
   }
+  if (i == 0) { /* and max-autotune in the first only */
+    e->max_autotune_time_ns_median = 2400;
+    e->speedup_max_autotune = 2400 / e->time_ns_median;
+  }
 }
 
 static void h_create(kf_rpc_call *call, const ProtobufCMessage *req,
@@ -570,6 +574,9 @@ static void test_status(void **state) {
               num(t0, "speedup_compile") < 1.81);
   const cJSON *t2 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "top"), 2);
   assert_true(cJSON_IsNull(cJSON_GetObjectItem(t2, "speedup_compile")));
+  assert_true(num(t0, "speedup_max_autotune") > 2.39 &&
+              num(t0, "speedup_max_autotune") < 2.41);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItem(t2, "speedup_max_autotune")));
   cJSON_Delete(j);
 
   /* The table: top candidates and failures with an example reason. */
@@ -578,6 +585,8 @@ static void test_status(void **state) {
   assert_non_null(strstr(g_out, "BLOCK=64 LANES=4"));
   assert_non_null(strstr(g_out, "vs compile"));
   assert_non_null(strstr(g_out, "1.80x"));
+  assert_non_null(strstr(g_out, "vs max-at"));
+  assert_non_null(strstr(g_out, "1.80x      2.40x")); /* one row, both */
   assert_non_null(strstr(g_out, "wrong_answer"));
   assert_non_null(strstr(g_out, "y[3] = 0.5"));
   assert_non_null(strstr(g_out, "error: 'BLOCK' undeclared second line"));

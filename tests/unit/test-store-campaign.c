@@ -547,11 +547,15 @@ static void noise_aware_ranking(void **state) {
 static void compile_half(const Kernelfleet__EvalRequest *rq,
                          Kernelfleet__EvalResult *er) {
   if (rq->candidate_id % 2) er->compile_time_ns_median = 1500;
+  /* 0013: max-autotune on a pattern of its own, so that one column can
+   * never be read for the other */
+  if (rq->candidate_id % 3 == 0) er->max_autotune_time_ns_median = 1200;
 }
 
-/* The torch.compile baseline of an evaluation is stored with it and
- * listed with the speedup over it, computed from the same evaluation;
- * not timed stays 0; a time out of range refuses the report. */
+/* The torch.compile baselines of an evaluation (default mode, 0012;
+ * max-autotune-no-cudagraphs, 0013) are stored with it and listed with the
+ * speedup over each, computed from the same evaluation; not timed stays
+ * 0; a time out of range refuses the report. */
 static void compile_baseline_kept(void **state) {
   (void)state;
   int64_t dc = 0;
@@ -563,7 +567,7 @@ static void compile_baseline_kept(void **state) {
   assert_int_equal(kf_store_evaluations(tdb.s, cid, KF_EVALS_BY_ID, 0, &l),
                    0);
   assert_true(l->n > 0);
-  size_t timed = 0;
+  size_t timed = 0, tuned = 0;
   for (size_t i = 0; i < l->n; i++) {
     const kf_cand_row *r = &l->v[i];
     if (r->candidate_id % 2) {
@@ -574,21 +578,35 @@ static void compile_baseline_kept(void **state) {
     } else {
       assert_true(r->compile_time_ns_median == 0 && r->speedup_compile == 0);
     }
+    if (r->candidate_id % 3 == 0) {
+      tuned++;
+      assert_true(r->max_autotune_time_ns_median == 1200);
+      assert_true(fabs(r->speedup_max_autotune - 1200 / r->time_ns_median) <
+                  1e-9 * r->speedup_max_autotune);
+    } else {
+      assert_true(r->max_autotune_time_ns_median == 0 &&
+                  r->speedup_max_autotune == 0);
+    }
   }
-  assert_true(timed > 0);
+  assert_true(timed > 0 && tuned > 0);
   kf_store_list_free(l);
   /* the ranked list (the table's rows) carries it too */
   assert_int_equal(kf_store_evaluations(tdb.s, cid, KF_EVALS_BEST, 0, &l), 0);
-  for (size_t i = 0; i < l->n; i++)
+  for (size_t i = 0; i < l->n; i++) {
     if (l->v[i].candidate_id % 2) assert_true(l->v[i].speedup_compile > 0);
+    if (l->v[i].candidate_id % 3 == 0)
+      assert_true(l->v[i].speedup_max_autotune > 0);
+  }
   kf_store_list_free(l);
-  /* a negative time is refused as invalid, nothing stored for it */
-  step(cid);
-  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
-  assert_int_equal(g->n, 1);
-  {
+  /* a negative time of either baseline is refused as invalid, nothing
+   * stored for it */
+  for (int k = 0; k < 2; k++) {
+    step(cid);
+    kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+    assert_int_equal(g->n, 1);
     kf_eval_row row = {.time_ns_median = 900, .ref_time_ns_median = 2000,
-                       .compile_time_ns_median = -5};
+                       .compile_time_ns_median = k ? 1500 : -5,
+                       .max_autotune_time_ns_median = k ? -5 : 0};
     kf_report rep = {.worker_id = w, .task_id = g->tasks[0].task_id,
                      .attempt = g->tasks[0].attempt,
                      .outcome = KF_OUTCOME_OK, .eval = &row};
@@ -599,8 +617,8 @@ static void compile_baseline_kept(void **state) {
                              " task_id = %lld",
                              (long long)g->tasks[0].task_id),
                      0);
+    kf_store_grant_free(g);
   }
-  kf_store_grant_free(g);
 }
 
 static int group_setup(void **state) {

@@ -39,6 +39,10 @@ wake-up from cudaDeviceSynchronize (a few microseconds, a long upper tail).
    shapes and dtypes, mapped through the spec's args, made once per plan.
    Real torch on CPU, in the Python that has it (KF_PYTHON, else
    /usr/bin/python3, as the harness picks).
+9. max-autotune's budget (_Budget, PREP): a compile that runs past it is
+   abandoned with _OverBudget, its timer and handler undone; one inside
+   it returns normally.  A bound, not a deadline: the slow step sleeps
+   100 times the budget, so a loaded machine only makes it pass later.
 """
 import json
 import os
@@ -262,16 +266,44 @@ def words():
                    runner._Charge.host_note(3, 4).replace("3 of 4",
                                                           "%u of %u"),
                    runner._Charge.host_note(3, 4, "torch.compile").replace(
+                       "3 of 4", "%u of %u"),
+                   runner._Charge.host_note(3, 4, "max-autotune").replace(
                        "3 of 4", "%u of %u")):
         # the host notes follow another in one line: "%s" puts "; " first
         check(phrase in c or "%s" + phrase in c,
               "backend.c prints the note's words: %r" % phrase)
     with open(os.path.join(SRC, "harness", "torch", "runner.py")) as f:
         py = f.read()
-    check('"DONE %d %d %d %d" % (seq, ns, base, flags)' in py,
-          "runner.py's DONE carries FLAGS")
-    check("side & 1" in c and "side & 2" in c and "side & 4" in c,
-          "backend.c reads FLAGS' three bits")
+    check('"DONE %d %d %d %d %d" % (seq, ns, base, tuned_ns, flags)' in py,
+          "runner.py's DONE carries both baselines and FLAGS")
+    check("%llu %llu %llu %llu %llu" in c and "!= 5" in c,
+          "backend.c reads DONE's five numbers")
+    check(all("side & %d" % b in c for b in (1, 2, 4, 8)),
+          "backend.c reads FLAGS' four bits")
+    check("TUNED_HOST = 8" in py and "BASE_HOST = 4" in py,
+          "runner.py's FLAGS bits are the ones backend.c reads")
+
+
+def budget():
+    import signal
+    import time
+    before = signal.getsignal(signal.SIGALRM)
+    raised = None
+    t0 = time.monotonic()
+    try:
+        with runner._Budget(0.05):
+            time.sleep(5)
+    except runner._OverBudget as e:
+        raised = str(e)
+    check(raised is not None and time.monotonic() - t0 < 5,
+          "a step past the budget is abandoned (%r)" % raised)
+    check(signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and
+          signal.getsignal(signal.SIGALRM) == before,
+          "the budget's timer and handler are undone")
+    with runner._Budget(30):
+        ok = sum(range(1000))
+    check(ok == 499500 and signal.getitimer(signal.ITIMER_REAL) ==
+          (0.0, 0.0), "a step inside the budget returns normally")
 
 
 def main():
@@ -284,6 +316,7 @@ def main():
     host_bound()
     host_warm()
     words()
+    budget()
     if failures:
         print("%d failed" % len(failures))
         return 1
