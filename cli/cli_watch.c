@@ -418,7 +418,7 @@ void kf_cli__print_results(FILE *f, kf_rpc_client *cli,
     fprintf(f, "\n  %2s  %-18s %-30s %10s %7s %6s %8s %8s%s%s  %s\n", "#",
             "template", "knobs", "median", "spread", "reps", "speedup",
             "roofline", compiled ? " vs compile" : "",
-            tuned ? " vs max-at" : "", "timed in");
+            tuned ? "  vs max-at" : "", "timed in");
     for (size_t i = 0; i < g->n_top; i++) {
       const Kernelfleet__EvaluationSummary *e = g->top[i];
       char knobs[256], t[32], roof[16] = "-", tmpl[64], reps[16] = "-",
