@@ -946,7 +946,8 @@ static const kf_store__stmt ST_CAMP_SCHEDULE = {
     " time_ns_median, time_ns_spread, ref_time_ns_median,"
     " ref_time_ns_spread, speedup, achieved_gbps, roofline_fraction, result,"
     " reused_from, environment_id, timing_dependent, repetitions,"
-    " measurements)"
+    " measurements, compile_time_ns_median, speedup_compile,"
+    " max_autotune_time_ns_median, speedup_max_autotune)"
     " SELECT p.cand, $1::bigint, p.dc, NULL, src.worker_id, src.outcome,"
     " src.stage, src.reason,"
     " CASE WHEN a.bad = 0 THEN a.tm END, CASE WHEN a.bad = 0 THEN a.ts END,"
@@ -955,7 +956,11 @@ static const kf_store__stmt ST_CAMP_SCHEDULE = {
     " CASE WHEN a.bad = 0 THEN a.gbps END,"
     " CASE WHEN a.bad = 0 THEN a.roof END,"
     " src.result, src.id, src.environment_id, false,"
-    " CASE WHEN a.bad = 0 THEN a.reps ELSE src.repetitions END, a.n"
+    " CASE WHEN a.bad = 0 THEN a.reps ELSE src.repetitions END, a.n,"
+    " CASE WHEN a.bad = 0 THEN a.ct END,"
+    " CASE WHEN a.bad = 0 AND a.tm > 0 AND a.ct > 0 THEN a.ct / a.tm END,"
+    " CASE WHEN a.bad = 0 THEN a.mt END,"
+    " CASE WHEN a.bad = 0 AND a.tm > 0 AND a.mt > 0 THEN a.mt / a.tm END"
     " FROM p JOIN k ON k.candidate_id = p.cand AND k.device_class_id = p.dc"
     " AND k.task_id IS NULL"
     " JOIN me ON NOT me.fresh"
@@ -976,6 +981,10 @@ static const kf_store__stmt ST_CAMP_SCHEDULE = {
     KF_MEDIAN("ref_time_ns_spread") " AS rs,"
     KF_MEDIAN("achieved_gbps") " AS gbps,"
     KF_MEDIAN("roofline_fraction") " AS roof,"
+    /* the compile baselines (0012, 0013): medians of the measurements
+     * that timed them */
+    KF_MEDIAN("compile_time_ns_median") " AS ct,"
+    KF_MEDIAN("max_autotune_time_ns_median") " AS mt,"
     " sum(m.repetitions)::int AS reps" KF_SAME_KEY ") a"
     " CROSS JOIN LATERAL (SELECT m.*" KF_SAME_KEY
     " ORDER BY (m.outcome <> 'ok') DESC, m.id DESC LIMIT 1) src"

@@ -621,6 +621,57 @@ static void compile_baseline_kept(void **state) {
   }
 }
 
+/* Both baselines timed in every evaluation. */
+static void compile_all(const Kernelfleet__EvalRequest *rq,
+                        Kernelfleet__EvalResult *er) {
+  (void)rq;
+  er->compile_time_ns_median = 1500;
+  er->max_autotune_time_ns_median = 1200;
+}
+
+/* An evaluation reused by another campaign of the same problem carries
+ * the compile baselines of the measurements it copies, with the speedups
+ * over them: a reused row's `vs compile` is not blank. */
+static void compile_baseline_reused(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 2, &dc);
+  int64_t a = campaign(templates, 6, 0, 1);
+  for (int i = 0; i < 20 && !strcmp(tdb_text("SELECT state FROM campaigns"
+                                             " WHERE id = %lld",
+                                             (long long)a),
+                                    "running");
+       i++) {
+    step(a);
+    run_round_with(w, dc, time_of, false, compile_all);
+  }
+  int64_t b = campaign(templates, 10, 0, 1); /* same spec, same seed */
+  assert_string_equal(run_to_end(b, w, dc, time_of, 20),
+                      "done: budget_evals reached");
+  int64_t reused = tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " campaign_id = %lld AND reused_from IS NOT NULL",
+                           (long long)b);
+  assert_true(reused >= 2);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " campaign_id = %lld AND reused_from IS NOT NULL"
+                           " AND compile_time_ns_median = 1500"
+                           " AND max_autotune_time_ns_median = 1200"
+                           " AND abs(speedup_compile - 1500 / time_ns_median)"
+                           "  < 1e-9 * speedup_compile"
+                           " AND abs(speedup_max_autotune"
+                           "  - 1200 / time_ns_median)"
+                           "  < 1e-9 * speedup_max_autotune",
+                           (long long)b),
+                   reused);
+  /* b's own measurements did not time them: nothing made up there */
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " campaign_id = %lld AND reused_from IS NULL"
+                           " AND (compile_time_ns_median IS NOT NULL"
+                           "  OR speedup_max_autotune IS NOT NULL)",
+                           (long long)b),
+                   0);
+}
+
 static int group_setup(void **state) {
   (void)state;
   return tdb_group_setup("campaign");
@@ -642,6 +693,7 @@ int main(void) {
       cmocka_unit_test_setup(stop_cancels_queued, tdb_setup),
       cmocka_unit_test_setup(resumes_after_restart, tdb_setup),
       cmocka_unit_test_setup(compile_baseline_kept, tdb_setup),
+      cmocka_unit_test_setup(compile_baseline_reused, tdb_setup),
       cmocka_unit_test(noise_aware_ranking),
   };
   return cmocka_run_group_tests(tests, group_setup, tdb_group_teardown);
