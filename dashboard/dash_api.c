@@ -145,6 +145,17 @@ static cJSON *eval_json(const Kernelfleet__EvaluationSummary *e) {
   cJSON_AddNumberToObject(o, "time_ns_spread", e->time_ns_spread);
   cJSON_AddNumberToObject(o, "ref_time_ns_median", e->ref_time_ns_median);
   cJSON_AddNumberToObject(o, "speedup", e->speedup);
+  /* PyTorch problems: the compile baselines timed in the same evaluation
+   * (null where not timed) */
+  if (e->speedup_compile > 0)
+    cJSON_AddNumberToObject(o, "speedup_compile", e->speedup_compile);
+  else
+    cJSON_AddNullToObject(o, "speedup_compile");
+  if (e->speedup_max_autotune > 0)
+    cJSON_AddNumberToObject(o, "speedup_max_autotune",
+                            e->speedup_max_autotune);
+  else
+    cJSON_AddNullToObject(o, "speedup_max_autotune");
   cJSON_AddNumberToObject(o, "roofline_fraction", e->roofline_fraction);
   cJSON_AddStringToObject(o, "proposer", e->proposer);
   add_class(o, "device_class", e->device_class);

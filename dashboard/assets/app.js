@@ -253,6 +253,15 @@ function renderClasses(id) {
   }
 }
 
+// A PyTorch problem's speedup is over eager (its reference); the compile
+// baselines timed in the same evaluation go in the cell's title.
+function baselines(e) {
+  const t = [];
+  if (e.speedup_compile > 0) t.push(e.speedup_compile.toFixed(3) + 'x over torch.compile');
+  if (e.speedup_max_autotune > 0) t.push(e.speedup_max_autotune.toFixed(3) + 'x over max-autotune');
+  return t.length ? {title: t.join('; ')} : {};
+}
+
 function renderEvals(list) {
   const tb = document.querySelector('#evals tbody');
   clear(tb);
@@ -268,7 +277,8 @@ function renderEvals(list) {
       el('td', {class: 'stage'}, e.stage || ''),
       el('td', {class: 'reason'}, e.reason || ''),
       el('td', {class: 'num'}, fmtTime(e.time_ns_median)),
-      el('td', {class: 'num'}, e.speedup ? e.speedup.toFixed(3) + 'x' : '—'),
+      el('td', Object.assign({class: 'num'}, baselines(e)),
+         e.speedup ? e.speedup.toFixed(3) + 'x' : '—'),
       el('td', {class: 'num'}, fmtPct(e.roofline_fraction)),
       el('td', {}, e.proposer || ''),
       el('td', {class: 'profile'}, extra(e.profile)),

@@ -422,6 +422,14 @@ def body(c):
     check(s == 200 and len(series["points"]) == n,
           "series: %d, %d points for %d evaluations"
           % (s, len(series.get("points", [])), n))
+    # the compile baselines: keys in every evaluation, null where the
+    # evaluation did not time them (this C campaign: no torch.compile)
+    s, b, _ = http(base + "/api/campaigns/%d/evaluations" % cid,
+                   token=sub_token)
+    evs = json.loads(b).get("evaluations", []) if s == 200 else []
+    check(evs and all(e.get("speedup_compile", 0) is None and
+                      e.get("speedup_max_autotune", 0) is None for e in evs),
+          "evaluations' compile baselines: %d %r" % (s, evs[:1]))
     ok_pts = [p for p in series["points"] if p["outcome"] == "ok"]
     check(ok_pts and all(p["achieved_gbps"] > 0 and p["ceiling_gbps"] > 0
                          for p in ok_pts),
