@@ -41,8 +41,9 @@ wake-up from cudaDeviceSynchronize (a few microseconds, a long upper tail).
    /usr/bin/python3, as the harness picks).
 9. max-autotune's budget (_Budget, PREP): a compile that runs past it is
    abandoned with _OverBudget, again if the first was swallowed, its
-   timer and handler undone; one inside it returns normally.  A bound, not a deadline: the slow step sleeps
-   100 times the budget, so a loaded machine only makes it pass later.
+   timer and handler undone; one inside it returns normally.  A bound,
+   not a deadline: the slow steps sleep far longer than the budget, so a
+   loaded machine only makes it pass later.
 """
 import json
 import os
