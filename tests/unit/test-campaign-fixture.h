@@ -184,10 +184,11 @@ TDB_FN size_t run_round(int64_t w, int64_t dc, time_fn fn, bool twice) {
   return run_round_with(w, dc, fn, twice, NULL);
 }
 
-/* Steps and runs rounds until the campaign leaves "running"; returns
- * "state: stop_reason". */
-TDB_FN const char *run_to_end(int64_t cid, int64_t w, int64_t dc, time_fn fn,
-                              int max_rounds) {
+/* Steps and runs rounds (each result edited by edit, when not NULL) until
+ * the campaign leaves "running"; returns "state: stop_reason". */
+TDB_FN const char *run_to_end_with(int64_t cid, int64_t w, int64_t dc,
+                                   time_fn fn, int max_rounds,
+                                   result_fn edit) {
   for (int i = 0; i < max_rounds; i++) {
     step(cid);
     if (strcmp(tdb_text("SELECT state FROM campaigns WHERE id = %lld",
@@ -196,11 +197,23 @@ TDB_FN const char *run_to_end(int64_t cid, int64_t w, int64_t dc, time_fn fn,
       return tdb_text("SELECT state || ': ' || stop_reason FROM campaigns"
                       " WHERE id = %lld",
                       (long long)cid);
-    run_round(w, dc, fn, false);
+    run_round_with(w, dc, fn, false, edit);
   }
   fail_msg("campaign %lld still running after %d rounds", (long long)cid,
            max_rounds);
   return NULL;
+}
+
+TDB_FN const char *run_to_end(int64_t cid, int64_t w, int64_t dc, time_fn fn,
+                              int max_rounds) {
+  return run_to_end_with(cid, w, dc, fn, max_rounds, NULL);
+}
+
+/* Evaluations of campaign cid that reuse another campaign's. */
+TDB_FN int64_t reused_in(int64_t cid) {
+  return tdb_int("SELECT count(*) FROM evaluations WHERE campaign_id = %lld"
+                 " AND reused_from IS NOT NULL",
+                 (long long)cid);
 }
 
 /* Keys measured by more than one task, across campaigns: none while the

@@ -185,9 +185,7 @@ static void reuse_second_campaign(void **state) {
   int64_t b = campaign(templates, 10, 0, 1); /* same spec, same seed */
   assert_string_equal(run_to_end(b, w, dc, time_of, 20),
                       "done: budget_evals reached");
-  int64_t reused = tdb_int("SELECT count(*) FROM evaluations WHERE"
-                           " campaign_id = %lld AND reused_from IS NOT NULL",
-                           (long long)b);
+  int64_t reused = reused_in(b);
   /* The defaults come first in both: at least those two are reused. */
   assert_true(reused >= 2);
   assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
@@ -637,20 +635,12 @@ static void compile_baseline_reused(void **state) {
   int64_t dc = 0;
   int64_t w = eval_worker("w", 2, &dc);
   int64_t a = campaign(templates, 6, 0, 1);
-  for (int i = 0; i < 20 && !strcmp(tdb_text("SELECT state FROM campaigns"
-                                             " WHERE id = %lld",
-                                             (long long)a),
-                                    "running");
-       i++) {
-    step(a);
-    run_round_with(w, dc, time_of, false, compile_all);
-  }
+  assert_string_equal(run_to_end_with(a, w, dc, time_of, 20, compile_all),
+                      "done: budget_evals reached");
   int64_t b = campaign(templates, 10, 0, 1); /* same spec, same seed */
   assert_string_equal(run_to_end(b, w, dc, time_of, 20),
                       "done: budget_evals reached");
-  int64_t reused = tdb_int("SELECT count(*) FROM evaluations WHERE"
-                           " campaign_id = %lld AND reused_from IS NOT NULL",
-                           (long long)b);
+  int64_t reused = reused_in(b);
   assert_true(reused >= 2);
   assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
                            " campaign_id = %lld AND reused_from IS NOT NULL"

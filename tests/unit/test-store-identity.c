@@ -16,12 +16,6 @@
 
 #include "test-campaign-fixture.h"
 
-/* Evaluations of campaign cid that reuse another campaign's. */
-static int64_t reused_in(int64_t cid) {
-  return tdb_int("SELECT count(*) FROM evaluations WHERE campaign_id = %lld"
-                 " AND reused_from IS NOT NULL", (long long)cid);
-}
-
 static int64_t tasks_of(int64_t cid) {
   return tdb_int("SELECT count(*) FROM tasks WHERE campaign_id = %lld"
                  " AND kind = 'eval'", (long long)cid);
