@@ -909,10 +909,7 @@ class _HostWarm:
     def reference(self, torch, fn, plan, key, cfg, dev):
         d = self.dummies.get(key)
         if d is None:
-            d = _dummies(torch, plan, dev)
-            if cfg.get("args"):
-                d = [d[x["t"]] if "t" in x else x["v"] for x in cfg["args"]]
-            self.dummies[key] = d
+            d = self.dummies[key] = _prep_args(torch, plan, cfg, dev)
         fn(*d)
 
 
