@@ -346,18 +346,6 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
   char *wargv[48 + 32];
   /* The profiled runner only: the sandbox steps its profiler cannot live
    * with (profile_relax(); docs/profiling.md). */
-  {
-    /* the busy-span rule is experimental (runner.c: false positives on
-     * the H200); KF_CUDA_BUSY_CHECK=1 turns it on */
-    const char *bc = getenv("KF_CUDA_BUSY_CHECK");
-    if (bc && !strcmp(bc, "1")) {
-      int n = 0;
-      while (argv[n]) n++;
-      argv[n++] = "--busy-check";
-      argv[n++] = "on";
-      argv[n] = NULL;
-    }
-  }
   if (wrap) {
     int n = 0;
     while (argv[n]) n++;

@@ -19,13 +19,6 @@
  *   - the span from the end of that flush to the end of the candidate's
  *     last activity, which the runner charges if it is longer than the
  *     events' time;
- *   - how long the GPU stayed busy for the call as the host saw it: from
- *     the later of kf_launch's start and the end of the harness's work
- *     before it, to the return of the device-wide synchronize after it.
- *     That span needs no record of the call's own: work hidden by
- *     switching tracing off and on again inside the call still keeps the
- *     device busy, and the runner refuses a span much longer than the
- *     traced work accounts for;
  *   - the device memory the call allocated and did not free (allocation
  *     records of this process only: other processes on the GPU, runners
  *     of other evaluations among them, do not count).
@@ -284,16 +277,8 @@ static bool is_cand(uint32_t corr, uint32_t lo, uint32_t hi) {
   return false;
 }
 
-/* Host start of the API call with correlation id corr; UINT64_MAX when
- * its record is not here. */
-static uint64_t api_start(uint32_t corr) {
-  for (uint32_t i = 0; i < g_n_api; i++)
-    if (g_api[i] == corr) return g_api_t[i];
-  return UINT64_MAX;
-}
-
-int kf_cupti_end(uint64_t t0, uint64_t t1, uint64_t t_idle, uint32_t stream,
-                 uint32_t ctx, kf_cupti_call *out) {
+int kf_cupti_end(uint64_t t0, uint64_t t1, uint32_t stream, uint32_t ctx,
+                 kf_cupti_call *out) {
   memset(out, 0, sizeof *out);
   if (!g_on) return -1;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -318,15 +303,6 @@ int kf_cupti_end(uint64_t t0, uint64_t t1, uint64_t t_idle, uint32_t stream,
                "after the call left no trace record");
     }
   }
-  /* The harness's own work before the call: activities whose API call
-   * began before t0.  Not "every record" when the call left none of its
-   * own: its records may be missing because it switched tracing off. */
-  uint64_t own_end = 0;
-  for (uint32_t i = 0; i < g_n_gpu; i++)
-    if (api_start(g_gpu[i].corr) < t0 && g_gpu[i].end > own_end)
-      own_end = g_gpu[i].end;
-  uint64_t from = own_end > t0 ? own_end : t0;
-  out->busy_ns = t_idle > from ? t_idle - from : 0;
   /* keep only the candidate's API calls: started within [t0, t1] */
   uint32_t k = 0, lo = UINT32_MAX, hi = 0;
   for (uint32_t i = 0; i < g_n_api; i++)
@@ -373,16 +349,6 @@ int kf_cupti_end(uint64_t t0, uint64_t t1, uint64_t t_idle, uint32_t stream,
   g_mark_t = 0;
   g_mark_mem = g_mark_mem_seen = false;
   return 0;
-}
-
-uint64_t kf_cupti_end_of_last(void) {
-  if (!g_on) return 0;
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  uint64_t e = 0;
-  for (uint32_t i = 0; i < g_n_gpu; i++)
-    if (g_gpu[i].end > e) e = g_gpu[i].end;
-  g_n_api = g_n_gpu = 0;
-  return e;
 }
 
 uint32_t kf_cupti_context_of_last(void) {

@@ -27,11 +27,6 @@ typedef struct {
   int bad;              /* KF_CUPTI_* */
   char what[160];       /* the first offending activity */
   uint32_t lost;        /* records CUPTI or we dropped */
-  uint64_t busy_ns;     /* from the later of the call's start and the end
-                           of the harness's work before it, to the device
-                           found idle after the call (host-observed, CUPTI
-                           clock): what the GPU did for the call, traced
-                           or not */
   int64_t mem_kept;     /* device bytes the call allocated, not freed */
   char mem_what[96];    /* its first allocation */
 } kf_cupti_call;
@@ -65,14 +60,9 @@ uint32_t kf_cupti_context_of_last(void);
  * inside its call, and left it so, is caught by the missing record. */
 void kf_cupti_mark(bool with_alloc);
 /* After the device-wide synchronize of a call whose kf_launch ran between
- * CUPTI times t0 and t1, the synchronize returning at t_idle: the
- * candidate's activities, judged against the expected stream and context
- * ids, and busy_ns.  0, or -1 when tracing is off. */
-int kf_cupti_end(uint64_t t0, uint64_t t1, uint64_t t_idle, uint32_t stream,
-                 uint32_t ctx, kf_cupti_call *out);
-/* Delivers the records so far and returns the latest end among the GPU
- * activities (CUPTI ns, 0: none), forgetting them: with kf_cupti_now
- * after a synchronize, how long the host takes to see the device idle. */
-uint64_t kf_cupti_end_of_last(void);
+ * CUPTI times t0 and t1: the candidate's activities, judged against the
+ * expected stream and context ids.  0, or -1 when tracing is off. */
+int kf_cupti_end(uint64_t t0, uint64_t t1, uint32_t stream, uint32_t ctx,
+                 kf_cupti_call *out);
 
 #endif

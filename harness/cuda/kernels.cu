@@ -3,11 +3,14 @@
 // harness/cuda/kernels.cu -- the trusted device code of kf-harness-cuda:
 // drawing inputs from a key (harness/core/gen.h, the same definitions the
 // host uses), the canary around buffers, finding a changed canary byte,
-// digests of inputs, and the read-bandwidth probe of `info`.  The runner
+// digests of inputs, the read-bandwidth probe of `info`, and the scrubs of
+// what one call's kernels leave on the GPU for the next (shared memory,
+// local memory, registers).  The runner
 // (runner.c, plain C) calls the extern "C" wrappers below; each launches on
 // the legacy default stream and returns the launch's error.  Nothing here
-// is candidate code, and none of it runs inside a candidate's call, so
-// CUPTI attributes none of it to the candidate.
+// is candidate code, and none of it is launched inside a candidate's call
+// (the timing gate runs through one, launched before it), so CUPTI
+// attributes none of it to the candidate.
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
@@ -107,6 +110,89 @@ __global__ void k_lmem_scrub(int z) {
   for (int i = 0; i < WORDS; i++) w[i + z] = 0;
 }
 
+// Registers are not cleared between kernels either: after a kernel that
+// loaded a pattern into every register, a kernel reading registers it
+// never wrote found it there, through the harness's other per-call
+// kernels (H200, 2026-11-29: docs/gpu-runs/2026-11-29-h200-s3).  A scrub
+// kernel, launched cooperatively as one full wave, has its whole grid
+// resident at once: every warp slot of every SM is one of its warps.  Each
+// thread loads N words of the flush buffer into N registers, kept live for
+// stores whose predicate is false at run time (so the scrub writes no
+// memory and leaves L2 as clean as the read sweep did).  Not every
+// register, though: ptxas never names the top two registers of a kernel's
+// allocation (R30-R31 of 32, R62-R63 of 64, on sm_80 to sm_120), so rows
+// that are the top two of a warp in every shape here keep their values,
+// and a kernel whose warps land across them reads them: two such
+// registers a thread carried a seed from call to call on an H200, always
+// when any kernel ran between this scrub and the reader, sometimes when
+// none did (docs/integrity.md: open).
+#define KF_LD(i) "ld.global.cv.u32 u" #i ", [%0+4*" #i "];\n\t"
+#define KF_ST(i) "@q st.global.u32 [%1+4*" #i "], u" #i ";\n\t"
+#define KF_X10(M, a)                                                       \
+  M(a##0) M(a##1) M(a##2) M(a##3) M(a##4) M(a##5) M(a##6) M(a##7) M(a##8) \
+      M(a##9)
+#define KF_X0_9(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9)
+#define KF_X24(M) KF_X0_9(M) KF_X10(M, 1) M(20) M(21) M(22) M(23)
+#define KF_X56(M)                                                          \
+  KF_X0_9(M) KF_X10(M, 1) KF_X10(M, 2) KF_X10(M, 3) KF_X10(M, 4) M(50)      \
+      M(51) M(52) M(53) M(54) M(55)
+
+// 32 registers a thread by __maxnreg__, not by launch bounds of 8 blocks
+// of 256 (more threads than an SM of 1536 holds: ptxas warns there).
+__global__ void __maxnreg__(32)
+    k_reg_scrub32(const unsigned *src, unsigned *dst, int never) {
+  size_t t = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 24;
+  asm volatile("{\n\t.reg .b32 u<24>;\n\t.reg .pred q;\n\t"
+               "setp.ne.u32 q, %2, 0;\n\t" KF_X24(KF_LD) KF_X24(KF_ST) "}"
+               :
+               : "l"(src + t), "l"(dst + t), "r"(never)
+               : "memory");
+}
+
+__global__ void __launch_bounds__(1024, 1)
+    k_reg_scrub64(const unsigned *src, unsigned *dst, int never) {
+  size_t t = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 56;
+  asm volatile("{\n\t.reg .b32 u<56>;\n\t.reg .pred q;\n\t"
+               "setp.ne.u32 q, %2, 0;\n\t" KF_X56(KF_LD) KF_X56(KF_ST) "}"
+               :
+               : "l"(src + t), "l"(dst + t), "r"(never)
+               : "memory");
+}
+
+// The timing gate (kf_cuda_gate below).  Block 0 alone polls host memory
+// (one reader over the bus); the others wait on a word block 0 sets, so
+// all leave within a few hundred ns.  The opt-in shared memory keeps every
+// other block, of any kernel, off the SM while a gate block is there.
+__device__ __forceinline__ unsigned long long gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void k_gate(kf_cuda_gate_dev *d, volatile unsigned *host,
+                       unsigned long long expire_ns) {
+  if (threadIdx.x) return;
+  unsigned long long t0 = gtime();
+  if (atomicAdd(&d->resident, 1u) + 1 == gridDim.x) {
+    host[KF_CUDA_GATE_RESIDENT] = 1;
+    __threadfence_system();
+  }
+  volatile unsigned *open = &d->open;
+  if (blockIdx.x == 0) {
+    while (!host[KF_CUDA_GATE_OPEN]) {
+      if (gtime() - t0 > expire_ns) {
+        host[KF_CUDA_GATE_EXPIRED] = 1;
+        __threadfence_system();
+        break;
+      }
+      __nanosleep(64);
+    }
+    *open = 1;
+  } else {
+    while (!*open && gtime() - t0 <= expire_ns) __nanosleep(16);
+  }
+}
+
 typedef void (*lmem_fn)(int);
 // 512 B to 64 KiB a thread, doubling.
 const lmem_fn kLmem[] = {k_lmem_scrub<64>,   k_lmem_scrub<128>,
@@ -200,5 +286,89 @@ extern "C" int kf_cuda_lmem_prepare(int device, uint32_t min_bytes,
 extern "C" int kf_cuda_lmem_scrub(int variant, int blocks) {
   if (variant < 0 || variant >= kLmemVariants || blocks <= 0) return 0;
   kLmem[variant]<<<blocks, kLmemThreads>>>(0);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int kf_cuda_reg_prepare(int device, uint64_t scratch_bytes,
+                                   kf_cuda_regscrub *r) {
+  r->blocks32 = r->blocks64 = 0;
+  int coop = 0, sms = 0, regs = 0, b32 = 0, b64 = 0;
+  cudaError_t e =
+      cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
+  if (e != cudaSuccess) return (int)e;
+  if (!coop) return (int)cudaErrorNotSupported;
+  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                  device)) != cudaSuccess ||
+      (e = cudaDeviceGetAttribute(&regs,
+                                  cudaDevAttrMaxRegistersPerMultiprocessor,
+                                  device)) != cudaSuccess)
+    return (int)e;
+  cudaFuncAttributes a32, a64;
+  if ((e = cudaFuncGetAttributes(&a32, (const void *)k_reg_scrub32)) !=
+          cudaSuccess ||
+      (e = cudaFuncGetAttributes(&a64, (const void *)k_reg_scrub64)) !=
+          cudaSuccess ||
+      (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+           &b32, (const void *)k_reg_scrub32, 256, 0)) != cudaSuccess ||
+      (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+           &b64, (const void *)k_reg_scrub64, 1024, 0)) != cudaSuccess)
+    return (int)e;
+  /* one wave of one of them must write as many registers as an SM has
+   * (the 32-register shape needs 2048 threads an SM, the 64 1024) */
+  if (sms <= 0 || b32 <= 0 || b64 <= 0 ||
+      ((int64_t)b32 * 256 * a32.numRegs < regs &&
+       (int64_t)b64 * 1024 * a64.numRegs < regs))
+    return (int)cudaErrorInvalidConfiguration;
+  uint64_t w32 = (uint64_t)sms * b32 * 256 * 24,
+           w64 = (uint64_t)sms * b64 * 1024 * 56;
+  if ((w32 > w64 ? w32 : w64) * 4 > scratch_bytes)
+    return (int)cudaErrorInvalidValue;
+  r->blocks32 = sms * b32;
+  r->blocks64 = sms * b64;
+  return 0;
+}
+
+extern "C" int kf_cuda_reg_scrub(void *scratch, const kf_cuda_regscrub *r) {
+  if (r->blocks32 <= 0 || r->blocks64 <= 0)
+    return (int)cudaErrorInvalidConfiguration;
+  const unsigned *src = (const unsigned *)scratch;
+  unsigned *dst = (unsigned *)scratch;
+  int never = 0;
+  void *args[] = {(void *)&src, (void *)&dst, (void *)&never};
+  cudaError_t e = cudaLaunchCooperativeKernel((const void *)k_reg_scrub32,
+                                              r->blocks32, 256, args, 0, 0);
+  if (e != cudaSuccess) return (int)e;
+  return (int)cudaLaunchCooperativeKernel((const void *)k_reg_scrub64,
+                                          r->blocks64, 1024, args, 0, 0);
+}
+
+extern "C" int kf_cuda_gate_prepare(int device, int *blocks, int *smem) {
+  *blocks = *smem = 0;
+  int sms = 0, optin = 0, per_sm = 0;
+  cudaError_t e;
+  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                  device)) != cudaSuccess ||
+      (e = cudaDeviceGetAttribute(
+           &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)) !=
+          cudaSuccess ||
+      (e = cudaFuncSetAttribute(k_gate,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                optin)) != cudaSuccess ||
+      (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_gate, 32,
+                                                         optin)) !=
+          cudaSuccess)
+    return (int)e;
+  /* one block an SM, or a block would not keep its SM to itself */
+  if (sms <= 0 || per_sm != 1) return (int)cudaErrorInvalidConfiguration;
+  *blocks = sms;
+  *smem = optin;
+  return 0;
+}
+
+extern "C" int kf_cuda_gate(kf_cuda_gate_dev *d, volatile unsigned *host,
+                            int blocks, int smem, uint64_t expire_ns) {
+  if (blocks <= 0) return (int)cudaErrorInvalidConfiguration;
+  k_gate<<<blocks, 32, (size_t)smem>>>(d, host,
+                                       (unsigned long long)expire_ns);
   return (int)cudaGetLastError();
 }

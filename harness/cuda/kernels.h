@@ -53,6 +53,50 @@ int kf_cuda_lmem_prepare(int device, uint32_t min_bytes, int *variant,
  * arrays is gone. */
 int kf_cuda_lmem_scrub(int variant, int blocks);
 
+/* The register scrub: two kernels (32 and 64 registers a thread), each
+ * a cooperative grid of one full wave, so that every warp slot of every
+ * SM runs one of its warps and overwrites the registers ptxas gives it --
+ * all but the top two of each warp's allocation (kernels.cu says what
+ * that leaves).  Checks cooperative launch and the occupancy that needs,
+ * and that scratch_bytes holds what the kernels load.  Fails
+ * (cudaError_t) when the device cannot run them so. */
+typedef struct {
+  int blocks32, blocks64;
+} kf_cuda_regscrub;
+int kf_cuda_reg_prepare(int device, uint64_t scratch_bytes,
+                        kf_cuda_regscrub *r);
+/* Overwrites the registers of every SM with words of scratch (loaded
+ * only): what an earlier kernel left there is gone, but for the rows
+ * above. */
+int kf_cuda_reg_scrub(void *scratch, const kf_cuda_regscrub *r);
+
+/* The timing gate.  A kernel of one block per SM, each taking the whole
+ * opt-in shared memory, so that no block of any other kernel, on any
+ * stream, runs beside it: the runner launches it after its own work ahead
+ * of a timed call and calls the candidate only once every SM holds a gate
+ * block (host[KF_CUDA_GATE_RESIDENT] set by the device), so nothing the
+ * candidate queues -- on its stream or one it made -- runs before the
+ * runner opens the gate (host[KF_CUDA_GATE_OPEN] set by the host) after
+ * the call returns.  A gate not opened within expire_ns opens itself (a
+ * call that waits for its own work inside kf_launch would otherwise never
+ * return) and says so in host[KF_CUDA_GATE_EXPIRED].  d is device memory,
+ * zeroed before each launch; host is mapped host memory, its words zeroed
+ * by the host. */
+typedef struct {
+  unsigned resident; /* gate blocks that arrived */
+  unsigned open;     /* set by block 0 when the host opened the gate */
+} kf_cuda_gate_dev;
+enum {
+  KF_CUDA_GATE_RESIDENT = 0, /* host word: every SM holds a gate block */
+  KF_CUDA_GATE_OPEN = 1,     /* host word: the host opened the gate */
+  KF_CUDA_GATE_EXPIRED = 2   /* host word: the gate opened itself */
+};
+/* *blocks := the SMs, *smem := the opt-in size; fails (cudaError_t)
+ * when more than one gate block would fit on an SM. */
+int kf_cuda_gate_prepare(int device, int *blocks, int *smem);
+int kf_cuda_gate(kf_cuda_gate_dev *d, volatile unsigned *host, int blocks,
+                 int smem, uint64_t expire_ns);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,8 +21,10 @@
  *             right before the calls that use the data
  *   RUN       restore the candidate's static memory, scrub the stack
  *             below; poison each output and fill the workspace on the
- *             device; scrub the L2 flush buffer (every call: it can hold
- *             nothing from one call to the next); when KF_CUDA_RUN_TIMED,
+ *             device; scrub local memory, every register and shared
+ *             memory of every SM; scrub the L2 flush buffer (every call:
+ *             it can hold nothing from one call to the next); when
+ *             KF_CUDA_RUN_TIMED,
  *             first keep the GPU busy for --warm-us (memsets), and reset
  *             persisting L2 lines after the flush; then, without waiting,
  *             event on the legacy stream, kf_launch(stream), event,

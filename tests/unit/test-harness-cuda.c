@@ -433,10 +433,11 @@ static void test_gpu_scratch_scrubbed(void **state) {
 }
 
 /* Property (b) when the trace is switched off and on again inside one
- * call: the hidden ~2 ms kernel leaves no record to miss, but it keeps
- * the device busy until the runner's synchronize after the call, far
- * beyond the time charged for the empty kernel on the given stream.  (A
- * return of 1, a crash verdict, means the exploit found no libcupti.) */
+ * call: seen on an H200 and an H100 (2026-11-26), the runner cannot turn
+ * tracing on again after such a call and says so.  (A return of 1, a
+ * crash verdict, means the exploit found no libcupti.)  One that restored
+ * tracing exactly would still be charged its hidden work: see
+ * test_gpu_hidden_work_charged. */
 static void test_gpu_tracing_toggled(void **state) {
   (void)state;
   NEED_NVCC();
@@ -448,19 +449,60 @@ static void test_gpu_tracing_toggled(void **state) {
   assert_non_null(ref);
   assert_non_null(src);
   cuda_case c = {spec, ref, src, {{0}}, {0}};
-  /* The busy-span rule is off by default (runner.c: it refused honest
-   * kernels on the H200); this case checks it where it is asked for. */
-  setenv("KF_CUDA_BUSY_CHECK", "1", 1);
   Kernelfleet__EvalResult *r = run_cuda(&c);
-  unsetenv("KF_CUDA_BUSY_CHECK");
   free(spec);
   free(ref);
   free(src);
-  /* Seen on an H200 and an H100 (2026-11-26): the runner cannot turn
-   * tracing on again after the call that toggled it, and says so before
-   * the busy-span rule is reached (the manifest's reason too). */
   expect_result(r, KF_OUTCOME_SANDBOX_VIOLATION, "verify",
                 "CUPTI activity tracing");
+}
+
+/* Property (b) with no trace at all (--cuda-no-cupti):
+ * hidden_stream_ordered.cu runs its clamp on a stream it made, after what
+ * is queued on the given stream (so its output is right), and an empty
+ * kernel on the given stream, so the events see nothing of the clamp.  The timing gate
+ * holds the clamp until the call has returned, and the busy span -- from
+ * the gate's opening to the synchronize that waits for every stream --
+ * charges it: the exploit ends ok (nothing refuses it without CUPTI), at
+ * the time of the same clamp on the given stream, not at the empty
+ * kernel's (about a tenth of it at the bench size).  The bound, half the
+ * honest time, leaves GPU noise room on both sides. */
+static void test_gpu_hidden_work_charged(void **state) {
+  (void)state;
+  NEED_NVCC();
+  NEED_GPU();
+  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
+  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
+  char *src = slurp("tests/exploits/cuda/hidden_stream_ordered.cu");
+  assert_non_null(spec);
+  assert_non_null(ref);
+  assert_non_null(src);
+  static const char honest[] =
+      "#include <cuda_runtime.h>\n#include \"kf_candidate.h\"\n"
+      "__global__ void clamp_k(const float *x, float *y, long long n) {\n"
+      "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;"
+      " i < n; i += (long long)gridDim.x * blockDim.x)\n"
+      "    y[i] = fminf(fmaxf(x[i], -1.0f), 1.0f);\n}\n"
+      "extern \"C\" int kf_launch(const kf_args *a) {\n"
+      "  clamp_k<<<1024, 256, 0, (cudaStream_t)a->stream>>>(\n"
+      "      (const float *)a->inputs[0].data, (float *)a->outputs[0].data,\n"
+      "      a->params[0]);\n  return 0;\n}\n";
+  cuda_case h = {spec, ref, honest, {{0}}, {"--cuda-no-cupti"}};
+  Kernelfleet__EvalResult *rh = run_cuda(&h);
+  cuda_case c = {spec, ref, src, {{0}}, {"--cuda-no-cupti"}};
+  Kernelfleet__EvalResult *r = run_cuda(&c);
+  free(spec);
+  free(ref);
+  free(src);
+  assert_non_null(rh);
+  assert_non_null(r);
+  assert_int_equal(rh->outcome, KF_OUTCOME_OK);
+  assert_int_equal(r->outcome, KF_OUTCOME_OK);
+  fprintf(stderr, "clamp on the given stream %.1f us, on a hidden one %.1f "
+          "us\n", rh->time_ns_median / 1e3, r->time_ns_median / 1e3);
+  assert_true(r->time_ns_median * 2 >= rh->time_ns_median);
+  kernelfleet__eval_result__free_unpacked(rh, NULL);
+  kernelfleet__eval_result__free_unpacked(r, NULL);
 }
 
 /* The profiling pass (docs/profiling.md) on a real GPU: the evaluation is
@@ -620,13 +662,15 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpu_profile),
       cmocka_unit_test(test_gpu_scratch_scrubbed),
       cmocka_unit_test(test_gpu_tracing_toggled),
+      cmocka_unit_test(test_gpu_hidden_work_charged),
       cmocka_unit_test(test_gpu_footprint_usage),
   };
   if (argc > 1 && strcmp(argv[1], "gpu") == 0) {
     if (!have_nvcc() || !have_gpu()) {
       printf("SKIPPED: %zu GPU-only cases (CUDA runtime: template, illegal "
              "address, unwritten output, out of bounds, hang, profile, probe "
-             "scratch scrubbed, tracing toggled, footprint rate): "
+             "scratch scrubbed, tracing toggled, hidden work charged, "
+             "footprint rate): "
              "%s\n",
              sizeof gpu_tests / sizeof *gpu_tests,
              have_nvcc() ? "no CUDA device" : "no nvcc");
