@@ -7,6 +7,7 @@ set -uo pipefail
 out=${1:?}; mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 here=docs/gpu-runs/2026-11-29-h200-s3
+python3 $here/gen_cover.py --out $here/regcover.cu
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 for a in sm_${cc}a ${EXTRA_ARCH:-}; do
   nvcc -O3 -arch=$a -Xptxas -v -cubin -o /tmp/rc.cubin $here/regcover.cu > "$out/ptxas-$a.txt" 2>&1

@@ -3,6 +3,8 @@
 # for several N, under a cap of 32 (__maxnreg__) and of 64 (launch bounds
 # 1024 x 1), so that cover.sh can list, from cuobjdump -sass, which of the
 # cap's registers each one never names.
+import sys
+path = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else "regcover.cu"
 def asm(n):
     s = ['"{\\n\\t.reg .b32 u<%d>;\\n\\t"' % n]
     s += ['"ld.global.cv.u32 u%d, [%%0+%d];\\n\\t"' % (i, 4 * i) for i in range(n)]
@@ -24,4 +26,4 @@ for cap, ns in ((32, (24, 26, 28, 30)), (64, (56, 58, 60, 62))):
         out.append("  asm volatile(%s\n      :: \"l\"(src + t), \"l\"(dst + t) : \"memory\");" % asm(n))
         out.append("  dst[t] = callee(src[t]);")
         out.append("}")
-open("regcover.cu", "w").write("\n".join(out) + "\n")
+open(path, "w").write("\n".join(out) + "\n")

@@ -14,6 +14,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv > "$out/gpu.txt" 2>&1
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 arch=sm_${cc}a
+python3 "$here/gen_asm.py" --out "$here/regasm.h" # regleak, scrubcheck
 for p in $progs; do
   extra=()
   [ "$p" = scrubcheck ] && extra=(-Iharness/core -Iharness/cuda harness/cuda/kernels.cu)
