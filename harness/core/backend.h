@@ -95,6 +95,13 @@ typedef struct {
   uint8_t ws_poison;          /* byte the workspace is filled with: drawn
                                  per call from the seed, so it names no
                                  stage or position */
+  bool fresh;                 /* run in a process of the side that ran no
+                                 call before, its inputs and canaries as
+                                 the last prepare and gen left them: the
+                                 determinism check's second run, which
+                                 nothing the first left on the device (a
+                                 register, say) may reach.  Backends whose
+                                 every call is a fresh process ignore it */
   const char *ctx;            /* "size N=1024, distribution wide" */
 } kf_call;
 

@@ -594,6 +594,9 @@ static int do_determinism(pl *p) {
     }
     c.ws_poison ^= 0xFF; /* a kernel that reads its workspace unwritten
                             differs between the runs */
+    c.fresh = true;      /* and one that reads what run 1 left on the
+                            device (registers the scrub misses) finds
+                            nothing: another process */
     kf_probe pr;
     if ((oc = b->call(&p->e, s, &c, &t)) || (oc = b->fetch(&p->e, s, rg, nr)) ||
         (oc = b->probe(&p->e, s, &L, &pr))) {

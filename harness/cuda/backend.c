@@ -14,7 +14,10 @@
  *            writable device data, no writable host static state beyond
  *            that of the baseline (elfcheck.c)
  *   start    all runners spawned at once (contexts are created in
- *            parallel), then each waited for; the defenses they applied
+ *            parallel), then each waited for; the defenses they applied;
+ *            for a deterministic spec each candidate gets a second
+ *            runner, which takes over for the determinism check's second
+ *            run (fresh_runner)
  *   --- the GPU lock is taken at the end of start and held to the end ---
  *   prepare  the canary written on the device by the runner's own kernel
  *   gen      the key of each input sent to every runner, which draws the
@@ -114,6 +117,16 @@ struct crunner {
   Kernelfleet__KernelResources kr[MAX_KERNELS];
   Kernelfleet__KernelResources *kr_ptrs[MAX_KERNELS];
   cuda_ev *ev;           /* for the op statistics */
+  /* A candidate's second runner, started with the first (at no cost in
+   * time: contexts are created at once) and swapped in for the
+   * determinism check's second run (kf_call.fresh): one process cannot
+   * clear what its first run left in registers (docs/integrity.md); a
+   * process that never ran the candidate has nothing of it.  What it
+   * needs then: the last canary and draw, replayed. */
+  crunner *twin;
+  const kf_harness_layout *last_L;
+  kf_gen last_gen;
+  bool have_gen;
 };
 
 #define CE(e) ((cuda_ev *)(e)->bes)
@@ -866,6 +879,18 @@ static int cuda_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
     if (c->n_runners < 18) c->runners[c->n_runners++] = CR(s);
     oc = runner_spawn(e, s, CR(s), map_len, e->why, KF_HARNESS_WHY);
     if (oc && s->is_ref) return oc;
+    /* the twin for the determinism check's second run (crunner.twin) */
+    if (!oc && !s->is_ref && e->spec->deterministic) {
+      crunner *t = calloc(1, sizeof *t);
+      if (!t) {
+        kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+        return KF_OUTCOME_INFRA_ERROR;
+      }
+      t->ci = CR(s)->ci;
+      t->ev = c;
+      CR(s)->twin = t;
+      oc = runner_spawn(e, s, t, map_len, e->why, KF_HARNESS_WHY);
+    }
     if (oc) {
       s->oc = oc;
       kf_strlcpy(s->why, e->why, KF_HARNESS_WHY);
@@ -876,6 +901,7 @@ static int cuda_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
     if (s->oc) continue;
     crunner *r = CR(s);
     oc = runner_ready(e, r, e->why, KF_HARNESS_WHY);
+    if (!oc && r->twin) oc = runner_ready(e, r->twin, e->why, KF_HARNESS_WHY);
     if (oc && s->is_ref) return oc;
     if (oc) {
       s->oc = oc;
@@ -930,6 +956,7 @@ static int outside_regions(const kf_side *s, const kf_harness_layout *L,
 static int cuda_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
   kf_harness_region r[2 * (2 * KF_HARNESS_MAX_T + 1) + 2];
   int n = outside_regions(s, L, false, r);
+  CR(s)->last_L = L;
   return regions_cmd(e, s, KF_CUDA_OP_CANARY, r, n);
 }
 
@@ -943,6 +970,10 @@ static int cuda_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
     c.gen[i] = (kf_cuda_draw){.off = L->in_off[i], .n = (uint64_t)L->in_n[i],
                              .dtype = L->in_dt[i], .dist = g->dist[i],
                              .range = g->range[i], .key = g->key[i]};
+  for (int k = 0; k < n; k++) {
+    CR(sides[k])->last_gen = *g;
+    CR(sides[k])->have_gen = true;
+  }
   /* to every runner first, then every reply: the draws run at once */
   kf_cuda_cmd ck[18];
   uint64_t t0[18];
@@ -993,8 +1024,48 @@ static void run_cmd_of(kf_ev *e, const kf_call *call, kf_cuda_cmd *c) {
     c->params[i] = call->size->v[i];
 }
 
+/* kf_call.fresh: the side's twin replaces the runner that ran before --
+ * stopped, its image unmapped -- and gets the last layout's canary and
+ * the last draw, as the runner had them before its first call of this
+ * layout.  The pipeline reads the side's image through s->map, which now
+ * is the twin's. */
+static int fresh_runner(kf_ev *e, kf_side *s) {
+  crunner *r = CR(s), *t = r->twin;
+  if (!t || !r->last_L || !r->have_gen) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: no fresh runner for this call "
+             "(none was started, or no layout and draw to give it)", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  runner_stop(r);
+  r->pid = t->pid;
+  r->cmd_fd = t->cmd_fd;
+  r->reply_fd = t->reply_fd;
+  r->memfd = t->memfd;
+  r->map = t->map;
+  r->map_len = t->map_len;
+  r->seq = t->seq;
+  r->defenses = t->defenses;
+  r->dead = t->dead;
+  r->status = t->status;
+  free(t);
+  r->twin = NULL;
+  s->map = r->map;
+  s->map_len = r->map_len;
+  kf_side *one[1] = {s};
+  int oc = cuda_prepare(e, s, r->last_L);
+  if (!oc) {
+    kf_gen g = r->last_gen;
+    oc = cuda_gen(e, one, 1, &g);
+  }
+  return oc;
+}
+
 static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
   crunner *r = CR(s);
+  if (call->fresh && !s->is_ref) {
+    int foc = fresh_runner(e, s);
+    if (foc) return foc;
+  }
   kf_cuda_cmd c;
   run_cmd_of(e, call, &c);
   cuda_ev *ce = CE(e);
@@ -1156,7 +1227,10 @@ static int cuda_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
  * call. */
 static void cuda_idle(kf_ev *e) {
   cuda_ev *c = CE(e);
-  for (int i = 0; i < c->n_runners; i++) runner_exit(c->runners[i]);
+  for (int i = 0; i < c->n_runners; i++) {
+    runner_exit(c->runners[i]);
+    runner_exit(c->runners[i]->twin);
+  }
   if (c->quiet_fd >= 0) {
     while (flock(c->quiet_fd, LOCK_SH) != 0 && errno == EINTR) {
     }
@@ -1384,6 +1458,10 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
 static void cuda_stop(kf_ev *e, kf_side *s) {
   (void)e;
   if (!s || !s->be) return;
+  if (CR(s)->twin) {
+    runner_stop(CR(s)->twin);
+    free(CR(s)->twin);
+  }
   runner_stop(CR(s));
   free(s->be);
   s->be = NULL;

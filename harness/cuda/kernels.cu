@@ -125,7 +125,8 @@ __global__ void k_lmem_scrub(int z) {
 // and a kernel whose warps land across them reads them: two such
 // registers a thread carried a seed from call to call on an H200, always
 // when any kernel ran between this scrub and the reader, sometimes when
-// none did (docs/integrity.md: open).
+// none did.  Hence the determinism check's second run in a runner of its
+// own (backend.c fresh_runner; docs/integrity.md).
 #define KF_LD(i) "ld.global.cv.u32 u" #i ", [%0+4*" #i "];\n\t"
 #define KF_ST(i) "@q st.global.u32 [%1+4*" #i "], u" #i ";\n\t"
 #define KF_X10(M, a)                                                       \

@@ -769,8 +769,9 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
    * registers of every SM are overwritten with flush-buffer words (loads
    * only: L2 stays clean), last, so that no harness kernel moves the
    * candidate's warps.  Not all of them: the top two of each scrub warp
-   * keep theirs, and the exploit still wins at times (kernels.cu,
-   * docs/integrity.md: open).  Not best effort either. */
+   * keep theirs (kernels.cu), which is why the determinism check's second
+   * run has a runner of its own (backend.c fresh_runner).  Not best
+   * effort either. */
   e = (cudaError_t)kf_cuda_reg_scrub(s->flush, &s->regs);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "scrubbing registers");
   /* A timed call runs behind the gate: kf_launch is called once every SM

@@ -432,6 +432,34 @@ static void test_gpu_scratch_scrubbed(void **state) {
   expect_result(r, KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
 }
 
+/* Property (g) on the register file: register_carry.cu loads a seed
+ * into all of its registers on every SM and reads it back in its next
+ * call from registers it never writes, with a kernel of its own first
+ * (SHIFT=1), which moves its reader's warps onto the rows the runner's
+ * register scrub misses: through one runner the seed survived every time
+ * (H200, 2026-11-29).  The determinism check's second run goes to a
+ * runner that never ran the candidate (kf_call.fresh), so the two runs
+ * draw different seeds.  The exploit fails no launch on purpose: any
+ * verdict but this one is the property failing or the harness's own
+ * trouble, which the reason says. */
+static void test_gpu_registers_scrubbed(void **state) {
+  (void)state;
+  NEED_NVCC();
+  NEED_GPU();
+  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
+  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
+  char *src = slurp("tests/exploits/cuda/register_carry.cu");
+  assert_non_null(spec);
+  assert_non_null(ref);
+  assert_non_null(src);
+  cuda_case c = {spec, ref, src, {{"SHIFT", "1"}}, {0}};
+  Kernelfleet__EvalResult *r = run_cuda(&c);
+  free(spec);
+  free(ref);
+  free(src);
+  expect_result(r, KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
+}
+
 /* Property (b) when the trace is switched off and on again inside one
  * call: seen on an H200 and an H100 (2026-11-26), the runner cannot turn
  * tracing on again after such a call and says so.  (A return of 1, a
@@ -661,6 +689,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpu_hang),
       cmocka_unit_test(test_gpu_profile),
       cmocka_unit_test(test_gpu_scratch_scrubbed),
+      cmocka_unit_test(test_gpu_registers_scrubbed),
       cmocka_unit_test(test_gpu_tracing_toggled),
       cmocka_unit_test(test_gpu_hidden_work_charged),
       cmocka_unit_test(test_gpu_footprint_usage),
@@ -669,8 +698,8 @@ int main(int argc, char **argv) {
     if (!have_nvcc() || !have_gpu()) {
       printf("SKIPPED: %zu GPU-only cases (CUDA runtime: template, illegal "
              "address, unwritten output, out of bounds, hang, profile, probe "
-             "scratch scrubbed, tracing toggled, hidden work charged, "
-             "footprint rate): "
+             "scratch scrubbed, registers scrubbed, tracing toggled, "
+             "hidden work charged, footprint rate): "
              "%s\n",
              sizeof gpu_tests / sizeof *gpu_tests,
              have_nvcc() ? "no CUDA device" : "no nvcc");
