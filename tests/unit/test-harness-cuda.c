@@ -387,18 +387,39 @@ static void test_abi_layout(void **state) {
 
 /* ---------------------------------------------------------- GPU only */
 
-static void test_gpu_template(void **state) {
-  (void)state;
-  NEED_NVCC();
-  NEED_GPU();
-  char *spec = slurp("problems/cuda/softmax/spec.json");
-  char *ref = slurp("problems/cuda/softmax/reference.cu");
-  char *src = slurp("problems/cuda/softmax/warp_rows.cu");
-  cuda_case c = {spec, ref, src, {{"WARPS", "4"}, {"VPL", "32"}}, {0}};
+#define HARDTANH "tests/exploits/problems/hardtanh_cuda"
+
+/* Runs c on the problem in dir (its spec.json and reference.cu) with the
+ * source in src_rel -- or, when src_rel is NULL, c.src as given; paths
+ * under KF_SOURCE_DIR. */
+static Kernelfleet__EvalResult *run_files(const char *dir,
+                                          const char *src_rel, cuda_case c) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/spec.json", dir);
+  char *spec = slurp(path);
+  snprintf(path, sizeof path, "%s/reference.cu", dir);
+  char *ref = slurp(path);
+  char *src = src_rel ? slurp(src_rel) : NULL;
+  assert_non_null(spec);
+  assert_non_null(ref);
+  if (src_rel) assert_non_null(src);
+  c.spec = spec;
+  c.ref = ref;
+  if (src) c.src = src;
   Kernelfleet__EvalResult *r = run_cuda(&c);
   free(spec);
   free(ref);
   free(src);
+  return r;
+}
+
+static void test_gpu_template(void **state) {
+  (void)state;
+  NEED_NVCC();
+  NEED_GPU();
+  Kernelfleet__EvalResult *r =
+      run_files("problems/cuda/softmax", "problems/cuda/softmax/warp_rows.cu",
+                (cuda_case){.knobs = {{"WARPS", "4"}, {"VPL", "32"}}});
   assert_non_null(r);
   assert_int_equal(r->outcome, KF_OUTCOME_OK);
   assert_true(r->time_ns_median > 0);
@@ -418,18 +439,9 @@ static void test_gpu_scratch_scrubbed(void **state) {
   (void)state;
   NEED_NVCC();
   NEED_GPU();
-  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
-  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
-  char *src = slurp("tests/exploits/cuda/scratch_carry.cu");
-  assert_non_null(spec);
-  assert_non_null(ref);
-  assert_non_null(src);
-  cuda_case c = {spec, ref, src, {{0}}, {0}};
-  Kernelfleet__EvalResult *r = run_cuda(&c);
-  free(spec);
-  free(ref);
-  free(src);
-  expect_result(r, KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
+  expect_result(
+      run_files(HARDTANH, "tests/exploits/cuda/scratch_carry.cu", (cuda_case){0}),
+      KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
 }
 
 /* Property (g) on the register file: register_carry.cu loads a seed
@@ -446,18 +458,9 @@ static void test_gpu_registers_scrubbed(void **state) {
   (void)state;
   NEED_NVCC();
   NEED_GPU();
-  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
-  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
-  char *src = slurp("tests/exploits/cuda/register_carry.cu");
-  assert_non_null(spec);
-  assert_non_null(ref);
-  assert_non_null(src);
-  cuda_case c = {spec, ref, src, {{"SHIFT", "1"}}, {0}};
-  Kernelfleet__EvalResult *r = run_cuda(&c);
-  free(spec);
-  free(ref);
-  free(src);
-  expect_result(r, KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
+  expect_result(run_files(HARDTANH, "tests/exploits/cuda/register_carry.cu",
+                          (cuda_case){.knobs = {{"SHIFT", "1"}}}),
+                KF_OUTCOME_NONDETERMINISTIC, "determinism", "two runs");
 }
 
 /* Property (b) when the trace is switched off and on again inside one
@@ -470,19 +473,9 @@ static void test_gpu_tracing_toggled(void **state) {
   (void)state;
   NEED_NVCC();
   NEED_GPU();
-  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
-  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
-  char *src = slurp("tests/exploits/cuda/cupti_toggle.cu");
-  assert_non_null(spec);
-  assert_non_null(ref);
-  assert_non_null(src);
-  cuda_case c = {spec, ref, src, {{0}}, {0}};
-  Kernelfleet__EvalResult *r = run_cuda(&c);
-  free(spec);
-  free(ref);
-  free(src);
-  expect_result(r, KF_OUTCOME_SANDBOX_VIOLATION, "verify",
-                "CUPTI activity tracing");
+  expect_result(
+      run_files(HARDTANH, "tests/exploits/cuda/cupti_toggle.cu", (cuda_case){0}),
+      KF_OUTCOME_SANDBOX_VIOLATION, "verify", "CUPTI activity tracing");
 }
 
 /* Property (b) with no trace at all (--cuda-no-cupti):
@@ -499,12 +492,6 @@ static void test_gpu_hidden_work_charged(void **state) {
   (void)state;
   NEED_NVCC();
   NEED_GPU();
-  char *spec = slurp("tests/exploits/problems/hardtanh_cuda/spec.json");
-  char *ref = slurp("tests/exploits/problems/hardtanh_cuda/reference.cu");
-  char *src = slurp("tests/exploits/cuda/hidden_stream_ordered.cu");
-  assert_non_null(spec);
-  assert_non_null(ref);
-  assert_non_null(src);
   static const char honest[] =
       "#include <cuda_runtime.h>\n#include \"kf_candidate.h\"\n"
       "__global__ void clamp_k(const float *x, float *y, long long n) {\n"
@@ -515,13 +502,11 @@ static void test_gpu_hidden_work_charged(void **state) {
       "  clamp_k<<<1024, 256, 0, (cudaStream_t)a->stream>>>(\n"
       "      (const float *)a->inputs[0].data, (float *)a->outputs[0].data,\n"
       "      a->params[0]);\n  return 0;\n}\n";
-  cuda_case h = {spec, ref, honest, {{0}}, {"--cuda-no-cupti"}};
-  Kernelfleet__EvalResult *rh = run_cuda(&h);
-  cuda_case c = {spec, ref, src, {{0}}, {"--cuda-no-cupti"}};
-  Kernelfleet__EvalResult *r = run_cuda(&c);
-  free(spec);
-  free(ref);
-  free(src);
+  Kernelfleet__EvalResult *rh = run_files(
+      HARDTANH, NULL, (cuda_case){.src = honest, .args = {"--cuda-no-cupti"}});
+  Kernelfleet__EvalResult *r =
+      run_files(HARDTANH, "tests/exploits/cuda/hidden_stream_ordered.cu",
+                (cuda_case){.args = {"--cuda-no-cupti"}});
   assert_non_null(rh);
   assert_non_null(r);
   assert_int_equal(rh->outcome, KF_OUTCOME_OK);
