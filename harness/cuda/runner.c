@@ -560,9 +560,6 @@ static void timing_fail(uint32_t seq, const char *what) {
   _exit(KF_HARNESS_RUNNER_EXIT_OK);
 }
 
-/* How many flush memsets make --warm-us of GPU time: the last 4 of 12
- * timed, the first 8 wake the GPU.  Runs at the first timed call, under
- * the eval's GPU lock (the runner starts before it is taken). */
 /* The timing gate (kernels.h kf_cuda_gate).  Its device words sit in the
  * probe scratch, past the probe's results: zeroed with it before every
  * call, and again here (the calibration holds it several times). */
@@ -638,6 +635,9 @@ static void calibrate_gate(rstate *s, uint32_t seq) {
   s->busy_base_ns = x[7] ? x[7] : 1;
 }
 
+/* How many flush memsets make --warm-us of GPU time: the last 4 of 12
+ * timed, the first 8 wake the GPU.  Runs at the first timed call, under
+ * the eval's GPU lock (the runner starts before it is taken). */
 static void calibrate_warm(rstate *s, uint32_t seq) {
   float ms = 0;
   cudaError_t e = cudaSuccess;
@@ -762,16 +762,16 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
                                   (unsigned long long *)s->flush);
     if (e != cudaSuccess) cuda_fail(c->seq, e, "cleaning L2");
   }
-  /* Nor are registers: a kernel that reads registers it never wrote (its
-   * loads predicated off) found what the last call's kernels held, through
-   * every other kernel of this function (H200, 2026-11-29;
-   * tests/exploits/cuda/register_carry.cu kept its seed there).  The
-   * registers of every SM are overwritten with flush-buffer words (loads
-   * only: L2 stays clean), last, so that no harness kernel moves the
-   * candidate's warps.  Not all of them: the top two of each scrub warp
-   * keep theirs (kernels.cu), which is why the determinism check's second
-   * run has a runner of its own (backend.c fresh_runner).  Not best
-   * effort either. */
+  /* Registers are not cleared between kernels either: a kernel that reads
+   * registers it never wrote (its loads predicated off) found what the
+   * last call's kernels held, through every other kernel of this function
+   * (H200, 2026-11-29; tests/exploits/cuda/register_carry.cu kept its
+   * seed there).  The registers of every SM are overwritten with
+   * flush-buffer words (loads only: L2 stays clean), last, so that no
+   * harness kernel moves the candidate's warps.  Not all of them: the top
+   * two of each scrub warp keep theirs (kernels.cu), which is why the
+   * determinism check's second run has a runner of its own (backend.c
+   * fresh_runner).  Not best effort either. */
   e = (cudaError_t)kf_cuda_reg_scrub(s->flush, &s->regs);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "scrubbing registers");
   /* A timed call runs behind the gate: kf_launch is called once every SM
