@@ -118,11 +118,11 @@ struct crunner {
   Kernelfleet__KernelResources *kr_ptrs[MAX_KERNELS];
   cuda_ev *ev;           /* for the op statistics */
   /* A candidate's second runner, started with the first (contexts are
-   * created in parallel) and swapped in for the
-   * determinism check's second run (kf_call.fresh): one process cannot
-   * clear what its first run left in registers (docs/integrity.md); a
-   * process that never ran the candidate has nothing of it.  What it
-   * needs then: the last canary and draw, replayed. */
+   * created in parallel) and swapped in for the determinism check's
+   * second run (kf_call.fresh): one process cannot clear what its first
+   * run left in registers (docs/integrity.md); a process that never ran
+   * the candidate has nothing of it.  What it needs then: the last canary
+   * and draw, replayed. */
   crunner *twin;
   const kf_harness_layout *last_L;
   kf_gen last_gen;
