@@ -275,6 +275,15 @@ int kf_coord_run(const kf_coord_config *cfg) {
     return rc;
   }
   co->last_creds_ms = kf_now_ms();
+  rc = kf_coord__cred_ids(creds, n_creds, &co->cred_ids);
+  if (rc) {
+    kf_log(KF_LOG_FATAL, "loading credentials: out of memory");
+    free(creds);
+    kf_store_close(co->store);
+    uv_loop_close(&loop);
+    return rc;
+  }
+  co->n_cred_ids = n_creds;
   kf_rpc_tls tls = {.cert_file = cfg->tls_cert, .key_file = cfg->tls_key,
                     .ca_file = cfg->tls_client_ca};
   kf_rpc_server_opts o = {
@@ -300,6 +309,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
   free(creds);
   if (rc) {
     kf_log(KF_LOG_FATAL, "listen %s: %s", cfg->listen_addr, err);
+    free(co->cred_ids);
     kf_store_close(co->store);
     uv_loop_close(&loop);
     return rc;
@@ -314,6 +324,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
       kf_log(KF_LOG_FATAL, "cannot write port file %s", cfg->port_file);
       kf_rpc_server_stop(co->rpc);
       uv_run(&loop, UV_RUN_DEFAULT);
+      free(co->cred_ids);
       kf_store_close(co->store);
       uv_loop_close(&loop);
       return KF_EIO;
@@ -323,6 +334,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
   if (cfg->metrics_listen && (rc = kf_coord__metrics_start(co))) {
     kf_rpc_server_stop(co->rpc);
     uv_run(&loop, UV_RUN_DEFAULT);
+    free(co->cred_ids);
     kf_store_close(co->store);
     uv_loop_close(&loop);
     return rc;
@@ -353,6 +365,7 @@ int kf_coord_run(const kf_coord_config *cfg) {
   for (size_t i = 0; i < co->workers_cap; i++)
     if (co->workers[i].id) worker_clear(&co->workers[i]);
   free(co->workers);
+  free(co->cred_ids);
   kf_store_metrics_free(&co->msnap);
   kf_store_close(co->store);
   rc = uv_loop_close(&loop);

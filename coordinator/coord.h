@@ -134,6 +134,11 @@ typedef struct kf_coord {
   bool campaigns_active;   /* some campaign may be running: search steps */
   bool want_search;        /* run a search step in the next batch */
   bool want_creds;         /* reload the credential table in the next batch */
+  /* The valid credentials' ids as last loaded, sorted: a long poll
+   * admitted before its credential was revoked is refused here rather
+   * than granted tasks (kf_coord__cred_valid). */
+  int64_t *cred_ids;
+  size_t n_cred_ids;
   uint64_t last_creds_ms;
   uint64_t last_search_ms;
   bool stopping;
@@ -171,6 +176,12 @@ kf_coord_worker *kf_coord__worker_put(kf_coord *co, int64_t id,
 /* Loads every valid credential from the store into an rpc table
  * (malloc'd, *out; free() it).  Work thread or startup: touches only s. */
 int kf_coord__load_creds(kf_store *s, kf_rpc_cred **out, size_t *n);
+/* The ids of table t, sorted (malloc'd, *out; free() it).  0 or
+ * KF_ENOMEM. */
+int kf_coord__cred_ids(const kf_rpc_cred *t, size_t n, int64_t **out);
+/* Whether credential id is in ids (sorted): 0, the bootstrap token, always
+ * is. */
+bool kf_coord__cred_valid(const int64_t *ids, size_t n, int64_t id);
 void kf_coord__kick(kf_coord *co);
 void kf_coord__op_free(kf_coord_op *op);
 void kf_coord__batch_drained(kf_coord *co);

@@ -58,6 +58,7 @@ typedef struct {
   int creds_rc;
   kf_rpc_cred *cred_tab; /* the valid credentials, for the rpc server */
   size_t n_cred;
+  int64_t *cred_ids;     /* their ids, sorted, for the coordinator */
   bool metrics;          /* take a /metrics snapshot (coord_metrics.c) */
   uint32_t alive_ms;
   int metrics_rc;
@@ -178,6 +179,33 @@ int kf_coord__load_creds(kf_store *s, kf_rpc_cred **out, size_t *n) {
   *out = t;
   *n = k;
   return 0;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int kf_coord__cred_ids(const kf_rpc_cred *t, size_t n, int64_t **out) {
+  int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+  if (!ids) return KF_ENOMEM;
+  for (size_t i = 0; i < n; i++) ids[i] = t[i].id;
+  qsort(ids, n, sizeof *ids, cmp_id);
+  *out = ids;
+  return 0;
+}
+
+bool kf_coord__cred_valid(const int64_t *ids, size_t n, int64_t id) {
+  return id == 0 || (n && bsearch(&id, ids, n, sizeof *ids, cmp_id));
+}
+
+/* A lease whose credential is no longer valid.  Its call was admitted
+ * before the revocation (a long poll waits up to its deadline), so the
+ * server's check at arrival does not cover it: it must get no task. */
+static void refuse_revoked(kf_coord_op *op) {
+  op->rc = KF_EAUTH;
+  snprintf(op->err, sizeof op->err, "credential %" PRId64 " was revoked",
+           op->cred_id);
 }
 
 static void do_submit(kf_store *s, kf_coord_op *op, uint32_t max_attempts) {
@@ -425,7 +453,8 @@ static void undo_late_grants(kf_store *s, kf_coord_op **who, size_t n) {
 static void do_leases(kf_batch *b, kf_store *s, int ttl) {
   size_t n = 0;
   for (kf_coord_op *op = b->ops; op; op = op->next)
-    if (op->kind == KF_OP_LEASE && !op->needs_lookup && !gone(op)) n++;
+    if (op->kind == KF_OP_LEASE && !op->needs_lookup && !op->rc && !gone(op))
+      n++;
   if (!n) return;
   kf_lease_req *reqs = calloc(n, sizeof *reqs);
   kf_coord_op **who = calloc(n, sizeof *who);
@@ -439,7 +468,8 @@ static void do_leases(kf_batch *b, kf_store *s, int ttl) {
   }
   size_t k = 0;
   for (kf_coord_op *op = b->ops; op; op = op->next)
-    if (op->kind == KF_OP_LEASE && !op->needs_lookup && !op->gave_up) {
+    if (op->kind == KF_OP_LEASE && !op->needs_lookup && !op->rc &&
+        !op->gave_up) {
       reqs[k] = op->lease;
       who[k++] = op;
     }
@@ -476,7 +506,16 @@ static void batch_work(uv_work_t *w) {
   kf_coord *co = b->co;
   kf_store *s = co->store;
   int ttl = (int)co->cfg.lease_ttl_ms;
-  if (b->creds) b->creds_rc = kf_coord__load_creds(s, &b->cred_tab, &b->n_cred);
+  if (b->creds) {
+    b->creds_rc = kf_coord__load_creds(s, &b->cred_tab, &b->n_cred);
+    if (!b->creds_rc)
+      b->creds_rc = kf_coord__cred_ids(b->cred_tab, b->n_cred, &b->cred_ids);
+    /* A revocation this reload sees holds for this batch's leases too. */
+    for (kf_coord_op *op = b->ops; !b->creds_rc && op; op = op->next)
+      if (op->kind == KF_OP_LEASE && !op->rc &&
+          !kf_coord__cred_valid(b->cred_ids, b->n_cred, op->cred_id))
+        refuse_revoked(op);
+  }
   for (kf_coord_op *op = b->ops; op; op = op->next) {
     if (op->kind != KF_OP_REPORT && op->kind != KF_OP_STATUS &&
         op->kind != KF_OP_HEARTBEAT && gone(op))
@@ -561,9 +600,30 @@ static void after_batch(uv_work_t *w, int status) {
     if (b->creds_rc) {
       kf_log(KF_LOG_WARN, "reloading credentials: %s", kf_strerror(b->creds_rc));
       if (co->rpc) kf_rpc_server_recheck(co->rpc); /* refuse the waiting */
-    } else if (co->rpc && kf_rpc_server_set_creds(co->rpc, b->cred_tab, b->n_cred))
-      kf_log(KF_LOG_WARN, "reloading credentials: out of memory");
+    } else {
+      if (co->rpc && kf_rpc_server_set_creds(co->rpc, b->cred_tab, b->n_cred))
+        kf_log(KF_LOG_WARN, "reloading credentials: out of memory");
+      free(co->cred_ids);
+      co->cred_ids = b->cred_ids;
+      co->n_cred_ids = b->n_cred;
+      b->cred_ids = NULL;
+      /* Long polls parked under a credential revoked since: refused now,
+       * not left to be granted tasks when some arrive. */
+      for (kf_coord_op **pp = &co->parked; *pp;) {
+        kf_coord_op *op = *pp;
+        if (kf_coord__cred_valid(co->cred_ids, co->n_cred_ids, op->cred_id)) {
+          pp = &op->next;
+          continue;
+        }
+        *pp = op->next;
+        op->next = NULL;
+        refuse_revoked(op);
+        kf_coord__answer(co, op);
+        kf_coord__op_free(op);
+      }
+    }
     free(b->cred_tab);
+    free(b->cred_ids);
   }
   if (b->reap && (b->reaped || b->reap_failed)) {
     kf_log(KF_LOG_WARN, "expired leases: %d requeued, %d failed", b->reaped,
@@ -699,6 +759,8 @@ void kf_coord__flush(kf_coord *co) {
     op->n_granted = 0;
     free(op->granted);
     op->granted = NULL;
+    if (!kf_coord__cred_valid(co->cred_ids, co->n_cred_ids, op->cred_id))
+      refuse_revoked(op);
   }
   b->work.data = b;
   int rc = uv_queue_work(co->loop, &b->work, batch_work, after_batch);

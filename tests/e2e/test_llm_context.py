@@ -390,6 +390,14 @@ def body(c):
     c.kf("campaign", "stop", str(cid), "--coordinator", c.target)
     kfe2e.wait_until(lambda: kfcampaign.state(c, cid) not in
                      ("running", "showdown"), 60, "the campaign to stop")
+    # The stop fails the queued tasks; leased ones still report.  The
+    # counts below are compared across several reads, so only once the
+    # last evaluation has landed (on a loaded machine one landed between
+    # two reads).
+    kfe2e.wait_until(lambda: c.count(
+        "SELECT count(*) FROM tasks WHERE campaign_id = %d AND state IN"
+        " ('queued', 'leased')" % cid) == 0, 300,
+        "the stopped campaign's leased tasks to report")
     u = json.loads(c.kf("propose", "usage", "--campaign", str(cid), "--json",
                         "--coordinator", c.target))
     ran = c.count("SELECT count(*) FROM evaluations WHERE campaign_id = %d"

@@ -34,6 +34,7 @@
  * Conditions are waited for with generous bounds; nothing asserts speed.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -147,14 +148,15 @@ static int get_status(kf_rpc_client *c, char *err, size_t errlen) {
               errlen);
 }
 
-/* RegisterWorker; returns the KF code, *id the new worker on success. */
-static int register_as(kf_rpc_client *c, const char *name, int64_t *id,
-                       char *err, size_t errlen) {
+/* RegisterWorker for task kind; returns the KF code, *id the new worker
+ * on success. */
+static int register_kind(kf_rpc_client *c, const char *name, const char *kind,
+                         int64_t *id, char *err, size_t errlen) {
   Kernelfleet__DeviceClass dc = KERNELFLEET__DEVICE_CLASS__INIT;
   dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
   dc.model = "auth-cpu";
   dc.isa = "x86_64";
-  char *kinds[] = {"checksum"};
+  char *kinds[] = {(char *)kind};
   Kernelfleet__RegisterWorkerRequest req =
       KERNELFLEET__REGISTER_WORKER_REQUEST__INIT;
   req.name = (char *)name;
@@ -173,9 +175,16 @@ static int register_as(kf_rpc_client *c, const char *name, int64_t *id,
   return rc;
 }
 
-static int submit(kf_rpc_client *c, int n, char *err, size_t errlen) {
+static int register_as(kf_rpc_client *c, const char *name, int64_t *id,
+                       char *err, size_t errlen) {
+  return register_kind(c, name, "checksum", id, err, errlen);
+}
+
+/* SubmitTasks of n tasks of kind. */
+static int submit_kind(kf_rpc_client *c, const char *kind, int n, char *err,
+                       size_t errlen) {
   Kernelfleet__TaskSpec spec = KERNELFLEET__TASK_SPEC__INIT;
-  spec.kind = "checksum";
+  spec.kind = (char *)kind;
   spec.payload.data = (uint8_t *)"{\"data\": \"x\"}";
   spec.payload.len = strlen("{\"data\": \"x\"}");
   Kernelfleet__TaskSpec *sp[8];
@@ -188,13 +197,19 @@ static int submit(kf_rpc_client *c, int n, char *err, size_t errlen) {
               errlen);
 }
 
-/* LeaseTasks for worker_id; *task and *attempt: the first task granted. */
-static int lease(kf_rpc_client *c, int64_t worker_id, int64_t *task,
-                 uint32_t *attempt, char *err, size_t errlen) {
+static int submit(kf_rpc_client *c, int n, char *err, size_t errlen) {
+  return submit_kind(c, "checksum", n, err, errlen);
+}
+
+/* LeaseTasks for worker_id, waiting up to wait_ms for a task; *task and
+ * *attempt: the first task granted. */
+static int lease_wait(kf_rpc_client *c, int64_t worker_id, uint32_t wait_ms,
+                      int64_t *task, uint32_t *attempt, char *err,
+                      size_t errlen) {
   Kernelfleet__LeaseTasksRequest req = KERNELFLEET__LEASE_TASKS_REQUEST__INIT;
   req.worker_id = worker_id;
   req.max_tasks = 1;
-  req.wait_ms = 2000;
+  req.wait_ms = wait_ms;
   ProtobufCMessage *resp = NULL;
   int rc = call(c, PATH("LeaseTasks"), &req.base,
                 &kernelfleet__lease_tasks_response__descriptor, &resp, err,
@@ -206,6 +221,11 @@ static int lease(kf_rpc_client *c, int64_t worker_id, int64_t *task,
   }
   kf_rpc_free(resp);
   return rc;
+}
+
+static int lease(kf_rpc_client *c, int64_t worker_id, int64_t *task,
+                 uint32_t *attempt, char *err, size_t errlen) {
+  return lease_wait(c, worker_id, 2000, task, attempt, err, errlen);
 }
 
 static int heartbeat(kf_rpc_client *c, int64_t worker_id, char *err,
@@ -401,6 +421,64 @@ static void test_revoke_and_create(void **state) {
   assert_int_equal(kf_store_token_revoke(tdb.s, id), 0);
   assert_int_equal(kf_store_token_revoke(tdb.s, 999999), KF_ENOTFOUND);
   kf_rpc_client_close(c);
+}
+
+typedef struct {
+  kf_rpc_client *c;
+  int64_t worker;
+  int rc;
+  int64_t task;
+  char err[256];
+} poll_arg;
+
+static void *poll_thread(void *p) {
+  poll_arg *a = p;
+  uint32_t attempt = 0;
+  a->rc = lease_wait(a->c, a->worker, 25000, &a->task, &attempt, a->err,
+                     sizeof a->err);
+  return NULL;
+}
+
+/* Property: no task is granted under a credential after the coordinator
+ * has seen it revoked -- including to a long poll admitted before the
+ * revocation, which passed the arrival check and then waits for tasks. */
+static void test_revoke_long_poll(void **state) {
+  (void)state;
+  char err[256], tok[80];
+  int64_t wid = 0;
+  int64_t tid = make_token("worker", "poller", tok, sizeof tok);
+  kf_rpc_client *c = client(g.main.target, tok, NULL);
+  kf_rpc_client *hb = client(g.main.target, tok, NULL);
+  kf_rpc_client *sub = client(g.main.target, g.submitter, NULL);
+  /* A kind of its own: no other test's queued task answers the poll. */
+  int rc = register_kind(c, "poller", "revoke-probe", &wid, err, sizeof err);
+  assert_int_equal(rc, 0);
+  poll_arg a = {.c = c, .worker = wid};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, poll_thread, &a), 0);
+  tcoord_sleep_ms(500); /* parked by now on any machine that is not
+                         * stalled; if not, it is refused on arrival,
+                         * which the property allows too */
+  assert_int_equal(kf_store_token_revoke(tdb.s, tid), 0);
+  /* Wait until the coordinator has seen the revocation. */
+  rc = 0;
+  for (int i = 0; i < 600 && rc != KF_EAUTH; i++) {
+    rc = heartbeat(hb, wid, err, sizeof err);
+    if (rc != KF_EAUTH) tcoord_sleep_ms(50);
+  }
+  assert_int_equal(rc, KF_EAUTH);
+  rc = submit_kind(sub, "revoke-probe", 1, err, sizeof err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  if (a.rc == 0)
+    fail_msg("a poll of a revoked credential got %s",
+             a.task ? "a task" : "an empty answer, not UNAUTHENTICATED");
+  assert_int_equal(a.rc, KF_EAUTH);
+  assert_int_equal(db_int("SELECT count(*) FROM tasks WHERE kind = "
+                          "'revoke-probe' AND state <> 'queued'"), 0);
+  kf_rpc_client_close(c);
+  kf_rpc_client_close(hb);
+  kf_rpc_client_close(sub);
 }
 
 /* The credential is judged from the metadata: a large body behind a wrong
@@ -854,6 +932,7 @@ int main(void) {
       cmocka_unit_test(test_roles),
       cmocka_unit_test(test_forgery),
       cmocka_unit_test(test_revoke_and_create),
+      cmocka_unit_test(test_revoke_long_poll),
       cmocka_unit_test(test_unauthenticated_body),
       cmocka_unit_test(test_unauthenticated_memory),
       cmocka_unit_test(test_oversized_memory),
