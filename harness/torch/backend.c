@@ -123,6 +123,10 @@ typedef struct {
   unsigned long long o_ns, o_bound_ns; /* LOCKED's timer=: the GPU timer's
                                           overhead (median, median - min) */
   bool o_known;
+  /* the last layout prepared and the last draw, for p_fresh */
+  const kf_harness_layout *last_L;
+  kf_gen last_gen;
+  bool have_gen;
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -496,6 +500,9 @@ static int arm_plan(kf_ev *e, kf_side *s, const char *plan, int tmo) {
 static uint32_t defenses_of(const char *words);
 static int call_timeout(const kf_ev *e, const kf_side *s);
 static void flush_caches(torch_ev *c);
+static int start_one(kf_ev *e, kf_side *s, size_t map_len);
+static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L);
+static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g);
 
 /* Stops the side's process and waits until /proc says so.  0, or CRASH
  * (the process is killed) when it does not stop. */
@@ -787,6 +794,50 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     s->t_base[KF_BASE_COMPILE] = base;
   if (s->is_ref && c->timed && tuned && t->tuned_ok)
     s->t_base[KF_BASE_TUNED] = tuned;
+  return 0;
+}
+
+/* kf_call.fresh: the determinism check's second run goes to a new
+ * process of the side -- the one that ran the first is killed with its
+ * group, its memfd unmapped and closed -- which loads the side's code
+ * anew and gets the last layout's canaries and the last draw, as the old
+ * one had them before the first run.  Nothing the first run left in its
+ * process (a Python global, a torch cache, device memory, registers a
+ * Triton kernel reads through inline asm) reaches the second: a result
+ * that depends on it differs, and the check says nondeterministic.  The
+ * zygote model needs none of this: its every call is a fresh child. */
+static int p_fresh(kf_ev *e, kf_side *s) {
+  torch_side *t = TS(s);
+  if (!t->last_L || !t->have_gen) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: no fresh process for this call "
+             "(no layout and draw to give it)", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  const kf_harness_layout *L = t->last_L;
+  kf_gen g = t->last_gen;
+  torch_side old = *t;
+  kill_zygote(t);
+  if (t->cmd_fd >= 0) close(t->cmd_fd);
+  if (t->status_fd >= 0) close(t->status_fd);
+  if (t->reply_fd >= 0) close(t->reply_fd);
+  if (t->memfd >= 0) close(t->memfd);
+  size_t map_len = s->map_len;
+  if (s->map) munmap(s->map, s->map_len);
+  s->map = NULL;
+  s->map_len = 0;
+  memset(t, 0, sizeof *t);
+  t->cmd_fd = t->status_fd = t->reply_fd = t->memfd = -1;
+  /* what the side's note counts is the evaluation's, not the process's */
+  t->n_timed = old.n_timed;
+  t->n_side = old.n_side;
+  t->n_host = old.n_host;
+  t->n_base_host = old.n_base_host;
+  t->n_tuned_host = old.n_tuned_host;
+  int oc = start_one(e, s, map_len);
+  if (oc) return oc;
+  kf_side *one[1] = {s};
+  if ((oc = torch_prepare(e, s, L)) || (oc = torch_gen(e, one, 1, &g)))
+    return oc;
   return 0;
 }
 
@@ -1099,7 +1150,12 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
              s->who, err);
     return KF_OUTCOME_INFRA_ERROR;
   }
-  if (c->persist) return p_start_wait(e, s);
+  if (c->persist) {
+    /* the CPU time of the whole process, charged when it exceeds the
+     * wall time (p_call) */
+    t->cpuclock_ok = clock_getcpuclockid(t->pid, &t->cpuclock) == 0;
+    return p_start_wait(e, s);
+  }
   char line[LINE];
   int from, k = wait_line(t, false, START_MS, &from, line, sizeof line);
   if (k == 1 && !strncmp(line, "READY", 5)) {
@@ -1208,6 +1264,7 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
 
 static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
   (void)e;
+  if (s->be) TS(s)->last_L = L;
   kf_harness_region r[2 * KF_HARNESS_MAX_T + 2];
   int n = kf_harness__gap_regions(L, r);
   for (int i = 0; i < n; i++)
@@ -1226,6 +1283,11 @@ static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
       if (sides[k]->map)
         kf_harness__par_memcpy(sides[k]->map + L->in_off[i], dst, L->in_b[i]);
   }
+  for (int k = 0; k < n; k++)
+    if (sides[k]->be) {
+      TS(sides[k])->last_gen = *g;
+      TS(sides[k])->have_gen = true;
+    }
   return 0;
 }
 
@@ -1259,6 +1321,10 @@ static void flush_caches(torch_ev *c) {
 }
 
 static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
+  if (TE(e)->persist && c->fresh && !s->is_ref) {
+    int oc = p_fresh(e, s);
+    if (oc) return oc;
+  }
   torch_side *t = TS(s);
   const kf_harness_layout *L = c->L;
   for (int i = 0; i < L->n_out; i++)

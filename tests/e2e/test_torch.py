@@ -26,6 +26,7 @@ Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -219,6 +220,23 @@ CACHES = READS_FILE.replace(
     '''        if not hasattr(self, "first"):
             self.first = torch.relu(self.linear(x))
         return self.first.clone()''')
+
+# Drifts a little with every call its process makes (as a kernel whose
+# atomics race drifts from run to run), within tolerance, and hides the
+# drift from a second run on the same inputs behind a cache of its first
+# answer per input.  In one process both runs of the determinism check
+# agree; in the fresh process the check's second run gets, they do not.
+DRIFT_CACHED = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        self.calls = getattr(self, "calls", 0) + 1
+        seen = self.__dict__.setdefault("seen", {})
+        key = (tuple(x.shape), float(x.sum()), float(x.flatten()[-1]))
+        if key not in seen:
+            y = torch.relu(self.linear(x))
+            seen[key] = y * (1 + self.calls * 1e-6)
+        return seen[key].clone()''')
 
 # Prints, as people debugging do: nothing of it may read as a reply.
 PRINTS = HONEST.replace(
@@ -534,6 +552,24 @@ def persistent(c, prob):
         check(r["outcome"] == want and word in r.get("reason", ""),
               "persistent, %s: %s (%s), want %s naming %r" % (
                   tag, r["outcome"], r.get("reason"), want, word))
+    # The determinism check's second run goes to a new process of the side
+    # (kf_call.fresh), so nothing the first left in its process reaches
+    # it: on a spec that asks for bit-for-bit agreement the honest model
+    # still passes, the drifting one with a cache is nondeterministic.
+    det = prob + "_det"
+    if not os.path.isdir(det):
+        shutil.copytree(prob, det)
+        with open(os.path.join(det, "spec.json")) as f:
+            spec = json.load(f)
+        spec["deterministic"] = True
+        write(os.path.join(det, "spec.json"), json.dumps(spec, indent=1))
+    r = evaluate(c, det, HONEST, "p_det_honest", pers)
+    check(r["outcome"] == "ok", "persistent, deterministic spec, honest: "
+          "%s (%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, det, DRIFT_CACHED, "p_det_drift", pers)
+    check(r["outcome"] == "nondeterministic", "persistent, a drift hidden "
+          "by a cache in its process: %s (%s), want nondeterministic" % (
+              r["outcome"], r.get("reason")))
     # a call that never returns: the process is killed at the call's
     # limit (2 s + 5 s), the evaluation ends, the harness does not hang
     r = evaluate(c, prob, SLEEPS, "p_sleeps", pers + ["--call-timeout-ms",

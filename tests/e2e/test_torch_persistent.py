@@ -28,6 +28,10 @@ inputs per repetition):
    that replaces the runner's command reader with a loop watching its
    input buffer for the next draw and answers wrongly if it ever sees it
    change before its command arrives -- all ok, i.e. refused.
+   On a copy of the problem whose spec asks for bit-for-bit determinism:
+   the honest model ok, and one whose answer drifts with every call of
+   its process, hidden behind a cache of its first answer per input,
+   nondeterministic (the check's second run is a new process).
 5. Workers advertise torch at registration (worker/torch_caps.c): one
    whose Python has no torch (KF_PYTHON=/bin/false) registers without the
    "torch" kind, one with Debian's torch registers "torch" and
