@@ -340,7 +340,7 @@ static void test_forgery(void **state) {
   kf_rpc_client *a = client(g.main.target, g.worker_a, NULL);
   kf_rpc_client *b = client(g.main.target, g.worker_b, NULL);
   kf_rpc_client *sub = client(g.main.target, g.submitter, NULL);
-  int64_t wa, wb, forged;
+  int64_t wa = 0, wb = 0, forged = 0;
   assert_int_equal(register_as(a, "auth-a", &wa, err, sizeof err), 0);
   assert_int_equal(register_as(b, "auth-b", &wb, err, sizeof err), 0);
   g.worker_a_id = wa;
