@@ -64,11 +64,14 @@ static void usage(FILE *f) {
 "                               task_id is then 0), diagnosis and profile\n"
 "                               (null when none)\n"
 "  export ID --format kernelbench|gpumode [--problem DIR] [--out FILE]\n"
-"                               a PyTorch campaign's best kernel as a\n"
-"                               ready submission: a KernelBench ModelNew, or\n"
-"                               a GPU MODE submission.py (custom_kernel);\n"
-"                               --problem: the problem directory, for the\n"
-"                               model's init arguments\n"
+"                               a campaign's best kernel as a ready\n"
+"                               submission: a KernelBench ModelNew, or a GPU\n"
+"                               MODE submission.py (custom_kernel).  PyTorch\n"
+"                               campaigns: --problem for the model's init\n"
+"                               arguments.  CUDA and C campaigns (--problem\n"
+"                               required: the shapes): one file that builds\n"
+"                               the kernel and a binding with load_inline\n"
+"                               at import, both entry points in it\n"
 "  export ID --format torch-ext --problem DIR --out DIR [--class NAME]\n"
 "                               a CUDA (or C) campaign's best kernel as a\n"
 "                               PyTorch extension package (setup.py, the\n"
@@ -403,9 +406,18 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
     kf_rpc_free((ProtobufCMessage *)g);
     return rc;
   }
+  if (b->language && (!strcmp(b->language, "cuda") ||
+                      !strcmp(b->language, "c"))) {
+    /* a kernel: the file builds it with load_inline */
+    rc = kf_cli__export_inline(cmd, o->problem, o->format, o->out, b,
+                               g->status->campaign);
+    kf_rpc_free((ProtobufCMessage *)b);
+    kf_rpc_free((ProtobufCMessage *)g);
+    return rc;
+  }
   if (!b->language || strcmp(b->language, "python")) {
     fprintf(stderr, "%s: campaign %lld is a %s campaign; --format %s "
-            "exports PyTorch (torch backend) campaigns\n", cmd, (long long)id,
+            "exports PyTorch, CUDA and C campaigns\n", cmd, (long long)id,
             b->language ? b->language : "?", o->format);
     kf_rpc_free((ProtobufCMessage *)b);
     kf_rpc_free((ProtobufCMessage *)g);

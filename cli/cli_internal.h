@@ -334,6 +334,16 @@ int kf_cli__export_torch_ext(const char *cmd, const char *problem_dir,
                              const Kernelfleet__GetBestResponse *b,
                              const Kernelfleet__Campaign *c);
 
+/* `kf campaign export ID --format gpumode|kernelbench` of a CUDA or C
+ * campaign (cli_export_ext.c): one Python file, written to out_file (or
+ * stdout when NULL), that builds the best kernel b with the torch-ext
+ * binding through load_inline at import and offers both entry points.
+ * Returns an exit code; prints why on failure. */
+int kf_cli__export_inline(const char *cmd, const char *problem_dir,
+                          const char *format, const char *out_file,
+                          const Kernelfleet__GetBestResponse *b,
+                          const Kernelfleet__Campaign *c);
+
 /* JSON views (cJSON trees; caller frees with cJSON_Delete). */
 struct cJSON *kf_cli__json_status(const Kernelfleet__CampaignStatus *st);
 struct cJSON *kf_cli__json_eval(const Kernelfleet__EvaluationSummary *e);

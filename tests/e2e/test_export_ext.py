@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/e2e/test_export_ext.py -- `kf campaign export --format torch-ext`:
 a campaign's best kernel as a PyTorch extension package, built and called
-like any torch function.
+like any torch function; and `--format gpumode|kernelbench` of the same
+campaign: one Python file that builds it with load_inline.
 
 1. `kf run problems/cpu/softmax` (a real cluster: PostgreSQL, coordinator,
    worker, harness) finds a verified kernel.
@@ -14,6 +15,11 @@ like any torch function.
    torch.softmax in float64 at several shapes (sizes taken from the
    input), and a wrong dtype, rank, size param or layout is refused by
    torch with the input named.
+4. `--format gpumode` (refused without --problem) and `kernelbench`: in a
+   fresh interpreter the submission builds at import (load_inline; the C
+   kernel through cc first), custom_kernel and ModelNew match
+   torch.softmax, a float64 input is refused naming 'x'; the KernelBench
+   file compiles and holds ModelNew.
 
 The CUDA side of the same generator (CUDAExtension, torch's current
 stream) is compiled in unit/test-cli-campaign; it is built and run against
@@ -71,6 +77,39 @@ for k, f in bad.items():
     else:
         raise AssertionError("%s: accepted" % k)
 print("EXT OK")
+"""
+
+
+# The single-file export: a GPU MODE submission and a KernelBench model
+# that build the kernel with load_inline at import.
+CHECK_INLINE = r"""
+import importlib.util
+import sys
+import torch
+
+spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
+sub = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sub)  # builds it
+torch.manual_seed(11)
+for m, n in ((1, 1), (3, 17), (64, 1000), (5, 4096)):
+    x = torch.randn(m, n) * 4
+    y = sub.custom_kernel((x,))
+    ref = torch.softmax(x.double(), 1)
+    err = (y.double() - ref).abs().max().item()
+    assert err <= 1e-6 + 1e-4 * ref.abs().max().item(), (m, n, err)
+    assert torch.equal(sub.custom_kernel(x), y)  # a bare tensor too
+    assert torch.equal(sub.ModelNew(1000, "init args ignored")(x), y)
+try:
+    sub.custom_kernel((torch.randn(3, 4).double(),))
+except RuntimeError as e:
+    assert "dtype" in str(e) and "'x'" in str(e), str(e)
+else:
+    raise AssertionError("a float64 input was accepted")
+with open(sys.argv[2]) as f:
+    kb = f.read()
+compile(kb, sys.argv[2], "exec")
+assert "class ModelNew" in kb and "load_inline" in kb
+print("INLINE OK")
 """
 
 
@@ -151,6 +190,37 @@ def body(c):
               r.stderr.decode(errors="replace")[-3000:]))
     c.log("kf_softmax.forward matches torch.softmax; bad inputs refused by "
           "name")
+
+    # 4. The same kernel as one Python file: --format gpumode and
+    # kernelbench of a C campaign (the kernel, the ABI header and the same
+    # binding, built by load_inline at import, both entry points).
+    sub = os.path.join(c.dir, "submission.py")
+    kb = os.path.join(c.dir, "model_new.py")
+    ebase = ["campaign", "export", cid, "--coordinator", c.target]
+    rc, o2, e2 = c.kf_run(ebase + ["--format", "gpumode", "--out", sub], work,
+                          120)
+    check(rc == 2 and "needs --problem" in e2 and not os.path.exists(sub),
+          "gpumode export of a C campaign without --problem: exit %d: %s%s"
+          % (rc, o2, e2))
+    for fmt, path in (("gpumode", sub), ("kernelbench", kb)):
+        rc, o2, e2 = c.kf_run(ebase + ["--format", fmt, "--problem", prob,
+                                       "--out", path], work, 120)
+        check(rc == 0 and "load_inline" in o2, "%s export: exit %d: %s%s"
+              % (fmt, rc, o2, e2))
+    checker = os.path.join(c.dir, "check_inline.py")
+    with open(checker, "w") as f:
+        f.write(CHECK_INLINE)
+    env = dict(c.env)
+    env.pop("PYTHONPATH", None)
+    env["TORCH_EXTENSIONS_DIR"] = os.path.join(c.dir, "torch_extensions")
+    r = subprocess.run([PY, checker, sub, kb], cwd=c.dir, env=env,
+                       capture_output=True, timeout=600 * kfe2e.SLACK)
+    check(r.returncode == 0 and b"INLINE OK" in r.stdout,
+          "the load_inline submission does not match torch.softmax:\n%s%s"
+          % (r.stdout.decode(errors="replace"),
+             r.stderr.decode(errors="replace")[-3000:]))
+    c.log("gpumode / kernelbench files of the C kernel: built by "
+          "load_inline, custom_kernel and ModelNew match torch.softmax")
 
 
 if __name__ == "__main__":

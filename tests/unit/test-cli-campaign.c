@@ -836,6 +836,47 @@ static void test_export_torch_ext_cuda(void **state) {
             "binding.cpp not compiled\n");
   else
     assert_int_equal(atoi(rcbuf), 0);
+  /* The same kernel as one GPU MODE file: the kernel, the ABI header and
+   * the binding torch-ext wrote, as Python strings, built by load_inline
+   * with nvcc for the measured ISA.  Without --problem: refused. */
+  char sub[160];
+  snprintf(sub, sizeof sub, "%s/submission.py", path);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign export 13 --format "
+                      "gpumode --out %s " REMOTE, sub, F.target), 2);
+  assert_int_equal(access(sub, F_OK), -1);
+  assert_int_equal(kf(g_out, sizeof g_out, "campaign export 13 --format "
+                      "gpumode --problem %s --out %s " REMOTE, prob, sub,
+                      F.target), 0);
+  assert_non_null(strstr(g_out, "load_inline"));
+  /* it parses, and its strings are the package's files */
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 - '%s' '%s' <<'EOF'\n"
+           "import ast, sys\n"
+           "src = open(sys.argv[1]).read()\n"
+           "vals = {}\n"
+           "for n in ast.parse(src).body:\n"
+           "    if isinstance(n, ast.Assign) and len(n.targets) == 1 and \\\n"
+           "            isinstance(n.targets[0], ast.Name):\n"
+           "        try:\n"
+           "            vals[n.targets[0].id] = ast.literal_eval(n.value)\n"
+           "        except ValueError:\n"
+           "            pass\n"
+           "pkg = sys.argv[2]\n"
+           "assert vals['_KF_ABI'] == open(pkg + '/csrc/kf_candidate.h')"
+           ".read()\n"
+           "k = open(pkg + '/csrc/kernel.cu').read()\n"
+           "strip = lambda t: [l for l in t.splitlines() if 'written' not in l]\n"
+           "assert strip(vals['_KF_KERNEL']) == strip(k)\n"
+           "b = open(pkg + '/csrc/binding.cpp').read()\n"
+           "assert vals['_KF_BINDING'].split('#include', 1)[1] == "
+           "b.split('#include', 1)[1]\n"
+           "assert 'cuda_sources=[_KF_KERNEL]' in src\n"
+           "assert 'compute_90a,code=sm_90a' in src\n"
+           "assert 'def custom_kernel(data)' in src and 'class ModelNew' in src\n"
+           "assert 'current_stream' in src\n"
+           "EOF\n",
+           sub, pkg);
+  assert_int_equal(system(cmd), 0);
   snprintf(cmd, sizeof cmd, "rm -rf %s", path);
   assert_int_equal(system(cmd), 0);
 }
