@@ -24,6 +24,7 @@ int kf_cli_mcp(int argc, char **argv);
 int kf_cli_propose(int argc, char **argv);
 int kf_cli_dashboard(int argc, char **argv);
 int kf_cli_import(int argc, char **argv); /* cli_import.c */
+int kf_cli_wrap(int argc, char **argv);   /* cli_export_ext.c */
 int kf_cli_sweep(int argc, char **argv);  /* cli_sweep.c */
 
 #endif

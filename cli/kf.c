@@ -31,6 +31,8 @@ static void usage(FILE *f) {
 "  import kernelbench FILE.py | gpumode DIR   a torch problem directory\n"
 "  sweep PROBLEM_DIR... | report SWEEP   the same campaigns on every device\n"
 "                        class, and a report of them (docs/sweep.md)\n"
+"  wrap --problem DIR KERNEL   a CUDA or C kernel file as a GPU MODE /\n"
+"                        KernelBench submission (load_inline at import)\n"
 "\n"
 "Exit codes: 0 ok, 1 the work failed, 2 usage or input error,\n"
 "            3 coordinator or database unreachable, 4 interrupted.\n"
@@ -57,6 +59,7 @@ int main(int argc, char **argv) {
     return kf_cli_dashboard(argc - 2, argv + 2);
   if (!strcmp(argv[1], "import")) return kf_cli_import(argc - 2, argv + 2);
   if (!strcmp(argv[1], "sweep")) return kf_cli_sweep(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "wrap")) return kf_cli_wrap(argc - 2, argv + 2);
   fprintf(stderr, "kf: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return KF_EXIT_USAGE;

@@ -20,6 +20,8 @@ campaign: one Python file that builds it with load_inline.
    kernel through cc first), custom_kernel and ModelNew match
    torch.softmax, a float64 input is refused naming 'x'; the KernelBench
    file compiles and holds ModelNew.
+5. `kf wrap` of the file kf run wrote: the export's sources, with no
+   coordinator; a C file for a CUDA problem is refused.
 
 The CUDA side of the same generator (CUDAExtension, torch's current
 stream) is compiled in unit/test-cli-campaign; it is built and run against
@@ -110,6 +112,29 @@ with open(sys.argv[2]) as f:
 compile(kb, sys.argv[2], "exec")
 assert "class ModelNew" in kb and "load_inline" in kb
 print("INLINE OK")
+"""
+
+
+# Two single-file submissions hold the same kernel, header and binding
+# (but for the kernel's "written" line and the binding's first comment).
+SAME_STRINGS = r"""
+import ast, sys
+def strings(path):
+    v = {}
+    for n in ast.parse(open(path).read()).body:
+        if (isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name)):
+            try:
+                v[n.targets[0].id] = ast.literal_eval(n.value)
+            except ValueError:
+                pass
+    return v
+a, b = strings(sys.argv[1]), strings(sys.argv[2])
+keep = lambda t: [l for l in t.splitlines() if "written" not in l]
+assert a["_KF_ABI"] == b["_KF_ABI"]
+assert keep(a["_KF_KERNEL"]) == keep(b["_KF_KERNEL"]), "kernel"
+assert a["_KF_BINDING"].split("#include", 1)[1] == \
+    b["_KF_BINDING"].split("#include", 1)[1], "binding"
 """
 
 
@@ -221,6 +246,27 @@ def body(c):
              r.stderr.decode(errors="replace")[-3000:]))
     c.log("gpumode / kernelbench files of the C kernel: built by "
           "load_inline, custom_kernel and ModelNew match torch.softmax")
+
+    # 5. `kf wrap`: the file kf run wrote (./softmax.best.c), wrapped with
+    # no coordinator, is the export's file but for its docstring and the
+    # kernel's "written" line; a CUDA problem for a C file is refused.
+    best = os.path.join(work, res.get("best_file", "softmax.best.c"))
+    wrapped = os.path.join(c.dir, "wrapped.py")
+    rc, o2, e2 = c.kf_run(["wrap", "--problem",
+                           os.path.join(os.path.dirname(os.path.dirname(
+                               prob)), "cuda", "softmax"), best,
+                           "--out", wrapped], work, 60)
+    check(rc == 2 and "is a C kernel" in e2 and not os.path.exists(wrapped),
+          "kf wrap of a C file for a CUDA problem: exit %d: %s%s"
+          % (rc, o2, e2))
+    rc, o2, e2 = c.kf_run(["wrap", "--problem", prob, best, "--format",
+                           "gpumode", "--out", wrapped], work, 60)
+    check(rc == 0, "kf wrap: exit %d: %s%s" % (rc, o2, e2))
+    r = subprocess.run([PY, "-c", SAME_STRINGS, wrapped, sub],
+                       capture_output=True, timeout=120)
+    check(r.returncode == 0, "kf wrap's file is not the export's: %s"
+          % r.stderr.decode(errors="replace")[-2000:])
+    c.log("kf wrap of kf run's best file: the export's sources")
 
 
 if __name__ == "__main__":

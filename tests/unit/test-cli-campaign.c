@@ -775,6 +775,41 @@ static void test_best(void **state) {
  * headers (each where present: CI has both; the binding needs none of
  * torch's CUDA headers, which Debian's CPU torch lacks).  Building and calling
  * it needs a GPU build of torch: scripts/gpu-export-remote. */
+/* The single-file submission `file` parses, and its strings are the
+ * torch-ext package's files in pkg (but for the kernel's "written" line
+ * and the binding's first comment); nvcc gets sm_90a. */
+static void check_inline_file(const char *file, const char *pkg) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 - '%s' '%s' <<'EOF'\n"
+           "import ast, sys\n"
+           "src = open(sys.argv[1]).read()\n"
+           "vals = {}\n"
+           "for n in ast.parse(src).body:\n"
+           "    if isinstance(n, ast.Assign) and len(n.targets) == 1 and \\\n"
+           "            isinstance(n.targets[0], ast.Name):\n"
+           "        try:\n"
+           "            vals[n.targets[0].id] = ast.literal_eval(n.value)\n"
+           "        except ValueError:\n"
+           "            pass\n"
+           "pkg = sys.argv[2]\n"
+           "assert vals['_KF_ABI'] == open(pkg + '/csrc/kf_candidate.h')"
+           ".read()\n"
+           "k = open(pkg + '/csrc/kernel.cu').read()\n"
+           "strip = lambda t: [l for l in t.splitlines() if 'written' not in l]\n"
+           "assert strip(vals['_KF_KERNEL']) == strip(k)\n"
+           "b = open(pkg + '/csrc/binding.cpp').read()\n"
+           "assert vals['_KF_BINDING'].split('#include', 1)[1] == "
+           "b.split('#include', 1)[1]\n"
+           "assert 'cuda_sources=[_KF_KERNEL]' in src\n"
+           "assert 'compute_90a,code=sm_90a' in src\n"
+           "assert 'def custom_kernel(data)' in src and 'class ModelNew' in src\n"
+           "assert 'current_stream' in src\n"
+           "EOF\n",
+           file, pkg);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_export_torch_ext_cuda(void **state) {
   char path[] = "/tmp/kf-cli-extXXXXXX", pkg[128], cmd[4096], prob[1024];
   assert_non_null(mkdtemp(path));
@@ -848,35 +883,14 @@ static void test_export_torch_ext_cuda(void **state) {
                       "gpumode --problem %s --out %s " REMOTE, prob, sub,
                       F.target), 0);
   assert_non_null(strstr(g_out, "load_inline"));
-  /* it parses, and its strings are the package's files */
-  snprintf(cmd, sizeof cmd,
-           "/usr/bin/python3 - '%s' '%s' <<'EOF'\n"
-           "import ast, sys\n"
-           "src = open(sys.argv[1]).read()\n"
-           "vals = {}\n"
-           "for n in ast.parse(src).body:\n"
-           "    if isinstance(n, ast.Assign) and len(n.targets) == 1 and \\\n"
-           "            isinstance(n.targets[0], ast.Name):\n"
-           "        try:\n"
-           "            vals[n.targets[0].id] = ast.literal_eval(n.value)\n"
-           "        except ValueError:\n"
-           "            pass\n"
-           "pkg = sys.argv[2]\n"
-           "assert vals['_KF_ABI'] == open(pkg + '/csrc/kf_candidate.h')"
-           ".read()\n"
-           "k = open(pkg + '/csrc/kernel.cu').read()\n"
-           "strip = lambda t: [l for l in t.splitlines() if 'written' not in l]\n"
-           "assert strip(vals['_KF_KERNEL']) == strip(k)\n"
-           "b = open(pkg + '/csrc/binding.cpp').read()\n"
-           "assert vals['_KF_BINDING'].split('#include', 1)[1] == "
-           "b.split('#include', 1)[1]\n"
-           "assert 'cuda_sources=[_KF_KERNEL]' in src\n"
-           "assert 'compute_90a,code=sm_90a' in src\n"
-           "assert 'def custom_kernel(data)' in src and 'class ModelNew' in src\n"
-           "assert 'current_stream' in src\n"
-           "EOF\n",
-           sub, pkg);
-  assert_int_equal(system(cmd), 0);
+  check_inline_file(sub, pkg);
+  /* `kf wrap` of the package's kernel file, no coordinator: the same */
+  char wrapped[160], kcu[160];
+  snprintf(wrapped, sizeof wrapped, "%s/wrapped.py", path);
+  snprintf(kcu, sizeof kcu, "%s/csrc/kernel.cu", pkg);
+  assert_int_equal(kf(g_out, sizeof g_out, "wrap --problem %s %s --isa "
+                      "sm_90a --out %s", prob, kcu, wrapped), 0);
+  check_inline_file(wrapped, pkg);
   snprintf(cmd, sizeof cmd, "rm -rf %s", path);
   assert_int_equal(system(cmd), 0);
 }
