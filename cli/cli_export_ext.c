@@ -689,30 +689,26 @@ static void inline_text(kf_cli__sbuf *py, const kf_spec *sp, bool cuda,
   }
   kf_cli__sb_printf(py, "\n\n_KF_MOD = _kf_build()\n");
   emit_forward(py, sp, cuda, "_kf_forward", "_KF_MOD");
+  char names[1024] = "";
+  for (int t = 0, n = 0; t < sp->n_inputs && n >= 0 &&
+                         (size_t)n < sizeof names; t++)
+    n += snprintf(names + n, sizeof names - (size_t)n, "%s%s", t ? ", " : "",
+                  sp->inputs[t].name);
   kf_cli__sb_printf(
       py,
       "\n\ndef custom_kernel(data):\n"
       "    \"\"\"GPU MODE's entry point: data is the input tensor, or a "
-      "tuple of them\n    in the spec's order (");
-  for (int t = 0; t < sp->n_inputs; t++)
-    kf_cli__sb_printf(py, "%s%s", t ? ", " : "", sp->inputs[t].name);
-  kf_cli__sb_printf(
-      py,
-      ").\"\"\"\n"
+      "tuple of them\n    in the spec's order (%s).\"\"\"\n"
       "    args = tuple(data) if isinstance(data, (tuple, list)) else "
       "(data,)\n"
       "    return _kf_forward(*args)\n\n\n"
       "class ModelNew(torch.nn.Module):\n"
-      "    \"\"\"KernelBench's entry point: forward(");
-  for (int t = 0; t < sp->n_inputs; t++)
-    kf_cli__sb_printf(py, "%s%s", t ? ", " : "", sp->inputs[t].name);
-  kf_cli__sb_printf(
-      py,
-      ").\"\"\"\n\n"
+      "    \"\"\"KernelBench's entry point: forward(%s).\"\"\"\n\n"
       "    def __init__(self, *init_inputs, **init_kwargs):\n"
       "        super().__init__()\n\n"
       "    def forward(self, *inputs):\n"
-      "        return _kf_forward(*inputs)\n");
+      "        return _kf_forward(*inputs)\n",
+      names, names);
 }
 
 /* Writes py to out_file (stdout when NULL); 0 or an exit code. */

@@ -6,15 +6,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def _rms_norm(x, w, eps):
-    """F.rms_norm where torch has it (>= 2.4), else its definition."""
-    if hasattr(F, "rms_norm"):
-        return F.rms_norm(x, (x.shape[-1],), w, eps=eps)
-    xf = x.float()
-    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
-    return y.to(x.dtype) * w
-
-
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
