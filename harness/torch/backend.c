@@ -1100,9 +1100,18 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   const char *ch = getenv("CUDA_HOME");
   if (ch && ch[0] == '/') snprintf(cuda_home, sizeof cuda_home,
                                    "CUDA_HOME=%.500s", ch);
+  /* On the GPU also the Python's own bin directory: a virtualenv keeps
+   * the tools its packages install there (ninja, which load_inline
+   * requires), and the JIT sandbox lets the side run them anyway. */
+  char gpu_path[700] = "PATH=/usr/local/cuda/bin:/usr/bin:/bin";
+  const char *slash = strrchr(c->python, '/');
+  if (slash && slash != c->python && (size_t)(slash - c->python) < 500 &&
+      strncmp(c->python, "/usr/bin/", 9) && strncmp(c->python, "/bin/", 5))
+    snprintf(gpu_path, sizeof gpu_path,
+             "PATH=%.*s:/usr/local/cuda/bin:/usr/bin:/bin",
+             (int)(slash - c->python), c->python);
   char *envp[8] = {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
-                   c->cuda ? "PATH=/usr/local/cuda/bin:/usr/bin:/bin"
-                           : "PATH=/usr/bin:/bin",
+                   c->cuda ? gpu_path : "PATH=/usr/bin:/bin",
                    "LC_ALL=C.UTF-8"};
   int ne = 4;
   if (c->cuda) envp[ne++] = cuda_home;
