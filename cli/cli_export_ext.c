@@ -453,6 +453,18 @@ static void pkg_name(const kf_spec *sp, char *pkg, size_t len) {
   pkg[k] = '\0';
 }
 
+/* The first line every exported file starts with: which kernel it is. */
+static void best_what(char *what, size_t len, const char *pkg,
+                      const kf_spec *sp, const Kernelfleet__Campaign *c,
+                      const Kernelfleet__EvaluationSummary *e) {
+  snprintf(what, len,
+           "%s: the best kernel KernelFleet found for "
+           "problem \"%s\" (campaign %lld, candidate %lld, %.2fx over the "
+           "reference)",
+           pkg, sp->name, (long long)c->campaign_id, (long long)e->candidate_id,
+           e->speedup);
+}
+
 int kf_cli__export_torch_ext(const char *cmd, const char *problem_dir,
                              const char *out_dir,
                              const Kernelfleet__GetBestResponse *b,
@@ -495,12 +507,7 @@ int kf_cli__export_torch_ext(const char *cmd, const char *problem_dir,
   pkg_name(sp, pkg, sizeof pkg);
   const Kernelfleet__EvaluationSummary *e = b->best;
   char what[320];
-  snprintf(what, sizeof what,
-           "%s: the best kernel KernelFleet found for "
-           "problem \"%s\" (campaign %lld, candidate %lld, %.2fx over the "
-           "reference)",
-           pkg, sp->name, (long long)c->campaign_id, (long long)e->candidate_id,
-           e->speedup);
+  best_what(what, sizeof what, pkg, sp, c, e);
   char *kernel = kf_cli__best_file_text(b, c);
   kf_cli__sbuf bind = {0}, setup = {0}, init = {0}, readme = {0};
   emit_binding(&bind, sp, cuda, what, "torch-ext");
@@ -736,12 +743,7 @@ int kf_cli__export_inline(const char *cmd, const char *problem_dir,
   pkg_name(sp, pkg, sizeof pkg);
   const Kernelfleet__EvaluationSummary *e = b->best;
   char what[320], by[96];
-  snprintf(what, sizeof what,
-           "%s: the best kernel KernelFleet found for "
-           "problem \"%s\" (campaign %lld, candidate %lld, %.2fx over the "
-           "reference)",
-           pkg, sp->name, (long long)c->campaign_id, (long long)e->candidate_id,
-           e->speedup);
+  best_what(what, sizeof what, pkg, sp, c, e);
   snprintf(by, sizeof by, "kf campaign export %lld --format %s",
            (long long)c->campaign_id, format);
   char *kernel = kf_cli__best_file_text(b, c);
