@@ -206,9 +206,12 @@ def _filter(child, jit=False):
     if jit:
         # the processes a JIT side starts (compilers) stay in its process
         # group, which the harness stops between calls as a whole: setsid
-        # and setpgid fail (EPERM)
-        for nr in (112, 109):
-            p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_ERRNO | 1)]
+        # fails (EPERM), setpgid does nothing and returns 0.  Not EPERM:
+        # ninja starts every command by posix_spawn with a group of its
+        # own (POSIX_SPAWN_SETPGROUP), which fails as a whole on EPERM, so
+        # load_inline could not build (H200, 2026-11-29).
+        p += [_bpf(jeq, 0, 1, 112), _bpf(ret, 0, 0, RET_ERRNO | 1)]
+        p += [_bpf(jeq, 0, 1, 109), _bpf(ret, 0, 0, RET_ERRNO | 0)]
     if child:
         # prlimit64 (302) on another process of the uid, or to undo
         # RLIMIT_NPROC: EPERM (set before this filter); tgkill (234) only

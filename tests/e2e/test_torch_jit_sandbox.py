@@ -17,7 +17,9 @@ it there.)
    (/tmp/kf-jit) but not /etc, may run a program (as compilers need), and
    runs as uid nobody, reads its own source with inspect.getsource (as
    @triton.jit does: the side's text is in linecache); setsid fails (EPERM: what it starts stays in the
-   process group the harness stops between calls).
+   process group the harness stops between calls); posix_spawn into a
+   group of its own (as ninja, which load_inline runs, starts every
+   command) runs the program, but in the caller's group; ninja builds.
 3. Still refused: a socket (sandbox_violation line from the audit hook)
    and ptrace through ctypes (killed by the seccomp filter, SIGSYS).
 4. Nothing of it leaks to the host: the host's /root is as it was.
@@ -73,6 +75,30 @@ class ModelNew(nn.Module):
             notes.append("setsid=ok")
         except OSError as e:
             notes.append("setsid=E%d" % e.errno)
+        # as ninja starts a command: posix_spawn in a group of its own;
+        # it runs, but in this process's group
+        try:
+            pid = os.posix_spawn("/bin/sleep", ["/bin/sleep", "30"],
+                                 {}, setpgroup=0)
+            same = os.getpgid(pid) == os.getpgid(0)
+            notes.append("spawn-pgrp=" + ("same" if same else "own"))
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except OSError as e:
+            notes.append("spawn=E%d" % e.errno)
+        # ninja itself, as load_inline runs it
+        os.mkdir("/tmp/kf-jit/b")
+        with open("/tmp/kf-jit/b/build.ninja", "w") as f:
+            f.write("rule w\\n  command = /bin/echo built > $out\\n"
+                    "build out.txt: w\\n")
+        r = subprocess.run(["ninja", "-C", "/tmp/kf-jit/b"],
+                           capture_output=True)
+        try:
+            with open("/tmp/kf-jit/b/out.txt") as f:
+                notes.append("ninja=" + f.read().strip())
+        except OSError:
+            notes.append("ninja=rc%d:%s" % (r.returncode, (
+                r.stdout + r.stderr).decode()[-120:].replace(" ", "_")))
         raise RuntimeError(" ".join(notes))
 '''
 
@@ -155,7 +181,8 @@ def body(c):
     got = lines[2]
     for want in ("/root= ", "/work= ", "/home= ", "/var= ", "/opt= ",
                  "/tmp=kf-jit ", "cache=ok", "etc=E13", "exec=ran",
-                 "uid=65534", "setsid=E1", "source=def forward"):
+                 "uid=65534", "setsid=E1", "source=def forward",
+                 "spawn-pgrp=same", "ninja=built"):
         check(want in got + " ", "JIT call: want %r in %r" % (want, got))
     lines, st = call(c, "socket", SOCKET)
     check(lines[2].startswith("VIOL socket"), "socket: %r" % lines[2])
