@@ -3,8 +3,9 @@
  * harness/core/cache.c -- a worker-local cache of compiled TRUSTED code:
  * the reference and the link check's empty baseline are the same for
  * every evaluation of a campaign, so their objects are built once and
- * copied afterwards.  Candidates are never cached (each is compiled, and
- * judged, from its own source).
+ * copied afterwards.  Candidates' objects are never cached here (each is
+ * compiled, and judged, from its own source); the torch backend's JIT
+ * snapshots (harness/torch/jitcache.c) live in a subdirectory.
  *
  * The key is a sha256 over the harness build identity, the compiler's
  * version line, the target and the source, so a new harness or toolchain
@@ -50,7 +51,7 @@ int kf_harness__cache_key(const char *const *parts, int n, char *out,
   return 0;
 }
 
-static int cache_dir(char *out, size_t outlen) {
+int kf_harness__cache_dir(char *out, size_t outlen) {
   const char *env = getenv("KF_HARNESS_CACHE");
   if (env && *env)
     kf_strlcpy(out, env, outlen);
@@ -93,14 +94,14 @@ static int copy_file(const char *from, const char *to, mode_t mode) {
 
 bool kf_harness__cache_get(const char *key, const char *dst) {
   char dir[1024], path[1200];
-  if (cache_dir(dir, sizeof dir)) return false;
+  if (kf_harness__cache_dir(dir, sizeof dir)) return false;
   snprintf(path, sizeof path, "%s/%s.so", dir, key);
   return copy_file(path, dst, 0644) == 0;
 }
 
 void kf_harness__cache_put(const char *key, const char *src) {
   char dir[1024], tmp[1200], path[1200];
-  if (cache_dir(dir, sizeof dir)) return;
+  if (kf_harness__cache_dir(dir, sizeof dir)) return;
   snprintf(path, sizeof path, "%s/%s.so", dir, key);
   snprintf(tmp, sizeof tmp, "%s/.%s.%d", dir, key, (int)getpid());
   if (copy_file(src, tmp, 0600) == 0 && rename(tmp, path) != 0) unlink(tmp);

@@ -53,7 +53,7 @@ static void usage(FILE *f) {
 "--workdir, --call-timeout-ms, --compile-timeout-ms, --time-budget-ms,\n"
 "--stop-after; for CUDA --device, --cuda-arch, --gpu-lock, --cuda-warm-us,\n"
 "--cuda-stream, --cuda-no-cupti, --cuda-no-seccomp; for torch\n"
-"--torch-persistent) are passed to\n"
+"--torch-persistent, --torch-jit) are passed to\n"
 "`kf-harness eval`.\n"
 "The seed is random unless --seed is given.\n");
 }
@@ -255,6 +255,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"cuda-no-cupti", no_argument, 0, 'n'},
       {"cuda-no-seccomp", no_argument, 0, 'n'},
       {"torch-persistent", no_argument, 0, 'n'},
+      {"torch-jit", no_argument, 0, 'n'},
       {"profile", no_argument, 0, 'P'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},

@@ -68,6 +68,8 @@ typedef struct {
   bool torch_persistent;   /* torch on CPU: one process per side serving
                               every call, as device cuda always does
                               (harness/torch/backend.c) */
+  bool torch_jit;          /* torch on CPU: the JIT sandbox of device cuda
+                              (compilers may run; implies persistent) */
 } kf_harness_eval_opts;
 
 /* Runs one evaluation: request from in_fd, result to out_fd.  Returns 0

@@ -454,6 +454,9 @@ int kf_harness__identity_cmd(int argc, char **argv);
  * and the parts (compiler version, target, source...).  0 or -1. */
 int kf_harness__cache_key(const char *const *parts, int n, char *out,
                           size_t outlen);
+/* The cache's directory ($KF_HARNESS_CACHE, else $TMPDIR/kf-harness-
+ * cache-UID), created 0700; -1 when it is not this uid's alone. */
+int kf_harness__cache_dir(char *out, size_t outlen);
 /* Copies the cached object of key to dst (a new file); false on a miss. */
 bool kf_harness__cache_get(const char *key, const char *dst);
 /* Stores src under key (best effort). */

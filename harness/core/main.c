@@ -63,6 +63,11 @@ static void usage(FILE *f) {
 "  --torch-persistent     on CPU too, one runner process per side serving\n"
 "                         every call (device cuda always runs so), instead\n"
 "                         of a fresh process per call\n"
+"  --torch-jit            on CPU too, the JIT sandbox device cuda gets\n"
+"                         (compilers may run: load_inline, torch.compile;\n"
+"                         implies --torch-persistent); each side's load is\n"
+"                         kept in the harness cache's jit/ for its next\n"
+"                         process (docs/torch.md, \"The JIT cache\")\n"
 "\n"
 "ceilings prints {\"copy_gbps\": X, \"read_gbps\": R, \"write_gbps\": W,\n"
 "\"gflops\": Y} for one core.\n");
@@ -98,6 +103,7 @@ static int eval_main(int argc, char **argv, bool showdown) {
       {"min-reps", required_argument, 0, 'm'},
       {"cuda-no-cupti", no_argument, 0, 'U'},
       {"torch-persistent", no_argument, 0, 'P'},
+      {"torch-jit", no_argument, 0, 'J'},
       {"gflops", required_argument, 0, 'f'},
       {"cpu", required_argument, 0, 'c'},
       {"workdir", required_argument, 0, 'w'},
@@ -125,6 +131,7 @@ static int eval_main(int argc, char **argv, bool showdown) {
     case 'm': bad = parse_int(optarg, 1, 500, &o.min_reps); break;
     case 'U': o.cuda_no_cupti = true; break;
     case 'P': o.torch_persistent = true; break;
+    case 'J': o.torch_jit = true; break;
     case 'f': bad = parse_double(optarg, &o.gflops); break;
     case 'c': bad = parse_int(optarg, 0, 4095, &o.cpu); break;
     case 'w': o.workdir = optarg; break;

@@ -64,6 +64,7 @@
 
 #include "backend.h"
 #include "internal.h"
+#include "jitcache.h"
 #include "log.h"
 #include "outcome.h"
 #include "sandbox.h"
@@ -87,6 +88,7 @@ typedef struct {
   char python[512];
   bool persist;         /* one process per side (runner.py persist) */
   bool cuda;            /* device cuda: JIT sandbox, GPU timing */
+  bool jit;             /* the JIT sandbox (cuda, or --torch-jit) */
   int lock_fd;          /* the GPU lock, held from start's end (-1) */
   char eager[160];      /* baselines: what eager is */
   char view[64];        /* the JIT sandbox's file view, as a candidate's
@@ -123,6 +125,10 @@ typedef struct {
   unsigned long long o_ns, o_bound_ns; /* LOCKED's timer=: the GPU timer's
                                           overhead (median, median - min) */
   bool o_known;
+  bool private_tmp;     /* LOCKED said private-tmp: /tmp/kf-jit is its own */
+  char torch_ver[64];   /* LOCKED's torch= */
+  char jit_key[65];     /* jitcache.h: "" until linked with the JIT */
+  bool seeded;          /* its torch.json named a snapshot */
   /* the last layout prepared and the last draw, for p_fresh */
   const kf_harness_layout *last_L;
   kf_gen last_gen;
@@ -506,6 +512,8 @@ static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g);
 
 /* Stops the side's process and waits until /proc says so.  0, or CRASH
  * (the process is killed) when it does not stop. */
+static void jit_snapshot(kf_ev *e, kf_side *s);
+
 static int p_stop(kf_ev *e, kf_side *s) {
   torch_side *t = TS(s);
   /* the whole group: on the GPU a side may have started processes (its
@@ -573,6 +581,17 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   if (strstr(line, " seccomp-jit"))
     s->defenses = (s->defenses | KF_HARNESS_DEF_SECCOMP) &
                   ~(uint32_t)KF_HARNESS_DEF_NPROC0;
+  t->private_tmp = strstr(line, " private-tmp") != NULL;
+  const char *sd = strstr(line, " jit-seed=");
+  if (sd)
+    kf_log(KF_LOG_INFO, "jit cache: the %s started with %d entries of its "
+           "load's snapshot", s->who, atoi(sd + 10));
+  const char *tv0 = strstr(line, "torch=");
+  if (tv0) {
+    size_t n = strcspn(tv0 + 6, " ");
+    snprintf(t->torch_ver, sizeof t->torch_ver, "%.*s",
+             (int)(n < 60 ? n : 60), tv0 + 6);
+  }
   if (!s->is_ref) {
     snprintf(c->view, sizeof c->view, "%s%s",
              strstr(line, " private-tmp") ? "private /tmp" : "host /tmp",
@@ -624,7 +643,7 @@ static int p_start_wait(kf_ev *e, kf_side *s) {
   int tmo = e->o->call_timeout_ms * (s->is_ref ? 3 : 1) + 20000;
   /* on the GPU a module may build its kernels at load (load_inline runs
    * nvcc and a C++ compiler: tens of seconds) */
-  if (TE(e)->cuda && tmo < START_MS) tmo = START_MS;
+  if (TE(e)->jit && tmo < START_MS) tmo = START_MS;
   k = wait_line(t, false, tmo, &from, line, sizeof line);
   if (k == -1) {
     kill_zygote(t);
@@ -634,7 +653,9 @@ static int p_start_wait(kf_ev *e, kf_side *s) {
   }
   if (k != 1) return p_gone(e, s, "while loading");
   if (strcmp(line, "READY")) return p_bad_line(e, s, line);
-  return p_stop(e, s);
+  int oc = p_stop(e, s);
+  if (!oc) jit_snapshot(e, s);
+  return oc;
 }
 
 /* Sends the stopped process one command line, then continues it: the
@@ -806,6 +827,8 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
  * Triton kernel reads through inline asm) reaches the second: a result
  * that depends on it differs, and the check says nondeterministic.  The
  * zygote model needs none of this: its every call is a fresh child. */
+static int write_config(kf_ev *e, kf_side *s);
+
 static int p_fresh(kf_ev *e, kf_side *s) {
   torch_side *t = TS(s);
   if (!t->last_L || !t->have_gen) {
@@ -833,7 +856,10 @@ static int p_fresh(kf_ev *e, kf_side *s) {
   t->n_host = old.n_host;
   t->n_base_host = old.n_base_host;
   t->n_tuned_host = old.n_tuned_host;
-  int oc = start_one(e, s, map_len);
+  /* its load's snapshot, taken when the first process said READY */
+  int oc = write_config(e, s);
+  if (oc) return oc;
+  oc = start_one(e, s, map_len);
   if (oc) return oc;
   kf_side *one[1] = {s};
   if ((oc = torch_prepare(e, s, L)) || (oc = torch_gen(e, one, 1, &g)))
@@ -877,7 +903,8 @@ static int torch_open(kf_ev *e) {
   e->bes = c;
   c->lock_fd = -1;
   c->cuda = !strcmp(e->spec->torch_device, "cuda");
-  c->persist = c->cuda || e->o->torch_persistent;
+  c->jit = c->cuda || e->o->torch_jit;
+  c->persist = c->jit || e->o->torch_persistent;
   c->cpu = e->o->cpu >= 0 ? e->o->cpu : sched_getcpu();
   /* on the GPU the time is the device's; the runners' compilers and the
    * driver's threads are not squeezed onto one core */
@@ -944,7 +971,7 @@ static char *side_config(kf_ev *e, kf_side *s) {
   cJSON_AddStringToObject(j, "device", sp->torch_device);
   cJSON_AddStringToObject(j, "role", s->is_ref ? "reference" : "candidate");
   /* device cuda: the JIT sandbox (Triton, load_inline, torch.compile) */
-  cJSON_AddBoolToObject(j, "jit", TE(e)->cuda);
+  cJSON_AddBoolToObject(j, "jit", TE(e)->jit);
   cJSON_AddNumberToObject(j, "cuda_index", e->o->device);
   cJSON *knobs = cJSON_AddObjectToObject(j, "knobs");
   for (int i = 0; knobs && i < s->n_knobs; i++)
@@ -990,17 +1017,78 @@ static int write_file(const char *dir, const char *name, const char *text,
   return 0;
 }
 
-static int torch_link(kf_ev *e, kf_side *s, char *facts, size_t factslen) {
-  int oc = kf_harness__workdir_jail(&e->wd, s->base, s->jail, sizeof s->jail,
-                                    e->why, KF_HARNESS_WHY);
-  if (oc) return oc;
+/* The JIT cache's key of a side (jitcache.h); 0 or -1.  The GPUs the
+ * worker was given count too: a build for one GPU's architecture must not
+ * seed a process on another kind sharing the host's cache. */
+static int side_key(kf_ev *e, kf_side *s, char *key, size_t keylen) {
+  char *cfg = side_config(e, s);
+  if (!cfg) return -1;
+  char py[800];
+  snprintf(py, sizeof py, "%s\n%.256s", TE(e)->python,
+           kf_getenv_or("CUDA_VISIBLE_DEVICES", ""));
+  int rc = kf_harness__jit_key(s->source, cfg, py, key, keylen);
+  free(cfg);
+  return rc;
+}
+
+/* The side's torch.json, (re)written: with "jit_seed", the directory of
+ * its load's snapshot, when the JIT cache holds one (only as root: the
+ * runner reads it before it drops to nobody). */
+static int write_config(kf_ev *e, kf_side *s) {
   char *cfg = side_config(e, s);
   if (!cfg) {
     kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
     return KF_OUTCOME_INFRA_ERROR;
   }
-  oc = write_file(s->jail, "torch.json", cfg, e->why);
+  char key[80], seed[1400];
+  if (TE(e)->jit && geteuid() == 0 && side_key(e, s, key, sizeof key) == 0 &&
+      kf_harness__jit_lookup(key, seed, sizeof seed) == 0) {
+    cJSON *j = cJSON_Parse(cfg);
+    char *with = j && cJSON_AddStringToObject(j, "jit_seed", seed)
+                     ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (with) {
+      free(cfg);
+      cfg = with;
+      kf_log(KF_LOG_INFO, "jit cache: the %s starts from the snapshot of "
+             "its load (%.12s)", s->who, key);
+    }
+  }
+  char path[1400];
+  snprintf(path, sizeof path, "%s/torch.json", s->jail);
+  int oc = 0;
+  if (unlink(path) != 0 && errno != ENOENT) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: %s", path, strerror(errno));
+    oc = KF_OUTCOME_INFRA_ERROR;
+  }
+  if (!oc) oc = write_file(s->jail, "torch.json", cfg, e->why);
   free(cfg);
+  return oc;
+}
+
+/* Right after a JIT side's READY, stopped, before any input exists in its
+ * image: its /tmp/kf-jit into the JIT cache, unless its key has a
+ * snapshot (a side seeded from one is never snapshotted again).  A
+ * failure costs later processes a compile, never the evaluation. */
+static void jit_snapshot(kf_ev *e, kf_side *s) {
+  torch_side *t = TS(s);
+  char key[80], path[1400], why[300];
+  if (!TE(e)->jit || geteuid() != 0 || !t->private_tmp ||
+      side_key(e, s, key, sizeof key) != 0 ||
+      kf_harness__jit_lookup(key, path, sizeof path) == 0)
+    return;
+  int rc = kf_harness__jit_store(key, t->pid, t->torch_ver[0] ? t->torch_ver
+                                                              : "?",
+                                 why, sizeof why);
+  kf_log(rc < 0 ? KF_LOG_WARN : KF_LOG_INFO, "jit cache: the %s's load %s "
+         "(%.12s): %s", s->who, rc == 0 ? "kept" : "not kept", key, why);
+}
+
+static int torch_link(kf_ev *e, kf_side *s, char *facts, size_t factslen) {
+  int oc = kf_harness__workdir_jail(&e->wd, s->base, s->jail, sizeof s->jail,
+                                    e->why, KF_HARNESS_WHY);
+  if (oc) return oc;
+  oc = write_config(e, s);
   if (!oc) oc = write_file(s->jail, "side.py", s->source, e->why);
   if (!oc) oc = write_file(s->jail, "runner.py", kf_harness__torch_runner_py,
                            e->why);
@@ -1135,14 +1223,14 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
                  {RLIMIT_AS, (rlim_t)map_len + ((rlim_t)16 << 30)}},
       .n_limits = 5,
   };
-  if (c->cuda) {
-    /* the JIT writes its caches and runs compilers with many files open;
-     * the driver reserves tens of GiB of address space (no RLIMIT_AS, as
-     * for harness/cuda's runners) */
+  if (c->jit) {
+    /* the JIT writes its caches and runs compilers with many files open */
     so.limits[1].soft = (rlim_t)4 << 30;
     so.limits[2].soft = 4096;
-    so.n_limits = 4;
   }
+  /* the driver reserves tens of GiB of address space (no RLIMIT_AS, as
+   * for harness/cuda's runners) */
+  if (c->cuda) so.n_limits = 4;
   char err[512];
   int rc = kf_harness__spawn(&so, &t->pid, err, sizeof err);
   t->group = c->persist;
@@ -1237,7 +1325,7 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
   char defs[256];
   kf_harness__defenses_str(def, defs, sizeof defs);
   if (!(def & KF_HARNESS_DEF_SECCOMP) ||
-      (!(def & KF_HARNESS_DEF_CHROOT) && !c->cuda))
+      (!(def & KF_HARNESS_DEF_CHROOT) && !c->jit))
     kf_log(KF_LOG_WARN, "torch sandbox incomplete: %s", defs);
   if (c->cuda) {
     int oc = take_gpu_lock(e);

@@ -72,7 +72,9 @@ import math
 import mmap
 import os
 import resource
+import shutil
 import signal
+import stat
 import struct
 import sys
 import time
@@ -611,9 +613,66 @@ def _mount(src, dst, fstype, flags, data):
                        data.encode() if data else None) == 0
 
 
-def _jit_view(torch):
+def _seed_open(seed, torch):
+    """The tree of the harness's snapshot of this side's load (jitcache.h),
+    opened before /tmp and the rest are hidden; None when there is none, or
+    it was made under another torch (its builds would load, then crash)."""
+    if not seed:
+        return None
+    try:
+        d = os.open(seed, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        with open(os.open("meta", os.O_RDONLY | os.O_NOFOLLOW,
+                          dir_fd=d)) as f:
+            meta = dict(line.strip().split("=", 1) for line in f
+                        if "=" in line)
+        if meta.get("torch") != torch.__version__:
+            return None
+        return os.open("tree", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                       dir_fd=d)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(d)
+
+
+def _seed_copy(tfd):
+    """The snapshot's tree into the fresh cache directory, owned by nobody:
+    links copied as links, files without set-id bits, nothing else.
+    Best effort: what fails to copy is compiled again."""
+    n = 0
+    top = "/proc/self/fd/%d" % tfd
+    for root, dirs, files in os.walk(top, followlinks=False):
+        rel = os.path.relpath(root, top)
+        dst = JIT_CACHE if rel == "." else os.path.join(JIT_CACHE, rel)
+        for name in dirs + files:
+            src, out = os.path.join(root, name), os.path.join(dst, name)
+            try:
+                st = os.lstat(src)
+                if stat.S_ISLNK(st.st_mode):
+                    os.symlink(os.readlink(src), out)
+                elif stat.S_ISDIR(st.st_mode):
+                    os.mkdir(out, 0o700)
+                elif stat.S_ISREG(st.st_mode):
+                    shutil.copyfile(src, out, follow_symlinks=False)
+                    os.chmod(out, (st.st_mode & 0o755) | 0o600)
+                else:
+                    continue
+                os.lchown(out, NOBODY, NOBODY)
+                n += 1
+            except OSError:
+                continue
+    os.close(tfd)
+    return n
+
+
+def _jit_view(torch, seed=None):
     """A private mount namespace (as root): JIT_HIDE hidden, /tmp fresh,
-    the cache directory owned by nobody.  Returns the defense words."""
+    the cache directory owned by nobody, holding the snapshot of this
+    side's load when the harness gave one (seed).  Returns the defense
+    words."""
     needed = [os.path.realpath(p) for p in (
         sys.prefix, sys.base_prefix, os.path.dirname(torch.__file__),
         os.path.dirname(os.__file__))]
@@ -629,9 +688,12 @@ def _jit_view(torch):
     if _libc is None or os.geteuid() != 0:
         os.makedirs(JIT_CACHE, 0o700, exist_ok=True)
         return words
+    tfd = _seed_open(seed, torch)
     if _libc.unshare(CLONE_NEWNS) != 0 or not _mount(
             None, "/", None, MS_REC | MS_PRIVATE, None):
         os.makedirs(JIT_CACHE, 0o700, exist_ok=True)
+        if tfd is not None:
+            os.close(tfd)
         return words
 
     def inside(d):
@@ -648,6 +710,10 @@ def _jit_view(torch):
         words.append("hidden-fs")
     os.makedirs(JIT_CACHE, 0o700, exist_ok=True)
     os.chown(JIT_CACHE, NOBODY, NOBODY)
+    if tfd is not None and "private-tmp" in words:
+        words.append("jit-seed=%d" % _seed_copy(tfd))
+    elif tfd is not None:
+        os.close(tfd)
     return words
 
 
@@ -1068,7 +1134,7 @@ def persist(jail):
         if jit:
             # no chroot: compilers need the toolchain; instead a private
             # mount namespace hides what no compile needs, then uid nobody
-            defs = _jit_view(torch)
+            defs = _jit_view(torch, cfg.get("jit_seed"))
             if os.geteuid() == 0:
                 os.setgroups([])
                 os.setgid(NOBODY)

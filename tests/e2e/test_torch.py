@@ -372,6 +372,20 @@ def write(path, text):
         f.write(text)
 
 
+def import_model(c):
+    """`kf import kernelbench` of MODEL into the test's work directory:
+    the problem directory (test_torch_persistent, test_torch_jit_cache)."""
+    work = os.path.join(c.dir, "work")
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(work, "linear_relu.py")
+    write(model, MODEL)
+    prob = os.path.join(work, "linear_relu")
+    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out", prob],
+                            work, 600)
+    check(rc == 0, "kf import exited %d: %s%s" % (rc, out, err))
+    return prob
+
+
 def evaluate(c, prob, source, tag, extra=()):
     path = os.path.join(c.dir, "%s.py" % tag)
     write(path, source)

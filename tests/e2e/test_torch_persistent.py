@@ -93,14 +93,7 @@ def leases(c, prob):
 
 
 def body(c):
-    work = os.path.join(c.dir, "work")
-    os.makedirs(work)
-    model = os.path.join(work, "linear_relu.py")
-    tt.write(model, tt.MODEL)
-    prob = os.path.join(work, "linear_relu")
-    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out", prob],
-                            work, 600)
-    check(rc == 0, "kf import exited %d: %s%s" % (rc, out, err))
+    prob = tt.import_model(c)
     with open(os.path.join(prob, "spec.json")) as f:
         check(json.load(f)["torch"]["device"] == "cpu", "device not cpu")
     tt.persistent(c, prob)
