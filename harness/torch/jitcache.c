@@ -14,8 +14,9 @@
  * would resolve against this process's root, so a side that made its
  * cache directory a link to /etc must get nothing, not the host's /etc.
  * Symlinks inside are copied as links (their text), never followed;
- * files lose set-id bits; anything else (fifos, sockets, devices) is
- * skipped.  An entry is written under a temporary name and renamed, so
+ * files keep their times (ninja compares them: a build copied with new
+ * times would run again) and lose set-id bits; anything else (fifos,
+ * sockets, devices) is skipped.  An entry is written under a temporary name and renamed, so
  * concurrent evaluations race harmlessly; a reader that loses its entry
  * to eviction mid-copy just starts without it.
  */
@@ -127,6 +128,10 @@ static int copy_file(walk *w, int sfd, int dfd, const char *name,
     if (rc) break;
   }
   close(in);
+  /* ninja decides "up to date" by modification times, to the nanosecond:
+   * a copied build must keep them */
+  struct timespec ts[2] = {st.st_atim, st.st_mtim};
+  if (!rc && futimens(out, ts) != 0) rc = fail(w, false, strerror(errno), name);
   if (close(out) != 0 && !rc) rc = fail(w, false, strerror(errno), name);
   return rc;
 }

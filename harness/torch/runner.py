@@ -640,7 +640,8 @@ def _seed_open(seed, torch):
 
 def _seed_copy(tfd):
     """The snapshot's tree into the fresh cache directory, owned by nobody:
-    links copied as links, files without set-id bits, nothing else.
+    links copied as links, files with their times and without set-id
+    bits, nothing else.
     Best effort: what fails to copy is compiled again."""
     n = 0
     top = "/proc/self/fd/%d" % tfd
@@ -658,6 +659,8 @@ def _seed_copy(tfd):
                 elif stat.S_ISREG(st.st_mode):
                     shutil.copyfile(src, out, follow_symlinks=False)
                     os.chmod(out, (st.st_mode & 0o755) | 0o600)
+                    # ninja's "up to date" compares these, to the ns
+                    os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
                 else:
                     continue
                 os.lchown(out, NOBODY, NOBODY)

@@ -14,8 +14,8 @@ determinism asked:
    by one part in a million in any call that finds the call mark: the
    fresh process must not find it, so the verdict is nondeterministic;
    the kept snapshot holds the load mark and no call mark.
-2. LOAD_MARK drifts in a process that found a load mark at its start and
-   writes one when it found none.  Its first evaluation: the first
+2. LOAD_MARK drifts in a process that found a load mark at its start,
+   with the time it set on it, and writes one when it found none.  Its first evaluation: the first
    process finds none, the fresh process is seeded with it ->
    nondeterministic (the seed reaches the fresh process).  Its second
    evaluation, same cache: both processes are seeded -> ok (the seed
@@ -60,10 +60,15 @@ CALL_MARK = HEAD + '''        with open("/tmp/kf-jit/loadmark", "w") as f:
         return y
 '''
 
-LOAD_MARK = HEAD + '''        self.seeded = os.path.exists("/tmp/kf-jit/loadmark")
+# (its mark's time set and checked: ninja's "up to date" compares times,
+# so a seed must keep them)
+LOAD_MARK = HEAD + '''        mark, t = "/tmp/kf-jit/loadmark", 1234567890123456789
+        self.seeded = (os.path.exists(mark) and
+                       os.stat(mark).st_mtime_ns == t)
         if not self.seeded:
-            with open("/tmp/kf-jit/loadmark", "w") as f:
+            with open(mark, "w") as f:
                 f.write("load")
+            os.utime(mark, ns=(t, t))
 
     def forward(self, x):
         y = F.linear(x, self.linear.weight, self.linear.bias).clamp_(min=0)
