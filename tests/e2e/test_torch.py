@@ -373,8 +373,8 @@ def write(path, text):
 
 
 def import_model(c):
-    """`kf import kernelbench` of MODEL into the test's work directory:
-    the problem directory (test_torch_persistent, test_torch_jit_cache)."""
+    """`kf import kernelbench` of MODEL (work/linear_relu.py) into the
+    test's work directory: the problem directory, work/linear_relu."""
     work = os.path.join(c.dir, "work")
     os.makedirs(work, exist_ok=True)
     model = os.path.join(work, "linear_relu.py")
@@ -404,16 +404,10 @@ def evaluate(c, prob, source, tag, extra=()):
 
 
 def body(c):
-    work = os.path.join(c.dir, "work")
-    os.makedirs(work)
-    model = os.path.join(work, "linear_relu.py")
-    write(model, MODEL)
-
     # 1. Import, and the refusals.
-    prob = os.path.join(work, "linear_relu")
-    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out", prob],
-                      work, 600)
-    check(rc == 0, "kf import exited %d: %s%s" % (rc, out, err))
+    prob = import_model(c)
+    work = os.path.dirname(prob)
+    model = os.path.join(work, "linear_relu.py")
     for f in ("spec.json", "reference.py", "eager.py"):
         check(os.path.isfile(os.path.join(prob, f)), "kf import wrote no %s"
               % f)
