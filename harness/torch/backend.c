@@ -127,8 +127,6 @@ typedef struct {
   bool o_known;
   bool private_tmp;     /* LOCKED said private-tmp: /tmp/kf-jit is its own */
   char torch_ver[64];   /* LOCKED's torch= */
-  char jit_key[65];     /* jitcache.h: "" until linked with the JIT */
-  bool seeded;          /* its torch.json named a snapshot */
   /* the last layout prepared and the last draw, for p_fresh */
   const kf_harness_layout *last_L;
   kf_gen last_gen;
@@ -510,10 +508,10 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len);
 static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L);
 static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g);
 
-/* Stops the side's process and waits until /proc says so.  0, or CRASH
- * (the process is killed) when it does not stop. */
 static void jit_snapshot(kf_ev *e, kf_side *s);
 
+/* Stops the side's process and waits until /proc says so.  0, or CRASH
+ * (the process is killed) when it does not stop. */
 static int p_stop(kf_ev *e, kf_side *s) {
   torch_side *t = TS(s);
   /* the whole group: on the GPU a side may have started processes (its
@@ -586,11 +584,12 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   if (sd)
     kf_log(KF_LOG_INFO, "jit cache: the %s started with %d entries of its "
            "load's snapshot", s->who, atoi(sd + 10));
-  const char *tv0 = strstr(line, "torch=");
-  if (tv0) {
-    size_t n = strcspn(tv0 + 6, " ");
+  const char *tv = strstr(line, "torch=");
+  kf_strlcpy(t->torch_ver, "?", sizeof t->torch_ver);
+  if (tv) {
+    size_t n = strcspn(tv + 6, " ");
     snprintf(t->torch_ver, sizeof t->torch_ver, "%.*s",
-             (int)(n < 60 ? n : 60), tv0 + 6);
+             (int)(n < 60 ? n : 60), tv + 6);
   }
   if (!s->is_ref) {
     snprintf(c->view, sizeof c->view, "%s%s",
@@ -599,12 +598,7 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
                                         : ", nothing hidden");
     return;
   }
-  const char *tv = strstr(line, "torch=");
-  char ver[64] = "?";
-  if (tv) {
-    size_t n = strcspn(tv + 6, " ");
-    snprintf(ver, sizeof ver, "%.*s", (int)(n < 60 ? n : 60), tv + 6);
-  }
+  const char *ver = t->torch_ver;
   bool has = strstr(line, "compile=yes") != NULL;
   snprintf(e->toolchain, sizeof e->toolchain, "torch %.56s (%.56s)", ver,
            c->python);
@@ -1077,9 +1071,7 @@ static void jit_snapshot(kf_ev *e, kf_side *s) {
       side_key(e, s, key, sizeof key) != 0 ||
       kf_harness__jit_lookup(key, path, sizeof path) == 0)
     return;
-  int rc = kf_harness__jit_store(key, t->pid, t->torch_ver[0] ? t->torch_ver
-                                                              : "?",
-                                 why, sizeof why);
+  int rc = kf_harness__jit_store(key, t->pid, t->torch_ver, why, sizeof why);
   kf_log(rc < 0 ? KF_LOG_WARN : KF_LOG_INFO, "jit cache: the %s's load %s "
          "(%.12s): %s", s->who, rc == 0 ? "kept" : "not kept", key, why);
 }
