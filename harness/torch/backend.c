@@ -93,6 +93,8 @@ typedef struct {
   char eager[160];      /* baselines: what eager is */
   char view[64];        /* the JIT sandbox's file view, as a candidate's
                            LOCKED said it */
+  kf_side *last;        /* the side whose call came last (GPU work it left
+                           running is what the next call's gate waits for) */
 } torch_ev;
 
 typedef struct {
@@ -131,6 +133,11 @@ typedef struct {
   const kf_harness_layout *last_L;
   kf_gen last_gen;
   bool have_gen;
+  /* the reference's gate found GPU work of this side's last call still
+   * running (runner.py _IdleGate): its verdict, given at its next fetch
+   * or call */
+  bool left_work;
+  char left_why[400];
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -733,6 +740,39 @@ static void side_note(const torch_side *t, kf_side *s) {
              "time charged", n ? "; " : "", t->n_tuned_host, t->n_timed);
 }
 
+/* A candidate whose call left GPU work running: its verdict. */
+static int left_work(kf_ev *e, kf_side *s) {
+  torch_side *t = TS(s);
+  kf_strlcpy(e->why, t->left_why, KF_HARNESS_WHY);
+  kill_zygote(t);
+  return KF_OUTCOME_SANDBOX_VIOLATION;
+}
+
+/* The reference's gate (runner.py _IdleGate, FLAGS 16) waited for GPU work
+ * of another process before its call: the one that ran the call before
+ * it, which was stopped since -- a stopped process's queued GPU work goes
+ * on running.  Honest calls leave none (the runner synchronizes the whole
+ * device before DONE), so only a side whose runner was patched or whose
+ * work outlives the synchronize is named.  Its verdict is given at its
+ * next fetch or call (the pipeline judges one side per failure). */
+static void gate_convicts(kf_side *ref, kf_side *prev, unsigned long long busy,
+                          unsigned long long nslow, unsigned long long ranout) {
+  if (!prev || prev == ref || prev->is_ref || prev->oc || !prev->be) {
+    kf_log(KF_LOG_WARN, "%s: the GPU was busy with another process's work "
+           "for %llu us before its call (%llu slow probes), after no "
+           "candidate's call", ref->who, busy / 1000, nslow);
+    return;
+  }
+  torch_side *p = TS(prev);
+  if (p->left_work) return;
+  p->left_work = true;
+  snprintf(p->left_why, sizeof p->left_why, "%s left GPU work running after "
+           "its call returned: the next call waited %s%llu us for the GPU "
+           "(%llu probes found it busy); work that outlives the call is not "
+           "timed and slows what runs next", prev->who, ranout ? "over " : "",
+           busy / 1000, nslow);
+}
+
 /* One call of a persistent side.  Charged: on CPU the larger of the wall
  * time from RUN to DONE and the CPU time the process used from its
  * continue to its stop (the zygote's rule); on the GPU the process's
@@ -745,6 +785,8 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     snprintf(e->why, KF_HARNESS_WHY, "%s runner is not running", s->who);
     return KF_OUTCOME_INFRA_ERROR;
   }
+  kf_side *prev = te->last;
+  te->last = s;
   char extra[64], plan[8192];
   uint32_t seq = ++t->seq;
   snprintf(extra, sizeof extra, ",\"seq\":%u,\"timed\":%s", seq,
@@ -772,15 +814,20 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   }
   if (k != 1) return p_gone(e, s, "during the call");
   unsigned long long rseq = 0, ev = 0, base = 0, tuned = 0, side = 0;
+  unsigned long long busy = 0, nslow = 0, ranout = 0;
   if (strncmp(line, "DONE ", 5)) return p_bad_line(e, s, line);
-  if (sscanf(line + 5, "%llu %llu %llu %llu %llu", &rseq, &ev, &base, &tuned,
-             &side) != 5 || rseq != seq) {
+  if (sscanf(line + 5, "%llu %llu %llu %llu %llu %llu %llu %llu", &rseq, &ev,
+             &base, &tuned, &side, &busy, &nslow, &ranout) != 8 ||
+      rseq != seq) {
     snprintf(e->why, KF_HARNESS_WHY, "%s: reply '%.100s' to call %u: "
              "forged or stale reply", s->who, line, seq);
     kill_zygote(t);
     return KF_OUTCOME_SANDBOX_VIOLATION;
   }
   if ((oc = p_stop(e, s))) return oc;
+  /* only the reference's runner is trusted to tell: a candidate's could
+   * name its rival in a showdown */
+  if (s->is_ref && (side & 16)) gate_convicts(s, prev, busy, nslow, ranout);
   uint64_t c1 = cpu_ns(t);
   uint64_t wall = t1 - t0, cpu = c1 > c0 ? c1 - c0 : 0;
   if (te->cuda && c->timed) {
@@ -795,7 +842,8 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
      * stream past the end of the call's own was charged, 2 the call's
      * host dispatch outlasted its GPU work and was charged instead, 4 the
      * same for the torch.compile'd model, 8 for its max-autotune one; each
-     * said when most calls had it */
+     * said when most calls had it; 16 (any call) the gate found another
+     * process's GPU work before the call: gate_convicts, above */
     t->n_timed++;
     if (side & 1) t->n_side++;
     if (side & 2) t->n_host++;
@@ -1410,6 +1458,7 @@ static void flush_caches(torch_ev *c) {
 }
 
 static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
+  if (TS(s)->left_work) return left_work(e, s);
   if (TE(e)->persist && c->fresh && !s->is_ref) {
     int oc = p_fresh(e, s);
     if (oc) return oc;
@@ -1469,10 +1518,9 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
 
 static int torch_fetch(kf_ev *e, kf_side *s, const kf_harness_region *r,
                        int n) {
-  (void)e;
-  (void)s;
   (void)r;
   (void)n; /* the memfd is the side's memory */
+  if (TS(s)->left_work) return left_work(e, s);
   return 0;
 }
 

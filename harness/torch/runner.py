@@ -46,15 +46,20 @@
 #           side, records an event on its stream, synchronizes the whole
 #           device (work on any stream of the process), records the end
 #           event, copies the outputs back:
-#           DONE SEQ EVENT_NS BASE_NS TUNED_NS FLAGS
+#           DONE SEQ EVENT_NS BASE_NS TUNED_NS FLAGS BUSY_NS SLOW RANOUT
 #           (EVENT_NS: _Charge.charge_call's rule; BASE_NS: the
 #           reference's torch.compile'd model (default mode) timed the same
 #           way on the same inputs; TUNED_NS: the same for its
 #           torch.compile(mode="max-autotune-no-cudagraphs"); FLAGS, bits:
 #           1 work on another stream ran past the call's own, 2 the call's
 #           host dispatch outlasted its GPU work, 4 the same for the
-#           default-mode model, 8 for the max-autotune one).
-#           On CPU the harness times RUN..DONE itself: DONE SEQ 0 0 0 0.
+#           default-mode model, 8 for the max-autotune one, 16 another
+#           process's GPU work was found running before the call).  Before
+#           anything else a GPU call waits until no other process's work
+#           runs on the GPU (_IdleGate): BUSY_NS how long, SLOW the probes
+#           that found the GPU busy, RANOUT 1 when it gave up waiting.
+#           On CPU the harness times RUN..DONE itself: DONE SEQ 0 0 0 0
+#           0 0 0.
 #   PREP {"in","out"}  (reference) compiles torch.compile(model) in both
 #           modes for these shapes, untimed: PREPARED (both), PREPARED
 #           NOTUNE REASON (max-autotune failed), or NOCOMPILE REASON (the
@@ -823,6 +828,8 @@ class _Charge:
     HOST = 2        # the call's host dispatch outlasted its GPU time
     BASE_HOST = 4   # the same, for the reference's torch.compile'd model
     TUNED_HOST = 8  # the same, for its max-autotune-no-cudagraphs model
+    GATE = 16       # before the call, _IdleGate waited out another
+                    # process's GPU work (its convicts())
 
     def charge_call(self, t_stream, t_all, t_host):
         """(ns charged, flags): charge()'s rule, then the host's side.  A
@@ -860,6 +867,113 @@ class _Charge:
             return ""
         return ("work on streams other than the current one in %d of %d "
                 "timed calls: charged" % (n_side, n_timed))
+
+
+class _IdleGate:
+    """Waits, before each call of a GPU side, until no other process's
+    work is running on the GPU, and says how long it waited (pure logic
+    over a probe; tested on CPU by tests/unit/test_torch_timer.py).
+
+    Why: each side is a process of its own and is stopped between calls,
+    but stopping a process does not stop the GPU work it queued.  A
+    candidate that leaves work running past its DONE (its runner patched
+    so that the device-wide synchronize does not wait for it) is not
+    charged for it, and that work competes with whatever runs next -- the
+    reference's timed call.  Contexts of different processes share the GPU
+    by time slices: a probe (a one-element kernel, then a synchronize
+    whose wait alone is the probe's figure, so that a host cold from its
+    stop does not count) waits while the other context holds the GPU.
+    The gate probes until QUIET probes in a row are quick.
+
+    What it does and does not do, measured on an H200 (2026-11-30,
+    docs/gpu-runs/2026-11-30-h200): a stopped process's sleep kernel of
+    0.05-20 ms made the next process's first probe wait 0.2-1.4 ms (its
+    context switched in), and a relu timed right after it took its idle
+    time -- the newcomer kept the GPU; work of 100 ms got time slices of
+    ~2.3 ms back between probes.  So the wait does not guarantee that
+    the other process's work has ended, only that the GPU answered
+    QUIET probes in a row.  It names the work when the GPU was held from
+    it for long: CONVICT slow probes over at least CONVICT_NS, or a wait
+    that reached DEADLINE_NS (harness/torch/backend.c turns a reference's
+    report into the verdict of the side called before it).  Shorter
+    bursts are waited for and not named: on the same H200 an honest
+    candidate's call was followed by 6 slow probes over 1.2 ms (host
+    and all, before the probe timed the synchronize alone)."""
+
+    CALIBRATE = 32
+    WINDOW = 64
+    QUIET = 3
+    SLOW_MIN_NS = 50000       # a probe this much above the idle median
+    SLOW_MAX_NS = 500000      # ... never more (a calibration under load)
+    CONVICT = 3
+    CONVICT_NS = 10000000
+    DEADLINE_NS = 5000000000
+
+    def __init__(self, probe, clock):
+        self.probe = probe
+        self.clock = clock
+        self.quick = []
+
+    def _q(self, q):
+        v = sorted(self.quick)
+        return v[min(len(v) - 1, int(q * (len(v) - 1)))] if v else 0
+
+    def _add(self, ns):
+        self.quick.append(int(ns))
+        del self.quick[:-self.WINDOW]
+
+    def calibrate(self):
+        for _ in range(self.CALIBRATE):
+            self._add(self.probe())
+
+    def limit(self):
+        """The slowest probe that still says idle, ns."""
+        med = self._q(0.5)
+        return med + min(self.SLOW_MAX_NS,
+                         max(self.SLOW_MIN_NS, 3 * (self._q(0.9) - med)))
+
+    def wait(self):
+        """(ns from the first probe to the end of the last slow one --
+        0 when none was slow --, slow probes, whether DEADLINE_NS ran
+        out with the GPU still busy)."""
+        lim = self.limit()
+        t0 = self.clock()
+        busy_end = t0
+        quick = slow = 0
+        while quick < self.QUIET:
+            d = self.probe()
+            if d <= lim:
+                quick += 1
+                self._add(d)
+                continue
+            quick = 0
+            slow += 1
+            busy_end = self.clock()
+            if busy_end - t0 > self.DEADLINE_NS:
+                return busy_end - t0, slow, True
+        return (busy_end - t0 if slow else 0), slow, False
+
+    def convicts(self, busy, slow, ran_out):
+        """Whether a wait (busy ns, slow probes, ran out) names the work."""
+        return ran_out or (slow >= self.CONVICT and busy >= self.CONVICT_NS)
+
+
+def _gpu_probe(torch, dev):
+    """The gate's probe: one tiny kernel, then a device-wide synchronize;
+    the synchronize's ns (the launch returns at once, busy GPU or not;
+    the wait for the GPU is in the synchronize, and a cold host's slow
+    launch is not).  Bound before the side's code loads."""
+    buf = torch.zeros(1, device=dev)
+    add_ = buf.add_
+    sync = torch.cuda.synchronize
+    clock = time.perf_counter_ns
+
+    def probe():
+        add_(1)
+        t0 = clock()
+        sync()
+        return clock() - t0
+    return probe
 
 
 def _nothing():
@@ -1092,7 +1206,7 @@ def persist(jail):
         torch = _import_torch()
         _libc = ctypes.CDLL(None, use_errno=True)
         dev = "cpu"
-        flush = ev = None
+        flush = ev = gate = None
         spin = 0
         acct = _Charge()
         if device == "cuda":
@@ -1110,6 +1224,8 @@ def persist(jail):
             # o's first estimate, before any of the side's code runs
             for i in range(_Charge.CALIBRATE):
                 _null_sample(torch, acct, flush, ev, i, spin)
+            gate = _IdleGate(_gpu_probe(torch, dev), time.perf_counter_ns)
+            gate.calibrate()
         hwarm = _HostWarm(torch, dev, src) if device == "cuda" else None
         size = os.fstat(3).st_size
         ro = mmap.mmap(3, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
@@ -1244,6 +1360,10 @@ def persist(jail):
             os._exit(3)
         seq = int(plan.get("seq", 0))
         timed = bool(plan.get("timed"))
+        # first of all: wait out GPU work another process left running
+        busy = nslow = ranout = 0
+        if cuda:
+            busy, nslow, ranout = gate.wait()
         try:
             ins, outs = _pviews(torch, ro, rw, plan)
             if cuda:
@@ -1300,7 +1420,10 @@ def persist(jail):
             _say(reply, "ERR run %s" % _short_exc(e))
             os._exit(5)
         del ins, outs, args
-        _say(reply, "DONE %d %d %d %d %d" % (seq, ns, base, tuned_ns, flags))
+        if cuda and gate.convicts(busy, nslow, ranout):
+            flags |= _Charge.GATE
+        _say(reply, "DONE %d %d %d %d %d %d %d %d" % (
+            seq, ns, base, tuned_ns, flags, busy, nslow, 1 if ranout else 0))
 
 
 # -------------------------------------------------------------- inspect --

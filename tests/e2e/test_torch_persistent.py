@@ -40,10 +40,20 @@ inputs per repetition):
    for work all along, same device class -- never leases one of its
    tasks.
 
+6. The verdict of the GPU idle gate (runner.py _IdleGate; on the GPU the
+   reference's runner waits, before each call, until no other process's
+   work runs on the GPU, and says so in DONE's FLAGS bit 16): the
+   harness's half, run on CPU with a reference whose runner says it
+   waited (its _say rewritten, as only a reference's own code can) --
+   the candidate called before it ends sandbox_violation naming the
+   work it left running; a candidate whose runner says the same about
+   the reference names no one (only the reference's word counts): ok.
+
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
 import json
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -92,11 +102,55 @@ def leases(c, prob):
           "without torch (kinds %r / %r)" % (done, kt, kn))
 
 
+# DONE's FLAGS bit 16, with a wait of 7 ms found in 5 probes: what the
+# GPU gate of a runner says when another process's work held the GPU
+SAYS_BUSY = '''
+import sys as _kf_sys
+_kf_runner = _kf_sys.modules["__main__"]
+_kf_say = _kf_runner._say
+
+
+def _kf_busy(fd, text):
+    if text.startswith("DONE "):
+        w = text.split()
+        w[5] = str(int(w[5]) | 16)
+        w[6:9] = ["7000000", "5", "0"]
+        text = " ".join(w)
+    _kf_say(fd, text)
+
+
+_kf_runner._say = _kf_busy
+'''
+
+
+def gate_verdicts(c, prob):
+    pers = ["--torch-persistent"]
+    busy = prob + "_busy_ref"
+    if not os.path.isdir(busy):
+        shutil.copytree(prob, busy)
+        with open(os.path.join(busy, "spec.json")) as f:
+            ref = json.load(f).get("reference", "reference.py")
+        with open(os.path.join(busy, ref), "a") as f:
+            f.write(SAYS_BUSY)
+    r = tt.evaluate(c, busy, tt.HONEST, "p_gate_convicted", pers)
+    check(r["outcome"] == "sandbox_violation" and
+          "left GPU work running after its call returned" in
+          r.get("reason", "") and "waited 7000 us" in r.get("reason", "") and
+          "5 probes" in r.get("reason", ""),
+          "the reference's gate waited after the candidate's call: %s (%s)"
+          % (r["outcome"], r.get("reason")))
+    r = tt.evaluate(c, prob, tt.HONEST + SAYS_BUSY, "p_gate_own_word", pers)
+    check(r["outcome"] == "ok", "a candidate's runner saying the GPU was "
+          "busy before its calls names no one: %s (%s)" % (r["outcome"],
+                                                          r.get("reason")))
+
+
 def body(c):
     prob = tt.import_model(c)
     with open(os.path.join(prob, "spec.json")) as f:
         check(json.load(f)["torch"]["device"] == "cpu", "device not cpu")
     tt.persistent(c, prob)
+    gate_verdicts(c, prob)
     leases(c, prob)
 
 
