@@ -658,6 +658,18 @@ static void inline_text(kf_cli__sbuf *py, const kf_spec *sp, bool cuda,
   free(bind.p);
   kf_cli__sb_printf(
       py,
+      "\n\ndef _kf_put(path, text):\n"
+      "    # written only when it differs: a file rewritten with a new time\n"
+      "    # makes ninja build again what depends on it\n"
+      "    try:\n"
+      "        with open(path) as f:\n"
+      "            if f.read() == text:\n"
+      "                return False\n"
+      "    except OSError:\n"
+      "        pass\n"
+      "    with open(path, \"w\") as f:\n"
+      "        f.write(text)\n"
+      "    return True\n"
       "\n\ndef _kf_build():\n"
       "    # one directory per content: the same sources reuse torch's build\n"
       "    h = hashlib.sha256((_KF_ABI + _KF_KERNEL + _KF_BINDING).encode())"
@@ -665,8 +677,7 @@ static void inline_text(kf_cli__sbuf *py, const kf_spec *sp, bool cuda,
       "    name = \"%s_\" + h\n"
       "    inc = os.path.join(tempfile.gettempdir(), name)\n"
       "    os.makedirs(inc, exist_ok=True)\n"
-      "    with open(os.path.join(inc, \"kf_candidate.h\"), \"w\") as f:\n"
-      "        f.write(_KF_ABI)\n",
+      "    _kf_put(os.path.join(inc, \"kf_candidate.h\"), _KF_ABI)\n",
       pkg);
   if (cuda) {
     kf_cli__sb_printf(
@@ -682,12 +693,14 @@ static void inline_text(kf_cli__sbuf *py, const kf_spec *sp, bool cuda,
         py,
         "    src = os.path.join(inc, \"kernel.c\")\n"
         "    obj = os.path.join(inc, \"kernel.o\")\n"
-        "    with open(src, \"w\") as f:\n"
-        "        f.write(_KF_KERNEL)\n"
-        "    subprocess.check_call([os.environ.get(\"CC\", \"cc\"), \"-O3\", "
-        "\"-std=c11\",\n"
-        "                           \"-fPIC\", \"-I\", inc, \"-c\", src, "
-        "\"-o\", obj])\n"
+        "    if _kf_put(src, _KF_KERNEL) or not os.path.exists(obj):\n"
+        "        # into place whole: a compile cut short leaves no kernel.o\n"
+        "        subprocess.check_call([os.environ.get(\"CC\", \"cc\"), "
+        "\"-O3\",\n"
+        "                               \"-std=c11\", \"-fPIC\", \"-I\", inc,"
+        " \"-c\",\n"
+        "                               src, \"-o\", obj + \".part\"])\n"
+        "        os.replace(obj + \".part\", obj)\n"
         "    return load_inline(name, cpp_sources=[_KF_BINDING],\n"
         "                       extra_include_paths=[inc],\n"
         "                       extra_cflags=[\"-O3\"], "

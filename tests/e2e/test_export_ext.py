@@ -19,7 +19,9 @@ campaign: one Python file that builds it with load_inline.
    fresh interpreter the submission builds at import (load_inline; the C
    kernel through cc first), custom_kernel and ModelNew match
    torch.softmax, a float64 input is refused naming 'x'; the KernelBench
-   file compiles and holds ModelNew.
+   file compiles and holds ModelNew.  Loaded a second time it rewrites
+   none of its files (kf_candidate.h, kernel.c, kernel.o keep their
+   times: a newer one would make ninja build it all again).
 5. `kf wrap` of the file kf run wrote: the export's sources, with no
    coordinator; a C file for a CUDA problem is refused.
 
@@ -89,9 +91,25 @@ import importlib.util
 import sys
 import torch
 
+import glob
+import os
+import tempfile
+
 spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
 sub = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sub)  # builds it
+# Loaded again, it rewrites none of its files: a header or kernel.o with a
+# new time makes ninja build everything that depends on it again (the
+# harness's JIT cache keeps a load's files for later processes)
+def times():
+    return {p: os.stat(p).st_mtime_ns for p in glob.glob(
+        os.path.join(tempfile.gettempdir(), "*", "*"))}
+before = times()
+assert any(p.endswith("kf_candidate.h") for p in before) and any(
+    p.endswith("kernel.o") for p in before), sorted(before)
+again = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(again)
+assert times() == before, (before, times())
 torch.manual_seed(11)
 for m, n in ((1, 1), (3, 17), (64, 1000), (5, 4096)):
     x = torch.randn(m, n) * 4
@@ -238,6 +256,8 @@ def body(c):
     env = dict(c.env)
     env.pop("PYTHONPATH", None)
     env["TORCH_EXTENSIONS_DIR"] = os.path.join(c.dir, "torch_extensions")
+    env["TMPDIR"] = os.path.join(c.dir, "inline_tmp")
+    os.makedirs(env["TMPDIR"], exist_ok=True)
     r = subprocess.run([PY, checker, sub, kb], cwd=c.dir, env=env,
                        capture_output=True, timeout=600 * kfe2e.SLACK)
     check(r.returncode == 0 and b"INLINE OK" in r.stdout,

@@ -7,7 +7,7 @@
 # kernels through `kf wrap` and the torch backend: the JIT cache's
 # effect, rmsnorm twice; causal_softmax and layernorm with the new
 # binding).  KF_TWINS="P ..." picks the twins, KF_NO_RELU=1 skips the relu
-# exploits; everything comes back in $OUT/all.tar.gz.
+# exploits, KF_NO_LAB=1 gatelab.py; everything comes back in $OUT/all.tar.gz.
 set -u
 R=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -20,9 +20,11 @@ summ() { py -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 nvidia-smi -q -d COMPUTE 2>/dev/null | grep -i -A3 "compute mode\|timeslice" >> "$OUT/gpu.txt"
 
+[ -n "${KF_NO_LAB:-}" ] || {
 echo "== gatelab $(date -u +%T)"
 timeout 150 env -u LD_LIBRARY_PATH "$KF_PYTHON" docs/gpu-runs/2026-11-30-h200/gatelab.py > "$OUT/gatelab.txt" 2>&1
 tail -25 "$OUT/gatelab.txt"
+}
 
 [ -n "${KF_NO_RELU:-}" ] || {
 echo "== relu exploits $(date -u +%T)"
