@@ -515,7 +515,7 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len);
 static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L);
 static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g);
 
-static void jit_snapshot(kf_ev *e, kf_side *s);
+static void jit_snapshot(kf_ev *e, kf_side *s, bool prep);
 
 /* Stops the side's process and waits until /proc says so.  0, or CRASH
  * (the process is killed) when it does not stop. */
@@ -590,7 +590,7 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   const char *sd = strstr(line, " jit-seed=");
   if (sd)
     kf_log(KF_LOG_INFO, "jit cache: the %s started with %d entries of its "
-           "load's snapshot", s->who, atoi(sd + 10));
+           "snapshot", s->who, atoi(sd + 10));
   const char *tv = strstr(line, "torch=");
   kf_strlcpy(t->torch_ver, "?", sizeof t->torch_ver);
   if (tv) {
@@ -655,7 +655,7 @@ static int p_start_wait(kf_ev *e, kf_side *s) {
   if (k != 1) return p_gone(e, s, "while loading");
   if (strcmp(line, "READY")) return p_bad_line(e, s, line);
   int oc = p_stop(e, s);
-  if (!oc) jit_snapshot(e, s);
+  if (!oc) jit_snapshot(e, s, false);
   return oc;
 }
 
@@ -712,7 +712,13 @@ static int p_prep(kf_ev *e, kf_side *s, const kf_call *c) {
   } else {
     return p_bad_line(e, s, line);
   }
-  return p_stop(e, s);
+  if ((oc = p_stop(e, s))) return oc;
+  /* the reference is trusted, and what it has built is torch.compile's
+   * code for these shapes: later evaluations of it on this worker start
+   * from it (a candidate never gets a reference's snapshot: the key holds
+   * the source and the role) */
+  if (t->compile_ok) jit_snapshot(e, s, true);
+  return 0;
 }
 
 /* kf_side.note from the side's counts (the words runner.py's _Charge.note
@@ -1062,20 +1068,25 @@ static int write_file(const char *dir, const char *name, const char *text,
 /* The JIT cache's key of a side (jitcache.h); 0 or -1.  The GPUs the
  * worker was given count too: a build for one GPU's architecture must not
  * seed a process on another kind sharing the host's cache. */
-static int side_key(kf_ev *e, kf_side *s, char *key, size_t keylen) {
+/* prep: the key of the reference's state after PREP (its torch.compile
+ * builds too), kept apart from its load's. */
+static int side_key(kf_ev *e, kf_side *s, bool prep, char *key,
+                    size_t keylen) {
   char *cfg = side_config(e, s);
   if (!cfg) return -1;
   char py[800];
-  snprintf(py, sizeof py, "%s\n%.256s", TE(e)->python,
-           kf_getenv_or("CUDA_VISIBLE_DEVICES", ""));
+  snprintf(py, sizeof py, "%s\n%.256s%s", TE(e)->python,
+           kf_getenv_or("CUDA_VISIBLE_DEVICES", ""),
+           prep ? "\nafter PREP" : "");
   int rc = kf_harness__jit_key(s->source, cfg, py, key, keylen);
   free(cfg);
   return rc;
 }
 
 /* The side's torch.json, (re)written: with "jit_seed", the directory of
- * its load's snapshot, when the JIT cache holds one (only as root: the
- * runner reads it before it drops to nobody). */
+ * its load's snapshot, when the JIT cache holds one -- for the reference
+ * the one taken after its torch.compile builds, when there is one (only
+ * as root: the runner reads it before it drops to nobody). */
 static int write_config(kf_ev *e, kf_side *s) {
   char *cfg = side_config(e, s);
   if (!cfg) {
@@ -1083,8 +1094,11 @@ static int write_config(kf_ev *e, kf_side *s) {
     return KF_OUTCOME_INFRA_ERROR;
   }
   char key[80], seed[1400];
-  if (TE(e)->jit && geteuid() == 0 && side_key(e, s, key, sizeof key) == 0 &&
-      kf_harness__jit_lookup(key, seed, sizeof seed) == 0) {
+  bool after_prep = s->is_ref && side_key(e, s, true, key, sizeof key) == 0 &&
+                    kf_harness__jit_lookup(key, seed, sizeof seed) == 0;
+  if (TE(e)->jit && geteuid() == 0 &&
+      (after_prep || (side_key(e, s, false, key, sizeof key) == 0 &&
+                      kf_harness__jit_lookup(key, seed, sizeof seed) == 0))) {
     cJSON *j = cJSON_Parse(cfg);
     char *with = j && cJSON_AddStringToObject(j, "jit_seed", seed)
                      ? cJSON_PrintUnformatted(j) : NULL;
@@ -1093,7 +1107,8 @@ static int write_config(kf_ev *e, kf_side *s) {
       free(cfg);
       cfg = with;
       kf_log(KF_LOG_INFO, "jit cache: the %s starts from the snapshot of "
-             "its load (%.12s)", s->who, key);
+             "its %s (%.12s)", s->who,
+             after_prep ? "torch.compile builds" : "load", key);
     }
   }
   char path[1400];
@@ -1112,16 +1127,17 @@ static int write_config(kf_ev *e, kf_side *s) {
  * image: its /tmp/kf-jit into the JIT cache, unless its key has a
  * snapshot (a side seeded from one is never snapshotted again).  A
  * failure costs later processes a compile, never the evaluation. */
-static void jit_snapshot(kf_ev *e, kf_side *s) {
+static void jit_snapshot(kf_ev *e, kf_side *s, bool prep) {
   torch_side *t = TS(s);
   char key[80], path[1400], why[300];
   if (!TE(e)->jit || geteuid() != 0 || !t->private_tmp ||
-      side_key(e, s, key, sizeof key) != 0 ||
+      side_key(e, s, prep, key, sizeof key) != 0 ||
       kf_harness__jit_lookup(key, path, sizeof path) == 0)
     return;
   int rc = kf_harness__jit_store(key, t->pid, t->torch_ver, why, sizeof why);
-  kf_log(rc < 0 ? KF_LOG_WARN : KF_LOG_INFO, "jit cache: the %s's load %s "
-         "(%.12s): %s", s->who, rc == 0 ? "kept" : "not kept", key, why);
+  kf_log(rc < 0 ? KF_LOG_WARN : KF_LOG_INFO, "jit cache: the %s's %s %s "
+         "(%.12s): %s", s->who, prep ? "torch.compile builds" : "load",
+         rc == 0 ? "kept" : "not kept", key, why);
 }
 
 static int torch_link(kf_ev *e, kf_side *s, char *facts, size_t factslen) {

@@ -13,6 +13,8 @@
  * before any input is drawn into its image; the harness copies it (the
  * side cannot write the copy), into a directory of this uid's alone, and
  * only a side with the same source, configuration and Python gets it.
+ * The reference, trusted, is also kept after its torch.compile builds
+ * (harness/torch/backend.c p_prep), under a key of its own.
  */
 #ifndef KF_HARNESS_JITCACHE_H
 #define KF_HARNESS_JITCACHE_H
