@@ -765,8 +765,8 @@ static void gate_convicts(kf_side *ref, kf_side *prev, unsigned long long busy,
                           unsigned long long nslow, unsigned long long ranout) {
   if (!prev || prev == ref || prev->is_ref || prev->oc || !prev->be) {
     kf_log(KF_LOG_WARN, "%s: the GPU was busy with another process's work "
-           "for %llu us before its call (%llu slow probes), after no "
-           "candidate's call", ref->who, busy / 1000, nslow);
+           "for %llu us before its call (%llu slow probes), and no candidate "
+           "ran the call before it", ref->who, busy / 1000, nslow);
     return;
   }
   torch_side *p = TS(prev);
@@ -1067,9 +1067,9 @@ static int write_file(const char *dir, const char *name, const char *text,
 
 /* The JIT cache's key of a side (jitcache.h); 0 or -1.  The GPUs the
  * worker was given count too: a build for one GPU's architecture must not
- * seed a process on another kind sharing the host's cache. */
-/* prep: the key of the reference's state after PREP (its torch.compile
- * builds too), kept apart from its load's. */
+ * seed a process on another kind sharing the host's cache.  prep: the key
+ * of the reference's state after PREP (its torch.compile builds too),
+ * kept apart from its load's. */
 static int side_key(kf_ev *e, kf_side *s, bool prep, char *key,
                     size_t keylen) {
   char *cfg = side_config(e, s);
@@ -1094,11 +1094,12 @@ static int write_config(kf_ev *e, kf_side *s) {
     return KF_OUTCOME_INFRA_ERROR;
   }
   char key[80], seed[1400];
-  bool after_prep = s->is_ref && side_key(e, s, true, key, sizeof key) == 0 &&
+  bool cache = TE(e)->jit && geteuid() == 0;
+  bool after_prep = cache && s->is_ref &&
+                    side_key(e, s, true, key, sizeof key) == 0 &&
                     kf_harness__jit_lookup(key, seed, sizeof seed) == 0;
-  if (TE(e)->jit && geteuid() == 0 &&
-      (after_prep || (side_key(e, s, false, key, sizeof key) == 0 &&
-                      kf_harness__jit_lookup(key, seed, sizeof seed) == 0))) {
+  if (after_prep || (cache && side_key(e, s, false, key, sizeof key) == 0 &&
+                     kf_harness__jit_lookup(key, seed, sizeof seed) == 0)) {
     cJSON *j = cJSON_Parse(cfg);
     char *with = j && cJSON_AddStringToObject(j, "jit_seed", seed)
                      ? cJSON_PrintUnformatted(j) : NULL;

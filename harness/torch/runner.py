@@ -55,9 +55,10 @@
 #           host dispatch outlasted its GPU work, 4 the same for the
 #           default-mode model, 8 for the max-autotune one, 16 another
 #           process's GPU work was found running before the call).  Before
-#           anything else a GPU call waits until no other process's work
-#           runs on the GPU (_IdleGate): BUSY_NS how long, SLOW the probes
-#           that found the GPU busy, RANOUT 1 when it gave up waiting.
+#           anything else a GPU call waits until the GPU answers quick
+#           probes again (_IdleGate): BUSY_NS how long, SLOW the probes
+#           that found it held by another process, RANOUT 1 when it gave
+#           up waiting.
 #           On CPU the harness times RUN..DONE itself: DONE SEQ 0 0 0 0
 #           0 0 0.
 #   PREP {"in","out"}  (reference) compiles torch.compile(model) in both
@@ -870,9 +871,10 @@ class _Charge:
 
 
 class _IdleGate:
-    """Waits, before each call of a GPU side, until no other process's
-    work is running on the GPU, and says how long it waited (pure logic
-    over a probe; tested on CPU by tests/unit/test_torch_timer.py).
+    """Waits, before each call of a GPU side, until the GPU answers QUIET
+    quick probes in a row, and says how long it waited and how many
+    probes found it held by another process (pure logic over a probe;
+    tested on CPU by tests/unit/test_torch_timer.py).
 
     Why: each side is a process of its own and is stopped between calls,
     but stopping a process does not stop the GPU work it queued.  A
