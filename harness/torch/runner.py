@@ -47,7 +47,8 @@
 #           device (work on any stream of the process), records the end
 #           event, copies the outputs back:
 #           DONE SEQ EVENT_NS BASE_NS TUNED_NS FLAGS BUSY_NS SLOW RANOUT
-#           (EVENT_NS: _Charge.charge_call's rule; BASE_NS: the
+#           (EVENT_NS: _Charge.charge_call's rule, charge_trusted's for
+#           the reference; BASE_NS: the
 #           reference's torch.compile'd model (default mode) timed the same
 #           way on the same inputs; TUNED_NS: the same for its
 #           torch.compile(mode="max-autotune-no-cudagraphs"); FLAGS, bits:
@@ -850,14 +851,35 @@ class _Charge:
             flags |= self.HOST
         return ns, flags
 
+    def charge_trusted(self, t_stream, t_all, t_host):
+        """(ns charged, flags) for the reference and its torch.compile'd
+        models: charge()'s rule alone; a host dispatch that outlasted it
+        is flagged (HOST), not charged.  They are trusted, so there is no
+        answer computed on the CPU to guard against, and what makes their
+        dispatch outlast their GPU work here is mostly the runner's stop
+        between calls (a cold host), which a caller running them back to
+        back does not pay: on the H200 (2026-11-30) torch.compile's model
+        was host-bound in 8-12 of 12 timed calls and its charged time
+        moved 1.7-3.1x between runs of one kernel.  Charging a baseline
+        more than its GPU time would flatter every candidate."""
+        ns, side = self.charge(t_stream, t_all)
+        flags = self.SIDE if side else 0
+        if int(t_host) > ns:
+            flags |= self.HOST
+        return ns, flags
+
+    TRUSTED_HOST = "not charged (trusted: its GPU time)"
+
     @staticmethod
-    def host_note(n_host, n_timed, what="the call"):
+    def host_note(n_host, n_timed, what="the call", trusted=False):
         """The time stage's remark when most timed calls were host-bound
         (harness/torch/backend.c prints the same words)."""
         if n_timed <= 0 or 2 * n_host <= n_timed:
             return ""
         return ("%s's host dispatch outlasted its GPU work in %d of %d timed "
-                "calls: host time charged" % (what, n_host, n_timed))
+                "calls: %s" % (what, n_host, n_timed,
+                               _Charge.TRUSTED_HOST if trusted
+                               else "host time charged"))
 
     @staticmethod
     def note(n_side, n_timed):
@@ -1390,7 +1412,8 @@ def persist(jail):
                         hwarm.candidate(torch)
                     res, ts, ta, th = _timed_gpu(torch, fn, args, flush, ev,
                                                  seq, spin)
-                    ns, flags = acct.charge_call(ts, ta, th)
+                    ns, flags = (acct.charge_trusted if ref else
+                                 acct.charge_call)(ts, ta, th)
                 else:
                     res = fn(*args)
                     if cuda:
@@ -1403,7 +1426,7 @@ def persist(jail):
                     hwarm.reference(torch, compiled, plan, key, cfg, dev)
                     r2, ts, ta, th = _timed_gpu(torch, compiled, args, flush,
                                                 ev, seq + 1, spin)
-                    base, bflags = acct.charge_call(ts, ta, th)
+                    base, bflags = acct.charge_trusted(ts, ta, th)
                     if bflags & _Charge.HOST:
                         flags |= _Charge.BASE_HOST
                     del r2
@@ -1411,7 +1434,7 @@ def persist(jail):
                         hwarm.reference(torch, tuned, plan, key, cfg, dev)
                         r3, ts, ta, th = _timed_gpu(torch, tuned, args,
                                                     flush, ev, seq + 2, spin)
-                        tuned_ns, tflags = acct.charge_call(ts, ta, th)
+                        tuned_ns, tflags = acct.charge_trusted(ts, ta, th)
                         if tflags & _Charge.HOST:
                             flags |= _Charge.TUNED_HOST
                         del r3

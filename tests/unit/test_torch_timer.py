@@ -29,7 +29,9 @@ wake-up from cudaDeviceSynchronize (a few microseconds, a long upper tail).
 6. Host-bound calls: a call whose host dispatch outlasted its GPU work is
    charged its host time and flagged (an answer computed on the CPU under
    the sleep before the start event gains nothing); the note says so when
-   most calls were.
+   most calls were.  The reference and its torch.compile'd models
+   (trusted, charge_trusted) are charged their GPU time and only flagged,
+   and their note says "not charged".
 7. runner.py's DONE line and harness/torch/backend.c agree on the notes'
    words and FLAGS' bits (the C side prints them).
 8. The host warm-up before a timed call (_HostWarm): for a candidate it
@@ -218,6 +220,19 @@ def host_bound():
     check(runner._Charge.host_note(6, 10) == "the call's host dispatch "
           "outlasted its GPU work in 6 of 10 timed calls: host time charged",
           "host note: %r" % runner._Charge.host_note(6, 10))
+    # the reference and its torch.compile'd models (trusted): their GPU
+    # time, whatever their host took; the host-bound call flagged only
+    for args, want, fl in (((90000, 102000, 20000), 90000, 0),
+                           ((90000, 102000, 250000), 90000, a.HOST),
+                           ((20000, 82000, 90000), 70000, a.SIDE | a.HOST)):
+        ns, flags = a.charge_trusted(*args)
+        check(ns == want and flags == fl, "trusted %r: charged %d (want "
+              "%d), flags %d (want %d)" % (args, ns, want, flags, fl))
+    check(runner._Charge.host_note(6, 10, "torch.compile", True) ==
+          "torch.compile's host dispatch outlasted its GPU work in 6 of 10 "
+          "timed calls: not charged (trusted: its GPU time)",
+          "trusted host note: %r" % runner._Charge.host_note(
+              6, 10, "torch.compile", True))
 
 
 HOST_WARM = r"""
@@ -277,16 +292,19 @@ def words():
         c = f.read()
     # the C side's messages with adjacent string literals joined
     c = re.sub(r'"\s*"', "", c)
-    for phrase in (runner._Charge.note(3, 4).replace("3 of 4", "%u of %u"),
-                   runner._Charge.host_note(3, 4).replace("3 of 4",
-                                                          "%u of %u"),
-                   runner._Charge.host_note(3, 4, "torch.compile").replace(
-                       "3 of 4", "%u of %u"),
-                   runner._Charge.host_note(3, 4, "max-autotune").replace(
-                       "3 of 4", "%u of %u")):
-        # the host notes follow another in one line: "%s" puts "; " first
-        check(phrase in c or "%s" + phrase in c,
-              "backend.c prints the note's words: %r" % phrase)
+    check(runner._Charge.note(3, 4).replace("3 of 4", "%u of %u") in c,
+          "backend.c prints the side-stream note's words")
+    # the host notes: the phrase up to "timed calls: " (what follows is a
+    # %s in C: charged, or not for the trusted reference), following
+    # another in one line ("%s" puts "; " first)
+    for what in ("the call", "torch.compile", "max-autotune"):
+        for trusted in (False, True):
+            phrase = runner._Charge.host_note(3, 4, what, trusted).replace(
+                "3 of 4", "%u of %u")
+            head, tail = phrase.split("timed calls: ", 1)
+            check(("%s" + head + "timed calls: %s") in c and
+                  '"%s"' % tail in c,
+                  "backend.c prints the note's words: %r" % phrase)
     with open(os.path.join(SRC, "harness", "torch", "runner.py")) as f:
         py = f.read()
     check('"DONE %d %d %d %d %d %d %d %d" % (\n'
