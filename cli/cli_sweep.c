@@ -86,9 +86,18 @@ static void usage(FILE *f) {
 "                        --device-class); GPU workers register their GPU's\n"
 "                        model, which LABEL is bound to on its first run\n"
 "                        and checked against on later ones\n"
-"  --baselines FILE      scripts/torch_baselines.py output measured on this\n"
-"                        class's device (JSON lines {\"problem\", \"eager_ms\",\n"
-"                        \"compile_ms\", ...}); stored for LABEL\n"
+"  --baselines FILE      torch's times measured on this class's device, one\n"
+"                        JSON line per problem (scripts/twin-eval writes\n"
+"                        them: {\"problem\", \"eager_ms\", \"compile_ms\",\n"
+"                        \"max_autotune_ms\", \"kernel_ms\", \"candidate_id\"},\n"
+"                        the class's best kernel and torch timed in one\n"
+"                        evaluation); stored for LABEL.  The report's\n"
+"                        speedups over torch use only a line that timed\n"
+"                        the class's best kernel itself (one timer)\n"
+"  --bests DIR           write each problem's best kernel on this class\n"
+"                        to DIR/PROBLEM.best.{cu,c,py} (as `kf campaign\n"
+"                        best --class` writes it) and DIR/PROBLEM.best.json\n"
+"                        (its campaign_id, candidate_id, class, model)\n"
 "  --ceiling-gbps X      copy bandwidth of LABEL's device, for the %% of\n"
 "                        roofline where its workers measured none\n"
 "\n"
@@ -122,6 +131,7 @@ typedef struct {
   char *classes_arg;   /* --classes, as typed */
   const char *label;   /* --class */
   const char *baselines;
+  const char *bests;   /* --bests DIR */
   double ceiling_gbps;
   const char *data;
   const char *coordinator; /* remote mode: a running cluster ... */
@@ -180,6 +190,7 @@ static int parse(int argc, char **argv, sweep_opts *o) {
       {"classes", required_argument, 0, 'C'},
       {"class", required_argument, 0, 'L'},
       {"baselines", required_argument, 0, 'B'},
+      {"bests", required_argument, 0, 'O'},
       {"ceiling-gbps", required_argument, 0, 'G'},
       {"data", required_argument, 0, 'd'},
       {"coordinator", required_argument, 0, 'c'},
@@ -201,6 +212,7 @@ static int parse(int argc, char **argv, sweep_opts *o) {
     case 'C': o->classes_arg = optarg; break;
     case 'L': o->label = optarg; break;
     case 'B': o->baselines = optarg; break;
+    case 'O': o->bests = optarg; break;
     case 'd': o->data = optarg; break;
     case 'c': o->coordinator = optarg; break;
     case 'D': o->db = optarg; break;
@@ -276,7 +288,8 @@ static bool ms_field(const cJSON *o, const char *key, double *out) {
   return true;
 }
 
-/* Reads a torch_baselines.py file: one JSON object a line; blank lines
+/* Reads a baselines file (scripts/twin-eval lines): one JSON object a
+ * line; blank lines
  * and "#" comments skipped.  Lines of problems outside names[0..nn) (the
  * copy measurement, problems of another sweep) are left out, with a note.
  * 0 or prints "FILE:LINE: why" and returns KF_EXIT_USAGE. */
@@ -301,7 +314,9 @@ static int read_baselines(const char *path, const char *const *names,
     if (!*p || *p == '#') continue;
     cJSON *j = cJSON_Parse(p);
     const cJSON *pr = j ? cJSON_GetObjectItemCaseSensitive(j, "problem") : NULL;
-    double eager = 0, comp = 0;
+    double eager = 0, comp = 0, x = 0;
+    const cJSON *cand = j ? cJSON_GetObjectItemCaseSensitive(j, "candidate_id")
+                          : NULL;
     const char *why = NULL;
     if (!j || !cJSON_IsObject(j)) why = "not a JSON object";
     else if (!cJSON_IsString(pr) || !*pr->valuestring)
@@ -313,6 +328,18 @@ static int read_baselines(const char *path, const char *const *names,
       why = "\"eager_ms\" is not a time in ms above 0 (or null)";
     else if (!ms_field(j, "compile_ms", &comp))
       why = "\"compile_ms\" is not a time in ms above 0 (or null)";
+    else if (!ms_field(j, "max_autotune_ms", &x))
+      why = "\"max_autotune_ms\" is not a time in ms above 0 (or null)";
+    else if (!ms_field(j, "kernel_ms", &x))
+      why = "\"kernel_ms\" is not a time in ms above 0 (or null)";
+    else if (cand && !cJSON_IsNull(cand) &&
+             (!cJSON_IsNumber(cand) || cand->valuedouble < 1 ||
+              cand->valuedouble > 9e15 ||
+              cand->valuedouble != floor(cand->valuedouble)))
+      why = "\"candidate_id\" is not a candidate id (an integer above 0)";
+    else if (cand && !cJSON_IsNull(cand) && x <= 0)
+      why = "\"candidate_id\" names a kernel but \"kernel_ms\" gives no time"
+            " for it";
     if (why) {
       fprintf(stderr, CMD ": --baselines %s:%d: %s\n", path, lineno, why);
       rc = KF_EXIT_USAGE;
@@ -461,6 +488,75 @@ static int run_problem(kf_store *s, kf_rpc_client *cli, int64_t sweep,
   return rc;
 }
 
+/* --bests: the class's best kernel of campaign cid as `kf campaign best
+ * --class` writes it, beside a JSON file naming it, so the twin evaluation
+ * (scripts/twin-eval) can time that very candidate and say which it was.
+ * A campaign without a verified kernel on the class writes nothing.  0 or
+ * an exit code. */
+static int write_best(kf_store *s, kf_rpc_client *cli, int64_t sweep,
+                      const char *problem, const char *label,
+                      const char *model, int64_t dc_id, const char *dir,
+                      bool quiet) {
+  int64_t cid = 0;
+  if (kf_store_sweep_campaign(s, sweep, problem, label, &cid)) {
+    fprintf(stderr, CMD ": %s\n", kf_store_errmsg(s));
+    return KF_EXIT_UNAVAIL;
+  }
+  kf_cand_list *bl = NULL;
+  int src = cid ? kf_store_best_class(s, cid, dc_id, &bl) : KF_ENOTFOUND;
+  kf_store_list_free(bl);
+  if (src == KF_ENOTFOUND) {
+    if (!quiet)
+      fprintf(stderr, CMD ": %s on %s: no verified kernel; no best file\n",
+              problem, label);
+    return 0;
+  }
+  if (src) {
+    fprintf(stderr, CMD ": %s\n", kf_store_errmsg(s));
+    return KF_EXIT_UNAVAIL;
+  }
+  Kernelfleet__GetCampaignResponse *g = NULL;
+  Kernelfleet__GetBestResponse *b = NULL;
+  char *text = NULL, *js = NULL;
+  int rc = kf_cli__get_campaign(cli, CMD, cid, 0, &g);
+  if (!rc) rc = kf_cli__get_best(cli, CMD, cid, model, false, &b);
+  if (!rc && !(text = kf_cli__best_file_text(b, g->status->campaign)))
+    rc = KF_EXIT_FAIL;
+  char path[1024], name[600], jpath[1100];
+  if (!rc) {
+    kf_cli__best_default_path(name, sizeof name, problem, b->language);
+    /* "./P.best.cu" -> "DIR/P.best.cu" */
+    snprintf(path, sizeof path, "%s/%s", dir, name + 2);
+    snprintf(jpath, sizeof jpath, "%.*s.json",
+             (int)(strrchr(path, '.') - path), path);
+    rc = kf_cli__write_file(path, text, CMD);
+  }
+  if (!rc) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j ||
+        !cJSON_AddStringToObject(j, "problem", problem) ||
+        !cJSON_AddNumberToObject(j, "campaign_id", (double)cid) ||
+        !cJSON_AddStringToObject(j, "class", label) ||
+        !cJSON_AddStringToObject(j, "model", model) ||
+        !cJSON_AddNumberToObject(j, "candidate_id",
+                                 (double)b->best->candidate_id) ||
+        !cJSON_AddStringToObject(j, "best_file", path) ||
+        !cJSON_AddItemToObject(j, "best", kf_cli__json_best(b)) ||
+        !(js = cJSON_Print(j)))
+      rc = KF_EXIT_FAIL;
+    cJSON_Delete(j);
+  }
+  if (!rc) rc = kf_cli__write_file(jpath, js, CMD);
+  if (!rc && !quiet)
+    fprintf(stderr, CMD ": %s on %s: best, candidate %lld -> %s\n", problem,
+            label, (long long)b->best->candidate_id, path);
+  free(js);
+  free(text);
+  kf_rpc_free((ProtobufCMessage *)b);
+  kf_rpc_free((ProtobufCMessage *)g);
+  return rc;
+}
+
 int kf_cli_sweep(int argc, char **argv) {
   if (argc >= 1 && !strcmp(argv[0], "report"))
     return kf_cli__sweep_report(argc - 1, argv + 1);
@@ -562,6 +658,10 @@ int kf_cli_sweep(int argc, char **argv) {
   }
   if (!rc && o.baselines)
     rc = read_baselines(o.baselines, names, o.n_problems, o.quiet, &bl);
+  if (!rc && o.bests && kf_cli__mkdirs(o.bests)) {
+    fprintf(stderr, CMD ": --bests %s: %s\n", o.bests, strerror(errno));
+    rc = KF_EXIT_USAGE;
+  }
 
   struct sigaction sa = {.sa_handler = on_signal};
   sigemptyset(&sa.sa_mask);
@@ -707,8 +807,12 @@ have_class:;
 
   rc = kf_cli__open(&remote, CMD, &cli);
   if (rc) goto out;
-  for (int i = 0; !rc && i < o.n_problems; i++)
+  for (int i = 0; !rc && i < o.n_problems; i++) {
     rc = run_problem(s, cli, sweep, specs[i], o.label, dc.model, &o, o.name);
+    if (!rc && o.bests)
+      rc = write_best(s, cli, sweep, specs[i]->name, o.label, dc.model, dc_id,
+                      o.bests, o.quiet);
+  }
   if (rc == KF_EXIT_INTERRUPT && o.coordinator)
     fprintf(stderr, CMD ": interrupted; the campaign under way keeps running"
             " on %s.\n  continue: run the same command again\n",

@@ -10,8 +10,10 @@
  * status` (the class rows).  Nothing is estimated: a cell without a number
  * prints "-" and the report says why (no campaign yet, no verified
  * kernel, no baseline for the class, no measured bandwidth).  The one
- * derived figure is the speedup over torch, eager or compiled: the
- * baseline's time over the best kernel's time on the same class.
+ * derived figure is the speedup over torch (eager, torch.compile,
+ * max-autotune): torch's time over the kernel's, both taken by one
+ * evaluation of the class's best on the problem's torch twin -- never a
+ * ratio of two timers.
  *
  * The charts are hand-written SVG (a few rects and texts each): one bar
  * per (problem, class), classes side by side within a problem.
@@ -45,10 +47,12 @@ static void usage(FILE *f) {
 "class the campaign, its evaluations, the best kernel's time, its speedup\n"
 "over the reference, its %% of roofline (the spec's bytes at the best time\n"
 "over the copy bandwidth the class's workers measured, or --ceiling-gbps\n"
-"given to kf sweep), its speedup over torch eager and torch.compile (the\n"
-"baselines given to kf sweep for that class), and the winning template and\n"
-"knobs.  Numbers are read from the database as `kf campaign best --class`\n"
-"reads them; a missing one prints '-' and the report says why.\n"
+"given to kf sweep), its speedup over torch eager, torch.compile and\n"
+"max-autotune, and the winning template and knobs.  Numbers are read from\n"
+"the database as `kf campaign best --class` reads them; a missing one\n"
+"prints '-' and the report says why.  A speedup over torch comes only from\n"
+"a baseline (kf sweep --baselines) that timed the class's best kernel and\n"
+"torch in one evaluation (scripts/twin-eval: one timer).\n"
 "\n"
 "  --data DIR      the data directory of kf sweep [$KF_DATA_DIR, else as\n"
 "                  kf run]: its PostgreSQL is started for the report and\n"
@@ -78,9 +82,10 @@ typedef struct {
   const char *roof_from;       /* "workers" or "--ceiling-gbps" */
   char tmpl[128];
   char knobs[512];
-  double vs_eager, vs_compile; /* 0: none */
+  double vs_eager, vs_compile, vs_autotune; /* 0: none */
   /* why a figure is missing ("" when it is there) */
-  char why_best[900], why_roof[200], why_eager[200], why_compile[200];
+  char why_best[900], why_roof[200], why_eager[300], why_compile[300],
+      why_autotune[300];
 } view;
 
 /* "A=1 B=2" from {"A": "1", "B": "2"}. */
@@ -173,29 +178,43 @@ static int gather(kf_store *s, const kf_sweep_cell *c, view *v) {
       }
     }
   }
-  const char *nob = "no baseline for this class (kf sweep --baselines on"
-                    " its machine)";
-  if (!c->has_baseline) {
-    snprintf(v->why_eager, sizeof v->why_eager, "%s", nob);
-    snprintf(v->why_compile, sizeof v->why_compile, "%s", nob);
-  } else {
-    if (c->eager_ms <= 0)
-      snprintf(v->why_eager, sizeof v->why_eager, "the baseline has no eager"
-               " time");
-    if (c->compile_ms <= 0)
-      snprintf(v->why_compile, sizeof v->why_compile, "torch.compile gave no "
-               "time (it failed when measured)");
+  /* A speedup over torch is torch's time over the kernel's time as ONE
+   * evaluation took both (the kernel wrapped and run on the problem's
+   * torch twin: scripts/twin-eval), and only for the kernel that is the
+   * class's best now.  The campaign's own time of the best came from
+   * another timer (the CUDA harness): a ratio across the two is not
+   * made. */
+  char why[300] = "";
+  if (!v->best)
+    snprintf(why, sizeof why, "no kernel to compare");
+  else if (!c->has_baseline)
+    snprintf(why, sizeof why, "no baseline for this class (kf sweep "
+             "--baselines on its machine)");
+  else if (c->kernel_ms <= 0 || !c->kernel_candidate_id)
+    snprintf(why, sizeof why, "the baseline did not time this kernel "
+             "(no kernel_ms and candidate_id): torch's time and the "
+             "campaign's are two timers' (scripts/twin-eval times both in "
+             "one evaluation)");
+  else if (c->kernel_candidate_id != v->candidate_id)
+    snprintf(why, sizeof why, "the baseline timed candidate %lld; the "
+             "class's best is candidate %lld (scripts/twin-eval it again)",
+             (long long)c->kernel_candidate_id, (long long)v->candidate_id);
+  if (why[0]) {
+    snprintf(v->why_eager, sizeof v->why_eager, "%s", why);
+    snprintf(v->why_compile, sizeof v->why_compile, "%s", why);
+    snprintf(v->why_autotune, sizeof v->why_autotune, "%s", why);
+    return 0;
   }
-  if (v->best && v->time_ns > 0) {
-    if (c->eager_ms > 0) v->vs_eager = c->eager_ms * 1e6 / v->time_ns;
-    if (c->compile_ms > 0) v->vs_compile = c->compile_ms * 1e6 / v->time_ns;
-  }
-  if (!v->best) {
-    if (!v->why_eager[0])
-      snprintf(v->why_eager, sizeof v->why_eager, "no kernel to compare");
-    if (!v->why_compile[0])
-      snprintf(v->why_compile, sizeof v->why_compile, "no kernel to compare");
-  }
+  if (c->eager_ms > 0) v->vs_eager = c->eager_ms / c->kernel_ms;
+  else snprintf(v->why_eager, sizeof v->why_eager, "the baseline has no "
+                "eager time");
+  if (c->compile_ms > 0) v->vs_compile = c->compile_ms / c->kernel_ms;
+  else snprintf(v->why_compile, sizeof v->why_compile, "torch.compile gave "
+                "no time (it failed when measured)");
+  if (c->max_autotune_ms > 0)
+    v->vs_autotune = c->max_autotune_ms / c->kernel_ms;
+  else snprintf(v->why_autotune, sizeof v->why_autotune, "max-autotune "
+                "gave no time (not measured, or it failed)");
   return 0;
 }
 
@@ -261,13 +280,16 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
   }
   fprintf(f, "\n## Results\n\n| problem | class | campaign | state | "
           "evaluations (ok) | best time | reference | speedup vs reference |"
-          " %% of roofline | torch eager | vs eager | torch.compile | "
-          "vs torch.compile | winner: template, knobs |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+          " %% of roofline | kernel, twin | torch eager | vs eager | "
+          "torch.compile | vs torch.compile | max-autotune | "
+          "vs max-autotune | winner: template, knobs |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+          "---|\n");
   for (size_t i = 0; i < w->n; i++) {
     const view *x = &v[i];
     char cid[24] = "-", ev[40] = "-", bt[32], rt[32], sp[32], rf[32] = "-";
     char em[32] = "-", cm[32] = "-", ve[32], vc[32], win[700] = "-";
+    char km[32] = "-", am[32] = "-", va[32];
     if (x->c->campaign_id) {
       snprintf(cid, sizeof cid, "%lld", (long long)x->c->campaign_id);
       snprintf(ev, sizeof ev, "%u (%u)", x->evals, x->evals_ok);
@@ -281,15 +303,22 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
     if (x->c->eager_ms > 0) snprintf(em, sizeof em, "%.4g ms", x->c->eager_ms);
     if (x->c->compile_ms > 0)
       snprintf(cm, sizeof cm, "%.4g ms", x->c->compile_ms);
+    if (x->c->kernel_ms > 0)
+      snprintf(km, sizeof km, "%.4g ms (cand. %lld)", x->c->kernel_ms,
+               (long long)x->c->kernel_candidate_id);
+    if (x->c->max_autotune_ms > 0)
+      snprintf(am, sizeof am, "%.4g ms", x->c->max_autotune_ms);
     fmt_x(ve, sizeof ve, x->vs_eager);
     fmt_x(vc, sizeof vc, x->vs_compile);
+    fmt_x(va, sizeof va, x->vs_autotune);
     if (x->best)
       snprintf(win, sizeof win, "%s%s%s (candidate %lld%s)", x->tmpl,
                x->knobs[0] ? ": " : "", x->knobs, (long long)x->candidate_id,
                x->showdown ? ", showdown" : "");
     fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-            "| %s | %s |\n", md(x->c->problem), md(x->c->label), cid,
-            x->state, ev, bt, rt, sp, rf, em, ve, cm, vc, md(win));
+            "| %s | %s | %s | %s | %s |\n", md(x->c->problem),
+            md(x->c->label), cid, x->state, ev, bt, rt, sp, rf, km, em, ve, cm,
+            vc, am, va, md(win));
   }
   fprintf(f, "\n## Plots\n\n"
           "![%% of roofline per problem and class](roofline.svg)\n\n"
@@ -306,7 +335,7 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
       ran = ran || v[p * w->n_labels + l].best;
     }
     if (!base && ran) {
-      fprintf(f, "- %s, vs torch eager and torch.compile: - because no "
+      fprintf(f, "- %s, vs torch (eager, torch.compile, max-autotune): - because no "
               "torch baselines were given for this class (kf sweep "
               "--baselines on its machine)\n", md(w->v[l].label));
       any = true;
@@ -321,9 +350,14 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
     const char *whys[][2] = {{"best kernel", x->why_best},
                              {"% of roofline", x->why_roof},
                              {"vs torch eager", x->why_eager},
-                             {"vs torch.compile", x->why_compile}};
-    for (size_t k = 0; k < 4; k++) {
-      if (!whys[k][1][0]) continue;
+                             {"vs torch.compile", x->why_compile},
+                             {"vs max-autotune", x->why_autotune}};
+    /* one reason for all three torch columns: one note */
+    bool same = !strcmp(x->why_eager, x->why_compile) &&
+                !strcmp(x->why_eager, x->why_autotune);
+    if (same) whys[2][0] = "vs torch (eager, torch.compile, max-autotune)";
+    for (size_t k = 0; k < 5; k++) {
+      if (!whys[k][1][0] || (same && k > 2)) continue;
       /* Without a best kernel the other figures are missing for that
        * reason alone; a class without baselines has its one note. */
       if (k && x->why_best[0]) continue;
@@ -340,8 +374,11 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
   fprintf(f, "\n%% of roofline: the spec's bytes at the benchmark size moved "
           "in the best time, over the copy bandwidth the class's workers "
           "measured (kf-harness), as the campaign recorded it.  Speedups "
-          "over torch: the baseline's time (scripts/torch_baselines.py on "
-          "that class's device) over the best time.\n");
+          "over torch: torch's time over the kernel's, both from one "
+          "evaluation of the best kernel on the problem's torch twin "
+          "(\"kernel, twin\": kf-harness's torch backend, one timer; "
+          "scripts/twin-eval on that class's device), never the campaign's "
+          "time against torch's.\n");
 }
 
 /* ------------------------------------------------------------ SVG -- */
@@ -557,6 +594,13 @@ static cJSON *json_report(const kf_sweep *w, const view *v) {
     num_or_null(o, "compile_ms", x->c->compile_ms);
     num_or_null(o, "speedup_vs_eager", x->vs_eager);
     num_or_null(o, "speedup_vs_compile", x->vs_compile);
+    num_or_null(o, "max_autotune_ms", x->c->max_autotune_ms);
+    num_or_null(o, "speedup_vs_max_autotune", x->vs_autotune);
+    num_or_null(o, "twin_kernel_ms", x->c->kernel_ms);
+    if (x->c->kernel_candidate_id)
+      cJSON_AddNumberToObject(o, "twin_candidate_id",
+                              (double)x->c->kernel_candidate_id);
+    else cJSON_AddNullToObject(o, "twin_candidate_id");
     if (x->best) {
       cJSON_AddStringToObject(o, "template", x->tmpl);
       cJSON_AddStringToObject(o, "knobs", x->knobs);
@@ -571,6 +615,8 @@ static cJSON *json_report(const kf_sweep *w, const view *v) {
     if (x->why_eager[0]) cJSON_AddStringToObject(m, "eager", x->why_eager);
     if (x->why_compile[0])
       cJSON_AddStringToObject(m, "compile", x->why_compile);
+    if (x->why_autotune[0])
+      cJSON_AddStringToObject(m, "max_autotune", x->why_autotune);
     cJSON_AddItemToArray(cells, o);
   }
   return j;

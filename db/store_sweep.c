@@ -305,7 +305,16 @@ int kf_store_sweep_get(kf_store *s, int64_t id, kf_sweep **out) {
       " COALESCE(sc.device_class_id, 0), COALESCE(cm.campaign_id, 0),"
       " COALESCE(sc.ceiling_gbps, 0), b.label IS NOT NULL,"
       " COALESCE(b.eager_ms, 0), COALESCE(b.compile_ms, 0),"
-      " COALESCE(b.source, '')"
+      " COALESCE(b.source, ''),"
+      /* kf sweep --baselines checked these fields' types; a line stored
+       * before they existed, or written by hand, reads as "none" */
+      " CASE WHEN jsonb_typeof(b.line->'kernel_ms') = 'number'"
+      "  THEN (b.line->>'kernel_ms')::float8 ELSE 0 END,"
+      " CASE WHEN jsonb_typeof(b.line->'max_autotune_ms') = 'number'"
+      "  THEN (b.line->>'max_autotune_ms')::float8 ELSE 0 END,"
+      " CASE WHEN jsonb_typeof(b.line->'candidate_id') = 'number'"
+      "  AND (b.line->>'candidate_id')::numeric BETWEEN 1 AND 9e15"
+      "  THEN (b.line->>'candidate_id')::numeric::bigint ELSE 0 END"
       " FROM sweep_problems sp JOIN sweep_classes sc"
       " ON sc.sweep_id = sp.sweep_id"
       " LEFT JOIN sweep_campaigns cm ON cm.sweep_id = sp.sweep_id"
@@ -347,6 +356,9 @@ int kf_store_sweep_get(kf_store *s, int64_t id, kf_sweep **out) {
     c->eager_ms = f64(r, i, 7);
     c->compile_ms = f64(r, i, 8);
     c->baseline_source = put(&cur, r, i, 9);
+    c->kernel_ms = f64(r, i, 10);
+    c->max_autotune_ms = f64(r, i, 11);
+    c->kernel_candidate_id = i64(r, i, 12);
   }
   PQclear(h);
   PQclear(r);

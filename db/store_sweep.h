@@ -79,6 +79,11 @@ typedef struct {
   double ceiling_gbps_given;    /* --ceiling-gbps; 0 none */
   bool has_baseline;
   double eager_ms, compile_ms;  /* 0: not measured */
+  /* From the baseline's line when it timed a kernel by the same timer as
+   * torch (a twin evaluation, scripts/twin-eval): its time, and the
+   * candidate it was; 0 when the line has none. */
+  double kernel_ms, max_autotune_ms;
+  int64_t kernel_candidate_id;
   const char *baseline_source;  /* "" */
 } kf_sweep_cell;
 

@@ -11,13 +11,18 @@ by --class (cpu-a, then cpu-b: two CPU "fleets" on one machine).
    problem directory, an empty --classes, a malformed baselines file
    (not JSON; a negative time), no --class among several classes.
 2. Step one: `kf sweep vecsum softmax --classes cpu-a,cpu-b,cpu-c
-   --class cpu-a --baselines A` runs one campaign per problem, restricted
-   to cpu-a, and stores A's baselines for cpu-a.
+   --class cpu-a --baselines A --bests DA` runs one campaign per problem,
+   restricted to cpu-a, stores A's baselines for cpu-a (torch's times
+   alone, as the retired scripts/torch_baselines.py wrote them) and writes
+   each best to DA (PROBLEM.best.c and .json naming its candidate).
 3. Step two, same data directory, --class cpu-b, interrupted (SIGINT)
    once its first campaign exists: exit 4, PostgreSQL stopped; run again,
    it picks that campaign up rather than making another, and adds the
    second: two campaigns on cpu-b; cpu-a's campaigns, their evaluations
-   and end times are untouched.  A third run for cpu-b runs nothing.
+   and end times are untouched.  A third run for cpu-b runs nothing and
+   stores baselines in scripts/twin-eval's form: vecsum's line timed
+   cpu-b's best (its candidate id from DB/vecsum.best.json) beside torch,
+   softmax's line another candidate.
 4. Bad input again, now with a sweep stored: the sweep's rows, campaigns
    and baselines are unchanged; a report of an unknown sweep exits 2
    naming the sweeps there are.
@@ -25,11 +30,15 @@ by --class (cpu-a, then cpu-b: two CPU "fleets" on one machine).
    speedup, time, candidate and knobs of each cell that ran are the ones
    `kf campaign best ID --class MODEL --json` gives for its campaign (a
    coordinator on the same database), the roofline fraction that of
-   `kf campaign status --json`; the speedups over torch are the
-   baselines' times over the best time; cpu-c, never run, is '-' with a
-   reason.  report.md has a row per cell with those numbers; the SVGs
-   parse as XML and hold one bar per (problem, class) that has a number
-   (four), the cpu-c cells drawn as '-'.
+   `kf campaign status --json`, and the --bests files name that
+   candidate; a speedup over torch exists only where one evaluation timed
+   the class's best and torch (vecsum on cpu-b: torch's times over the
+   line's kernel_ms, not the campaign's time); torch's times without the
+   kernel's (cpu-a) and a line that timed another candidate (softmax on
+   cpu-b) give '-' and say why; cpu-c, never run, is '-' with a reason.
+   report.md has a row per cell with those numbers; the SVGs parse as XML
+   and hold one bar per (problem, class) that has a number, the others
+   drawn as '-'.
 6. Remote mode: `kf sweep vecsum --coordinator H:P --db CONNINFO --class
    cpu-r` on a running coordinator with a cpu-r worker adds the class to
    the same sweep and runs its campaign there; an unknown class exits 2
@@ -125,6 +134,14 @@ def bad_inputs(c, data, probs, stored):
                 "this is not json\n")
     with open(neg_base, "w") as f:
         f.write('{"problem": "vecsum", "eager_ms": -3, "compile_ms": 1}\n')
+    cand_base = os.path.join(c.dir, "cand.jsonl")
+    with open(cand_base, "w") as f:
+        f.write('{"problem": "vecsum", "eager_ms": 1, "compile_ms": 1,'
+                ' "kernel_ms": 0.5, "candidate_id": 2.5}\n')
+    untimed_base = os.path.join(c.dir, "untimed.jsonl")
+    with open(untimed_base, "w") as f:
+        f.write('{"problem": "vecsum", "eager_ms": 1, "compile_ms": 1,'
+                ' "candidate_id": 7}\n')
     cases = [
         (["sweep", os.path.join(c.dir, "no-such-problem"), probs[0],
           "--data", data, "--name", "s1", "--class", "cpu-a"],
@@ -137,6 +154,12 @@ def bad_inputs(c, data, probs, stored):
         (["sweep"] + probs + ["--data", data, "--name", "s1", "--class",
                               "cpu-a", "--baselines", neg_base],
          "neg.jsonl:1: \"eager_ms\""),
+        (["sweep"] + probs + ["--data", data, "--name", "s1", "--class",
+                              "cpu-a", "--baselines", cand_base],
+         "cand.jsonl:1: \"candidate_id\" is not a candidate id"),
+        (["sweep"] + probs + ["--data", data, "--name", "s1", "--class",
+                              "cpu-a", "--baselines", untimed_base],
+         "untimed.jsonl:1: \"candidate_id\" names a kernel but"),
         (["sweep"] + probs + ["--data", data, "--name", "s1",
                               "--classes", "cpu-a,cpu-b"], "--class"),
         (["sweep", "report", "s1", "--data", os.path.join(c.dir, "nodata"),
@@ -181,9 +204,10 @@ def body(c):
 
     # 2. Step one: class cpu-a.
     common = probs + ["--data", data, "--name", "s1"] + BUDGET
+    bests = {k: os.path.join(c.dir, "bests-" + k) for k in ("cpu-a", "cpu-b")}
     rc, out, err = kf(c, ["sweep"] + common + [
         "--classes", "cpu-a,cpu-b,cpu-c", "--class", "cpu-a",
-        "--baselines", base_a])
+        "--baselines", base_a, "--bests", bests["cpu-a"]])
     check(rc == 0, "step one exited %d:\n%s" % (rc, err))
     sid = int(out.strip())
     check("created sweep %d" % sid in err, "step one: %r" % err)
@@ -199,7 +223,8 @@ def body(c):
     # (^C) once its first campaign exists, then run again: the campaign
     # of the interrupted run is the one that finishes, none is made anew.
     argv = [c.path("kf"), "sweep"] + common + ["--class", "cpu-b",
-                                               "--baselines", base_b]
+                                               "--baselines", base_b,
+                                               "--bests", bests["cpu-b"]]
     c.log("$ kf %s  (interrupted)" % " ".join(argv[1:]))
     p = subprocess.Popen(argv, env=c.env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -228,7 +253,8 @@ def body(c):
     check(not os.path.exists(os.path.join(c.pgdir, "data", "postmaster.pid")),
           "the interrupted kf sweep left PostgreSQL running")
     rc, out, err = kf(c, ["sweep"] + common + ["--class", "cpu-b",
-                                               "--baselines", base_b])
+                                               "--baselines", base_b,
+                                               "--bests", bests["cpu-b"]])
     check(rc == 0, "step two exited %d:\n%s" % (rc, err))
     check("continuing sweep %d" % sid in err, "step two: %r" % err)
     check("resuming campaign %d" % cut in err or
@@ -251,8 +277,24 @@ def body(c):
           str(cut) in [r[0] for r in new],
           "step two: new campaigns %r (interrupted: %d)" % (new, cut))
 
-    # A third run for cpu-b finds everything done: nothing new.
-    rc, out, err = kf(c, ["sweep"] + common + ["--class", "cpu-b"])
+    # A third run for cpu-b finds everything done: nothing new runs, and
+    # it stores baselines as scripts/twin-eval writes them: vecsum's timed
+    # cpu-b's best beside torch, softmax's another candidate.
+    twin = {}
+    for i, p in enumerate(PROBLEMS):
+        with open(os.path.join(bests["cpu-b"], p + ".best.json")) as f:
+            cand = json.load(f)["candidate_id"]
+        twin[p] = {"problem": p, "candidate_id": cand + 1000 * i,
+                   "kernel_ms": 0.125 * (i + 1), "eager_ms": 1.5 * (i + 1),
+                   "compile_ms": 0.75 * (i + 1),
+                   "max_autotune_ms": 0.5 * (i + 1), "outcome": "ok",
+                   "timer": "kf-harness eval-files --spec %s/torch" % p}
+    base_twin = os.path.join(c.dir, "twins-b.jsonl")
+    with open(base_twin, "w") as f:
+        for p in PROBLEMS:
+            f.write(json.dumps(twin[p]) + "\n")
+    rc, out, err = kf(c, ["sweep"] + common + ["--class", "cpu-b",
+                                               "--baselines", base_twin])
     check(rc == 0 and err.count("not run again") == 2,
           "third run: exit %d: %s" % (rc, err))
     third = snapshot(c)
@@ -277,7 +319,6 @@ def body(c):
     check(len(cells) == 6, "report cells: %r" % list(cells))
     with open(os.path.join(rdir, "report.md")) as f:
         md = f.read()
-    base = {"cpu-a": 1.0, "cpu-b": 3.0}
 
     c.start_pg()
     c.start_coordinator()
@@ -316,37 +357,75 @@ def body(c):
             x["roofline_fraction"], row[0]["roofline_fraction"],
             rel_tol=1e-9), "%s on %s: roofline %r vs status %r"
             % (p, cls, x["roofline_fraction"], row[0]["roofline_fraction"]))
+        with open(os.path.join(bests[cls], p + ".best.json")) as f:
+            bj = json.load(f)
+        with open(bj["best_file"]) as f:
+            btext = f.read()
+        check(bj["candidate_id"] == b["candidate_id"] and
+              bj["campaign_id"] == cid and bj["class"] == cls and
+              "candidate   %d," % b["candidate_id"] in btext and
+              bj["best_file"] == os.path.join(bests[cls], p + ".best.c"),
+              "%s on %s: --bests wrote %r, best is candidate %d"
+              % (p, cls, bj, b["candidate_id"]))
         i = PROBLEMS.index(p)
-        eager = 0.5 * base[cls] * (i + 1)
-        comp = 0.25 * base[cls] * (i + 1)
-        check(x["eager_ms"] == eager and x["compile_ms"] == comp,
-              "%s on %s: baselines %r %r" % (p, cls, x["eager_ms"],
-                                             x["compile_ms"]))
-        check(math.isclose(x["speedup_vs_compile"],
-                           comp * 1e6 / b["time_ns_median"], rel_tol=1e-9),
-              "%s on %s: vs compile %r" % (p, cls, x["speedup_vs_compile"]))
+        if cls == "cpu-a":
+            # torch's times alone: no ratio across two timers
+            check(x["eager_ms"] == 0.5 * (i + 1) and
+                  x["compile_ms"] == 0.25 * (i + 1) and
+                  x["twin_kernel_ms"] is None and
+                  x["speedup_vs_compile"] is None and
+                  x["speedup_vs_eager"] is None and
+                  "two timers" in x["missing"]["compile"],
+                  "%s on cpu-a, torch's times alone: %r" % (p, x))
+        elif p == PROBLEMS[0]:
+            t = twin[p]
+            check(x["twin_candidate_id"] == b["candidate_id"] and
+                  x["twin_kernel_ms"] == t["kernel_ms"] and
+                  math.isclose(x["speedup_vs_compile"],
+                               t["compile_ms"] / t["kernel_ms"]) and
+                  math.isclose(x["speedup_vs_eager"],
+                               t["eager_ms"] / t["kernel_ms"]) and
+                  math.isclose(x["speedup_vs_max_autotune"],
+                               t["max_autotune_ms"] / t["kernel_ms"]) and
+                  "compile" not in x["missing"],
+                  "%s on cpu-b, one timer: %r" % (p, x))
+            check(re.search(r"\| %s \| cpu-b \|[^\n]*\| %.4g ms \(cand\. %d\)"
+                            r" \| %.4g ms \| %.2fx \|" % (
+                                p, t["kernel_ms"], b["candidate_id"],
+                                t["eager_ms"], x["speedup_vs_eager"]), md),
+                  "report.md has no one-timer columns for %s on cpu-b:\n%s"
+                  % (p, md))
+        else:
+            check(x["speedup_vs_compile"] is None and
+                  "timed candidate %d; the class's best is candidate %d"
+                  % (twin[p]["candidate_id"], b["candidate_id"])
+                  in x["missing"]["compile"],
+                  "%s on cpu-b, another candidate's line: %r" % (p, x))
         want = r"\| %s \| %s \| %d \| done \| %d \(%d\) \|[^\n]*\| %.2fx \| " \
                r"%.1f%% \|" % (p, cls, cid, x["evals"], x["evals_ok"],
                                b["speedup"], x["roofline_fraction"] * 100)
         check(re.search(want, md), "report.md has no row %r:\n%s"
               % (want, md))
-        c.log("%s on %s: campaign %d, %.2fx, %.1f%% of roofline, %.2fx over"
+        c.log("%s on %s: campaign %d, %.2fx, %.1f%% of roofline, %s over"
               " torch.compile" % (p, cls, cid, b["speedup"],
                                   x["roofline_fraction"] * 100,
                                   x["speedup_vs_compile"]))
 
     ran = {(p, k) for p in PROBLEMS for k in ("cpu-a", "cpu-b")}
-    for name in ("roofline.svg", "speedup_compile.svg", "speedup_eager.svg",
-                 "speedup_reference.svg"):
+    every = {(p, k) for p in PROBLEMS for k in ("cpu-a", "cpu-b", "cpu-c")}
+    one_timer = {(PROBLEMS[0], "cpu-b")}
+    for name, has in (("roofline.svg", ran), ("speedup_compile.svg", one_timer),
+                      ("speedup_eager.svg", one_timer),
+                      ("speedup_reference.svg", ran)):
         root = ET.parse(os.path.join(rdir, name)).getroot()
         bars = [(r.get("data-problem"), r.get("data-class"))
                 for r in root.iter(SVG + "rect") if r.get("class") == "bar"]
-        check(sorted(bars) == sorted(ran),
-              "%s: bars %r, want one per %r" % (name, bars, sorted(ran)))
+        check(sorted(bars) == sorted(has),
+              "%s: bars %r, want one per %r" % (name, bars, sorted(has)))
         missing = [(t.get("data-problem"), t.get("data-class"))
                    for t in root.iter(SVG + "text")
                    if t.get("class") == "missing"]
-        check(sorted(missing) == [(p, "cpu-c") for p in sorted(PROBLEMS)],
+        check(sorted(missing) == sorted(every - has),
               "%s: missing marks %r" % (name, missing))
         check(("roofline.svg" in md and "speedup_compile.svg" in md),
               "report.md does not show the plots")
