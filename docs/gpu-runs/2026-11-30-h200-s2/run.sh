@@ -1,0 +1,51 @@
+#!/bin/bash
+# Device calls of 2026-11-30, second session (H200), from the repository
+# root on the GPU machine with bundle/ carried:
+#   bash docs/gpu-runs/2026-11-30-h200-s2/run.sh sweep P...
+#       scripts/gpu-sweep-remote h200 - state.tar.xz P... (1 minute per
+#       problem; the torch columns by scripts/twin-eval: one timer)
+#   bash docs/gpu-runs/2026-11-30-h200-s2/run.sh twins
+#       the torch-cuda exploits through scripts/run-exploits, then
+#       rmsnorm's block_regs at two knob settings through scripts/twin-eval
+#       (each twice): the CUDA harness's 1-minute best (THREADS 512, VPT 2)
+#       and the lab's best of 2026-11-29 (THREADS 256, VPT 4)
+# Everything comes back in $OUT/all.tar.gz (the device tool returns a few
+# files only).
+set -u
+R=$PWD
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+W=/tmp/w; rm -rf "$W"; mkdir -p "$W"
+mode=${1:-}; shift
+export KF_PYTHON=$(command -v python3)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$W/gpu.txt" 2>&1
+case $mode in
+sweep)
+  OUT=$W KF_BENCH_MINUTES=${KF_BENCH_MINUTES:-1} KF_SWEEP_CLASSES=h100,h200 \
+    KF_BENCH_DEADLINE_S=${KF_BENCH_DEADLINE_S:-560} \
+    scripts/gpu-sweep-remote h200 - state.tar.xz "$@"
+  echo "gpu-sweep-remote: exit $?"
+  cat "$W"/twins-*.jsonl 2>/dev/null
+  ;;
+twins)
+  source scripts/gpu-env
+  kf_gpu_env "$R" || exit 1
+  export TORCH_EXTENSIONS_DIR=/tmp/te
+  echo "== exploits $(date -u +%T)"
+  timeout 260 scripts/run-exploits --bin "$(dirname "$(command -v kf-harness)")" --backend torch-cuda > "$W/exploits.txt" 2>&1
+  echo "run-exploits: exit $?"; tail -n 15 "$W/exploits.txt"
+  sed -e 's/^#define VPT 2$/#define VPT 4/' -e 's/^#define THREADS 512$/#define THREADS 256/' \
+    bundle/bests/best-rmsnorm.cu > "$W/rmsnorm-256x4.cu"
+  cp bundle/bests/best-rmsnorm.cu "$W/rmsnorm-512x2.cu"
+  grep -n "^#define" "$W"/rmsnorm-*.cu
+  for k in 1 2; do
+    for f in rmsnorm-512x2 rmsnorm-256x4; do
+      echo "== $f run $k $(date -u +%T)"
+      scripts/twin-eval problems/cuda/rmsnorm "$W/$f.cu" --isa sm_90a --work "$W/t-$f" \
+        --timeout 200 | tee -a "$W/twins.jsonl"
+    done
+  done
+  ;;
+*) echo "run.sh sweep P... | twins"; exit 2 ;;
+esac
+echo "== end $(date -u +%T)"
+(cd "$W" && tar czf "$OUT/all.tar.gz" --exclude=pg .)
