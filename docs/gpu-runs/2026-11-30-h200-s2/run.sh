@@ -9,6 +9,9 @@
 #       rmsnorm's block_regs at two knob settings through scripts/twin-eval
 #       (each twice): the CUDA harness's 1-minute best (THREADS 512, VPT 2)
 #       and the lab's best of 2026-11-29 (THREADS 256, VPT 4)
+#   bash docs/gpu-runs/2026-11-30-h200-s2/run.sh lab
+#       causal_softmax block_regs with the lab knobs ZFIRST and MIX,
+#       scripts/cuda_problem_gpucheck.py (checked, one loop), twice
 # Everything comes back in $OUT/all.tar.gz (the device tool returns a few
 # files only).
 set -u
@@ -45,7 +48,52 @@ twins)
     done
   done
   ;;
-*) echo "run.sh sweep P... | twins"; exit 2 ;;
+lab)
+  # causal_softmax block_regs with its lab knobs ZFIRST and MIX (not in
+  # spec.json's space): this copy's spec gets them, and THREADS 128/256 x
+  # VPT 1/2/4; scripts/cuda_problem_gpucheck.py checks every build on every
+  # check size and times it (one loop, 30 reps), twice over.
+  export PATH=/usr/local/cuda/bin:$PATH
+  PY=/opt/torch/.venv/bin/python3
+  $PY - <<'PYEOF'
+import json
+p = "problems/cuda/causal_softmax/spec.json"
+s = json.load(open(p))
+for t in s["templates"]:
+    if t["name"] == "block_regs":
+        t["knobs"] = [{"name": "THREADS", "values": [128, 256]},
+                      {"name": "VPT", "values": [1, 2, 4]},
+                      {"name": "ZFIRST", "values": [0, 1]},
+                      {"name": "MIX", "values": [0, 1]}]
+json.dump(s, open(p, "w"), indent=1)
+PYEOF
+  for k in 1 2; do
+    echo "== gpucheck $k $(date -u +%T)"
+    $PY scripts/cuda_problem_gpucheck.py --problems causal_softmax --grid block_regs \
+      --reps 30 --json "$W/check-$k.json" > "$W/check-$k.txt" 2> "$W/check-$k.err"
+    echo "gpucheck rc $?"
+  done
+  $PY - "$W" <<'PYEOF'
+import json, sys, collections
+w = sys.argv[1]
+t = collections.defaultdict(list)
+for k in (1, 2):
+    try:
+        rows = json.load(open("%s/check-%d.json" % (w, k)))
+    except Exception as e:
+        print("check-%d.json: %s" % (k, e)); continue
+    for r in rows:
+        if r["template"] != "block_regs": continue
+        kn = r["knobs"]
+        key = (kn.get("THREADS"), kn.get("VPT"), kn.get("ZFIRST", 0), kn.get("MIX", 0))
+        t[key].append((r["ok"], r["ms"]))
+print("THREADS VPT ZFIRST MIX  ok  ms(run1, run2)")
+for key in sorted(t, key=lambda k: tuple(int(x) for x in k)):
+    print("%4s %4s %4s %4s  %s  %s" % (key + (all(o for o, _ in t[key]),
+          ", ".join("%.4f" % m if m else "-" for _, m in t[key]))))
+PYEOF
+  ;;
+*) echo "run.sh sweep P... | twins | lab"; exit 2 ;;
 esac
 echo "== end $(date -u +%T)"
 (cd "$W" && tar czf "$OUT/all.tar.gz" --exclude=pg .)

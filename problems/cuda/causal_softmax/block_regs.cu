@@ -22,6 +22,13 @@
  * vectors per thread (64 floats at 256 threads).
  *
  * Knobs: THREADS (threads per block), VPT (16-byte vectors per thread).
+ * Lab knobs, off by default and not in spec.json's space (the H200 lab of
+ * docs/gpu-runs/2026-11-30-h200-s2 decides): ZFIRST=1 stores the vectors
+ * wholly past i (zeros) right after the loads are issued, so those stores
+ * drain while the block waits for its loads and reductions, instead of
+ * after them; MIX=1 deals rows to blocks short and long alternately (row
+ * 0, S-1, 1, S-2, ... of each head), so the blocks in flight mix
+ * write-heavy and read-heavy rows instead of sweeping from one to the other.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -35,6 +42,12 @@
 #endif
 #ifndef VPT
 #define VPT 1
+#endif
+#ifndef ZFIRST
+#define ZFIRST 0
+#endif
+#ifndef MIX
+#define MIX 0
 #endif
 
 #define NWARPS (THREADS / 32)
@@ -106,12 +119,24 @@ __device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
   m = mn;
 }
 
+/* The row block b works on: b itself, or with MIX the i-th of a head's
+ * rows dealt 0, S-1, 1, S-2, ... (a bijection of 0..S-1 for any S). */
+__device__ __forceinline__ int64_t row_of(int64_t b, int64_t S) {
+#if MIX
+  const int64_t r = b % S, h = r >> 1;
+  return b - r + ((r & 1) ? S - 1 - h : h);
+#else
+  (void)S;
+  return b;
+#endif
+}
+
 template <bool VEC>
 __global__ void __launch_bounds__(THREADS)
 causal_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S) {
   __shared__ float red_m[NWARPS], red_s[NWARPS];
   const int tid = threadIdx.x;
-  const int64_t row = blockIdx.x;
+  const int64_t row = row_of(blockIdx.x, S);
   const int64_t len = row % S + 1;
   const uint16_t *xr = x + row * S;
   uint16_t *yr = y + row * S;
@@ -123,6 +148,14 @@ causal_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S)
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
       if (c < len) raw[k] = __ldcs(reinterpret_cast<const uint4 *>(xr + c));
     }
+#if ZFIRST
+#pragma unroll
+    for (int k = 0; k < VPT_EFF; k++) {
+      const int64_t c = ((int64_t)k * THREADS + tid) * 8;
+      if (c >= len && c < S)
+        __stcs(reinterpret_cast<uint4 *>(yr + c), make_uint4(0u, 0u, 0u, 0u));
+    }
+#endif
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
@@ -159,7 +192,7 @@ causal_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S)
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
-      if (c < S) {
+      if (c < (ZFIRST ? len : S)) { /* ZFIRST: the zeros are out already */
         float o[8];
 #pragma unroll
         for (int e = 0; e < 8; e++) o[e] = v[8 * k + e] * inv;
@@ -181,7 +214,7 @@ __global__ void __launch_bounds__(THREADS)
 causal_loop(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S) {
   __shared__ float red_m[NWARPS], red_s[NWARPS];
   const int tid = threadIdx.x;
-  const int64_t row = blockIdx.x;
+  const int64_t row = row_of(blockIdx.x, S);
   const int64_t len = row % S + 1;
   const uint16_t *xr = x + row * S;
   uint16_t *yr = y + row * S;
