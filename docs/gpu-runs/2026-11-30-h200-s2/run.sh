@@ -12,6 +12,8 @@
 #   bash docs/gpu-runs/2026-11-30-h200-s2/run.sh lab
 #       causal_softmax block_regs with the lab knobs ZFIRST and MIX,
 #       scripts/cuda_problem_gpucheck.py (checked, one loop), twice
+#   bash docs/gpu-runs/2026-11-30-h200-s2/run.sh check
+#       the adopted block_regs (zeros first), its whole space, twice
 # Everything comes back in $OUT/all.tar.gz (the device tool returns a few
 # files only).
 set -u
@@ -93,7 +95,20 @@ for key in sorted(t, key=lambda k: tuple(int(x) for x in k)):
           ", ".join("%.4f" % m if m else "-" for _, m in t[key]))))
 PYEOF
   ;;
-*) echo "run.sh sweep P... | twins | lab"; exit 2 ;;
+check)
+  # the adopted block_regs (zeros first, always) over spec.json's whole
+  # block_regs space, checked and timed (one loop, 30 reps), twice over
+  export PATH=/usr/local/cuda/bin:$PATH
+  PY=/opt/torch/.venv/bin/python3
+  for k in 1 2; do
+    echo "== gpucheck $k $(date -u +%T)"
+    $PY scripts/cuda_problem_gpucheck.py --problems causal_softmax --grid block_regs \
+      --reps 30 --json "$W/check-$k.json" > "$W/check-$k.txt" 2> "$W/check-$k.err"
+    echo "gpucheck rc $?"; grep -c "^ok" "$W/check-$k.txt"; grep -v "^ok" "$W/check-$k.txt" | head -5
+  done
+  grep "block_regs" "$W/check-1.txt" "$W/check-2.txt" | sort -t= -k3 | head -40
+  ;;
+*) echo "run.sh sweep P... | twins | lab | check"; exit 2 ;;
 esac
 echo "== end $(date -u +%T)"
 (cd "$W" && tar czf "$OUT/all.tar.gz" --exclude=pg .)

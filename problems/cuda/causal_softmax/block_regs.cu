@@ -22,13 +22,14 @@
  * vectors per thread (64 floats at 256 threads).
  *
  * Knobs: THREADS (threads per block), VPT (16-byte vectors per thread).
- * Lab knobs, off by default and not in spec.json's space (the H200 lab of
- * docs/gpu-runs/2026-11-30-h200-s2 decides): ZFIRST=1 stores the vectors
- * wholly past i (zeros) right after the loads are issued, so those stores
- * drain while the block waits for its loads and reductions, instead of
- * after them; MIX=1 deals rows to blocks short and long alternately (row
- * 0, S-1, 1, S-2, ... of each head), so the blocks in flight mix
- * write-heavy and read-heavy rows instead of sweeping from one to the other.
+ *
+ * Zeros first: the vectors wholly past i are stored (zeros) right after
+ * the row's loads are issued, so those stores drain while the block waits
+ * for its loads and reductions rather than after them.  H200, checked and
+ * timed by one loop (docs/gpu-runs/2026-11-30-h200-s2, lab): 1.8-7% faster
+ * for every build on the register path (THREADS 128 VPT 2: 0.1055 ->
+ * 0.1036 ms).  Dealing rows to blocks short and long alternately, to mix
+ * write-heavy and read-heavy rows in flight, was 2-20% slower: dropped.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -42,12 +43,6 @@
 #endif
 #ifndef VPT
 #define VPT 1
-#endif
-#ifndef ZFIRST
-#define ZFIRST 0
-#endif
-#ifndef MIX
-#define MIX 0
 #endif
 
 #define NWARPS (THREADS / 32)
@@ -119,24 +114,12 @@ __device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
   m = mn;
 }
 
-/* The row block b works on: b itself, or with MIX the i-th of a head's
- * rows dealt 0, S-1, 1, S-2, ... (a bijection of 0..S-1 for any S). */
-__device__ __forceinline__ int64_t row_of(int64_t b, int64_t S) {
-#if MIX
-  const int64_t r = b % S, h = r >> 1;
-  return b - r + ((r & 1) ? S - 1 - h : h);
-#else
-  (void)S;
-  return b;
-#endif
-}
-
 template <bool VEC>
 __global__ void __launch_bounds__(THREADS)
 causal_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S) {
   __shared__ float red_m[NWARPS], red_s[NWARPS];
   const int tid = threadIdx.x;
-  const int64_t row = row_of(blockIdx.x, S);
+  const int64_t row = blockIdx.x;
   const int64_t len = row % S + 1;
   const uint16_t *xr = x + row * S;
   uint16_t *yr = y + row * S;
@@ -148,14 +131,12 @@ causal_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S)
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
       if (c < len) raw[k] = __ldcs(reinterpret_cast<const uint4 *>(xr + c));
     }
-#if ZFIRST
 #pragma unroll
-    for (int k = 0; k < VPT_EFF; k++) {
+    for (int k = 0; k < VPT_EFF; k++) { /* zeros first (above) */
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
       if (c >= len && c < S)
         __stcs(reinterpret_cast<uint4 *>(yr + c), make_uint4(0u, 0u, 0u, 0u));
     }
-#endif
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
@@ -192,7 +173,7 @@ causal_regs(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S)
 #pragma unroll
     for (int k = 0; k < VPT_EFF; k++) {
       const int64_t c = ((int64_t)k * THREADS + tid) * 8;
-      if (c < (ZFIRST ? len : S)) { /* ZFIRST: the zeros are out already */
+      if (c < len) { /* the zeros past i are out already */
         float o[8];
 #pragma unroll
         for (int e = 0; e < 8; e++) o[e] = v[8 * k + e] * inv;
@@ -214,12 +195,15 @@ __global__ void __launch_bounds__(THREADS)
 causal_loop(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S) {
   __shared__ float red_m[NWARPS], red_s[NWARPS];
   const int tid = threadIdx.x;
-  const int64_t row = row_of(blockIdx.x, S);
+  const int64_t row = blockIdx.x;
   const int64_t len = row % S + 1;
   const uint16_t *xr = x + row * S;
   uint16_t *yr = y + row * S;
   float m = -INFINITY, s = 0.f; /* log2 domain */
   if (VEC) {
+    /* zeros first: the vectors wholly past i, before the sweeps */
+    for (int64_t c = ((len + 7) / 8 + tid) * 8; c < S; c += (int64_t)THREADS * 8)
+      __stcs(reinterpret_cast<uint4 *>(yr + c), make_uint4(0u, 0u, 0u, 0u));
     /* unrolled so that four iterations' loads are in flight at once: one
      * 16-byte load per thread at a time leaves a small block far from the
      * bytes an H200 needs in flight */
@@ -254,17 +238,12 @@ causal_loop(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t S)
   const float inv = 1.0f / s;
   if (VEC) {
 #pragma unroll 4
-    for (int64_t c = (int64_t)tid * 8; c < S; c += (int64_t)THREADS * 8) {
+    for (int64_t c = (int64_t)tid * 8; c < len; c += (int64_t)THREADS * 8) {
       float f[8];
-      if (c < len) {
-        unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
+      unpack8(__ldg(reinterpret_cast<const uint4 *>(xr + c)), f);
 #pragma unroll
-        for (int e = 0; e < 8; e++)
-          f[e] = c + e < len ? ex2(f[e] * SL2E - m) * inv : 0.f;
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; e++) f[e] = 0.f;
-      }
+      for (int e = 0; e < 8; e++)
+        f[e] = c + e < len ? ex2(f[e] * SL2E - m) * inv : 0.f;
       __stcs(reinterpret_cast<uint4 *>(yr + c), pack8(f));
     }
   } else {
