@@ -288,9 +288,8 @@ static bool ms_field(const cJSON *o, const char *key, double *out) {
   return true;
 }
 
-/* Reads a baselines file (scripts/twin-eval lines): one JSON object a
- * line; blank lines
- * and "#" comments skipped.  Lines of problems outside names[0..nn) (the
+/* Reads a baselines file (scripts/twin-eval's lines): one JSON object a
+ * line; blank lines and "#" comments skipped.  Lines of problems outside names[0..nn) (the
  * copy measurement, problems of another sweep) are left out, with a note.
  * 0 or prints "FILE:LINE: why" and returns KF_EXIT_USAGE. */
 static int read_baselines(const char *path, const char *const *names,

@@ -190,6 +190,11 @@ static int gather(kf_store *s, const kf_sweep_cell *c, view *v) {
   else if (!c->has_baseline)
     snprintf(why, sizeof why, "no baseline for this class (kf sweep "
              "--baselines on its machine)");
+  else if (c->kernel_ms <= 0 && c->twin_outcome[0] &&
+           strcmp(c->twin_outcome, "ok") != 0)
+    snprintf(why, sizeof why, "the twin evaluation of the best ended %s "
+             "(its line in the baselines file has the reason)",
+             kf_cli__clean(c->twin_outcome, 63));
   else if (c->kernel_ms <= 0 || !c->kernel_candidate_id)
     snprintf(why, sizeof why, "the baseline did not time this kernel "
              "(no kernel_ms and candidate_id): torch's time and the "
@@ -335,9 +340,9 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
       ran = ran || v[p * w->n_labels + l].best;
     }
     if (!base && ran) {
-      fprintf(f, "- %s, vs torch (eager, torch.compile, max-autotune): - because no "
-              "torch baselines were given for this class (kf sweep "
-              "--baselines on its machine)\n", md(w->v[l].label));
+      fprintf(f, "- %s, vs torch (eager, torch.compile, max-autotune): - "
+              "because no torch baselines were given for this class (kf "
+              "sweep --baselines on its machine)\n", md(w->v[l].label));
       any = true;
     }
   }

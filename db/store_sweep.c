@@ -314,7 +314,9 @@ int kf_store_sweep_get(kf_store *s, int64_t id, kf_sweep **out) {
       "  THEN (b.line->>'max_autotune_ms')::float8 ELSE 0 END,"
       " CASE WHEN jsonb_typeof(b.line->'candidate_id') = 'number'"
       "  AND (b.line->>'candidate_id')::numeric BETWEEN 1 AND 9e15"
-      "  THEN (b.line->>'candidate_id')::numeric::bigint ELSE 0 END"
+      "  THEN (b.line->>'candidate_id')::numeric::bigint ELSE 0 END,"
+      " CASE WHEN jsonb_typeof(b.line->'outcome') = 'string'"
+      "  THEN left(b.line->>'outcome', 63) ELSE '' END"
       " FROM sweep_problems sp JOIN sweep_classes sc"
       " ON sc.sweep_id = sp.sweep_id"
       " LEFT JOIN sweep_campaigns cm ON cm.sweep_id = sp.sweep_id"
@@ -359,6 +361,7 @@ int kf_store_sweep_get(kf_store *s, int64_t id, kf_sweep **out) {
     c->kernel_ms = f64(r, i, 10);
     c->max_autotune_ms = f64(r, i, 11);
     c->kernel_candidate_id = i64(r, i, 12);
+    c->twin_outcome = put(&cur, r, i, 13);
   }
   PQclear(h);
   PQclear(r);

@@ -84,6 +84,7 @@ typedef struct {
    * candidate it was; 0 when the line has none. */
   double kernel_ms, max_autotune_ms;
   int64_t kernel_candidate_id;
+  const char *twin_outcome;     /* the line's "outcome" ("ok", ...); "" */
   const char *baseline_source;  /* "" */
 } kf_sweep_cell;
 

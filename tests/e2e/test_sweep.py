@@ -43,7 +43,9 @@ by --class (cpu-a, then cpu-b: two CPU "fleets" on one machine).
    cpu-r` on a running coordinator with a cpu-r worker adds the class to
    the same sweep and runs its campaign there; an unknown class exits 2
    naming those there are, --db without --coordinator exits 2; the
-   report read with --db has the new cell, equal to kf campaign best.
+   report read with --db has the new cell, equal to kf campaign best, and
+   its baseline line (a twin evaluation that ended wrong_answer) gives no
+   speedup over torch, naming that outcome.
 """
 import json
 import math
@@ -460,7 +462,16 @@ def body(c):
                           "cpu-r", "--db", c.conninfo])
     check(rc == 2 and "--coordinator" in err,
           "--db without --coordinator: exit %d: %s" % (rc, err))
-    rc, out, err = kf(c, ["sweep"] + remote + ["--class", "cpu-r"])
+    # with a twin line whose evaluation failed: no time, no candidate
+    failed = os.path.join(c.dir, "twins-r.jsonl")
+    with open(failed, "w") as f:
+        f.write(json.dumps({"problem": PROBLEMS[0], "candidate_id": None,
+                            "untimed_candidate_id": 1, "kernel_ms": None,
+                            "eager_ms": None, "compile_ms": None,
+                            "outcome": "wrong_answer",
+                            "reason": "size n=7: got 1, expected 2"}) + "\n")
+    rc, out, err = kf(c, ["sweep"] + remote + ["--class", "cpu-r",
+                                               "--baselines", failed])
     check(rc == 0 and int(out.strip()) == sid,
           "remote sweep: exit %d: %s" % (rc, err))
     rep = json.loads(c.kf("sweep", "report", str(sid), "--db", c.conninfo,
@@ -471,6 +482,9 @@ def body(c):
                         "cpu-r", "--json", "--coordinator", c.target))["best"]
     check(x["speedup"] == b["speedup"] and x["state"] == "done",
           "remote cell %r vs best %r" % (x, b))
+    check(x["speedup_vs_compile"] is None and
+          "twin evaluation of the best ended wrong_answer"
+          in x["missing"]["compile"], "remote cell, failed twin: %r" % x)
     check(cells[(PROBLEMS[1], "cpu-r")]["campaign_id"] is None and
           len(cells) == 8, "remote: cells %r" % sorted(cells))
     c.log("remote: %s on cpu-r, campaign %d, %.2fx" % (
