@@ -346,10 +346,15 @@ static const char GM_ADAPTER[] =
     "_kf_model = None\n\n\n"
     "def custom_kernel(data):\n"
     "    global _kf_model\n"
+    "    args = tuple(data) if isinstance(data, (tuple, list)) else (data,)\n"
     "    if _kf_model is None:\n"
     "        _kf_torch.manual_seed(0x6B66)  # the weights KernelFleet verified\n"
     "        _kf_model = ModelNew(*_KF_INIT).eval()\n"
-    "    args = tuple(data) if isinstance(data, (tuple, list)) else (data,)\n"
+    "        # GPU MODE hands its inputs on the GPU: the weights go there too\n"
+    "        dev = next((a.device for a in args\n"
+    "                    if isinstance(a, _kf_torch.Tensor)), None)\n"
+    "        if dev is not None:\n"
+    "            _kf_model = _kf_model.to(dev)\n"
     "    with _kf_torch.no_grad():\n"
     "        return _kf_model(*args)\n";
 

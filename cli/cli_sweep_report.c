@@ -83,6 +83,14 @@ typedef struct {
   char tmpl[128];
   char knobs[512];
   double vs_eager, vs_compile, vs_autotune; /* 0: none */
+  bool torch;                  /* a PyTorch problem (spec backend torch) */
+  /* the best's evaluation's own speedups over torch.compile (both modes,
+   * same timer); 0: not timed */
+  double eval_compile_x, eval_autotune_x;
+  /* torch's times shown (ms; 0: none): a twin's line, or for a PyTorch
+   * problem the best's evaluation's; torch_from says which ("" none) */
+  double eager_ms, compile_ms, autotune_ms;
+  const char *torch_from;
   /* why a figure is missing ("" when it is there) */
   char why_best[900], why_roof[200], why_eager[300], why_compile[300],
       why_autotune[300];
@@ -123,6 +131,10 @@ static int gather(kf_store *s, const kf_sweep_cell *c, view *v) {
     snprintf(v->state, sizeof v->state, "%s", cp->state);
     snprintf(v->stop_reason, sizeof v->stop_reason, "%s", cp->stop_reason);
     double floor_bytes = cp->floor_bytes;
+    cJSON *sj = cJSON_Parse(cp->spec_json ? cp->spec_json : "");
+    const cJSON *be = cJSON_GetObjectItemCaseSensitive(sj, "backend");
+    v->torch = cJSON_IsString(be) && !strcmp(be->valuestring, "torch");
+    cJSON_Delete(sj);
     kf_store_campaign_free(cp);
     kf_class_list *cl = NULL;
     if ((rc = kf_store_campaign_classes(s, c->campaign_id, NULL, 0, &cl)))
@@ -156,6 +168,13 @@ static int gather(kf_store *s, const kf_sweep_cell *c, view *v) {
       v->roof = r->roofline_fraction;
       v->achieved_gbps = r->achieved_gbps;
       v->showdown = r->showdown;
+      v->eval_compile_x = r->speedup_compile;
+      v->eval_autotune_x = r->speedup_max_autotune;
+      if (v->torch) {
+        v->eager_ms = r->ref_time_ns_median / 1e6;
+        v->compile_ms = r->compile_time_ns_median / 1e6;
+        v->autotune_ms = r->max_autotune_time_ns_median / 1e6;
+      }
       snprintf(v->tmpl, sizeof v->tmpl, "%s",
                r->template_name[0] ? r->template_name : "(free-form source)");
       knobs_text(r->knobs_json, v->knobs, sizeof v->knobs);
@@ -177,6 +196,25 @@ static int gather(kf_store *s, const kf_sweep_cell *c, view *v) {
                    "--ceiling-gbps was given for the class");
       }
     }
+  }
+  /* A PyTorch problem's reference is torch eager, timed with the
+   * candidate in every evaluation, and on a GPU the evaluation times
+   * torch.compile of it too (both modes): the best's own evaluation is
+   * one timer for all of them, and no twin is needed. */
+  v->torch_from = "";
+  if (v->torch && v->best) {
+    v->torch_from = "evaluation";
+    v->vs_eager = v->speedup;
+    if (v->eval_compile_x > 0) v->vs_compile = v->eval_compile_x;
+    else snprintf(v->why_compile, sizeof v->why_compile, "torch.compile "
+                  "was not timed in the best's evaluation (the torch "
+                  "backend times it on a GPU, spec device cuda, where it "
+                  "compiles)");
+    if (v->eval_autotune_x > 0) v->vs_autotune = v->eval_autotune_x;
+    else snprintf(v->why_autotune, sizeof v->why_autotune, "max-autotune "
+                  "was not timed in the best's evaluation (GPU only, or "
+                  "it failed there)");
+    return 0;
   }
   /* A speedup over torch is torch's time over the kernel's time as ONE
    * evaluation took both (the kernel wrapped and run on the problem's
@@ -204,12 +242,16 @@ static int gather(kf_store *s, const kf_sweep_cell *c, view *v) {
     snprintf(why, sizeof why, "the baseline timed candidate %lld; the "
              "class's best is candidate %lld (scripts/twin-eval it again)",
              (long long)c->kernel_candidate_id, (long long)v->candidate_id);
+  v->eager_ms = c->eager_ms;
+  v->compile_ms = c->compile_ms;
+  v->autotune_ms = c->max_autotune_ms;
   if (why[0]) {
     snprintf(v->why_eager, sizeof v->why_eager, "%s", why);
     snprintf(v->why_compile, sizeof v->why_compile, "%s", why);
     snprintf(v->why_autotune, sizeof v->why_autotune, "%s", why);
     return 0;
   }
+  v->torch_from = "twin";
   if (c->eager_ms > 0) v->vs_eager = c->eager_ms / c->kernel_ms;
   else snprintf(v->why_eager, sizeof v->why_eager, "the baseline has no "
                 "eager time");
@@ -305,14 +347,14 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
     if (x->roof > 0)
       snprintf(rf, sizeof rf, "%.1f%%%s", x->roof * 100,
                !strcmp(x->roof_from, "workers") ? "" : " (given bw)");
-    if (x->c->eager_ms > 0) snprintf(em, sizeof em, "%.4g ms", x->c->eager_ms);
-    if (x->c->compile_ms > 0)
-      snprintf(cm, sizeof cm, "%.4g ms", x->c->compile_ms);
-    if (x->c->kernel_ms > 0)
+    if (x->eager_ms > 0) snprintf(em, sizeof em, "%.4g ms", x->eager_ms);
+    if (x->compile_ms > 0) snprintf(cm, sizeof cm, "%.4g ms", x->compile_ms);
+    if (!strcmp(x->torch_from, "evaluation"))
+      snprintf(km, sizeof km, "its evaluation");
+    else if (x->c->kernel_ms > 0)
       snprintf(km, sizeof km, "%.4g ms (cand. %lld)", x->c->kernel_ms,
                (long long)x->c->kernel_candidate_id);
-    if (x->c->max_autotune_ms > 0)
-      snprintf(am, sizeof am, "%.4g ms", x->c->max_autotune_ms);
+    if (x->autotune_ms > 0) snprintf(am, sizeof am, "%.4g ms", x->autotune_ms);
     fmt_x(ve, sizeof ve, x->vs_eager);
     fmt_x(vc, sizeof vc, x->vs_compile);
     fmt_x(va, sizeof va, x->vs_autotune);
@@ -337,7 +379,9 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
     bool base = false, ran = false;
     for (size_t p = 0; p < w->n_problems; p++) {
       base = base || w->v[p * w->n_labels + l].has_baseline;
-      ran = ran || v[p * w->n_labels + l].best;
+      /* a PyTorch problem's evaluations time torch themselves */
+      ran = ran || (v[p * w->n_labels + l].best &&
+                    !v[p * w->n_labels + l].torch);
     }
     if (!base && ran) {
       fprintf(f, "- %s, vs torch (eager, torch.compile, max-autotune): - "
@@ -366,7 +410,7 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
       /* Without a best kernel the other figures are missing for that
        * reason alone; a class without baselines has its one note. */
       if (k && x->why_best[0]) continue;
-      if (k >= 2 && !class_base) continue;
+      if (k >= 2 && !class_base && !x->torch) continue;
       fprintf(f, "- %s on %s, %s: - because %s\n", md(x->c->problem),
               md(x->c->label), whys[k][0], md(whys[k][1]));
       any = true;
@@ -383,7 +427,11 @@ static void write_md(FILE *f, const kf_sweep *w, const view *v) {
           "evaluation of the best kernel on the problem's torch twin "
           "(\"kernel, twin\": kf-harness's torch backend, one timer; "
           "scripts/twin-eval on that class's device), never the campaign's "
-          "time against torch's.\n");
+          "time against torch's.  A PyTorch problem (spec backend torch) "
+          "needs no twin: its reference is torch eager, timed with every "
+          "candidate, and on a GPU each evaluation times torch.compile of "
+          "it too (\"kernel, twin\": its evaluation); its speedups are "
+          "the best's evaluation's.\n");
 }
 
 /* ------------------------------------------------------------ SVG -- */
@@ -595,11 +643,14 @@ static cJSON *json_report(const kf_sweep *w, const view *v) {
     else cJSON_AddNullToObject(o, "roofline_from");
     num_or_null(o, "achieved_gbps", x->achieved_gbps);
     num_or_null(o, "copy_gbps", x->copy_gbps);
-    num_or_null(o, "eager_ms", x->c->eager_ms);
-    num_or_null(o, "compile_ms", x->c->compile_ms);
+    num_or_null(o, "eager_ms", x->eager_ms);
+    num_or_null(o, "compile_ms", x->compile_ms);
     num_or_null(o, "speedup_vs_eager", x->vs_eager);
     num_or_null(o, "speedup_vs_compile", x->vs_compile);
-    num_or_null(o, "max_autotune_ms", x->c->max_autotune_ms);
+    num_or_null(o, "max_autotune_ms", x->autotune_ms);
+    if (x->torch_from[0])
+      cJSON_AddStringToObject(o, "torch_from", x->torch_from);
+    else cJSON_AddNullToObject(o, "torch_from");
     num_or_null(o, "speedup_vs_max_autotune", x->vs_autotune);
     num_or_null(o, "twin_kernel_ms", x->c->kernel_ms);
     if (x->c->kernel_candidate_id)

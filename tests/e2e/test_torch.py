@@ -155,6 +155,15 @@ with torch.no_grad():
     got2 = kb.ModelNew(*ref.get_init_inputs()).eval()(x)
 assert torch.allclose(got, want, rtol=1e-4, atol=1e-5), "gpumode differs"
 assert torch.allclose(got2, want, rtol=1e-4, atol=1e-5), "kernelbench differs"
+# GPU MODE hands inputs on the GPU: the submission's model goes where its
+# inputs are (a fresh import, inputs on the shape-only "meta" device as a
+# stand-in for a GPU)
+sub2 = load(%r, "sub2")
+xm = torch.randn(8, 64, device="meta")
+with torch.no_grad():
+    gm = sub2.custom_kernel((xm,))
+dev = {p.device.type for p in sub2._kf_model.parameters()}
+assert gm.device.type == "meta" and dev == {"meta"}, (gm.device, dev)
 print("EXPORT OK")
 """
 
@@ -486,7 +495,7 @@ def body(c):
         os.path.join(work, "ext")), "torch-ext of a PyTorch campaign: exit "
         "%d %r" % (rc, e2))
     checker = os.path.join(work, "check_export.py")
-    write(checker, CHECK_EXPORT % (model, sub, kbf))
+    write(checker, CHECK_EXPORT % (model, sub, kbf, sub))
     r = subprocess.run([PY, "-I", checker], capture_output=True, timeout=300)
     check(r.returncode == 0 and b"EXPORT OK" in r.stdout,
           "exported files do not match the reference: %s%s" % (

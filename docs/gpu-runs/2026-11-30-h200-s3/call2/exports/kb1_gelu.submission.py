@@ -1,0 +1,55 @@
+#
+# Best kernel found by KernelFleet for problem "kb1_gelu".
+#
+#   campaign    2 (sweep torch: kb1_gelu on h200)
+#   candidate   5, template "torch_ops", proposer evolution
+#   device      cuda NVIDIA H200 (sm_90, sm_90a)
+#   time        65.95 us median (spread 2.9%, 30 repetitions), reference 66.18 us
+#   timed in    the final showdown (re-verified and re-timed together with the reference)
+#   speedup     1.003x over the reference, 97.3% of roofline
+#   verified    outcome ok, task 5
+#   written     2026-11-30 07:16:49Z
+#
+# The knobs it was measured with are set below, so the file runs on its own
+# beside the problem's reference.py (a KernelBench ModelNew or a GPU MODE
+# custom_kernel).
+#
+OP = "gelu"
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+import math
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        if OP == "erf":
+            return 0.5 * x * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0))))
+        if OP == "tanh":  # the approximation: wrong at this tolerance
+            return F.gelu(x, approximate="tanh")
+        return F.gelu(x)
+
+
+# --- GPU MODE entry point (kf campaign export --format gpumode) ---
+import torch as _kf_torch
+_kf_model = None
+
+
+def custom_kernel(data):
+    global _kf_model
+    if _kf_model is None:
+        _kf_torch.manual_seed(0x6B66)  # the weights KernelFleet verified
+        _kf_model = ModelNew(*_KF_INIT).eval()
+    args = tuple(data) if isinstance(data, (tuple, list)) else (data,)
+    with _kf_torch.no_grad():
+        return _kf_model(*args)
+
+_KF_INIT = []
+if 'get_init_inputs' in globals() and not _KF_INIT:
+    _KF_INIT = list(get_init_inputs())

@@ -1,0 +1,52 @@
+#
+# Best kernel found by KernelFleet for problem "kb1_sigmoid".
+#
+#   campaign    3 (sweep torch: kb1_sigmoid on h200)
+#   candidate   9, template "torch_ops", proposer evolution
+#   device      cuda NVIDIA H200 (sm_90, sm_90a)
+#   time        66.91 us median (spread 7.1%, 30 repetitions), reference 66.74 us
+#   timed in    the final showdown (re-verified and re-timed together with the reference)
+#   speedup     0.997x over the reference, 96.1% of roofline
+#   verified    outcome ok, task 9
+#   written     2026-11-30 07:16:54Z
+#
+# The knobs it was measured with are set below, so the file runs on its own
+# beside the problem's reference.py (a KernelBench ModelNew or a GPU MODE
+# custom_kernel).
+#
+OP = "sigmoid"
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        if OP == "tanh":
+            return 0.5 * torch.tanh(0.5 * x) + 0.5
+        if OP == "exp":
+            return 1.0 / (1.0 + torch.exp(-x))
+        return torch.sigmoid(x)
+
+
+# --- GPU MODE entry point (kf campaign export --format gpumode) ---
+import torch as _kf_torch
+_kf_model = None
+
+
+def custom_kernel(data):
+    global _kf_model
+    if _kf_model is None:
+        _kf_torch.manual_seed(0x6B66)  # the weights KernelFleet verified
+        _kf_model = ModelNew(*_KF_INIT).eval()
+    args = tuple(data) if isinstance(data, (tuple, list)) else (data,)
+    with _kf_torch.no_grad():
+        return _kf_model(*args)
+
+_KF_INIT = []
+if 'get_init_inputs' in globals() and not _KF_INIT:
+    _KF_INIT = list(get_init_inputs())
