@@ -730,15 +730,15 @@ static void side_note(const torch_side *t, kf_side *s) {
     n += (size_t)snprintf(s->note + n, sizeof s->note - n, "work on streams "
                           "other than the current one in %u of %u timed "
                           "calls: charged", t->n_side, t->n_timed);
-  /* the reference and its compiled models are charged their GPU time
-   * (runner.py _Charge.charge_trusted), a candidate its host time */
+  /* the reference and a candidate are charged their host time when it
+   * is the larger (runner.py _Charge.charge_call), the reference's
+   * compiled models their GPU time (charge_trusted) */
   const char *trusted = "not charged (trusted: its GPU time)";
   if (2 * t->n_host > t->n_timed && n < sizeof s->note)
     n += (size_t)snprintf(s->note + n, sizeof s->note - n, "%sthe call's "
                           "host dispatch outlasted its GPU work in %u of %u "
-                          "timed calls: %s", n ? "; " : "", t->n_host,
-                          t->n_timed, s->is_ref ? trusted
-                                                : "host time charged");
+                          "timed calls: host time charged", n ? "; " : "",
+                          t->n_host, t->n_timed);
   if (2 * t->n_base_host > t->n_timed && n < sizeof s->note)
     n += (size_t)snprintf(s->note + n, sizeof s->note - n, "%storch.compile's"
                           " host dispatch outlasted its GPU work in %u of %u "
@@ -848,10 +848,10 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
       return KF_OUTCOME_SANDBOX_VIOLATION;
     }
     *ns = ev ? ev : wall;
-    /* runner.py's _Charge.charge_call (charge_trusted for the reference),
-     * FLAGS: 1 work left on another stream past the end of the call's own
-     * was charged, 2 the call's host dispatch outlasted its GPU work (and
-     * was charged instead, but for the reference), 4 the
+    /* runner.py's _Charge.charge_call (for the reference too), FLAGS: 1
+     * work left on another stream past the end of the call's own was
+     * charged, 2 the call's host dispatch outlasted its GPU work (and was
+     * charged instead), 4 the
      * same for the torch.compile'd model, 8 for its max-autotune one; each
      * said when most calls had it; 16 (any call) the gate found another
      * process's GPU work before the call: gate_convicts, above */

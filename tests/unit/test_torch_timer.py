@@ -29,16 +29,20 @@ wake-up from cudaDeviceSynchronize (a few microseconds, a long upper tail).
 6. Host-bound calls: a call whose host dispatch outlasted its GPU work is
    charged its host time and flagged (an answer computed on the CPU under
    the sleep before the start event gains nothing); the note says so when
-   most calls were.  The reference and its torch.compile'd models
-   (trusted, charge_trusted) are charged their GPU time and only flagged,
-   and their note says "not charged".
+   most calls were (the reference too: one rule for both sides of the
+   speedup).  The reference's torch.compile'd models (trusted,
+   charge_trusted) are charged their GPU time and only flagged, and
+   their note says "not charged".
 7. runner.py's DONE line and harness/torch/backend.c agree on the notes'
    words and FLAGS' bits (the C side prints them).
-8. The host warm-up before a timed call (_HostWarm): for a candidate it
-   calls functions bound when it was made, so a side that rebinds
-   torch.relu or torch.empty_like later is not called by it; for the
-   (trusted) reference it runs the function on dummy inputs of the plan's
-   shapes and dtypes, mapped through the spec's args, made once per plan.
+8. The host warm-up before a timed call (_HostWarm): for a candidate its
+   harness-owned part calls functions bound when it was made, so a side
+   that rebinds torch.relu or torch.empty_like later is not called by
+   it; every side's own function (own) runs on dummy inputs of the
+   plan's shapes and dtypes, mapped through the spec's args, made once
+   per plan -- a candidate gets the reference's very dummy set (nothing
+   of the call's), and its failure there is swallowed, the reference's
+   raised.
    Real torch on CPU, in the Python that has it (KF_PYTHON, else
    /usr/bin/python3, as the harness picks).
 9. max-autotune's budget (_Budget, PREP): a compile that runs past it is
@@ -256,11 +260,25 @@ def fn(*a):
     seen.append([[list(t.shape), str(t.dtype)] if hasattr(t, "shape")
                  else t for t in a])
 plan = {"in": [[0, "f32", [3, 5]], [64, "i64", [4]]]}
-hw.reference(torch, fn, plan, "k", {}, "cpu")
-hw.reference(torch, fn, plan, "k", {}, "cpu")
-hw.reference(torch, fn, plan, "k2", {"args": [{"t": 1}, {"v": 7}]}, "cpu")
+hw.own(torch, fn, plan, "k", {}, "cpu")
+hw.own(torch, fn, plan, "k", {}, "cpu", trusted=False)
+hw.own(torch, fn, plan, "k2", {"args": [{"t": 1}, {"v": 7}]}, "cpu")
 out["seen"] = seen
 out["dummy_sets"] = len(hw.dummies)
+# a candidate's own warm call gets the harness's dummies of the plan --
+# the very objects the reference's gets -- and its failure is not raised
+got = []
+hw.own(torch, lambda *a: got.append(a), plan, "k", {}, "cpu", trusted=False)
+out["same_dummies"] = (len(got) == 1 and
+                       all(x is y for x, y in zip(got[0], hw.dummies["k"])))
+def boom(*a):
+    raise RuntimeError("warm call failed")
+hw.own(torch, boom, plan, "k", {}, "cpu", trusted=False)
+try:
+    hw.own(torch, boom, plan, "k", {}, "cpu")
+    out["trusted_raises"] = False
+except RuntimeError:
+    out["trusted_raises"] = True
 print(json.dumps(out))
 """
 
@@ -279,8 +297,13 @@ def host_warm():
           "rebinding of torch.relu/empty_like is not called (%r)"
           % out["rebound_called"])
     want = [[[3, 5], "torch.float32"], [[4], "torch.int64"]]
-    check(out["seen"][:2] == [want, want], "reference warm-up: the function "
-          "on dummies of the plan's shapes and dtypes (%r)" % out["seen"][:2])
+    check(out["seen"][:2] == [want, want], "own warm-up (reference, then a "
+          "candidate): the function on dummies of the plan's shapes and "
+          "dtypes (%r)" % out["seen"][:2])
+    check(out["same_dummies"], "a candidate's warm call gets the harness's "
+          "dummy set of the plan, the reference's own")
+    check(out["trusted_raises"], "the reference's warm-up failure is "
+          "raised (trusted)")
     check(out["seen"][2] == [[[4], "torch.int64"], 7], "reference warm-up: "
           "dummies mapped through the spec's args (%r)" % out["seen"][2:])
     check(out["dummy_sets"] == 2, "reference warm-up: one dummy set per plan "
@@ -294,17 +317,24 @@ def words():
     c = re.sub(r'"\s*"', "", c)
     check(runner._Charge.note(3, 4).replace("3 of 4", "%u of %u") in c,
           "backend.c prints the side-stream note's words")
-    # the host notes: the phrase up to "timed calls: " (what follows is a
-    # %s in C: charged, or not for the trusted reference), following
-    # another in one line ("%s" puts "; " first)
-    for what in ("the call", "torch.compile", "max-autotune"):
-        for trusted in (False, True):
-            phrase = runner._Charge.host_note(3, 4, what, trusted).replace(
-                "3 of 4", "%u of %u")
-            head, tail = phrase.split("timed calls: ", 1)
-            check(("%s" + head + "timed calls: %s") in c and
-                  '"%s"' % tail in c,
-                  "backend.c prints the note's words: %r" % phrase)
+    # the host notes, following another in one line ("%s" puts "; "
+    # first): the call's (reference and candidate alike: charged) in
+    # full; the compiled models' up to "timed calls: " (what follows is
+    # a %s in C, the trusted words)
+    phrase = runner._Charge.host_note(3, 4).replace("3 of 4", "%u of %u")
+    check(("%s" + phrase) in c, "backend.c prints the call's host note, "
+          "the same for the reference and a candidate: %r" % phrase)
+    call_note = c.split("%sthe call's host dispatch")[1].split(";")[0]
+    check(runner._Charge.TRUSTED_HOST not in call_note and
+          "is_ref" not in call_note, "backend.c: the call's host note has "
+          "no trusted form (%r)" % call_note)
+    for what in ("torch.compile", "max-autotune"):
+        phrase = runner._Charge.host_note(3, 4, what, True).replace(
+            "3 of 4", "%u of %u")
+        head, tail = phrase.split("timed calls: ", 1)
+        check(("%s" + head + "timed calls: %s") in c and
+              '"%s"' % tail in c,
+              "backend.c prints the note's words: %r" % phrase)
     with open(os.path.join(SRC, "harness", "torch", "runner.py")) as f:
         py = f.read()
     check('"DONE %d %d %d %d %d %d %d %d" % (\n'
