@@ -24,29 +24,16 @@ Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kfcampaign  # noqa: E402
 import kfe2e  # noqa: E402
 import test_torch as tt  # noqa: E402
+from test_sweep import kf  # noqa: E402  (kf sweep, logged to kf-sweep.log)
 from kfe2e import check  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def kf(c, args, timeout=600):
-    c.log("$ kf %s" % " ".join(args))
-    r = subprocess.run([c.path("kf")] + list(args), env=c.env,
-                       stdin=subprocess.DEVNULL, capture_output=True,
-                       timeout=timeout, preexec_fn=kfe2e._pdeathsig)
-    out = r.stdout.decode(errors="replace")
-    err = r.stderr.decode(errors="replace")
-    with open(os.path.join(c.dir, "kf-sweep.log"), "a") as f:
-        f.write("$ kf %s -> %d\n%s%s\n" % (" ".join(args), r.returncode,
-                                          out, err))
-    return r.returncode, out, err
 
 
 def body(c):
