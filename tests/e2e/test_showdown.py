@@ -49,14 +49,25 @@ def body(c):
     os.makedirs(work)
     rc, out, err = kf_run(c, [prob, "--data", c.dir, "--evals", "4",
                               "--showdown", "3", "--minutes", "5"], work, 400)
-    check(rc == 0, "kf run exited %d\nstdout:\n%s\nstderr:\n%s"
-          % (rc, out, err))
+    # Exit 1 with its message is kf run's answer when the showdown found
+    # no kernel faster than the reference: on a loaded machine (CI runs
+    # beside stress-ng) four vecsum candidates may all re-time at ~1.0x, or
+    # a roofline stop taken on ceilings measured under the load may end the
+    # search after one evaluation.  The property here is that the showdown
+    # decides the best, whichever number it finds.
+    none_faster = "no verified kernel faster than the reference" in out
+    check(rc == 0 or (rc == 1 and none_faster),
+          "kf run exited %d\nstdout:\n%s\nstderr:\n%s" % (rc, out, err))
     # The summary and the first row of the table.
     m = re.search(r"best kernel: (\S+) \(([0-9.]+)x over the reference, "
                   r"spread ([0-9.]+)%, (\d+) repetitions, final showdown\)",
                   out)
     check(m, "no showdown summary line in:\n%s" % out)
     path, summary_x, reps = m.group(1), float(m.group(2)), m.group(4)
+    # kf run wins on speedup > 1.0; the summary rounds to two places.
+    check(summary_x <= 1.005 if rc == 1 else summary_x >= 0.995,
+          "kf run exited %d with a best of %.2fx from the showdown"
+          % (rc, summary_x))
     rows = [x for x in out.splitlines() if re.match(r"\s+1\*", x)]
     check(len(rows) == 1, "no first row marked best in:\n%s" % out)
     first = rows[0]
