@@ -648,10 +648,39 @@ static int parse_knob(ctx *c, const cJSON *obj, const char *path,
   return 0;
 }
 
+/* A torch template's "devices": the torch devices it is offered on.  A
+ * Triton or CUDA-extension template cannot run in CI's CPU-only torch, so
+ * the problem ships it beside its portable templates and a spec whose
+ * torch.device is not listed leaves it out (its file is not read). */
+static int parse_template_devices(ctx *c, const cJSON *obj, const char *path,
+                                  bool *offered) {
+  *offered = true;
+  const cJSON *arr;
+  int rc = get_array(c, obj, path, "devices", &arr, false);
+  if (rc || !arr) return rc;
+  char field[192];
+  join(field, sizeof field, path, "devices");
+  if (strcmp(c->s->backend, "torch") != 0)
+    return bad(c, field, "only a backend \"torch\" template names devices");
+  if (cJSON_GetArraySize(arr) < 1)
+    return bad(c, field, "lists no device (expected some of cpu, cuda)");
+  *offered = false;
+  int i = 0;
+  for (const cJSON *v = arr->child; v; v = v->next, i++) {
+    char vf[200];
+    index_of(vf, sizeof vf, field, i);
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "cpu") != 0 &&
+                               strcmp(v->valuestring, "cuda") != 0))
+      return bad(c, vf, "must be \"cpu\" or \"cuda\"");
+    if (strcmp(v->valuestring, c->s->torch_device) == 0) *offered = true;
+  }
+  return 0;
+}
+
 static int parse_template(ctx *c, const cJSON *obj, const char *path,
-                          int idx) {
+                          int idx, bool *offered) {
   static const char *const keys[] = {"name", "file", "description", "knobs",
-                                     NULL};
+                                     "devices", NULL};
   int rc = check_keys(c, obj, path, keys);
   if (rc) return rc;
   kf_spec_template *t = &c->s->templates[idx];
@@ -684,6 +713,8 @@ static int parse_template(ctx *c, const cJSON *obj, const char *path,
     }
     t->n_knobs = n;
   }
+  if ((rc = parse_template_devices(c, obj, path, offered))) return rc;
+  if (!*offered) return 0;
   join(field, sizeof field, path, "file");
   return read_source(c, field, t->file, &t->source);
 }
@@ -696,13 +727,25 @@ static int parse_templates(ctx *c, const cJSON *root) {
   if (n > KF_SPEC_MAX_TEMPLATES)
     return bad(c, "templates", "at most %d templates (got %d)",
                KF_SPEC_MAX_TEMPLATES, n);
+  bool offered[KF_SPEC_MAX_TEMPLATES];
   int i = 0;
   for (const cJSON *v = arr->child; v; v = v->next, i++) {
     char path[64];
     index_of(path, sizeof path, "templates", i);
     c->s->n_templates = i + 1; /* sources freed on failure */
-    if ((rc = parse_template(c, v, path, i))) return rc;
+    if ((rc = parse_template(c, v, path, i, &offered[i]))) return rc;
   }
+  /* Names are unique across all of them; only the offered ones stay. */
+  int kept = 0;
+  for (int j = 0; j < n; j++) {
+    if (!offered[j]) continue;
+    if (kept != j) c->s->templates[kept] = c->s->templates[j];
+    kept++;
+  }
+  c->s->n_templates = kept;
+  if (n > 0 && kept == 0)
+    return bad(c, "templates", "none is offered on torch device '%s' (each "
+               "names devices without it)", c->s->torch_device);
   return 0;
 }
 

@@ -25,6 +25,7 @@
 
 #include "err.h"
 #include "spec.h"
+#include "util.h"
 
 static const char *const shipped[] = {"softmax", "rmsnorm", "vecsum",
                                       "gemm"};
@@ -416,7 +417,7 @@ static void test_malformed(void **state) {
        "templates[1].name: duplicate template name 'a'"},
       {"\"knobs\":", "\"knbos\":",
        "templates[0].knbos: unknown field (expected one of name, file, "
-       "description, knobs)"},
+       "description, knobs, devices)"},
       {"\"reference\": \"ref.c\"", "\"reference\": \"/etc/passwd.c\"",
        "spec.json: reference: '/etc/passwd.c' is not a plain file name"},
       {"\"reference\": \"ref.c\"", "\"reference\": \".ref.c\"",
@@ -684,6 +685,162 @@ static void test_torch_section(void **state) {
   if (!strstr(err, "must end in .py for backend torch")) fail_msg("%s", err);
 }
 
+/* A template's "devices": left out (its file unread) on a spec whose
+ * torch device is not listed, kept on one whose is; the offered ones keep
+ * their order; every shipped torch problem loads as a GPU copy with all of
+ * its templates' files present. */
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  assert_int_equal(fclose(f), 0);
+}
+
+static int load_devices(const char *dir, const char *device,
+                        const char *templates, kf_spec **s, char *err,
+                        size_t errlen) {
+  char torch[128], json[4096];
+  snprintf(torch, sizeof torch, "{\"kind\": \"kernelbench\", \"device\": "
+           "\"%s\"}", device);
+  const char *at = strstr(TORCH_BASE, "TORCH");
+  const char *tp = strstr(TORCH_BASE, "\"templates\": []");
+  assert_true(at && tp && tp < at);
+  snprintf(json, sizeof json, "%.*s\"templates\": %s%.*s%s%s",
+           (int)(tp - TORCH_BASE), TORCH_BASE, templates,
+           (int)(at - (tp + 15)), tp + 15, torch, at + 5);
+  write_file(dir, "spec.json", json);
+  *s = NULL;
+  return kf_spec_load_dir(dir, s, err, errlen);
+}
+
+static void test_torch_template_devices(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kf-spec-devices-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  write_file(dir, "reference.py", "class Model: pass\n");
+  write_file(dir, "ops.py", "# ops\n");
+  const char *two =
+      "[{\"name\": \"tri\", \"file\": \"tri.py\", \"devices\": [\"cuda\"]},"
+      " {\"name\": \"ops\", \"file\": \"ops.py\"}]";
+  char err[1024] = "";
+  kf_spec *s = NULL;
+  /* cpu: the Triton one is left out before its (missing) file is read */
+  if (load_devices(dir, "cpu", two, &s, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(s->n_templates, 1);
+  assert_string_equal(s->templates[0].name, "ops");
+  assert_string_equal(s->templates[0].source, "# ops\n");
+  assert_null(kf_spec_template_find(s, "tri"));
+  kf_spec_free(s);
+  /* cuda: both, in order; the missing file is named */
+  assert_int_equal(load_devices(dir, "cuda", two, &s, err, sizeof err),
+                   KF_ESPEC);
+  if (!strstr(err, "templates[0].file: cannot read")) fail_msg("%s", err);
+  write_file(dir, "tri.py", "# triton\n");
+  if (load_devices(dir, "cuda", two, &s, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(s->n_templates, 2);
+  assert_string_equal(s->templates[0].name, "tri");
+  assert_string_equal(s->templates[0].source, "# triton\n");
+  assert_string_equal(s->templates[1].source, "# ops\n");
+  kf_spec_free(s);
+  /* listing both devices is the same as listing none */
+  if (load_devices(dir, "cpu", "[{\"name\": \"a\", \"file\": \"tri.py\", "
+                   "\"devices\": [\"cuda\", \"cpu\"]}]", &s, err, sizeof err))
+    fail_msg("%s", err);
+  assert_int_equal(s->n_templates, 1);
+  kf_spec_free(s);
+
+  static const struct {
+    const char *templates, *want;
+  } bad[] = {
+      {"[{\"name\": \"a\", \"file\": \"ops.py\", \"devices\": [\"tpu\"]}]",
+       "templates[0].devices[0]: must be \"cpu\" or \"cuda\""},
+      {"[{\"name\": \"a\", \"file\": \"ops.py\", \"devices\": []}]",
+       "templates[0].devices: lists no device"},
+      {"[{\"name\": \"a\", \"file\": \"ops.py\", \"devices\": \"cuda\"}]",
+       "templates[0].devices: must be an array"},
+      {"[{\"name\": \"a\", \"file\": \"tri.py\", \"devices\": [\"cuda\"]}]",
+       "templates: none is offered on torch device 'cpu'"},
+      {"[{\"name\": \"a\", \"file\": \"tri.py\", \"devices\": [\"cuda\"]},"
+       " {\"name\": \"a\", \"file\": \"ops.py\"}]",
+       "templates[1].name: duplicate template name 'a'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = '\0';
+    assert_int_equal(load_devices(dir, "cpu", bad[i].templates, &s, err,
+                                  sizeof err), KF_ESPEC);
+    assert_null(s);
+    if (!strstr(err, bad[i].want))
+      fail_msg("%zu: got \"%s\", want \"%s\"", i, err, bad[i].want);
+  }
+  /* devices belong to torch templates only */
+  char json[4096];
+  snprintf(json, sizeof json, "%s", base);
+  char *a = strstr(json, "\"file\": \"a.c\"");
+  assert_non_null(a);
+  char tail[2048];
+  snprintf(tail, sizeof tail, "%s", a + strlen("\"file\": \"a.c\""));
+  snprintf(a, sizeof json - (size_t)(a - json),
+           "\"file\": \"a.c\", \"devices\": [\"cpu\"]%s", tail);
+  assert_int_equal(kf_spec_parse(json, strlen(json), NULL, &s, err,
+                                 sizeof err), KF_ESPEC);
+  if (!strstr(err, "templates[0].devices: only a backend \"torch\""))
+    fail_msg("%s", err);
+
+  static const char *const files[] = {"spec.json", "reference.py", "ops.py",
+                                      "tri.py"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    assert_int_equal(unlink(path), 0);
+  }
+  assert_int_equal(rmdir(dir), 0);
+
+  /* The shipped problems as GPU copies (scripts/torch_gpu_copies.py sets
+   * torch.device to cuda): every template offered there has its file. */
+  char root[1024];
+  snprintf(root, sizeof root, "%s/problems/torch", source_dir());
+  DIR *d = opendir(root);
+  assert_non_null(d);
+  struct dirent *de;
+  int gpu_only = 0;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char pdir[1400], path[1500];
+    snprintf(pdir, sizeof pdir, "%s/%s", root, de->d_name);
+    snprintf(path, sizeof path, "%s/spec.json", pdir);
+    char *text = NULL;
+    size_t len = 0;
+    if (kf_read_file(path, 1 << 20, &text, &len, err, sizeof err))
+      fail_msg("%s", err);
+    const char *dev = strstr(text, "\"device\": \"cpu\"");
+    if (!dev) fail_msg("%s: no \"device\": \"cpu\"", path);
+    size_t cl = len + 8;
+    char *cuda = malloc(cl);
+    assert_non_null(cuda);
+    snprintf(cuda, cl, "%.*s\"device\": \"cuda\"%s", (int)(dev - text), text,
+             dev + strlen("\"device\": \"cpu\""));
+    kf_spec *sc = NULL, *sg = NULL;
+    if (kf_spec_load_dir(pdir, &sc, err, sizeof err))
+      fail_msg("%s: %s", de->d_name, err);
+    if (kf_spec_parse(cuda, strlen(cuda), pdir, &sg, err, sizeof err))
+      fail_msg("%s as a GPU copy: %s", de->d_name, err);
+    assert_string_equal(sg->torch_device, "cuda");
+    assert_true(sg->n_templates >= sc->n_templates);
+    for (int t = 0; t < sg->n_templates; t++)
+      assert_non_null(sg->templates[t].source);
+    gpu_only += sg->n_templates - sc->n_templates;
+    kf_spec_free(sc);
+    kf_spec_free(sg);
+    free(cuda);
+    free(text);
+  }
+  /* the level-1 problems' Triton templates (problems/torch/README.md) */
+  assert_true(gpu_only >= 10);
+  closedir(d);
+}
+
 static void test_helpers(void **state) {
   (void)state;
   char err[512];
@@ -750,6 +907,7 @@ int main(void) {
       cmocka_unit_test(test_helpers),
       cmocka_unit_test(test_torch_shipped),
       cmocka_unit_test(test_torch_section),
+      cmocka_unit_test(test_torch_template_devices),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
