@@ -12,11 +12,11 @@ offers (a template's "devices" list), the knobs are walked so that each
 value of each knob is used at least once (variant k takes value k mod n of
 every knob), and each variant is
 
-  check   run on every check size x every distribution of the spec, and on
-          the bench size with the first distribution, against the
-          reference: |got - want| <= atol + rtol * |want| (the spec's
-          tolerance), outputs of the same shape and dtype; a template that
-          raises fails
+  check   run on every check size and the bench size x every
+          distribution of the spec (the harness checks its timed outputs
+          too), against the reference: |got - want| <= atol + rtol *
+          |want| (the spec's tolerance), outputs of the same shape and
+          dtype; a template that raises fails
   timed   (GPU, unless --no-bench) at the bench size: median of --reps
           calls with CUDA events, the reference beside it in the same loop,
           L2 flushed between calls; the speedup over the reference
@@ -180,7 +180,8 @@ def check_problem(root, name, device, bench, reps):
     failed = 0
     sizes = [(s, dist) for s in spec["sizes"]["check"]
              for dist in spec["inputs"][0]["dists"]]
-    sizes.append((spec["sizes"]["bench"], spec["inputs"][0]["dists"][0]))
+    sizes += [(spec["sizes"]["bench"], dist)
+              for dist in spec["inputs"][0]["dists"]]
     for t in spec["templates"]:
         offered = t.get("devices")
         if offered and device not in offered:
