@@ -10,7 +10,8 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         if OP == "matmul":
-            return x @ torch.ones(x.shape[1], 1, dtype=x.dtype, device=x.device)
+            return x @ torch.ones(x.shape[1], 1, dtype=x.dtype,
+                                  device=x.device)
         if OP == "double":
             return x.double().sum(dim=self.dim, keepdim=True).float()
         return x.sum(dim=self.dim, keepdim=True)
