@@ -2,8 +2,8 @@
 # (spec device "cuda"; not offered on CI's CPU-only torch).  ROWS rows of
 # D = 512 per program, held in registers: the mean, then the variance of
 # x - mean (two passes over registers, not E[x^2] - mean^2, which cancels
-# on the 'offset' inputs, 1000 + N(0, 1)), the mean summed with the row
-# shifted by its first element, then (x - mean) * rstd * weight + bias.
+# on the 'offset' inputs, 1000 + N(0, 1)), both of the row shifted by its
+# first element, then (x - mean) * rstd * weight + bias.
 # One read and one write of each element; the weight and bias are read
 # once per program.  The model keeps nn.LayerNorm's parameters, so its
 # weight and bias are the reference's (the same init and seed).
@@ -23,17 +23,13 @@ def _layernorm_rows(x_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_cols, eps,
     mask = (rows < n_rows) & cmask
     x = tl.load(x_ptr + rows * n_cols + cols, mask=mask, other=0.0,
                 eviction_policy="evict_first")
-    # The mean is summed shifted by the row's first element: x - x0 is
-    # exact on the 'offset' rows (Sterbenz), where a f32 sum of 512 values
-    # of ~1000 is off by ~5e-4 (the harness's bench-size check failed
-    # that).  Then it is rounded to f32 as torch's is, and x - mean taken
-    # from it: a kernel more exact than the reference differs from it by
-    # the reference's own rounding of a mean near 1000 (up to ~1e-4; seen
-    # in 1-22 of 33M elements of timed runs, against atol 1e-4).
+    # Shifted by the row's first element: x - x0 is exact for the 'offset'
+    # rows (Sterbenz), so neither the sum nor x - mean loses the ~1e-4
+    # that a mean of ~1000 rounded to f32, or a f32 sum of 512 values of
+    # ~1000, would (the harness's bench-size check caught that at 1e-4).
     x0 = tl.load(x_ptr + rows * n_cols, mask=rows < n_rows, other=0.0)
     xs = tl.where(mask, x - x0, 0.0)
-    mean = x0 + (tl.sum(xs, axis=1) / n_cols)[:, None]
-    d = tl.where(cmask, x - mean, 0.0)
+    d = tl.where(cmask, xs - (tl.sum(xs, axis=1) / n_cols)[:, None], 0.0)
     var = tl.sum(d * d, axis=1) / n_cols
     rstd = 1.0 / tl.sqrt(var + eps)
     w = tl.load(w_ptr + cols, mask=cmask, other=0.0)
