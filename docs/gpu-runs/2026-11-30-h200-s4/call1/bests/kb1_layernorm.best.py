@@ -1,0 +1,35 @@
+#
+# Best kernel found by KernelFleet for problem "kb1_layernorm".
+#
+#   campaign    2 (sweep torch: kb1_layernorm on h200)
+#   candidate   8, template "torch_ops", proposer evolution
+#   device      cuda NVIDIA H200 (sm_90, sm_90a)
+#   time        151.23 us median (spread 14.1%, 30 repetitions), reference 151.33 us
+#   timed in    the final showdown (re-verified and re-timed together with the reference)
+#   speedup     1.001x over the reference, 42.8% of roofline
+#   verified    outcome ok, task 8
+#   written     2026-11-30 10:31:05Z
+#
+# The knobs it was measured with are set below, so the file runs on its own
+# beside the problem's reference.py (a KernelBench ModelNew or a GPU MODE
+# custom_kernel).
+#
+OP = "functional"
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, normalized_shape):
+        super().__init__()
+        self.ln = nn.LayerNorm(normalized_shape=normalized_shape)
+
+    def forward(self, x):
+        if OP == "manual":
+            mu = x.mean(dim=-1, keepdim=True)
+            var = (x - mu).pow(2).mean(dim=-1, keepdim=True)
+            return (x - mu) * torch.rsqrt(var + self.ln.eps) * self.ln.weight + self.ln.bias
+        return F.layer_norm(x, self.ln.normalized_shape, self.ln.weight,
+                            self.ln.bias, self.ln.eps)

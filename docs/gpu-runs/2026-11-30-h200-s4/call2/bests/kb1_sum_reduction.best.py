@@ -1,0 +1,35 @@
+#
+# Best kernel found by KernelFleet for problem "kb1_sum_reduction".
+#
+#   campaign    2 (sweep torch: kb1_sum_reduction on h200)
+#   candidate   8, template "torch_ops", proposer evolution
+#   device      cuda NVIDIA H200 (sm_90, sm_90a)
+#   time        41.23 us median (spread 8.1%, 30 repetitions), reference 41.95 us
+#   timed in    the final showdown (re-verified and re-timed together with the reference)
+#   speedup     1.017x over the reference, 77.5% of roofline
+#   verified    outcome ok, task 8
+#   written     2026-11-30 10:40:22Z
+#
+# The knobs it was measured with are set below, so the file runs on its own
+# beside the problem's reference.py (a KernelBench ModelNew or a GPU MODE
+# custom_kernel).
+#
+OP = "sum"
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        if OP == "matmul":
+            return x @ torch.ones(x.shape[1], 1, dtype=x.dtype,
+                                  device=x.device)
+        if OP == "double":
+            return x.double().sum(dim=self.dim, keepdim=True).float()
+        return x.sum(dim=self.dim, keepdim=True)
