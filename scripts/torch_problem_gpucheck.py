@@ -94,7 +94,7 @@ def load(path, knobs, cls_name, spec, device):
     """The module's class or custom_kernel, as the harness builds it: knobs
     as module globals, the model from the spec's init, moved to device."""
     ns = {"__name__": "__kf_check__", "__file__": path}
-    ns.update(knobs)
+    ns.update({k: knob_value(str(v)) for k, v in knobs.items()})
     with open(path) as f:
         code = compile(f.read(), path, "exec")
     torch.manual_seed(SEED)
@@ -108,6 +108,17 @@ def load(path, knobs, cls_name, spec, device):
         return model.to(device) if hasattr(model, "to") else model
     fn = ns["ref_kernel" if cls_name == "Model" else "custom_kernel"]
     return lambda *a: fn(a[0] if len(a) == 1 else tuple(a))
+
+
+def knob_value(v):
+    """A knob's value as harness/torch/runner.py gives it to the module:
+    an int, else a float, else the string."""
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
 
 
 def as_list(y):
@@ -197,7 +208,13 @@ def check_problem(root, name, device, bench, reps):
                 with torch.no_grad():
                     for k, (size, dist) in enumerate(sizes):
                         args = inputs(spec, size, dist, device, SEED + k)
-                        why = compare(spec, cand(*args), ref(*args))
+                        # the reference first, the candidate on copies:
+                        # one that writes its inputs cannot change the
+                        # answer it is compared with (the harness's
+                        # inputs are read-only)
+                        want = ref(*args)
+                        got = cand(*[a.clone() for a in args])
+                        why = compare(spec, got, want)
                         if why:
                             why = "%s at %s, %s" % (why, json.dumps(size),
                                                     dist)

@@ -836,7 +836,7 @@ static void test_torch_template_devices(void **state) {
     free(cuda);
     free(text);
   }
-  /* the level-1 problems' Triton templates (problems/torch/README.md) */
+  /* the level-1 problems' Triton templates (docs/torch.md, Problems) */
   assert_true(gpu_only >= 10);
   closedir(d);
 }

@@ -30,7 +30,7 @@ TOOL = os.path.join(SRC, "scripts", "torch_problem_gpucheck.py")
 def run(*problems):
     env = dict(os.environ, KF_TORCH_DEVICE="cpu")
     r = subprocess.run([PY, TOOL, "--no-bench"] + list(problems), env=env,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=100)
     return r.returncode, r.stdout, r.stderr
 
 

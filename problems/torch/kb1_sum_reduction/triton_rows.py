@@ -13,7 +13,7 @@ import triton.language as tl
 
 @triton.jit
 def _sum_rows(x_ptr, y_ptr, n_rows, n_cols, scale,
-                ROWS_PER: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+              ROWS_PER: tl.constexpr, BLOCK_SIZE: tl.constexpr):
     rows = (tl.program_id(0).to(tl.int64) * ROWS_PER +
             tl.arange(0, ROWS_PER))[:, None]
     rmask = rows < n_rows

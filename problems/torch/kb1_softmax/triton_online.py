@@ -1,31 +1,14 @@
 # Triton template for kb1_softmax on a GPU copy of the problem
-# (spec device "cuda"; not offered on CI's CPU-only torch).  A row per
-# program.  PASSES picks the shape of the kernel:
-#   "one"     the whole row in registers (D rounded up to a power of two):
-#             one read and one write per element, the minimum traffic;
-#             WARPS sets how many registers each thread holds.
-#   "online"  CHUNK columns at a time: a running max and a rescaled sum in
-#             one read, then a second read to write exp(x - max) / sum; any
-#             D, and the second read is mostly served by L2 while the row
-#             is fresh.
-# Masked lanes load -inf, so they add exp(-inf) = 0 to the sum.
+# (spec device "cuda"; not offered on CI's CPU-only torch): a row per
+# program, CHUNK columns at a time: a running max and a rescaled sum in
+# one read, then a second read to write exp(x - max) / sum.  Any D; the
+# second read is mostly served by L2 while the row is fresh.  WARPS warps
+# per program.  Masked lanes load -inf, so they add exp(-inf) = 0 to the
+# sum.
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-
-
-@triton.jit
-def _softmax_one(x_ptr, y_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.arange(0, BLOCK_SIZE)
-    mask = offs < n_cols
-    x = tl.load(x_ptr + row * stride + offs, mask=mask, other=-float("inf"),
-                eviction_policy="evict_first")
-    e = tl.exp(x - tl.max(x, axis=0))
-    y = e / tl.sum(e, axis=0)
-    tl.store(y_ptr + row * stride + offs, y, mask=mask,
-             eviction_policy="evict_first")
 
 
 @triton.jit
@@ -63,11 +46,6 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         rows, cols = x.shape
         y = torch.empty_like(x)
-        if PASSES == "one" and cols <= 65536:
-            _softmax_one[(rows,)](x, y, cols, x.stride(0),
-                                  BLOCK_SIZE=triton.next_power_of_2(cols),
-                                  num_warps=WARPS)
-        else:
-            _softmax_online[(rows,)](x, y, cols, x.stride(0),
-                                     CHUNK_SIZE=CHUNK, num_warps=WARPS)
+        _softmax_online[(rows,)](x, y, cols, x.stride(0),
+                                 CHUNK_SIZE=CHUNK, num_warps=WARPS)
         return y
