@@ -298,6 +298,17 @@ static int reply_outcome(const kf_side *s, const char *line, char *why,
       return KF_OUTCOME_WRONG_ANSWER;
     }
     if (!strncmp(k, "infra", 5)) {
+      /* Written on the reply pipe, which the side's code holds: from a
+       * candidate it is a claim, and an infrastructure failure is no
+       * judgement of a candidate (a showdown entry keeps its place on
+       * one).  The runner's own infra failures on that pipe -- mapping
+       * a call's buffers -- have not been seen; a candidate's process
+       * answers for them. */
+      if (!s->is_ref) {
+        snprintf(why, whylen, "%s reported an infrastructure failure from "
+                 "its own process (%.1400s): its crash", s->who, msg);
+        return KF_OUTCOME_CRASH;
+      }
       snprintf(why, whylen, "%s runner: %.1500s", s->who, msg);
       return KF_OUTCOME_INFRA_ERROR;
     }

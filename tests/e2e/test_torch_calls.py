@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/e2e/test_torch_calls.py -- the torch backend's call processes on
+CPU (harness/torch/runner.py `_child`, one fresh process per call), with
+kf-harness eval-files on problems/torch/kb1_relu and candidates written to
+break one property each (found by a red team on 2026-11-30):
+
+1. Every call is warmed alike before READY: the runner calls the side's
+   own function once on its buffers before the timed call, for the
+   reference as for a candidate, so a candidate gains nothing by warming
+   itself in its constructor.  Shown by a candidate that answers right
+   only when its forward has already run once in its process: ok (before
+   the change: wrong_answer).
+2. Nothing outlives a call: SysV shared memory, reached through the
+   runner's own libc handle with the audit hook's list replaced, is
+   killed by the per-call seccomp filter (sandbox_violation naming
+   seccomp; before: a counter there told each call its place).
+3. The side's memfd is closed in the call process, duplicates included
+   (Python's mmap keeps one per mapping): a candidate that finds any
+   descriptor of a regular file or memfd beyond 0-2 raises; ok.
+4. An infrastructure failure claimed by a candidate's own process (an
+   "ERR infra" line on its reply pipe) is its crash, not infra_error (a
+   showdown entry keeps its place on an infra_error).
+
+Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kfe2e  # noqa: E402
+from kfe2e import check  # noqa: E402
+from test_torch import PY, evaluate, have_torch  # noqa: E402
+
+SRC = os.environ.get("KF_SOURCE_DIR") or os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+WARMED = '''import torch
+import torch.nn as nn
+
+CALLS = [0]
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        CALLS[0] += 1
+        # right only when this process has called forward before
+        return torch.relu(x) if CALLS[0] >= 2 else x
+'''
+
+SYSV = '''import ctypes
+import sys
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        runner = sys.modules["__main__"]
+        runner.AUDIT_BAD = ("\\x00never",)
+        libc = runner._libc
+        libc.shmget.restype = ctypes.c_int
+        self.sid = libc.shmget(0x4B46, 4096, 0o1000 | 0o600)
+
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+IMAGE = '''import os
+import stat
+import torch
+import torch.nn as nn
+
+
+def _files():
+    found = []
+    for fd in range(3, 1024):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append("fd %d (%d bytes)" % (fd, st.st_size))
+    return found
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        found = _files()
+        if found:
+            raise RuntimeError("the side's image is reachable: %s"
+                               % ", ".join(found))
+        return torch.relu(x)
+'''
+
+CLAIMS_INFRA = '''import os
+import sys
+import time
+import torch
+import torch.nn as nn
+
+
+def _claim():
+    # the runner's reply pipe, from its frame; the runner's own words for
+    # a failure before the side's code runs
+    f = sys._getframe()
+    while "reply" not in f.f_locals:
+        f = f.f_back
+    os.write(f.f_locals["reply"], b"ERR infra mapping the buffers: ENOMEM\\n")
+    time.sleep(60)  # the line is read before any exit status
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        _claim()
+
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+CLAIMS_INFRA_CALL = CLAIMS_INFRA.replace('''    def __init__(self):
+        super().__init__()
+        _claim()
+
+    def forward(self, x):
+        return torch.relu(x)''', '''    def forward(self, x):
+        _claim()''')
+
+
+def body(c):
+    prob = os.path.join(SRC, "problems", "torch", "kb1_relu")
+    r = evaluate(c, prob, WARMED, "warmed")
+    check(r["outcome"] == "ok", "a forward that is right only when warmed: "
+          "%s (%s); the runner did not call it before the timed call" % (
+              r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, SYSV, "sysv")
+    check(r["outcome"] == "sandbox_violation" and "seccomp" in
+          r.get("reason", ""), "SysV shared memory in a call process: %s "
+          "(%s), want sandbox_violation (seccomp)" % (r["outcome"],
+                                                      r.get("reason")))
+    r = evaluate(c, prob, IMAGE, "image")
+    check(r["outcome"] == "ok", "the side's image in the call process: %s "
+          "(%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, CLAIMS_INFRA, "claims_infra")
+    check(r["outcome"] == "crash" and "from its own process" in
+          r.get("reason", ""), "a candidate's ERR infra while loading: %s "
+          "(%s), want crash" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, CLAIMS_INFRA_CALL, "claims_infra_call")
+    check(r["outcome"] == "crash" and "from its own process" in
+          r.get("reason", ""), "a candidate's ERR infra in its call: %s "
+          "(%s), want crash" % (r["outcome"], r.get("reason")))
+    c.log("call processes: warmed alike, no SysV IPC, no image descriptor, "
+          "a candidate's infra claim is its crash")
+
+
+if __name__ == "__main__":
+    if not have_torch():
+        print("test_torch_calls: SKIP: %s has no torch (Debian: "
+              "python3-torch)" % PY)
+        sys.exit(77)
+    kfe2e.run("torchcalls", body, time_limit=900)
