@@ -430,6 +430,25 @@ static char proc_state(pid_t pid) {
   return rp && rp[1] == ' ' ? rp[2] : 0;
 }
 
+static int end_child(kf_side *s, int timeout_ms, int *code, char *why,
+                     size_t whylen);
+
+/* The armed child is gone before the harness let it run: its own doing
+ * (its code has run by READY -- a timer it set can kill it while it is
+ * stopped), so its outcome is read from the zygote's EXITED, which it
+ * cannot forge, not reported as the infrastructure's (red team,
+ * 2026-11-30: a wrong candidate hid behind infra_error that way). */
+static int child_vanished(kf_ev *e, kf_side *s, const char *when) {
+  int code, oc;
+  if ((oc = end_child(s, 10000, &code, e->why, KF_HARNESS_WHY))) return oc;
+  TS(s)->ready = false;
+  oc = classify_exit(s, code, e->why, KF_HARNESS_WHY);
+  size_t n = strlen(e->why);
+  if (n + strlen(when) + 4 < KF_HARNESS_WHY)
+    snprintf(e->why + n, KF_HARNESS_WHY - n, " (%s)", when);
+  return oc == KF_OUTCOME_INFRA_ERROR ? KF_OUTCOME_CRASH : oc;
+}
+
 /* Stops the armed child until its RUN.  Its code (the side's module and
  * constructor) has run by READY and can replace the runner's own Python:
  * a child left running could watch its input buffers for the draw, which
@@ -439,6 +458,7 @@ static char proc_state(pid_t pid) {
 static int stop_child(kf_ev *e, kf_side *s) {
   torch_side *t = TS(s);
   if (kill(t->child, SIGSTOP) != 0) {
+    if (errno == ESRCH) return child_vanished(e, s, "before its call");
     snprintf(e->why, KF_HARNESS_WHY, "%s: SIGSTOP: %s", s->who,
              strerror(errno));
     return KF_OUTCOME_INFRA_ERROR;
@@ -447,7 +467,9 @@ static int stop_child(kf_ev *e, kf_side *s) {
   for (;;) {
     char st = proc_state(t->child);
     if (st == 'T' || st == 't') return 0;
-    if (!st || kf_now_ms() > deadline) break;
+    if (!st || st == 'Z' || st == 'X')
+      return child_vanished(e, s, "before its call");
+    if (kf_now_ms() > deadline) break;
     struct timespec ts = {0, 100000};
     nanosleep(&ts, NULL);
   }
@@ -1477,6 +1499,15 @@ static int torch_arm(kf_ev *e, kf_side *s, const kf_call *c) {
     kf_strlcpy(e->why, "the call's buffer plan is too long", KF_HARNESS_WHY);
     return KF_OUTCOME_INFRA_ERROR;
   }
+  /* Outputs and workspace poisoned before the child that maps them
+   * exists: left as the previous call wrote them, they carried a counter
+   * from one call process to the next (red team, 2026-11-30).  The call
+   * poisons them again after the child's warm call. */
+  const kf_harness_layout *L = c->L;
+  for (int i = 0; i < L->n_out; i++)
+    memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
+           L->out_b[i]);
+  if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
   /* loading runs the side's code and builds its model: the call timeout
    * and the time python needs to fork */
   return arm_plan(e, s, plan, call_timeout(e, s) + 20000);
@@ -1510,6 +1541,7 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   uint64_t c0 = cpu_ns(t), t0 = kf_now_ns();
   /* everything after the child is continued is charged */
   if (kill(t->child, SIGCONT) != 0) {
+    if (errno == ESRCH) return child_vanished(e, s, "before its call");
     snprintf(e->why, KF_HARNESS_WHY, "%s: SIGCONT: %s", s->who,
              strerror(errno));
     return zygote_lost(s, "cont");

@@ -244,6 +244,10 @@ def _filter(child, jit=False):
         # own libc handle)
         for nr in IPC_NRS:
             p += [_bpf(jeq, 0, 1, nr), _bpf(ret, 0, 0, RET_KILL)]
+        # mremap: EPERM (glibc's realloc then copies).  Growing a view of
+        # the image reached past the last buffer, where no canary is, and
+        # a counter kept there survived the call (red team, 2026-11-30)
+        p += [_bpf(jeq, 0, 1, 25), _bpf(ret, 0, 0, RET_ERRNO | 1)]
         # no new processes: fork, vfork, clone3 (glibc falls back to
         # clone), clone without CLONE_THREAD
         for nr in (57, 58):
@@ -396,13 +400,16 @@ class _Refused(Exception):
     pass
 
 
-def _views(torch, fd, plan, device):
-    """Maps each buffer of the call (inputs read-only) and wraps it as a
-    tensor without a copy."""
+def _views(torch, fd, plan, device, ro_fd=None):
+    """Maps each buffer of the call (inputs read-only: from ro_fd, a
+    read-only descriptor of the same image, where there is one, so that
+    mprotect cannot make them writable) and wraps it as a tensor without
+    a copy."""
     ins, outs, keep = [], [], []
     for t, writable in ([(t, False) for t in plan["in"]] +
                         [(t, True) for t in plan["out"]]):
         off, dt, dims = t
+        src = fd if writable or ro_fd is None else ro_fd
         n = 1
         for d in dims:
             n *= d
@@ -410,7 +417,7 @@ def _views(torch, fd, plan, device):
         page = mmap.PAGESIZE
         length = (nbytes + page - 1) // page * page
         # populated now (arm), so page faults are not timed
-        mm = mmap.mmap(fd, length, flags=mmap.MAP_SHARED |
+        mm = mmap.mmap(src, length, flags=mmap.MAP_SHARED |
                        getattr(mmap, "MAP_POPULATE", 0),
                        prot=mmap.PROT_READ | (mmap.PROT_WRITE if writable
                                               else 0),
@@ -492,7 +499,7 @@ def _warm_call(torch, fn, args, outs, cfg):
         pass
 
 
-def _child(torch, code, cfg, plan, devnull, reply):
+def _child(torch, code, cfg, plan, devnull, reply, ro_fd=None):
     """One call: runs with the candidate's code; never returns."""
     os.close(1)           # the zygote's status pipe: not the child's
     os.dup2(devnull, 1)   # prints go nowhere
@@ -501,8 +508,8 @@ def _child(torch, code, cfg, plan, devnull, reply):
         _libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     device = cfg.get("device", "cpu")
     try:
-        ins, outs, keep = _views(torch, 3, plan, device) if plan else (
-            [], [], [])
+        ins, outs, keep = _views(torch, 3, plan, device, ro_fd) if plan \
+            else ([], [], [])
     except Exception as e:
         _say(reply, "ERR infra mapping the buffers: %s" % e)
         os._exit(3)
@@ -605,11 +612,22 @@ def serve(jail):
             netns = []
     except OSError:
         netns = []
+    # a read-only descriptor of the image for the children's input views
+    # (opened while /proc is still reachable): mapped from the memfd's
+    # read-write one, PROT_READ is only a default that mprotect undoes
+    # (red team, 2026-11-30: an input made writable carried a counter
+    # from one call process to the next)
+    try:
+        ro_fd = os.open("/proc/self/fd/3", os.O_RDONLY)
+    except OSError:
+        ro_fd = None
     try:
         defs = _lockdown(jail) + netns
     except OSError as e:
         _say(status, "FAIL infra lockdown: %s" % e)
         return 3
+    if ro_fd is not None:
+        defs.append("ro-inputs")
     _say(status, "READY %s torch=%s compile=%s" % (
         " ".join(defs), torch.__version__,
         "yes" if hasattr(torch, "compile") else "no"))
@@ -621,6 +639,13 @@ def serve(jail):
         line = _readline(0)
         if line is None or line == "EXIT":
             return 0
+        if line in ("RUN", "UN", "N", ""):
+            # what a call process left of its own RUN line (fd 0 is
+            # shared; a side that replaced the runner's reader may take
+            # less than its line): not a command, and no reason to die
+            # (red team, 2026-11-30: the zygote's exit made a candidate's
+            # call an infra_error)
+            continue
         if not line.startswith("ARM "):
             _say(status, "FAIL infra unknown command")
             return 3
@@ -628,7 +653,7 @@ def serve(jail):
         pid = os.fork()
         if pid == 0:
             try:
-                _child(torch, code, cfg, plan, devnull, reply)
+                _child(torch, code, cfg, plan, devnull, reply, ro_fd)
             finally:
                 os._exit(9)
         _say(status, "FORKED %d" % pid)

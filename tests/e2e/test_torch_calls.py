@@ -19,7 +19,15 @@ break one property each (found by a red team on 2026-11-30):
    descriptor of a regular file or memfd beyond 0-2 raises; ok.
 4. An infrastructure failure claimed by a candidate's own process (an
    "ERR infra" line on its reply pipe) is its crash, not infra_error (a
-   showdown entry keeps its place on an infra_error).
+   showdown entry keeps its place on an infra_error); so is an armed
+   process that a timer of its own kills while it is stopped before its
+   call (it was "SIGCONT: No such process", infra_error).
+5. A call process sees nothing of the previous one: when it is armed its
+   outputs already hold the poison (0xFF bytes), not the previous call's
+   results; mprotect cannot make an input view writable (it is mapped
+   from a read-only descriptor); mremap, which grew a view past the last
+   buffer's canary, fails (EPERM).  The candidate answers wrongly if any
+   of these holds, so ok means none does (before: it carried a counter).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -128,6 +136,93 @@ CLAIMS_INFRA_CALL = CLAIMS_INFRA.replace('''    def __init__(self):
         _claim()''')
 
 
+KILLS_ITSELF = '''import ctypes
+import sys
+import torch
+import torch.nn as nn
+
+runner = sys.modules["__main__"]
+runner.AUDIT_BAD = ("\\x00never",)
+syscall = runner._libc.syscall
+syscall.restype = ctypes.c_long
+say = runner._say
+
+
+class Sigevent(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_void_p), ("signo", ctypes.c_int),
+                ("notify", ctypes.c_int), ("pad", ctypes.c_byte * 48)]
+
+
+def _say(fd, text):
+    if text == "READY":
+        # a POSIX timer whose signal is SIGKILL, 100 us after READY: it
+        # fires while the harness stops the process, or has stopped it
+        ev = Sigevent(None, 9, 0)  # SIGKILL, SIGEV_SIGNAL
+        tid = ctypes.c_int(0)
+        if syscall(222, 1, ctypes.byref(ev), ctypes.byref(tid)) == 0:
+            spec = (ctypes.c_long * 4)(0, 0, 0, 100000)
+            syscall(223, tid, 0, spec, None)  # timer_settime
+    say(fd, text)
+
+
+runner._say = _say
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+SEES_NOTHING = '''import ctypes
+import math
+import sys
+import torch
+import torch.nn as nn
+
+PAGE = 4096
+
+
+def _local(name):
+    f = sys._getframe()
+    while f is not None and name not in f.f_locals:
+        f = f.f_back
+    return f.f_locals[name] if f is not None else None
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.leak = []
+        outs, ins = _local("outs"), _local("ins")
+        if not outs:
+            return
+        runner = sys.modules["__main__"]
+        runner.AUDIT_BAD = ("\\x00never",)
+        libc = runner._libc
+        raw = outs[0].view(torch.int32)
+        if not bool((raw == -1).all()):
+            self.leak.append("outputs not poisoned at arm time")
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                  ctypes.c_int]
+        if libc.mprotect(ins[0].data_ptr() & ~(PAGE - 1), PAGE, 3) == 0:
+            self.leak.append("an input made writable")
+        libc.mremap.restype = ctypes.c_void_p
+        libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                ctypes.c_size_t, ctypes.c_int]
+        a = outs[0].data_ptr() & ~(PAGE - 1)
+        n = (outs[0].numel() * 4 + PAGE - 1) // PAGE * PAGE
+        r = libc.mremap(a, 0, n + 8 * PAGE, 1)
+        if r not in (None, ctypes.c_void_p(-1).value):
+            self.leak.append("mremap grew a view")
+
+    def forward(self, x):
+        if self.leak:
+            return x  # wrong: the test reads the reason from the failure
+        return torch.relu(x)
+'''
+
+
 def body(c):
     prob = os.path.join(SRC, "problems", "torch", "kb1_relu")
     r = evaluate(c, prob, WARMED, "warmed")
@@ -150,8 +245,18 @@ def body(c):
     check(r["outcome"] == "crash" and "from its own process" in
           r.get("reason", ""), "a candidate's ERR infra in its call: %s "
           "(%s), want crash" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, KILLS_ITSELF, "kills_itself")
+    check(r["outcome"] not in ("ok", "infra_error", "spec_error"),
+          "a candidate killed by its own timer while stopped: %s (%s), want"
+          " its own failure" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, SEES_NOTHING, "sees_nothing")
+    check(r["outcome"] == "ok", "a call process saw the previous one's "
+          "outputs, or made an input writable, or grew a view: %s (%s)" % (
+              r["outcome"], r.get("reason")))
     c.log("call processes: warmed alike, no SysV IPC, no image descriptor, "
-          "a candidate's infra claim is its crash")
+          "a candidate's infra claim or self-kill is its own failure, "
+          "outputs poisoned before arming, inputs read-only for good, no "
+          "mremap")
 
 
 if __name__ == "__main__":
