@@ -35,10 +35,11 @@ import tempfile
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_gpu_copies  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "harness", "torch"))
+import torch_gpu_copies  # noqa: E402
+import runner  # noqa: E402  (the harness's own knob conversion)
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
           "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64}
 SEED = 1234
@@ -94,7 +95,7 @@ def load(path, knobs, cls_name, spec, device):
     """The module's class or custom_kernel, as the harness builds it: knobs
     as module globals, the model from the spec's init, moved to device."""
     ns = {"__name__": "__kf_check__", "__file__": path}
-    ns.update({k: knob_value(str(v)) for k, v in knobs.items()})
+    ns.update({k: runner._knob_value(str(v)) for k, v in knobs.items()})
     with open(path) as f:
         code = compile(f.read(), path, "exec")
     torch.manual_seed(SEED)
@@ -108,17 +109,6 @@ def load(path, knobs, cls_name, spec, device):
         return model.to(device) if hasattr(model, "to") else model
     fn = ns["ref_kernel" if cls_name == "Model" else "custom_kernel"]
     return lambda *a: fn(a[0] if len(a) == 1 else tuple(a))
-
-
-def knob_value(v):
-    """A knob's value as harness/torch/runner.py gives it to the module:
-    an int, else a float, else the string."""
-    for conv in (int, float):
-        try:
-            return conv(v)
-        except ValueError:
-            pass
-    return v
 
 
 def as_list(y):
