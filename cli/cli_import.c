@@ -623,7 +623,8 @@ int kf_cli_import(int argc, char **argv) {
     free(cs);
     return rc;
   }
-  cJSON *in = cJSON_Parse(json);
+  /* the whole output one JSON value: nothing before or after it */
+  cJSON *in = cJSON_ParseWithOpts(json, NULL, 1);
   char bad[1500] = "";
   char *spec = in ? make_spec(&o, name, in, bad, sizeof bad) : NULL;
   if (!in) snprintf(bad, sizeof bad, "the inspector printed no JSON: %.300s", json);

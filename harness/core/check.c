@@ -51,6 +51,44 @@ static bool all_bytes(const unsigned char *p, size_t n, unsigned char b) {
   return true;
 }
 
+/* An integer element, compared exactly: the difference in 128-bit
+ * integers, so an i64 above 2^53 is not rounded to a double first (a
+ * candidate computing i64 in float64 passed an exact spec that way: red
+ * team, 2026-11-30).  A nonzero difference is at least 1, whatever the
+ * double it becomes, so atol 0 and rtol 0 mean equal. */
+static int64_t load_int(const unsigned char *p, int dt) {
+  if (dt == KF_DT_I32) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  int64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+static bool one_int(const kf_spec *s, int dt, const unsigned char *a,
+                    const unsigned char *b, int64_t i, part_res *r) {
+  int64_t g = load_int(a, dt), w = load_int(b, dt);
+  __int128 d = (__int128)g - (__int128)w;
+  if (d < 0) d = -d;
+  const kf_tol *t = &s->tol[dt];
+  double dd = (double)d, aw = fabs((double)w);
+  bool ok = d == 0 || dd <= t->atol + t->rtol * aw;
+  if (ok && dd > r->max_abs) r->max_abs = dd;
+  if (ok && aw > t->atol && dd > r->max_rel * aw) r->max_rel = dd / aw;
+  if (w != 0 && !(aw <= t->atol + t->rtol * aw)) r->evidence = true;
+  if (!ok) {
+    if (r->bad_first < 0) {
+      r->bad_first = i;
+      r->bad_got = (double)g;
+      r->bad_want = (double)w;
+    }
+    r->bad_n++;
+  }
+  return true;
+}
+
 /* One element: updates r.  Returns false when the reference is at fault
  * (stop: SPEC_ERROR). */
 static inline bool one(const kf_spec *s, int dt, size_t es, unsigned char pb,
@@ -65,6 +103,7 @@ static inline bool one(const kf_spec *s, int dt, size_t es, unsigned char pb,
     r->unw_n++;
     return true;
   }
+  if (dt == KF_DT_I32 || dt == KF_DT_I64) return one_int(s, dt, a, b, i, r);
   double g = kf_harness__load(a, dt, 0), w = kf_harness__load(b, dt, 0);
   if (!isfinite(w) && !s->allow_nan) {
     r->ref_nan = i;
@@ -205,10 +244,19 @@ int kf_harness__compare(const kf_spec *s, const kf_harness_layout *L,
     acc->evidence |= t.evidence;
     if (t.bad_n) {
       const kf_tol *tol = &s->tol[job.dt];
+      char gs[32], ws[32];
+      if (job.dt == KF_DT_I32 || job.dt == KF_DT_I64) { /* exact */
+        size_t es = kf_dtype_size(job.dt), at = (size_t)t.bad_first * es;
+        snprintf(gs, sizeof gs, "%" PRId64, load_int(got[j] + at, job.dt));
+        snprintf(ws, sizeof ws, "%" PRId64, load_int(want[j] + at, job.dt));
+      } else {
+        snprintf(gs, sizeof gs, "%.9g", t.bad_got);
+        snprintf(ws, sizeof ws, "%.9g", t.bad_want);
+      }
       snprintf(why, whylen, "%s: output '%s' index %" PRId64 " (of %" PRId64
-               "): got %.9g, expected %.9g (tolerance %g + %g*|expected|); %"
-               PRId64 " elements differ", ctx, name, t.bad_first, job.n,
-               t.bad_got, t.bad_want, tol->atol, tol->rtol, t.bad_n);
+               "): got %s, expected %s (tolerance %g + %g*|expected|); %"
+               PRId64 " elements differ", ctx, name, t.bad_first, job.n, gs,
+               ws, tol->atol, tol->rtol, t.bad_n);
       return KF_OUTCOME_WRONG_ANSWER;
     }
   }

@@ -743,6 +743,31 @@ static int roofline(pl *p, const kf_harness_layout *L, bool final) {
   return n_fast;
 }
 
+/* The reference against the same floor, before any candidate is failed
+ * by it: when the reference too is faster than the ceilings allow, the
+ * spec's bytes or flops claim more than any kernel does (a problem
+ * written outside the repository multiplied bytes by 1e6 and every
+ * honest candidate was too_fast: red team, 2026-11-30) -- or the
+ * ceilings are wrong; neither is the candidate's doing.  True with why. */
+static bool ref_beats_floor(pl *p, const kf_harness_layout *L) {
+  kf_side *r = p->sides[0];
+  if (!r->n_t) return false;
+  double med = kf_harness__median(r->t, 0, r->n_t, p->tmp);
+  kf_harness_roof rf;
+  kf_harness__roofline(p->e.spec, &L->size, med, p->ceil_gbps,
+                       p->ceil_gflops, p->e.b->roof_factor, &rf);
+  if (!rf.too_fast) return false;
+  char szs[256];
+  size_str(p, &L->size, szs, sizeof szs);
+  snprintf(p->e.why, WHY, "size %s: the reference itself, at %.0f ns, is "
+           "%.4g GB/s and %.4g GFLOP/s by the spec's bytes (%" PRId64 ") and "
+           "flops (%" PRId64 "), above %.2f x the measured ceilings (%.4g "
+           "GB/s, %.4g GFLOP/s): the spec claims more work than is done, or "
+           "the ceilings are wrong", szs, med, rf.gbps, rf.gflops, rf.bytes,
+           rf.flops, p->e.b->roof_factor, p->ceil_gbps, p->ceil_gflops);
+  return true;
+}
+
 /* Candidates marked by roofline(p, L, false) back to active. */
 static void unmark(pl *p) {
   for (int i = 1; i < p->n; i++)
@@ -804,6 +829,9 @@ static int do_time(pl *p) {
       if ((oc = time_loop(p, &L, TAG_RETIME, min_reps)))
         return stage_done(p, oc);
       footprint_ceiling(p, &L);
+      if (ref_beats_floor(p, &L))
+        return stage_done(p, failed(p, p->sides[0], KF_OUTCOME_TOO_FAST,
+                                    NULL));
       roofline(p, &L, true);
     }
   }

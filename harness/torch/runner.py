@@ -71,6 +71,7 @@
 # `runner.py inspect KIND FILE` (kf import) runs a reference once, locked
 # down the same way, and prints what it takes and returns as JSON.
 import ctypes
+import functools
 import gc
 import inspect
 import io
@@ -1586,6 +1587,13 @@ def _describe(torch, x, where):
     return {"tensor": False, "value": x}
 
 
+def _report(fd, text):
+    """The inspector's one line, then the process ends: nothing the
+    reference registered (atexit, finalizers) runs after it."""
+    os.write(fd, (text + "\n").encode("utf-8", "replace"))
+    os._exit(0 if '"error"' not in text[:12] else 2)
+
+
 def inspect_ref(kind, path):
     """Runs the reference at path once, locked down, and prints its inputs,
     init arguments and outputs as JSON."""
@@ -1606,6 +1614,15 @@ def inspect_ref(kind, path):
         print(json.dumps({"error": "%s: %s" % (path, _short_exc(e))}))
         return 2
     jail = os.environ.get("KF_INSPECT_JAIL", "")
+    # the report goes to a copy of stdout, and the reference's own prints
+    # to /dev/null: a reference that printed JSON first had kf import take
+    # its text for the inspector's (red team, 2026-11-30)
+    sys.stdout.flush()
+    report = os.dup(1)
+    nul = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(nul, 1)
+    os.close(nul)
+    emit = functools.partial(_report, report)
     _lockdown(jail)
     try:
         ns = {"__name__": "__kf_side__"}
@@ -1687,13 +1704,13 @@ def inspect_ref(kind, path):
                                    (i, list(a.shape), list(b.shape)))
         out["outputs"] = outs
         out["torch"] = torch.__version__
-        print(json.dumps(out))
+        emit(json.dumps(out))
         return 0
     except _Refused as e:
-        print(json.dumps({"error": str(e)}))
+        emit(json.dumps({"error": str(e)}))
         return 2
     except BaseException as e:
-        print(json.dumps({"error": "running the reference: %s" %
+        emit(json.dumps({"error": "running the reference: %s" %
                           _short_exc(e)}))
         return 2
 

@@ -28,10 +28,19 @@ break one property each (found by a red team on 2026-11-30):
    from a read-only descriptor); mremap, which grew a view past the last
    buffer's canary, fails (EPERM).  The candidate answers wrongly if any
    of these holds, so ok means none does (before: it carried a counter).
+6. A problem from outside: a spec whose bytes claim a million times what
+   its tensors hold makes the reference itself beat the roofline floor:
+   spec_error naming the reference, not too_fast for an honest
+   candidate.  And `kf import` of a model that prints a JSON object of
+   its own while it runs writes the spec from what the reference really
+   takes and returns (before: it took the printed object for the
+   inspector's report).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
+import json
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -222,6 +231,28 @@ class ModelNew(nn.Module):
         return torch.relu(x)
 '''
 
+PRINTS_JSON = '''import torch
+import torch.nn as nn
+
+print(\'{"kind": "kernelbench", "inputs": [{"dtype": "i64", "shape": [9],\'
+      \' "max": 1}], "init": [], "outputs": [{"dtype": "f64", "shape":\'
+      \' [9]}], "torch": "FAKE"}\')
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        print(\'{"kind": "kernelbench", "torch": "FAKE"}\')
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
 
 def body(c):
     prob = os.path.join(SRC, "problems", "torch", "kb1_relu")
@@ -253,6 +284,38 @@ def body(c):
     check(r["outcome"] == "ok", "a call process saw the previous one's "
           "outputs, or made an input writable, or grew a view: %s (%s)" % (
               r["outcome"], r.get("reason")))
+    # 6. problems written outside the repository
+    inflated = os.path.join(c.dir, "relu_bytes")
+    shutil.copytree(prob, inflated)
+    with open(os.path.join(inflated, "spec.json")) as f:
+        spec = json.load(f)
+    spec["bytes"] = "(%s) * 1000000" % spec["bytes"]
+    with open(os.path.join(inflated, "spec.json"), "w") as f:
+        json.dump(spec, f)
+    with open(os.path.join(prob, "eager.py")) as f:
+        honest = 'OP = "relu"\n' + f.read()
+    r = evaluate(c, inflated, honest, "inflated_bytes",
+                 ["--copy-gbps", "20", "--read-gbps", "20", "--write-gbps",
+                  "20", "--gflops", "50"])
+    check(r["outcome"] == "spec_error" and "the reference itself" in
+          r.get("reason", ""), "bytes x 1e6: %s (%s), want spec_error "
+          "naming the reference" % (r["outcome"], r.get("reason")))
+    work = os.path.join(c.dir, "imp")
+    os.makedirs(work)
+    model = os.path.join(work, "prints.py")
+    with open(model, "w") as f:
+        f.write(PRINTS_JSON)
+    out = os.path.join(work, "prints")
+    rc, o, e = c.kf_run(["import", "kernelbench", model, "--out", out],
+                        work, 600)
+    check(rc == 0, "kf import of a model that prints JSON: exit %d %s%s"
+          % (rc, o, e))
+    with open(os.path.join(out, "spec.json")) as f:
+        got = json.load(f)
+    check("FAKE" not in json.dumps(got) and
+          [i["dtype"] for i in got["inputs"]] == ["f32"] and
+          [o["dtype"] for o in got["outputs"]] == ["f32"],
+          "kf import took the model's printed JSON: %s" % json.dumps(got))
     c.log("call processes: warmed alike, no SysV IPC, no image descriptor, "
           "a candidate's infra claim or self-kill is its own failure, "
           "outputs poisoned before arming, inputs read-only for good, no "

@@ -30,6 +30,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,63 @@ static void test_layout_footprint(void **state) {
   assert_int_equal(kf_harness__footprint(&L), 8000000);
   assert_true(L.total > kf_harness__footprint(&L));
   kf_spec_free(s);
+}
+
+/* check.c compares integer outputs exactly: an i64 above 2^53 that a
+ * candidate computed in float64 (off by one) is wrong under atol 0 and
+ * rtol 0, though both values round to the same double; equal values pass;
+ * an atol of 1 forgives the one; i32 the same.  (Compared as doubles, the
+ * first passed: red team, 2026-11-30.) */
+static void test_compare_integers_exact(void **state) {
+  (void)state;
+  static const char *const json[] = {
+      "{\"name\": \"t\", \"backend\": \"cpu\", \"params\": [\"N\"],"
+      " \"inputs\": [{\"name\": \"x\", \"dtype\": \"i64\", \"shape\":"
+      " [\"N\"], \"dists\": [\"index\"], \"range\": \"1000\"}],"
+      " \"outputs\": [{\"name\": \"y\", \"dtype\": \"i64\", \"shape\":"
+      " [\"N\"]}], \"sizes\": {\"check\": [{\"N\": 4}], \"bench\":"
+      " {\"N\": 4}}, \"tolerance\": {\"i64\": {\"rtol\": 0, \"atol\":"
+      " ATOL}}, \"flops\": \"N\", \"bytes\": \"16*N\", \"reference\":"
+      " \"reference.c\", \"templates\": [{\"name\": \"a\", \"file\":"
+      " \"a.c\"}]}"};
+  for (int atol = 0; atol <= 1; atol++) {
+    char text[2048], err[256];
+    const char *at = strstr(json[0], "ATOL");
+    snprintf(text, sizeof text, "%.*s%d%s", (int)(at - json[0]), json[0],
+             atol, at + 4);
+    kf_spec *s = NULL;
+    if (kf_spec_parse(text, strlen(text), NULL, &s, err, sizeof err))
+      fail_msg("spec: %s", err);
+    kf_harness_layout L;
+    assert_int_equal(kf_harness__make_layout(s, &s->bench_size,
+                                             KF_SPEC_GUARD_CPU, 0, &L, err,
+                                             sizeof err), 0);
+    int64_t want[4] = {(INT64_C(1) << 62) + 1, -((INT64_C(1) << 60) + 3),
+                       7, 0};
+    int64_t got[4];
+    memcpy(got, want, sizeof got);
+    const unsigned char *g[1] = {(const unsigned char *)got};
+    const unsigned char *w[1] = {(const unsigned char *)want};
+    kf_harness_cmp acc = {0};
+    char why[512] = "";
+    assert_int_equal(kf_harness__compare(s, &L, g, w, "t", &acc, why,
+                                         sizeof why), 0);
+    got[0] = want[0] + 1; /* the same double as want[0] */
+    assert_true((double)got[0] == (double)want[0]);
+    int oc = kf_harness__compare(s, &L, g, w, "t", &acc, why, sizeof why);
+    if (atol == 0) {
+      assert_int_equal(oc, KF_OUTCOME_WRONG_ANSWER);
+      assert_non_null(strstr(why, "index 0"));
+    } else {
+      assert_int_equal(oc, 0);
+      got[1] = want[1] - 2; /* off by two: beyond atol 1 */
+      assert_int_equal(kf_harness__compare(s, &L, g, w, "t", &acc, why,
+                                           sizeof why),
+                       KF_OUTCOME_WRONG_ANSWER);
+      assert_non_null(strstr(why, "index 1"));
+    }
+    kf_spec_free(s);
+  }
 }
 
 /* The harness's memory limit (make_layout's max_bytes, 70% of
@@ -335,6 +393,7 @@ int main(void) {
       cmocka_unit_test(test_floor_compute),
       cmocka_unit_test(test_ceiling_for),
       cmocka_unit_test(test_layout_footprint),
+      cmocka_unit_test(test_compare_integers_exact),
       cmocka_unit_test(test_layout_max_bytes),
       cmocka_unit_test(test_footprint_gbps),
       cmocka_unit_test(test_draws_independent),

@@ -243,14 +243,14 @@ static void test_hardtanh_identity(void **state) {
   expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "distribution wide");
 }
 
-/* SCALE_SPEC whose bytes formula claims a million times what a call
- * moves: any honest time of it is a rate no memory reaches, the same
- * verdict as a forged short time of an honest spec. */
+/* SCALE_SPEC whose bytes formula claims a thousand times what a call
+ * moves: a fast time of it is a rate no memory reaches, the same verdict
+ * as a forged short time of an honest spec. */
 static char *overclaimed_spec(void) {
   const char *at = strstr(SCALE_SPEC, "\"bytes\": \"8*N\"");
   assert_non_null(at);
   size_t head = (size_t)(at - SCALE_SPEC);
-  const char *mid = "\"bytes\": \"8000000*N\"";
+  const char *mid = "\"bytes\": \"8000*N\"";
   const char *tail = at + strlen("\"bytes\": \"8*N\"");
   char *s = malloc(sizeof SCALE_SPEC + 16);
   assert_non_null(s);
@@ -260,17 +260,46 @@ static char *overclaimed_spec(void) {
   return s;
 }
 
+/* SCALE_REF made ~100 times slower a call: it computes y 100000 times
+ * (~16 ms a call; a call of SCALE_REF takes ~200 us here, most of it the
+ * call's process).  By the 1000x bytes the candidate claims ~160 GB/s,
+ * the reference ~2 GB/s: each side of the floor with room for a loaded
+ * machine. */
+static const char SLOW_SCALE_REF[] =
+    "#include \"kf_candidate.h\"\n"
+    "int kf_launch(const kf_args *a) {\n"
+    "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
+    "  for (volatile int k = 0; k < 100000; k++)\n"
+    "    for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
+    "  return 0;\n"
+    "}\n";
+
 /* Property (d): a time no memory allows is refused, even once the
  * ceiling is measured at the problem's footprint (the worker's ceiling
- * here is realistic; the footprint's rate cannot rescue 1e6 x). */
+ * here is realistic; the footprint's rate cannot rescue 1000 x).  The
+ * reference, ~100 times slower, stays under the floor: a candidate is
+ * judged only when the reference itself is not too fast. */
 static void test_too_fast(void **state) {
   (void)state;
   char *spec = overclaimed_spec();
-  eval_case c = {spec, SCALE_REF, SCALE_REF, NULL, NULL, "--copy-gbps=10"};
+  eval_case c = {spec, SLOW_SCALE_REF, SCALE_REF, NULL, NULL,
+                 "--copy-gbps=10"};
   Kernelfleet__EvalResult *r = run_eval(&c);
   assert_non_null(r);
   assert_true(r->timing_dependent); /* never a permanent verdict */
   expect_result(r, KF_OUTCOME_TOO_FAST, "time", "measured bandwidth");
+  free(spec);
+}
+
+/* The same overclaimed spec with its own reference as the candidate: the
+ * reference is as fast, so the floor says the spec is wrong, not the
+ * candidate (a problem from outside the repository made every honest
+ * candidate too_fast that way: red team, 2026-11-30). */
+static void test_reference_too_fast(void **state) {
+  (void)state;
+  char *spec = overclaimed_spec();
+  eval_case c = {spec, SCALE_REF, SCALE_REF, NULL, NULL, "--copy-gbps=10"};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "time", "the reference itself");
   free(spec);
 }
 
@@ -440,6 +469,7 @@ int main(void) {
       cmocka_unit_test(test_pointer_cache),
       cmocka_unit_test(test_hardtanh_identity),
       cmocka_unit_test(test_too_fast),
+      cmocka_unit_test(test_reference_too_fast),
       cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),

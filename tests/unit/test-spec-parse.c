@@ -308,6 +308,7 @@ static void test_malformed(void **state) {
        "bytes: is 0 at sizes.check[0] (M=1 N=3); must be >= 1"},
       {"\"bytes\": \"8*M*N + 4*M\"",
        "\"bytes\": \"M*N*1000000000000*1000000000\"", "bytes: overflow"},
+
       {"\"flops\": \"M*N\"", "\"flops\": \"\"", "flops: empty expression"},
       {"\"flops\": \"M*N\", ", "", "spec.json: flops: missing (required)"},
       {"\"range\": \"N\"", "\"range\": \"N - 3\"",
