@@ -430,9 +430,6 @@ static char proc_state(pid_t pid) {
   return rp && rp[1] == ' ' ? rp[2] : 0;
 }
 
-static int end_child(kf_side *s, int timeout_ms, int *code, char *why,
-                     size_t whylen);
-
 /* The armed child is gone before the harness let it run: its own doing
  * (its code has run by READY -- a timer it set can kill it while it is
  * stopped), so its outcome is read from the zygote's EXITED, which it
@@ -1487,6 +1484,16 @@ static int call_timeout(const kf_ev *e, const kf_side *s) {
   return e->o->call_timeout_ms * (s->is_ref ? 3 : 1) + 5000;
 }
 
+/* The call's outputs and workspace in the side's image set to the poison
+ * (unwritten elements stay recognisable). */
+static void poison_outputs(kf_side *s, const kf_call *c) {
+  const kf_harness_layout *L = c->L;
+  for (int i = 0; i < L->n_out; i++)
+    memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
+           L->out_b[i]);
+  if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
+}
+
 static int torch_arm(kf_ev *e, kf_side *s, const kf_call *c) {
   if (TE(e)->persist)
     /* a showdown reports no compile baseline: nothing to compile for */
@@ -1503,11 +1510,7 @@ static int torch_arm(kf_ev *e, kf_side *s, const kf_call *c) {
    * exists: left as the previous call wrote them, they carried a counter
    * from one call process to the next (red team, 2026-11-30).  The call
    * poisons them again after the child's warm call. */
-  const kf_harness_layout *L = c->L;
-  for (int i = 0; i < L->n_out; i++)
-    memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
-           L->out_b[i]);
-  if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
+  poison_outputs(s, c);
   /* loading runs the side's code and builds its model: the call timeout
    * and the time python needs to fork */
   return arm_plan(e, s, plan, call_timeout(e, s) + 20000);
@@ -1528,11 +1531,7 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     if (oc) return oc;
   }
   torch_side *t = TS(s);
-  const kf_harness_layout *L = c->L;
-  for (int i = 0; i < L->n_out; i++)
-    memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
-           L->out_b[i]);
-  if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
+  poison_outputs(s, c);
   if (TE(e)->persist) return p_call(e, s, c, ns);
   int oc = torch_arm(e, s, c);
   if (oc) return oc;
