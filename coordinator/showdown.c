@@ -371,6 +371,7 @@ static int record_done(kf_store *s, const kf_showdown_row *w) {
     oc.ref_time_ns_median = r->ref_time_ns_median;
     oc.ref_time_ns_spread = r->ref_time_ns_spread;
     oc.ref_repetitions = r->ref_repetitions;
+    oc.stream_gbps = r->stream_gbps;
     oc.entries = ts;
     oc.n_entries = r->n_entries;
     oc.result = w->output;

@@ -272,6 +272,10 @@ typedef struct {
   double compile_time_ns_median;
   /* 0013: the same for torch.compile(mode="max-autotune-no-cudagraphs") */
   double max_autotune_time_ns_median;
+  /* the worker's copy ceiling measured again beside this timing
+   * (EvalResult.stream_gbps; 0: not measured): the roofline fraction
+   * divides by the larger of this and the worker's registered one */
+  double stream_gbps;
   uint32_t repetitions;      /* timed repetitions; 0: unknown */
   /* the verdict depended on timing under load: never reused */
   bool timing_dependent;
@@ -862,6 +866,7 @@ typedef struct {
   double ref_time_ns_median;
   double ref_time_ns_spread;
   uint32_t ref_repetitions;
+  double stream_gbps;           /* as kf_eval_row's; 0: not measured */
   const void *result;           /* packed ShowdownResult; may be NULL */
   size_t result_len;
   const kf_showdown_timing *entries; /* for the showdown's candidates;
@@ -871,7 +876,8 @@ typedef struct {
 
 /* Records the end of a running showdown in one transaction: its state,
  * reference times and result, each entry's timing (roofline fraction
- * from the campaign's floor_bytes and the worker's copy_gbps), the
+ * from the campaign's floor_bytes and the larger of the worker's copy_gbps
+ * and stream_gbps), the
  * environment of the reporting worker.  A showdown no longer running is
  * left alone (*changed false). */
 int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,

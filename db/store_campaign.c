@@ -1491,7 +1491,8 @@ static const kf_store__stmt ST_SD_ENTRIES = {
     " roofline_fraction = CASE WHEN u.oc = 'ok' AND u.tm > 0"
     "  AND c.floor_bytes > 0 AND jsonb_typeof(w.device->'copy_gbps') ="
     "  'number' AND (w.device->>'copy_gbps')::float8 > 0"
-    "  THEN c.floor_bytes / (w.device->>'copy_gbps')::float8 / u.tm END"
+    "  THEN c.floor_bytes / GREATEST((w.device->>'copy_gbps')::float8,"
+    "  NULLIF($11::float8, 0)) / u.tm END"
     " FROM unnest($2::bigint[], $3::kf_outcome[], $4::text[], $5::text[],"
     " $6::float8[], $7::float8[], $8::int[], $9::float8[], $10::float8[])"
     " AS u(cand, oc, stage, reason, tm, ts, reps, sp, gbps),"
@@ -1545,8 +1546,8 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
     }
   }
   bool oom = res.oom;
-  const char *pe[NE + 1];
-  char sid[24], wid[24], rm[32], rs[32], rr[16];
+  const char *pe[NE + 2];
+  char sid[24], wid[24], rm[32], rs[32], rr[16], sg[32];
   kf_store__itoa(sid, sizeof sid, o->showdown_id);
   kf_store__itoa(wid, sizeof wid, o->worker_id);
   snprintf(rm, sizeof rm, "%.17g",
@@ -1554,7 +1555,14 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
   snprintf(rs, sizeof rs, "%.17g",
            isfinite(o->ref_time_ns_spread) ? o->ref_time_ns_spread : 0.0);
   snprintf(rr, sizeof rr, "%u", (unsigned)o->ref_repetitions);
+  /* a ceiling is a positive rate; anything else is "not measured" */
+  snprintf(sg, sizeof sg, "%.17g",
+           isfinite(o->stream_gbps) && o->stream_gbps > 0 &&
+                   o->stream_gbps < 1e15
+               ? o->stream_gbps
+               : 0.0);
   pe[0] = sid;
+  pe[NE + 1] = sg;
   for (int c = 0; c < NE; c++) {
     kf_store__arr_close(&e[c]);
     oom |= e[c].oom;
@@ -1575,7 +1583,7 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
   PQclear(r);
   r = NULL;
   if (hit && o->n_entries &&
-      (rc = kf_store__exec(s, &ST_SD_ENTRIES, NE + 1, pe, false, NULL)))
+      (rc = kf_store__exec(s, &ST_SD_ENTRIES, NE + 2, pe, false, NULL)))
     goto out;
   if (hit && o->cancel_task) {
     const char *pc[] = {task, o->reason ? o->reason : "showdown failed"};

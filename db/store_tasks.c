@@ -684,7 +684,10 @@ static const kf_store__stmt ST_REPORT_WRITE = {
 /* The evaluation of a campaign's eval task, written with the report that
  * finishes it.  The candidate and class come from the task's eval_keys
  * row; speedup and roofline fraction are derived here (floor time in ns
- * is floor_bytes / copy_gbps of the reporting worker).  The environment
+ * is floor_bytes / copy_gbps of the reporting worker, or / the copy
+ * ceiling the harness measured again beside the timing when that is
+ * larger: a worker that measured its ceiling under load has it too low,
+ * and the fraction, which can end a campaign, too high).  The environment
  * is the reporting worker's (0004), unless the EvalResult names another
  * harness build or toolchain: then none, and the number is never reused.
  * task_id is unique, and the conflict clause only backs up the verdict
@@ -705,7 +708,8 @@ static const kf_store__stmt ST_REPORT_EVAL = {
     " CASE WHEN u.oc = 'ok' AND u.tm > 0 AND c.floor_bytes > 0"
     "  AND jsonb_typeof(w.device->'copy_gbps') = 'number'"
     "  AND (w.device->>'copy_gbps')::float8 > 0"
-    "  THEN c.floor_bytes / (w.device->>'copy_gbps')::float8 / u.tm END,"
+    "  THEN c.floor_bytes / GREATEST((w.device->>'copy_gbps')::float8, u.sg)"
+    "  / u.tm END,"
     " u.res,"
     " CASE WHEN COALESCE(u.hb, '') IN ('', env.harness_build)"
     "  AND COALESCE(u.tc, '') IN ('', env.toolchain) THEN env.id END,"
@@ -716,9 +720,9 @@ static const kf_store__stmt ST_REPORT_EVAL = {
     " FROM unnest($1::bigint[], $2::bigint[], $3::kf_outcome[], $4::text[],"
     " $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::float8[],"
     " $10::float8[], $11::bytea[], $12::boolean[], $13::int[], $14::text[],"
-    " $15::text[], $16::float8[], $17::float8[])"
+    " $15::text[], $16::float8[], $17::float8[], $18::float8[])"
     " AS u(task, worker, oc, stage, reason, tm, ts, rm, rs, gbps, res, td,"
-    " reps, hb, tc, ct, mt)"
+    " reps, hb, tc, ct, mt, sg)"
     " JOIN eval_keys k ON k.task_id = u.task"
     " JOIN campaigns c ON c.id = k.campaign_id"
     " LEFT JOIN workers w ON w.id = u.worker"
@@ -861,7 +865,8 @@ static bool kf_store__report_bad(const kf_report *rp, bool eval, char *why,
                 {"achieved_gbps", e->achieved_gbps, false},
                 {"compile_time_ns_median", e->compile_time_ns_median, true},
                 {"max_autotune_time_ns_median", e->max_autotune_time_ns_median,
-                 true}};
+                 true},
+                {"stream_gbps", e->stream_gbps, false}};
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
       if (kf_store__num_bad(nums[k].v, nums[k].time)) {
         snprintf(why, len, "%s %g is out of range", nums[k].name, nums[k].v);
@@ -966,7 +971,7 @@ static bool kf_store__profile_row(kf_store__buf *f, int64_t task,
  * one statement for the results and tasks, one for the evaluations. */
 static int kf_store__report_write(kf_store *s, const kf_report *reps,
                                   const kf_store__acc *acc, size_t m) {
-  enum { NA = 11, NE = 17, NP = 22 }; /* result, evaluation, profile */
+  enum { NA = 11, NE = 18, NP = 22 }; /* result, evaluation, profile */
   kf_store__buf a[NA] = {{0}}, e[NE] = {{0}}, f[NP] = {{0}};
   PGresult *r = NULL;
   size_t neval = 0, nprof = 0;
@@ -1014,6 +1019,7 @@ static int kf_store__report_write(kf_store *s, const kf_report *reps,
     kf_store__arr_text(&e[14], ev->toolchain);
     kf_store__arr_f64(&e[15], ev->compile_time_ns_median, true);
     kf_store__arr_f64(&e[16], ev->max_autotune_time_ns_median, true);
+    kf_store__arr_f64(&e[17], ev->stream_gbps, true);
     neval++;
     if (kf_store__profile_row(f, rp->task_id, ev)) nprof++;
   }

@@ -183,6 +183,16 @@ typedef struct kf_backend {
    * so a cache-resident problem is judged against what its footprint
    * allows.  NULL: the worker's ceilings hold at every footprint. */
   double (*footprint_gbps)(kf_ev *e, size_t bytes);
+  /* Optional: the worker's streaming copy ceiling measured again, now,
+   * the way the worker measured it at its start (same code), by trusted
+   * code with no runner working; 0: not measured.  A ceiling taken while
+   * the machine was busy is too low, and every roofline fraction divided
+   * by it too high: an evaluation that claims a large share of the
+   * worker's ceiling reports this sample beside it (pipeline.c
+   * recheck_stream), and the store divides by the larger of the two.
+   * NULL: the worker's ceiling is not subject to other load (a GPU the
+   * worker has to itself). */
+  double (*stream_gbps)(kf_ev *e);
   /* Optional: a hardware profile of the candidate side s after the time
    * stage, in a runner of its own started for it (the timed runners are
    * left alone): g's inputs drawn, c run once, untimed, under the

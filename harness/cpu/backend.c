@@ -290,6 +290,13 @@ static double cpu_footprint_gbps(kf_ev *e, size_t bytes) {
   return g;
 }
 
+/* The worker's copy ceiling, measured again by the same code the worker
+ * ran at its start (`kf-harness ceilings`), on this pinned core. */
+static double cpu_stream_gbps(kf_ev *e) {
+  (void)e;
+  return kf_harness__measure_copy_gbps();
+}
+
 static int cpu_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   cpu_side *cs = CS(s);
   const kf_harness_layout *L = c->L;
@@ -381,6 +388,7 @@ const kf_backend kf_harness_cpu_backend = {
     .fetch = cpu_fetch,
     .probe = cpu_probe,
     .footprint_gbps = cpu_footprint_gbps,
+    .stream_gbps = cpu_stream_gbps,
     .stop = cpu_stop,
     .close = cpu_close,
 };

@@ -63,6 +63,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "cpu.h" /* the CPU's ceilings (cpu/ceilings.c) */
 #include "internal.h"
 #include "jitcache.h"
 #include "log.h"
@@ -1635,6 +1636,13 @@ static double torch_footprint_gbps(kf_ev *e, size_t bytes) {
                                         bytes);
 }
 
+/* On the CPU the worker's ceilings come from `kf-harness ceilings`, whose
+ * copy loop this is; a GPU the worker has to itself. */
+static double torch_stream_gbps(kf_ev *e) {
+  if (TE(e)->cuda) return 0;
+  return kf_harness__measure_copy_gbps();
+}
+
 const kf_backend kf_harness_torch_backend = {
     .name = "torch",
     .language = "python",
@@ -1652,6 +1660,7 @@ const kf_backend kf_harness_torch_backend = {
     .fetch = torch_fetch,
     .probe = torch_probe,
     .footprint_gbps = torch_footprint_gbps,
+    .stream_gbps = torch_stream_gbps,
     .idle = torch_idle,
     .stop = torch_stop,
     .close = torch_close,

@@ -321,6 +321,32 @@ static void test_cache_resident_not_too_fast(void **state) {
   expect_result(r, KF_OUTCOME_OK, "time", "measured at this footprint");
 }
 
+/* Load only slows a measurement, so a worker that measured its ceilings
+ * while the machine was busy has them too low, and the roofline fraction
+ * the store divides by them too high -- high enough to end a campaign on
+ * its roofline target after one slow kernel (a CI run, 2026-11-30).  A
+ * side that claims half the worker's copy ceiling or more gets it
+ * measured again beside the timing, by the worker's own code, and the
+ * result carries that sample (the store takes the larger); a claim far
+ * below the ceiling costs no measurement. */
+static void test_low_ceiling_measured_again(void **state) {
+  (void)state;
+  eval_case lo = {SCALE_SPEC, SCALE_REF, SCALE_REF, NULL, NULL,
+                  "--copy-gbps=0.000001"};
+  Kernelfleet__EvalResult *r = run_eval(&lo);
+  assert_non_null(r);
+  /* any machine streams faster than 10 MB/s */
+  assert_true(r->stream_gbps > 0.01);
+  expect_result(r, KF_OUTCOME_OK, "time", "measured again beside this timing");
+  eval_case hi = {SCALE_SPEC, SCALE_REF, SCALE_REF, NULL, NULL,
+                  "--copy-gbps=1000000"};
+  r = run_eval(&hi);
+  assert_non_null(r);
+  assert_true(r->stream_gbps == 0);
+  assert_null(strstr(final_reason(r), "measured again"));
+  expect_result(r, KF_OUTCOME_OK, "time", NULL);
+}
+
 /* SCALE_SPEC with a workspace of 4096 bytes. */
 static char *workspace_spec(void) {
   const char *at = strstr(SCALE_SPEC, "\"workspace_bytes\": 0");
@@ -471,6 +497,7 @@ int main(void) {
       cmocka_unit_test(test_too_fast),
       cmocka_unit_test(test_reference_too_fast),
       cmocka_unit_test(test_cache_resident_not_too_fast),
+      cmocka_unit_test(test_low_ceiling_measured_again),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),

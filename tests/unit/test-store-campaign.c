@@ -476,6 +476,52 @@ static void stops_on_roofline(void **state) {
                    1);
 }
 
+/* A worker that measured its copy ceiling under load registered it too
+ * low; the harness measured it again beside a timing that claimed half
+ * of it or more (stream_gbps).  The fraction divides by the larger of the
+ * two, so the low ceiling cannot end the campaign on its roofline target,
+ * and a re-measure lower than the registered ceiling changes nothing. */
+static void roofline_uses_ceiling_measured_again(void **state) {
+  (void)state;
+  int64_t dc = 0;
+  int64_t w = eval_worker("w", 1, &dc);
+  int64_t cid = campaign(templates, 100, 0, 9);
+  tdb_sql("UPDATE campaigns SET target_roofline = 0.95");
+  step(cid);
+  /* 104 ns: 0.96 of the registered 10 GB/s, 0.24 of the 40 measured */
+  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+  assert_int_equal(g->n, 1);
+  kf_eval_row row = {.time_ns_median = 104, .ref_time_ns_median = 1000,
+                     .stream_gbps = 40};
+  kf_report rep = {.worker_id = w, .task_id = g->tasks[0].task_id,
+                   .attempt = 1, .outcome = KF_OUTCOME_OK, .eval = &row};
+  kf_verdict v;
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  assert_int_equal(v, KF_VERDICT_ACCEPTED);
+  kf_store_grant_free(g);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " abs(roofline_fraction - 25.0 / 104) < 1e-9"),
+                   1);
+  step(cid);
+  assert_string_equal(tdb_text("SELECT state FROM campaigns"), "running");
+  /* measured again lower than registered: the registered one holds */
+  g = tdb_lease1(tdb.s, w, dc, eval_kinds, 1);
+  assert_int_equal(g->n, 1);
+  row.stream_gbps = 5;
+  row.time_ns_median = 95; /* faster by more than noise: the class's best */
+  rep.task_id = g->tasks[0].task_id;
+  assert_int_equal(kf_store_report(tdb.s, &rep, 1, &v), 0);
+  assert_int_equal(v, KF_VERDICT_ACCEPTED);
+  kf_store_grant_free(g);
+  assert_int_equal(tdb_int("SELECT count(*) FROM evaluations WHERE"
+                           " abs(roofline_fraction - 100.0 / 95) < 1e-9"),
+                   1);
+  step(cid);
+  /* the class stops (two ok entries: its showdown follows) */
+  assert_string_equal(tdb_text("SELECT stop_reason FROM campaign_classes"),
+                      "target roofline reached");
+}
+
 static void stop_cancels_queued(void **state) {
   (void)state;
   int64_t dc = 0;
@@ -680,6 +726,7 @@ int main(void) {
       cmocka_unit_test_setup(stops_on_plateau, tdb_setup),
       cmocka_unit_test_setup(stops_when_exhausted, tdb_setup),
       cmocka_unit_test_setup(stops_on_roofline, tdb_setup),
+      cmocka_unit_test_setup(roofline_uses_ceiling_measured_again, tdb_setup),
       cmocka_unit_test_setup(stop_cancels_queued, tdb_setup),
       cmocka_unit_test_setup(resumes_after_restart, tdb_setup),
       cmocka_unit_test_setup(compile_baseline_kept, tdb_setup),

@@ -149,6 +149,9 @@ static void showdown_decides_best(void **state) {
   res.n_entries = 4;
   res.entries = tp;
   res.harness_build = "build-1";
+  /* the worker's copy ceiling measured again beside the showdown, twice
+   * the 10 GB/s it registered: the fractions divide by the larger */
+  res.stream_gbps = 20;
   int64_t winner = tm[3].candidate_id, lost = tm[1].candidate_id;
   answer(w, &g->tasks[0], KF_OUTCOME_OK, &res);
   kf_store_grant_free(g);
@@ -175,8 +178,8 @@ static void showdown_decides_best(void **state) {
   assert_true(best->v[0].ref_time_ns_median == 1800);
   assert_true(best->v[0].time_ns_spread == 0.02);
   assert_int_equal(best->v[0].repetitions, 300);
-  /* floor 1000 B at 10 GB/s: 100 ns of 450 */
-  assert_true(fabs(best->v[0].roofline_fraction - 100.0 / 450) < 1e-12);
+  /* floor 1000 B at 20 GB/s (measured again; 10 registered): 50 ns of 450 */
+  assert_true(fabs(best->v[0].roofline_fraction - 50.0 / 450) < 1e-12);
   assert_non_null(best->v[0].source);
   /* The status says the same. */
   kf_campaign_counts n;
