@@ -166,6 +166,10 @@ static void print_json(const Kernelfleet__EvalResult *r, uint64_t seed) {
   cJSON_AddNumberToObject(o, "max_rel_err", r->max_rel_err);
   cJSON_AddNumberToObject(o, "achieved_gbps", r->achieved_gbps);
   cJSON_AddNumberToObject(o, "achieved_gflops", r->achieved_gflops);
+  if (r->ceiling_gbps > 0)
+    cJSON_AddNumberToObject(o, "ceiling_gbps", r->ceiling_gbps);
+  if (r->stream_gbps > 0)
+    cJSON_AddNumberToObject(o, "stream_gbps", r->stream_gbps);
   if (r->speedup_eager > 0)
     cJSON_AddNumberToObject(o, "speedup_eager", r->speedup_eager);
   if (r->speedup_compile > 0) {
