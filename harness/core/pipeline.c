@@ -19,7 +19,10 @@
  *                guards and input digests checked, outputs compared with
  *                the reference's (core/check.c).  Cases whose expected
  *                outputs an all-zeros kernel would match are not evidence;
- *                a problem with no evidence at all is a SPEC_ERROR
+ *                a problem with no evidence at all is a SPEC_ERROR, and so
+ *                is one whose reference writes the same bytes at the bench
+ *                size whatever the distribution (its outputs do not depend
+ *                on its inputs: a constant would pass, and be timed)
  *   determinism  (spec.deterministic) two runs of the candidate on the
  *                same inputs into the same buffers, the first run's
  *                outputs copied out and poisoned over before the second,
@@ -473,6 +476,16 @@ static int do_load(pl *p) {
   return stage_done(p, 0);
 }
 
+/* The reference's outputs of the case just run, as one digest. */
+static uint64_t ref_digest(const pl *p, const kf_harness_layout *L) {
+  const unsigned char *want[KF_HARNESS_MAX_T];
+  outputs_of(p->sides[0], L, want);
+  uint64_t d = 0;
+  for (int j = 0; j < L->n_out; j++)
+    d = d * 0x9E3779B97F4A7C15ull + kf_harness__digest(want[j], L->out_b[j]);
+  return d;
+}
+
 static int do_verify(pl *p) {
   kf_harness__stage_begin(&p->st, "verify");
   const kf_spec *sp = p->e.spec;
@@ -487,9 +500,15 @@ static int do_verify(pl *p) {
                              sizeof(kf_size));
   int first = p->showdown ? sp->n_check_sizes : 0;
   int n_sizes = sp->n_check_sizes + (p->showdown || !bench_checked);
+  /* at the bench size: the first distribution's reference outputs, and
+   * whether another's differed (a problem whose timed computation
+   * ignores its inputs is no problem: a constant kernel passes it) */
+  uint64_t bench_d = 0;
+  bool bench_varies = false;
   for (int si = first; si < n_sizes; si++) {
     const kf_size *sz =
         si < sp->n_check_sizes ? &sp->check_sizes[si] : &sp->bench_size;
+    bool at_bench = is_bench(p, sz);
     kf_harness_layout L;
     char szs[256];
     size_str(p, sz, szs, sizeof szs);
@@ -506,6 +525,11 @@ static int do_verify(pl *p) {
       oc = run_case(p, &L, p->dists[di], TAG_VERIFY,
                     (uint64_t)si << 8 | (uint64_t)di, ctx, &acc);
       if (oc) return stage_done(p, oc);
+      if (at_bench && !bench_varies && p->n_dists > 1) {
+        uint64_t d = ref_digest(p, &L);
+        if (di == 0) bench_d = d;
+        else bench_varies = d != bench_d;
+      }
       if (acc.max_abs > p->cmp.max_abs) p->cmp.max_abs = acc.max_abs;
       if (acc.max_rel > p->cmp.max_rel) p->cmp.max_rel = acc.max_rel;
       cases++;
@@ -518,6 +542,17 @@ static int do_verify(pl *p) {
              "expected output outside the tolerance around zero: an "
              "all-zeros kernel would pass; the spec needs sizes or "
              "distributions with larger outputs", cases);
+    return kf_harness__stage_end(&p->st, KF_OUTCOME_SPEC_ERROR, p->e.why);
+  }
+  if (active(p, act) && p->n_dists > 1 && !bench_varies) {
+    char szs[256];
+    size_str(p, &sp->bench_size, szs, sizeof szs);
+    snprintf(p->e.why, WHY, "the reference wrote the same outputs, byte for "
+             "byte, for all %d input distributions at the bench size %s: "
+             "they do not depend on the inputs, so a kernel that writes "
+             "them without reading anything would pass and be timed; the "
+             "spec needs a bench size whose outputs depend on the inputs",
+             p->n_dists, szs);
     return kf_harness__stage_end(&p->st, KF_OUTCOME_SPEC_ERROR, p->e.why);
   }
   snprintf(p->facts, sizeof p->facts, "%d cases (%d sizes x %d "

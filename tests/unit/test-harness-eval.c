@@ -347,6 +347,35 @@ static void test_low_ceiling_measured_again(void **state) {
   expect_result(r, KF_OUTCOME_OK, "time", NULL);
 }
 
+/* A problem whose reference ignores its inputs at the bench size (a
+ * problem from outside the repository: softmax over rows of one element
+ * is 1.0 everywhere) is no problem: a kernel that writes the constant
+ * without reading anything passed every check and was timed 12.6x
+ * faster (red team, 2026-11-30).  The reference's outputs must differ
+ * between the bench size's distributions; here they cannot, and the
+ * honest kernel too gets SPEC_ERROR naming the reference's outputs.  A
+ * reference whose output depends on its input only at the check sizes
+ * is refused the same way. */
+#define CONST_AT_BENCH                                                     \
+  "#include \"kf_candidate.h\"\n"                                          \
+  "int kf_launch(const kf_args *a) {\n"                                    \
+  "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n" \
+  "  int64_t n = a->outputs[0].numel;\n"                                  \
+  "  for (int64_t i = 0; i < n; i++)\n"                                   \
+  "    y[i] = n == 4096 ? 1.0f : 2.0f * x[i];\n"                          \
+  "  return 0;\n"                                                         \
+  "}\n"
+static void test_reference_ignores_inputs(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, CONST_AT_BENCH, CONST_AT_BENCH, NULL, NULL,
+                 "--copy-gbps=10000"};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "verify", "do not depend on the inputs");
+  /* the same problem, honest: its outputs vary, nothing refused */
+  eval_case ok = {SCALE_SPEC, SCALE_REF, SCALE_REF, NULL, NULL,
+                  "--copy-gbps=10000"};
+  expect(&ok, KF_OUTCOME_OK, "time", NULL);
+}
+
 /* SCALE_SPEC with a workspace of 4096 bytes. */
 static char *workspace_spec(void) {
   const char *at = strstr(SCALE_SPEC, "\"workspace_bytes\": 0");
@@ -498,6 +527,7 @@ int main(void) {
       cmocka_unit_test(test_reference_too_fast),
       cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_low_ceiling_measured_again),
+      cmocka_unit_test(test_reference_ignores_inputs),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),
