@@ -476,6 +476,60 @@ static int do_load(pl *p) {
   return stage_done(p, 0);
 }
 
+/* The reference once more on the inputs of the case just run (tag, n),
+ * its workspace filled with other bytes: it must agree with its first
+ * run within the tolerance it judges candidates by.  A reference that
+ * reads its workspace before writing it, or a clock, made every honest
+ * candidate wrong_answer, the problem never named (red team of problems
+ * from outside, 2026-11-30).  Returns SPEC_ERROR with why, the
+ * reference's failure, or 0. */
+static int ref_self_check(pl *p, const kf_harness_layout *L, int tag,
+                          uint64_t n, const char *ctx) {
+  const kf_backend *b = p->e.b;
+  kf_side *r = p->sides[0];
+  size_t out_bytes = 0;
+  for (int j = 0; j < L->n_out; j++) out_bytes += L->out_b[j];
+  unsigned char *first = malloc(out_bytes ? out_bytes : 1);
+  if (!first) {
+    snprintf(p->e.why, WHY, "%s: out of memory for the reference's "
+             "outputs (%zu bytes)", ctx, out_bytes);
+    return failed(p, r, KF_OUTCOME_INFRA_ERROR, NULL);
+  }
+  const unsigned char *a[KF_HARNESS_MAX_T], *again[KF_HARNESS_MAX_T];
+  size_t o = 0;
+  for (int j = 0; j < L->n_out; j++) {
+    memcpy(first + o, r->map + L->out_off[j], L->out_b[j]);
+    a[j] = first + o;
+    o += L->out_b[j];
+  }
+  kf_harness_region rg[KF_HARNESS_MAX_T];
+  int nr = kf_harness__output_regions(L, rg);
+  /* the fill's 0x40 flipped: the top exponent bit of every float lane,
+   * so of the two runs' fills one reads as a large number (|x| >= 2) and
+   * the other as a tiny one -- a sum over them cannot agree */
+  kf_call c = {.L = L, .size = &L->size, .cold = is_bench(p, &L->size),
+               .ws_poison = (uint8_t)(ws_fill(p, tag, n) ^ 0x40), .ctx = ctx};
+  uint64_t t;
+  int oc = b->call(&p->e, r, &c, &t);
+  if (!oc) oc = b->fetch(&p->e, r, rg, nr);
+  if (oc) {
+    free(first);
+    return failed(p, r, oc, ctx);
+  }
+  outputs_of(r, L, again);
+  kf_harness_cmp acc = {0};
+  char why[WHY];
+  oc = kf_harness__compare(p->e.spec, L, again, a, ctx, &acc, why, WHY);
+  free(first);
+  if (!oc) return 0;
+  snprintf(p->e.why, WHY, "the reference disagrees with itself: run twice "
+           "on the same inputs (its workspace filled with other bytes), "
+           "its second run is not within the spec's tolerance of its "
+           "first (%.1500s) -- it reads memory it did not write, or a "
+           "clock; no candidate can be judged against it", why);
+  return KF_OUTCOME_SPEC_ERROR;
+}
+
 /* The reference's outputs of the case just run, as one digest. */
 static uint64_t ref_digest(const pl *p, const kf_harness_layout *L) {
   const unsigned char *want[KF_HARNESS_MAX_T];
@@ -525,6 +579,11 @@ static int do_verify(pl *p) {
       oc = run_case(p, &L, p->dists[di], TAG_VERIFY,
                     (uint64_t)si << 8 | (uint64_t)di, ctx, &acc);
       if (oc) return stage_done(p, oc);
+      /* the reference judged against itself, at each size's first case */
+      if (di == 0 &&
+          (oc = ref_self_check(p, &L, TAG_VERIFY,
+                               (uint64_t)si << 8 | (uint64_t)di, ctx)))
+        return kf_harness__stage_end(&p->st, oc, p->e.why);
       if (at_bench && !bench_varies && p->n_dists > 1) {
         uint64_t d = ref_digest(p, &L);
         if (di == 0) bench_d = d;

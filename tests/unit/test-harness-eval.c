@@ -391,6 +391,30 @@ static char *workspace_spec(void) {
   return s;
 }
 
+/* A reference that reads its workspace before writing it (a careless
+ * problem from outside: it accumulated into the workspace unzeroed)
+ * judged every honest candidate wrong_answer, the problem never named
+ * (red team, 2026-11-30).  The reference is run twice on the same inputs,
+ * its workspace filled with other bytes, and must agree with itself
+ * within the tolerance: here it cannot, and the evaluation is the
+ * problem's SPEC_ERROR, whatever the candidate. */
+static void test_reference_disagrees_with_itself(void **state) {
+  (void)state;
+  char *spec = workspace_spec();
+  static const char careless[] =
+      "#include \"kf_candidate.h\"\n"
+      "int kf_launch(const kf_args *a) {\n"
+      "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
+      "  float *acc = a->workspace;\n"
+      "  for (int64_t i = 0; i < a->outputs[0].numel; i++)\n"
+      "    y[i] = 2.0f * x[i] + acc[0];\n"
+      "  return 0;\n"
+      "}\n";
+  eval_case c = {spec, careless, SCALE_REF, NULL, NULL, "--copy-gbps=10000"};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "verify", "disagrees with itself");
+  free(spec);
+}
+
 /* No call can count from what the harness hands it: the workspace fill
  * was 0x5A ^ n in the n-th check (and timed repetition), so a kernel
  * exact only while the fill decodes to a small index passed all 20
@@ -528,6 +552,7 @@ int main(void) {
       cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_low_ceiling_measured_again),
       cmocka_unit_test(test_reference_ignores_inputs),
+      cmocka_unit_test(test_reference_disagrees_with_itself),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),
