@@ -41,6 +41,8 @@
 #include "util.h"
 
 #define INSPECT_MS 300000
+/* the inspector's CPU time (RLIMIT_CPU): past it the kernel kills it */
+#define INSPECT_CPU_S 240
 #define OUT_MAX (1u << 20)
 
 static void usage(FILE *f) {
@@ -148,7 +150,8 @@ static int run_inspect(const imp_opts *o, const char *ref, char **json) {
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0) dup2(nul, 0);
     if (geteuid() == 0) unshare(CLONE_NEWNET | CLONE_NEWIPC);
-    struct rlimit cpu = {240, 240}, core = {0, 0}, fsz = {0, 0},
+    struct rlimit cpu = {INSPECT_CPU_S, INSPECT_CPU_S}, core = {0, 0},
+                  fsz = {0, 0},
                   nof = {64, 64}, as = {16ull << 30, 16ull << 30};
     if (setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &core) ||
         setrlimit(RLIMIT_FSIZE, &fsz) || setrlimit(RLIMIT_NOFILE, &nof) ||
@@ -214,6 +217,17 @@ static int run_inspect(const imp_opts *o, const char *ref, char **json) {
   if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
     fprintf(stderr, "kf import: the reference made a forbidden system call "
             "(files, network, processes: killed by the sandbox)\n");
+    free(buf);
+    goto out;
+  }
+  if (!n && WIFSIGNALED(st) &&
+      (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL)) {
+    /* a reference that loops forever ended here after minutes with only
+     * "printed nothing (signal 9)" (red team, 2026-11-30) */
+    fprintf(stderr, "kf import: running the reference was killed (signal "
+            "%d): it used up its %d s of CPU time (RLIMIT_CPU) or its "
+            "memory%s%s\n", WTERMSIG(st), INSPECT_CPU_S,
+            en ? "; its stderr:\n" : "", err);
     free(buf);
     goto out;
   }

@@ -597,10 +597,12 @@ static int do_verify(pl *p) {
   }
   kf_side *act[MAX_SIDES];
   if (active(p, act) && !evidence) {
-    snprintf(p->e.why, WHY, "none of the %d correctness cases has an "
-             "expected output outside the tolerance around zero: an "
-             "all-zeros kernel would pass; the spec needs sizes or "
-             "distributions with larger outputs", cases);
+    snprintf(p->e.why, WHY, "none of the %d correctness cases has a "
+             "finite expected output outside the tolerance around zero "
+             "(every one within it, or NaN or infinite): an all-zeros "
+             "kernel would pass, or nothing can be compared; the spec "
+             "needs sizes or distributions with larger, finite outputs",
+             cases);
     return kf_harness__stage_end(&p->st, KF_OUTCOME_SPEC_ERROR, p->e.why);
   }
   if (active(p, act) && p->n_dists > 1 && !bench_varies) {

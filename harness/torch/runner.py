@@ -1587,6 +1587,32 @@ def _describe(torch, x, where):
     return {"tensor": False, "value": x}
 
 
+def _snapshot(torch, xs):
+    """The bytes of each tensor input, to tell whether the reference
+    wrote into it."""
+    return [_bytes_of(torch, x).clone() if isinstance(x, torch.Tensor)
+            else None for x in xs]
+
+
+def _bytes_of(torch, x):
+    return x.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+def _check_inputs_kept(torch, xs, snaps, entry):
+    """The harness maps a reference's inputs read-only: one that writes
+    into an input (in place, or GPU MODE's output buffer passed in as an
+    input) crashes in every evaluation, so it is refused here, named
+    (red team of problems from outside, 2026-11-30)."""
+    for i, (x, s) in enumerate(zip(xs, snaps)):
+        if s is not None and not torch.equal(_bytes_of(torch, x), s):
+            raise _Refused(
+                "%s writes into input %d (in place): the harness hands a "
+                "reference its inputs read-only, so every evaluation would "
+                "fail; write the result into a new tensor (an output buffer "
+                "passed in as an input: allocate it in the reference "
+                "instead)" % (entry, i))
+
+
 def _report(fd, text):
     """The inspector's one line, then the process ends: nothing the
     reference registered (atexit, finalizers) runs after it."""
@@ -1652,8 +1678,10 @@ def inspect_ref(kind, path):
             torch.manual_seed(INIT_SEED)
             model = ns["Model"](*init)
             model.eval()
+            snaps = _snapshot(torch, inputs)
             with torch.no_grad():
                 res = model(*inputs)
+            _check_inputs_kept(torch, inputs, snaps, "Model.forward")
             out["init"] = init
             try:
                 names = [n for n in inspect.signature(
@@ -1673,8 +1701,10 @@ def inspect_ref(kind, path):
                 data]
             out["inputs"] = [_describe(torch, x, "input %d" % i)
                              for i, x in enumerate(inputs)]
+            snaps = _snapshot(torch, inputs)
             with torch.no_grad():
                 res = ns["ref_kernel"](data)
+            _check_inputs_kept(torch, inputs, snaps, "ref_kernel")
             out["case"] = case
         if isinstance(res, torch.Tensor):
             res = (res,)

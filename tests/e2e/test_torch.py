@@ -349,6 +349,25 @@ BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                            "return [torch.randn(batch_size, in_features), 'mean']")
 BAD_DTYPE = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                           "return [torch.randn(batch_size, in_features) > 0]")
+# writes into its input: the harness maps a reference's inputs read-only,
+# so every evaluation of such a problem crashed (red team, 2026-11-30)
+BAD_INPLACE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        x.relu_()
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+'''
 BAD_SHAPE = '''import torch
 import torch.nn as nn
 
@@ -435,7 +454,9 @@ def body(c):
           "exit %d, %r" % (rc, err))
     for tag, text, words in (("str", BAD_STRING, "input 1 is a str"),
                              ("bool", BAD_DTYPE, "dtype torch.bool"),
-                             ("shape", BAD_SHAPE, "depends on the input")):
+                             ("shape", BAD_SHAPE, "depends on the input"),
+                             ("inplace", BAD_INPLACE,
+                              "writes into input 0")):
         f = os.path.join(work, "bad_%s.py" % tag)
         write(f, text)
         rc, out, err = c.kf_run(["import", "kernelbench", f, "--out",
@@ -444,8 +465,8 @@ def body(c):
               "naming %r: %s" % (tag, rc, words, err))
         check(not os.path.exists(os.path.join(work, "bad_%s" % tag)),
               "a refused import left a directory behind")
-    c.log("kf import: written; str input, bool tensor and data-dependent "
-          "shape refused by name")
+    c.log("kf import: written; str input, bool tensor, data-dependent "
+          "shape and a write into an input refused by name")
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",
