@@ -130,11 +130,14 @@ static int run_inspect(const imp_opts *o, const char *ref, char **json) {
     fprintf(stderr, "kf import: pipe: %s\n", strerror(errno));
     goto out;
   }
-  char envj[300], envc[1200];
+  char envj[300], envc[1200], envd[64];
   snprintf(envj, sizeof envj, "KF_INSPECT_JAIL=%s", jail);
+  /* where the harness will put the tensors: only the CPU path hands a
+   * reference its inputs read-only */
+  snprintf(envd, sizeof envd, "KF_INSPECT_DEVICE=%s", o->device);
   snprintf(envc, sizeof envc, "KF_GPUMODE_CASE=%s", o->cscase ? o->cscase : "{}");
   char *envp[] = {"OMP_NUM_THREADS=1", "PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8",
-                  envj, envc, NULL};
+                  envj, envc, envd, NULL};
   char *argv[] = {py, "-I", "-B", script, "inspect", (char *)o->kind,
                   (char *)ref, NULL};
   pid_t pid = fork();

@@ -1599,18 +1599,22 @@ def _bytes_of(torch, x):
 
 
 def _check_inputs_kept(torch, xs, snaps, entry):
-    """The harness maps a reference's inputs read-only: one that writes
-    into an input (in place, or GPU MODE's output buffer passed in as an
-    input) crashes in every evaluation, so it is refused here, named
-    (red team of problems from outside, 2026-11-30)."""
+    """On the CPU the harness maps a reference's inputs read-only: one
+    that writes into an input (in place, or GPU MODE's output buffer
+    passed in as an input) crashes in every evaluation there, so it is
+    refused here, named (red team of problems from outside, 2026-11-30).
+    On a GPU every call gets writable device copies: allowed."""
+    if os.environ.get("KF_INSPECT_DEVICE", "cpu") != "cpu":
+        return
     for i, (x, s) in enumerate(zip(xs, snaps)):
         if s is not None and not torch.equal(_bytes_of(torch, x), s):
             raise _Refused(
-                "%s writes into input %d (in place): the harness hands a "
-                "reference its inputs read-only, so every evaluation would "
-                "fail; write the result into a new tensor (an output buffer "
-                "passed in as an input: allocate it in the reference "
-                "instead)" % (entry, i))
+                "%s writes into input %d (in place): on the CPU the "
+                "harness hands a reference its inputs read-only, so every "
+                "evaluation would fail; write the result into a new tensor "
+                "(an output buffer passed in as an input: allocate it in "
+                "the reference instead), or import with --device cuda"
+                % (entry, i))
 
 
 def _report(fd, text):

@@ -465,8 +465,18 @@ def body(c):
               "naming %r: %s" % (tag, rc, words, err))
         check(not os.path.exists(os.path.join(work, "bad_%s" % tag)),
               "a refused import left a directory behind")
+    # on a GPU every call gets writable device copies: a write into an
+    # input is allowed there
+    rc, out, err = c.kf_run(["import", "kernelbench",
+                             os.path.join(work, "bad_inplace.py"), "--device",
+                             "cuda", "--out", os.path.join(work, "inplace_gpu")],
+                            work, 600)
+    check(rc == 0 and os.path.isfile(os.path.join(work, "inplace_gpu",
+                                                  "spec.json")),
+          "import of the in-place model for cuda: exit %d: %s" % (rc, err))
     c.log("kf import: written; str input, bool tensor, data-dependent "
-          "shape and a write into an input refused by name")
+          "shape and a write into an input refused by name (the last "
+          "allowed for --device cuda)")
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",
