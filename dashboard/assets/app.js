@@ -51,7 +51,15 @@ function fmtDur(ms) {
 
 // ------------------------------------------------------------ campaigns --
 
+// The rows are rebuilt only when what they show changed: a rebuild between
+// a click's press and its release (a refresh lands every few seconds) puts
+// the two on different elements, and the browser then sends no click.
+let shownCampaigns = '';
+
 function renderCampaigns(list) {
+  const key = JSON.stringify([selected, list.campaigns]);
+  if (key === shownCampaigns) return list.campaigns;
+  shownCampaigns = key;
   const tb = document.querySelector('#campaigns tbody');
   clear(tb);
   for (const c of list.campaigns) {
@@ -325,14 +333,12 @@ async function refresh() {
   clearTimeout(timer);
   const line = document.getElementById('status-line');
   try {
-    const list = renderCampaigns(await api('campaigns'));
-    listed = list;
-    if (selected === null && list.length) {
+    const got = await api('campaigns');
+    if (selected === null && got.campaigns.length) {
       const m = /campaign=(\d+)/.exec(location.hash);
-      selected = m ? Number(m[1]) : list[0].id;
-      for (const tr of document.querySelectorAll('#campaigns tbody tr'))
-        tr.classList.toggle('selected', Number(tr.dataset.id) === selected);
+      selected = m ? Number(m[1]) : got.campaigns[0].id;
     }
+    listed = renderCampaigns(got);
     if (selected !== null) await loadDetail(selected);
     line.textContent = 'updated ' + new Date().toLocaleTimeString();
     document.body.dataset.loaded = 'yes';

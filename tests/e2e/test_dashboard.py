@@ -19,6 +19,8 @@ protocol from urllib (no packages beyond the standard library):
    campaign row with per-class progress, the best-so-far chart and the
    roofline plot with points, the evaluations with their reasons (the
    compile error's among them), the best source beside the reference.
+   A refresh keeps the rows of campaigns that did not change (a rebuild
+   under a click's press and release would swallow the click).
 3. The hostile names and reasons render as text: the exact strings are in
    the DOM's text, no injected <script>/<img> element exists anywhere in
    the page and none of the injected handlers ran.
@@ -292,6 +294,8 @@ return {
   best_source: t('#best-source'),
   ref_source: t('#ref-source'),
   detail_title: t('#detail-title'),
+  status_line: t('#status-line'),
+  hash: location.hash,
   login_form: q('#login-form').length,
   login_error: t('#login-error'),
   campaigns_table: q('#campaigns').length,
@@ -492,8 +496,20 @@ def body(c):
         check(len(ck) == 1 and ck[0]["httpOnly"] and
               ck[0]["sameSite"] == "Strict" and sub_token not in ck[0]["value"],
               "session cookie: %r" % ck)
+        # Rows whose campaign did not change are kept across a refresh
+        # (a rebuild between a click's press and release loses the click).
+        row_css = '#campaigns tbody tr[data-id="%d"]' % cid
+        wd.js("document.querySelector(arguments[0]).kfMark = 1;", row_css)
+        line = st["status_line"]
+        kfe2e.wait_until(lambda: state(wd)["status_line"] != line, 60,
+                         "the page's next refresh")
+        check(wd.js("const e = document.querySelector(arguments[0]);"
+                    "return e ? e.kfMark === 1 : null;", row_css),
+              "a refresh rebuilt the campaign rows though nothing changed")
         # The newest campaign (the hostile one) is shown first; pick ours.
-        wd.click('#campaigns tbody tr[data-id="%d"]' % cid)
+        wd.click(row_css)
+
+        seen = {}
 
         def detail():
             s = state(wd)
@@ -501,8 +517,18 @@ def body(c):
                   and s["best_points"] > 0 and s["roof_points"] > 0
                   and len(s["evals"]) == n and s["best_source"]
                   and s["ref_source"])
+            # What a timeout reports: the page as last seen.
+            seen.update(title=s["detail_title"], hash=s["hash"],
+                        status=s["status_line"], best=s["best_points"],
+                        roof=s["roof_points"], evals=len(s["evals"]),
+                        want_evals=n, best_src=bool(s["best_source"]),
+                        ref_src=bool(s["ref_source"]))
             return s if ok else None
-        st = kfe2e.wait_until(detail, 120, "the campaign's charts and tables")
+        try:
+            st = kfe2e.wait_until(detail, 120,
+                                  "the campaign's charts and tables")
+        except kfe2e.TestFailure as e:
+            raise kfe2e.TestFailure("%s; the page showed %r" % (e, seen))
         rows = {r["id"]: r for r in st["rows"]}
         check(rows[cid]["name"] == "softmax dashboard" and
               rows[cid]["classes"] >= 1, "campaign row: %r" % rows[cid])
