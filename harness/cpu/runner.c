@@ -231,6 +231,12 @@ static int install_filter(bool loading, pid_t self) {
   if (loading)
     for (size_t i = 0; i < sizeof load_allow / sizeof load_allow[0]; i++)
       kf_sandbox_ret_if(&p, load_allow[i], SECCOMP_RET_ALLOW);
+  /* glibc's qsort asks sysinfo for the machine's memory on arrays over
+   * 1 KiB and sorts without it when refused; a trap would make a
+   * reference that sorts unusable.  An error also keeps the machine's
+   * load and free memory, which move with the harness's own work, from
+   * the kernel. */
+  kf_sandbox_ret_if(&p, SYS_sysinfo, SECCOMP_RET_ERRNO | EPERM);
   /* a mapping may not grow: mremap of an input's mapping would reach the
    * memfd beyond it.  glibc's realloc falls back to malloc+copy. */
   kf_sandbox_ret_if(&p, SYS_mremap, SECCOMP_RET_ERRNO | (ENOMEM & 0xffff));

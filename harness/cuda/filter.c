@@ -51,6 +51,9 @@ void kf_harness__cuda_filter(kf_sandbox_bpf *p, bool loading, pid_t self) {
     /* a file probe from the driver fails quietly; the jail is empty */
     kf_sandbox_ret_if(p, SYS_openat, SECCOMP_RET_ERRNO | EPERM);
   }
+  /* glibc's qsort asks the machine's memory and does without (see the
+   * CPU runner's filter): an error, not a trap. */
+  kf_sandbox_ret_if(p, SYS_sysinfo, SECCOMP_RET_ERRNO | EPERM);
 #if defined(__x86_64__)
   /* In both: the run filter is stacked on the load filter and the kernel
    * takes the stricter answer, so a trap here would win over the run

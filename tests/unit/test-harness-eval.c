@@ -415,6 +415,38 @@ static void test_reference_disagrees_with_itself(void **state) {
   free(spec);
 }
 
+/* A reference from outside that sorts with glibc's qsort (a median, a
+ * top-k) made every evaluation a SPEC_ERROR naming a blocked sysinfo,
+ * which qsort calls for arrays over 1 KiB (red team, 2026-11-30).  The
+ * call fails instead and qsort sorts without it. */
+static void test_reference_may_qsort(void **state) {
+  (void)state;
+  static const char sorting[] =
+      "#include <stdlib.h>\n"
+      "#include \"kf_candidate.h\"\n"
+      "static int cmp(const void *p, const void *q) {\n"
+      "  float u = *(const float *)p, v = *(const float *)q;\n"
+      "  return (u > v) - (u < v);\n"
+      "}\n"
+      "int kf_launch(const kf_args *a) {\n"
+      "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
+      "  int64_t n = a->outputs[0].numel;\n"
+      "  float *s = malloc((size_t)n * sizeof *s);\n"
+      "  if (!s) return 1;\n"
+      "  for (int64_t i = 0; i < n; i++) s[i] = x[i];\n"
+      "  qsort(s, (size_t)n, sizeof *s, cmp);\n"
+      "  for (int64_t i = 1; i < n; i++) if (s[i - 1] > s[i]) abort();\n"
+      "  free(s);\n"
+      "  for (int64_t i = 0; i < n; i++) y[i] = 2.0f * x[i];\n"
+      "  return 0;\n"
+      "}\n";
+  eval_case c = {SCALE_SPEC, sorting,
+                 PRELUDE "  for (int64_t i = 0; i < n; i++) y[i] = 2.0f * x[i];\n"
+                         "  return 0;\n}\n",
+                 NULL, NULL, "--copy-gbps=10000"};
+  expect(&c, KF_OUTCOME_OK, "time", NULL);
+}
+
 /* No call can count from what the harness hands it: the workspace fill
  * was 0x5A ^ n in the n-th check (and timed repetition), so a kernel
  * exact only while the fill decodes to a small index passed all 20
@@ -553,6 +585,7 @@ int main(void) {
       cmocka_unit_test(test_low_ceiling_measured_again),
       cmocka_unit_test(test_reference_ignores_inputs),
       cmocka_unit_test(test_reference_disagrees_with_itself),
+      cmocka_unit_test(test_reference_may_qsort),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),
