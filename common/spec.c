@@ -783,10 +783,13 @@ static int check_at_size(ctx *c, const kf_size *z, const char *where) {
         int64_t v;
         if (kf_spec_eval(s, t->range, z, &v, why, sizeof why))
           return bad(c, field, "%s at %s (%s)", why, where, sz);
-        int64_t hi = t->dtype == KF_DT_I32 ? INT32_MAX : INT64_MAX;
-        if (v < 1 || v - 1 > hi)
+        /* values are drawn from [0, range): the largest range is one past
+         * the dtype's largest value (an i64's is its own maximum) */
+        int64_t most = t->dtype == KF_DT_I32 ? (int64_t)INT32_MAX + 1
+                                             : INT64_MAX;
+        if (v < 1 || v > most)
           return bad(c, field, "is %lld at %s (%s); must be 1..%lld",
-                     (long long)v, where, sz, (long long)hi);
+                     (long long)v, where, sz, (long long)most);
       }
     }
   }

@@ -95,6 +95,12 @@ typedef struct {
   uint8_t ws_poison;          /* byte the workspace is filled with: drawn
                                  per call from the seed, so it names no
                                  stage or position */
+  bool alt_poison;            /* integer outputs poisoned with the other
+                                 byte (kf_harness__out_poison): the
+                                 reference's self-check, where an element
+                                 that follows the poison was never
+                                 written and one that keeps its value
+                                 was, whatever the value */
   bool fresh;                 /* run in a process of the side that ran no
                                  call before, its inputs and canaries as
                                  the last prepare and gen left them: the

@@ -149,11 +149,25 @@ KF_HD uint16_t kf_gen_to_f16(float f) {
 KF_HD void kf_gen_store(void *dst, int dt, uint64_t i, uint64_t k, int dist,
                         int64_t range) {
   kf_real v;
-  if (dist == KF_GEN_INDEX)
-    v = range > 0 ? (kf_real)(int64_t)(kf_gen_bits(k, i, 0) % (uint64_t)range)
-                  : 0;
-  else
+  if (dist == KF_GEN_INDEX) {
+    int64_t n =
+        range > 0 ? (int64_t)(kf_gen_bits(k, i, 0) % (uint64_t)range) : 0;
+    /* An integer tensor gets the integer itself: through kf_real (53 bits
+     * on the host, 24 on the device) a draw over a range past 2^53 had its
+     * low bits cleared, and a kernel doing integer math in double passed an
+     * exact spec (red team, 2026-11-30). */
+    if (dt == KF_GEN_I32) {
+      ((int32_t *)dst)[i] = (int32_t)n;
+      return;
+    }
+    if (dt == KF_GEN_I64) {
+      ((int64_t *)dst)[i] = n;
+      return;
+    }
+    v = (kf_real)n;
+  } else {
     v = kf_gen_value(k, i, dist);
+  }
   switch (dt) {
   case KF_GEN_F32: ((float *)dst)[i] = (float)v; break;
   case KF_GEN_F64: ((double *)dst)[i] = (double)v; break;

@@ -165,6 +165,11 @@ unsigned char kf_harness__poison_byte(int dt) {
   return kf_harness__is_float(dt) ? 0xFF : 0xA5;
 }
 
+unsigned char kf_harness__out_poison(int dt, bool alt) {
+  unsigned char b = kf_harness__poison_byte(dt);
+  return alt && !kf_harness__is_float(dt) ? (unsigned char)(b ^ 0xFF) : b;
+}
+
 double kf_harness__load(const void *buf, int dt, int64_t i) {
   switch (dt) {
   case KF_DT_F32: {

@@ -332,6 +332,11 @@ bool kf_harness__is_float(int dt);
 /* The byte outputs of dtype dt are poisoned with: all-ones for floats (a
  * NaN no arithmetic produces), 0xA5 for integers. */
 unsigned char kf_harness__poison_byte(int dt);
+/* The poison of a call: kf_harness__poison_byte, or for integers 0x5A
+ * when alt.  An integer answer can be the poison pattern itself (x ^
+ * 0xA5A5A5A5 at x = 0); a float's poison no arithmetic produces, so
+ * floats keep theirs. */
+unsigned char kf_harness__out_poison(int dt, bool alt);
 /* Digest of len bytes (core/gen.h's terms), split over threads when large.
  * Equal bytes give equal digests on every backend. */
 uint64_t kf_harness__digest(const unsigned char *p, size_t len);
@@ -365,6 +370,13 @@ int kf_harness__compare(const kf_spec *s, const kf_harness_layout *L,
                         const unsigned char *const *got,
                         const unsigned char *const *want, const char *ctx,
                         kf_harness_cmp *acc, char *why, size_t whylen);
+
+/* The first element of integer output j that holds the plain poison in
+ * run a and the other one (kf_harness__out_poison's alt) in run b: one
+ * the side never wrote.  -1 when none, or when output j is a float. */
+int64_t kf_harness__unwritten_int(const kf_harness_layout *L, int j,
+                                  const unsigned char *a,
+                                  const unsigned char *b);
 
 /* check_fast.c: one block of n bf16 / f32 elements (got x, want y) in
  * float, vectorized: the largest absolute and relative error, whether any

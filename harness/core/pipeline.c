@@ -479,8 +479,11 @@ static int do_load(pl *p) {
 }
 
 /* The reference once more on the inputs of the case just run (tag, n),
- * its workspace filled with other bytes: it must agree with its first
- * run within the tolerance it judges candidates by.  A reference that
+ * its workspace filled with other bytes and its integer outputs poisoned
+ * with the other byte: it must agree with its first run within the
+ * tolerance it judges candidates by.  An integer element it never wrote
+ * follows the poison and is named unwritten here; one whose answer is the
+ * poison pattern keeps it and is an answer.  A reference that
  * reads its workspace before writing it, or a clock, made every honest
  * candidate wrong_answer, the problem never named (red team of problems
  * from outside, 2026-11-30).  Returns SPEC_ERROR with why, the
@@ -510,7 +513,8 @@ static int ref_self_check(pl *p, const kf_harness_layout *L, int tag,
    * so of the two runs' fills one reads as |x| >= 2 (or NaN) and the other
    * as |x| < 2, most often orders of magnitude apart */
   kf_call c = {.L = L, .size = &L->size, .cold = is_bench(p, &L->size),
-               .ws_poison = (uint8_t)(ws_fill(p, tag, n) ^ 0x40), .ctx = ctx};
+               .ws_poison = (uint8_t)(ws_fill(p, tag, n) ^ 0x40),
+               .alt_poison = true, .ctx = ctx};
   uint64_t t;
   int oc = b->call(&p->e, r, &c, &t);
   if (!oc) oc = b->fetch(&p->e, r, rg, nr);
@@ -519,6 +523,16 @@ static int ref_self_check(pl *p, const kf_harness_layout *L, int tag,
     return failed(p, r, oc, ctx);
   }
   outputs_of(r, L, again);
+  for (int j = 0; j < L->n_out; j++) {
+    int64_t u = kf_harness__unwritten_int(L, j, a[j], again[j]);
+    if (u >= 0) {
+      free(first);
+      snprintf(p->e.why, WHY, "%s: the reference left %s[%" PRId64 "] "
+               "unwritten (it followed the output's poison from one run to "
+               "the next)", ctx, p->e.spec->outputs[j].name, u);
+      return KF_OUTCOME_SPEC_ERROR;
+    }
+  }
   kf_harness_cmp acc = {0};
   char why[WHY];
   oc = kf_harness__compare(p->e.spec, L, again, a, ctx, &acc, why, WHY);

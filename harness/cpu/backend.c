@@ -323,8 +323,8 @@ static int cpu_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   cmd.ws_off = L->ws_off;
   cmd.ws_bytes = L->ws_b;
   for (int i = 0; i < L->n_out; i++)
-    memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
-           L->out_b[i]);
+    memset(s->map + L->out_off[i],
+           kf_harness__out_poison(L->out_dt[i], c->alt_poison), L->out_b[i]);
   if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
   int timeout = e->o->call_timeout_ms * (s->is_ref ? 3 : 1);
   /* armed before the flush: forking and loading would undo it */

@@ -1014,7 +1014,7 @@ static void run_cmd_of(kf_ev *e, const kf_call *call, kf_cuda_cmd *c) {
                                    .ndim = L->out_ndim[i],
                                    .numel = L->out_n[i]};
     memcpy(c->out[i].dims, L->out_dims[i], sizeof c->out[i].dims);
-    c->out_poison[i] = kf_harness__poison_byte(L->out_dt[i]);
+    c->out_poison[i] = kf_harness__out_poison(L->out_dt[i], call->alt_poison);
   }
   c->ws_off = L->ws_off;
   c->ws_bytes = L->ws_b;

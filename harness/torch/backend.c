@@ -1490,8 +1490,8 @@ static int call_timeout(const kf_ev *e, const kf_side *s) {
 static void poison_outputs(kf_side *s, const kf_call *c) {
   const kf_harness_layout *L = c->L;
   for (int i = 0; i < L->n_out; i++)
-    memset(s->map + L->out_off[i], kf_harness__poison_byte(L->out_dt[i]),
-           L->out_b[i]);
+    memset(s->map + L->out_off[i],
+           kf_harness__out_poison(L->out_dt[i], c->alt_poison), L->out_b[i]);
   if (L->ws_b) memset(s->map + L->ws_off, c->ws_poison, L->ws_b);
 }
 

@@ -447,6 +447,75 @@ static void test_reference_may_qsort(void **state) {
   expect(&c, KF_OUTCOME_OK, "time", NULL);
 }
 
+/* A one-input integer problem: y = f(x), x drawn by the index
+ * distribution from [0, range), compared exactly. */
+static char *int_spec(const char *dt, const char *range) {
+  static const char fmt[] =
+      "{\"name\": \"ints\", \"backend\": \"cpu\", \"params\": [\"N\"],"
+      " \"inputs\": [{\"name\": \"x\", \"dtype\": \"%s\", \"shape\": [\"N\"],"
+      "   \"dists\": [\"index\"], \"range\": \"%s\"}],"
+      " \"outputs\": [{\"name\": \"y\", \"dtype\": \"%s\", \"shape\": [\"N\"]}],"
+      " \"sizes\": {\"check\": [{\"N\": 1}, {\"N\": 33}, {\"N\": 1000}],"
+      "   \"bench\": {\"N\": 4096}},"
+      " \"tolerance\": {\"%s\": {\"rtol\": 0, \"atol\": 0}},"
+      " \"allow_nan\": false, \"deterministic\": true,"
+      " \"flops\": \"N\", \"bytes\": \"16*N\", \"workspace_bytes\": 0,"
+      " \"reference\": \"reference.c\", \"templates\": []}";
+  char *out = NULL;
+  assert_true(asprintf(&out, fmt, dt, range, dt, dt) > 0);
+  return out;
+}
+
+#define INT_KERNEL(T, EXPR)                                                   \
+  "#include \"kf_candidate.h\"\n"                                             \
+  "int kf_launch(const kf_args *a) {\n"                                       \
+  "  const " T " *x = a->inputs[0].data; " T " *y = a->outputs[0].data;\n"    \
+  "  for (int64_t i = 0; i < a->outputs[0].numel; i++) " EXPR ";\n"           \
+  "  return 0;\n"                                                             \
+  "}\n"
+
+/* An i64 drawn over [0, 2^60) went through a double, so no input had its
+ * low bits set, and a candidate doing the math in double passed an exact
+ * spec (red team, 2026-11-30).  Integers are drawn as integers. */
+static void test_int_draws_keep_low_bits(void **state) {
+  (void)state;
+  char *spec = int_spec("i64", "1152921504606846976");
+  eval_case c = {spec, INT_KERNEL("int64_t", "y[i] = x[i] + 1"),
+                 INT_KERNEL("int64_t", "y[i] = (int64_t)((double)x[i] + 1.0)")};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "elements differ");
+  free(spec);
+}
+
+/* An integer answer equal to the output poison (0xA5 bytes) is an answer:
+ * y = x ^ 0xA5A5A5A5 at x = 0 made the reference "leave y unwritten" and
+ * the problem a SPEC_ERROR (red team, 2026-11-30). */
+static void test_int_answer_is_the_poison(void **state) {
+  (void)state;
+  char *spec = int_spec("i32", "4");
+  eval_case c = {spec,
+                 INT_KERNEL("int32_t", "y[i] = x[i] ^ (int32_t)0xA5A5A5A5u"),
+                 INT_KERNEL("int32_t", "y[i] = ~(~x[i] ^ (int32_t)0xA5A5A5A5u)"),
+                 NULL, NULL, "--copy-gbps=10000"};
+  expect(&c, KF_OUTCOME_OK, "time", NULL);
+  free(spec);
+}
+
+/* ... and an integer element the reference never writes is still found,
+ * even when the candidate skips it too (the two then agree byte for
+ * byte): the reference's self-check poisons with the other byte, and the
+ * element follows.  A candidate that writes it disagrees with the poison
+ * pattern, which the comparison names as either side's fault. */
+static void test_int_reference_unwritten(void **state) {
+  (void)state;
+  char *spec = int_spec("i32", "1000");
+  const char *skips = INT_KERNEL("int32_t", "if (i > 0) y[i] = 3 * x[i]");
+  eval_case c = {spec, skips, skips};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "verify", "left y[0] unwritten");
+  eval_case d = {spec, skips, INT_KERNEL("int32_t", "y[i] = 3 * x[i]")};
+  expect(&d, KF_OUTCOME_SPEC_ERROR, "verify", "holds the poison pattern");
+  free(spec);
+}
+
 /* No call can count from what the harness hands it: the workspace fill
  * was 0x5A ^ n in the n-th check (and timed repetition), so a kernel
  * exact only while the fill decodes to a small index passed all 20
@@ -586,6 +655,9 @@ int main(void) {
       cmocka_unit_test(test_reference_ignores_inputs),
       cmocka_unit_test(test_reference_disagrees_with_itself),
       cmocka_unit_test(test_reference_may_qsort),
+      cmocka_unit_test(test_int_draws_keep_low_bits),
+      cmocka_unit_test(test_int_answer_is_the_poison),
+      cmocka_unit_test(test_int_reference_unwritten),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),
