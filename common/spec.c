@@ -20,11 +20,14 @@
 #include "spec.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h> /* isnan, isinf, isfinite: macros, no libm */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/evp.h>
 
@@ -309,6 +312,39 @@ static int get_file(ctx *c, const cJSON *obj, const char *path,
   return 0;
 }
 
+/* A file of a problem is a regular file inside its directory.  A FIFO
+ * named as the reference blocked the reader for ever, and a link to
+ * /etc/passwd was read, and its text shown in the compile error (and sent
+ * with the campaign), from a problem directory downloaded from elsewhere
+ * (red team, 2026-11-30).  0, or why not in why. */
+static int inside_file(const char *dir, const char *path, char *why,
+                       size_t whylen) {
+  char rdir[PATH_MAX], rpath[PATH_MAX];
+  if (!realpath(dir, rdir) || !realpath(path, rpath)) {
+    snprintf(why, whylen, "%.400s: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t n = strlen(rdir);
+  if (strncmp(rpath, rdir, n) != 0 || (rpath[n] != '/' && n > 1)) {
+    snprintf(why, whylen, "%.400s leads outside the problem directory (to %.400s): "
+             "a problem's files must be inside it", path, rpath);
+    return -1;
+  }
+  struct stat st;
+  if (stat(rpath, &st) != 0) {
+    snprintf(why, whylen, "%.400s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, whylen, "%.400s is not a regular file (%s)", path,
+             S_ISDIR(st.st_mode)    ? "a directory"
+             : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                    : "a device or socket");
+    return -1;
+  }
+  return 0;
+}
+
 static int read_source(ctx *c, const char *field, const char *file,
                        char **out) {
   *out = NULL;
@@ -316,6 +352,8 @@ static int read_source(ctx *c, const char *field, const char *file,
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", c->dir, file);
   char why[1200];
+  if (inside_file(c->dir, path, why, sizeof why))
+    return bad(c, field, "cannot read: %s", why);
   int rc = kf_read_file(path, SPEC_MAX_SOURCE, out, NULL, why, sizeof why);
   if (rc == KF_ENOMEM) return kf_seterr(rc, c->err, c->errlen, "%s", why);
   if (rc) return bad(c, field, "cannot read: %s", why);
@@ -1007,6 +1045,10 @@ int kf_spec_load_dir(const char *dir, kf_spec **out, char *err,
   snprintf(path, sizeof path, "%s/spec.json", dir);
   char *text;
   size_t len;
+  char why[1200];
+  struct stat lst; /* a missing spec.json is kf_read_file's error */
+  if (lstat(path, &lst) == 0 && inside_file(dir, path, why, sizeof why))
+    return kf_seterr(KF_EINVAL, err, errlen, "%s", why);
   int rc = kf_read_file(path, SPEC_MAX_SOURCE, &text, &len, err, errlen);
   if (rc) return rc;
   rc = parse_named(text, len, dir, path, out, err, errlen);

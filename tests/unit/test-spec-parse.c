@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "err.h"
 #include "spec.h"
@@ -548,6 +549,69 @@ static void test_missing_files(void **state) {
   kf_spec_free(NULL);
 }
 
+/* A problem's files are regular files inside its directory: a link out
+ * of it (to /etc/passwd, whose text the compile error then showed) and a
+ * FIFO (the reader blocked for ever) are refused by name; a link to a
+ * file inside it is followed (red team, 2026-11-30). */
+static void test_files_inside_dir(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kf-spec-parse-XXXXXX", out[] = "/tmp/kf-spec-out-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  int ofd = mkstemp(out);
+  assert_true(ofd >= 0);
+  assert_int_equal(write(ofd, "/* secret */\n", 13), 13);
+  close(ofd);
+  char path[256], sub[256], err[2048] = "";
+  snprintf(path, sizeof path, "%s/spec.json", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(base, f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/a.c", dir);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("/* a */\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/ref.c", dir);
+  kf_spec *s = NULL;
+
+  assert_int_equal(symlink(out, path), 0);
+  assert_int_equal(kf_spec_load_dir(dir, &s, err, sizeof err), KF_ESPEC);
+  if (!strstr(err, "reference: cannot read") ||
+      !strstr(err, "outside the problem directory") || strstr(err, "secret"))
+    fail_msg("a link out of the directory: %s", err);
+  unlink(path);
+
+  assert_int_equal(mkfifo(path, 0600), 0);
+  assert_int_equal(kf_spec_load_dir(dir, &s, err, sizeof err), KF_ESPEC);
+  if (!strstr(err, "not a regular file (a FIFO)"))
+    fail_msg("a FIFO: %s", err);
+  unlink(path);
+
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  assert_int_equal(mkdir(sub, 0700), 0);
+  snprintf(sub, sizeof sub, "%s/sub/real.c", dir);
+  f = fopen(sub, "w");
+  assert_non_null(f);
+  fputs("/* ref */\n", f);
+  fclose(f);
+  assert_int_equal(symlink("sub/real.c", path), 0);
+  if (kf_spec_load_dir(dir, &s, err, sizeof err)) fail_msg("%s", err);
+  assert_string_equal(s->reference_source, "/* ref */\n");
+  kf_spec_free(s);
+
+  unlink(path);
+  unlink(sub);
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  rmdir(sub);
+  snprintf(path, sizeof path, "%s/a.c", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/spec.json", dir);
+  unlink(path);
+  rmdir(dir);
+  unlink(out);
+}
+
 /* ---- helpers --------------------------------------------------------- */
 
 /* ---- torch problems (harness/torch, docs/torch.md) ------------------ */
@@ -905,6 +969,7 @@ int main(void) {
       cmocka_unit_test(test_base_is_valid),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_missing_files),
+      cmocka_unit_test(test_files_inside_dir),
       cmocka_unit_test(test_helpers),
       cmocka_unit_test(test_torch_shipped),
       cmocka_unit_test(test_torch_section),
