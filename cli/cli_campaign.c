@@ -255,6 +255,10 @@ static int do_submit(kf_rpc_client *cli, const char *cmd, camp_opts *o) {
   kf_spec *spec = NULL;
   int rc = kf_cli__load_problem(o->args[0], cmd, &spec);
   if (rc) return rc;
+  if ((rc = kf_cli__campaign_problem(spec, o->args[0], cmd))) {
+    kf_spec_free(spec);
+    return rc;
+  }
   int64_t id = 0;
   o->budget.device_class = o->device_class;
   rc = kf_cli__create_campaign(cli, cmd, spec, &o->budget, &id);

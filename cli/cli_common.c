@@ -210,6 +210,18 @@ int kf_cli__load_problem(const char *dir, const char *cmd, kf_spec **out) {
   return rc == KF_ENOMEM ? KF_EXIT_FAIL : KF_EXIT_USAGE;
 }
 
+int kf_cli__campaign_problem(const kf_spec *spec, const char *dir,
+                             const char *cmd) {
+  if (spec->n_templates > 0) return 0;
+  /* a spec may have none (a problem only checked or timed); the search
+   * breeds templates' knobs and proposals start from them */
+  fprintf(stderr, "%s: %s/spec.json: templates: none; a campaign searches "
+          "a problem's templates, so it needs at least one (to evaluate "
+          "one kernel: kf-harness eval-files --spec %s --source FILE)\n",
+          cmd, dir, dir);
+  return KF_EXIT_USAGE;
+}
+
 static Kernelfleet__DeviceKind backend_kind(const kf_spec *s) {
   const char *backend = s->backend;
   if (!strcmp(backend, "torch")) /* PyTorch runs on the spec's device */

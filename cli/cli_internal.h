@@ -247,6 +247,11 @@ void kf_cli__sb_printf(kf_cli__sbuf *b, const char *fmt, ...)
 int kf_cli__load_problem(const char *dir, const char *cmd,
                          struct kf_spec **out);
 
+/* 0 when a campaign can search spec (it has templates), else prints why
+ * and returns KF_EXIT_USAGE: before anything is started. */
+int kf_cli__campaign_problem(const struct kf_spec *spec, const char *dir,
+                             const char *cmd);
+
 /* Sends CreateCampaign for spec with budget b; *id is the new campaign.
  * Returns 0 or an exit code. */
 int kf_cli__create_campaign(kf_rpc_client *cli, const char *cmd,

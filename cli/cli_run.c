@@ -287,6 +287,8 @@ int kf_cli_run(int argc, char **argv) {
   kf_spec *spec = NULL;
   if (o.problem_dir) {
     rc = kf_cli__load_problem(o.problem_dir, "kf run", &spec);
+    if (!rc && (rc = kf_cli__campaign_problem(spec, o.problem_dir, "kf run")))
+      kf_spec_free(spec);
     if (rc) {
       kf_proposer_destroy(prop);
       return rc;

@@ -69,6 +69,22 @@ def body(c):
           "broken spec: kf run started PostgreSQL anyway")
     c.log("broken spec refused: %s" % err.strip())
 
+    # 1a. No templates (a spec may have none): refused before anything
+    # starts, naming the field, not by CreateCampaign after PostgreSQL,
+    # the coordinator and a worker were up (red team, 2026-11-30).
+    bare = os.path.join(c.dir, "bare")
+    shutil.copytree(prob, bare)
+    spec_bare = json.loads(json.dumps(spec))
+    spec_bare["templates"] = []
+    with open(os.path.join(bare, "spec.json"), "w") as f:
+        json.dump(spec_bare, f)
+    baredata = os.path.join(c.dir, "baredata")
+    rc, out, err = kf_run(c, [bare, "--data", baredata], work, 60)
+    check(rc == 2 and "templates: none" in err,
+          "no templates: exit %d, want 2 naming the field (%s)" % (rc, err))
+    check(not os.path.exists(os.path.join(baredata, "pg")),
+          "no templates: kf run started PostgreSQL anyway")
+
     # 1b. A data directory whose path PostgreSQL's socket settings cannot
     # take (a comma splits unix_socket_directories; seen on a GPU machine
     # with --data /tmp/d0,1): refused by name before initdb runs.
