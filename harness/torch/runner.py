@@ -448,6 +448,13 @@ def _put(torch, res, outs, names):
                                       tuple(r.shape) != tuple(o.shape)):
             raise _Shape("output '%s' has shape %s, expected %s" % (
                 names[i], list(r.shape), list(o.shape)))
+        # copy_ converts: argmax indices returned as floats + 0.9, or f32
+        # where the problem says f16, came back truncated or rounded to
+        # the right answer (red team, 2026-11-30)
+        if r.dtype != o.dtype:
+            raise _Shape("output '%s' is %s, expected %s" % (
+                names[i], str(r.dtype).replace("torch.", ""),
+                str(o.dtype).replace("torch.", "")))
         o.copy_(r.detach().reshape(o.shape).to("cpu"))
 
 
@@ -1588,10 +1595,20 @@ def _describe(torch, x, where):
 
 
 def _snapshot(torch, xs):
-    """The bytes of each tensor input, to tell whether the reference
-    wrote into it."""
-    return [_bytes_of(torch, x).clone() if isinstance(x, torch.Tensor)
-            else None for x in xs]
+    """The bytes and the version counter of each tensor input, to tell
+    whether the reference wrote into it.  The counter counts in-place
+    operations whatever they wrote: nn.ReLU(inplace=True) on inputs drawn
+    from torch.rand leaves every byte as it was, and passed the byte test
+    (red team, 2026-11-30), then crashed every evaluation."""
+    return [(_bytes_of(torch, x).clone(), _version_of(x))
+            if isinstance(x, torch.Tensor) else None for x in xs]
+
+
+def _version_of(x):
+    try:
+        return x._version
+    except (AttributeError, RuntimeError):  # an inference tensor has none
+        return None
 
 
 def _bytes_of(torch, x):
@@ -1607,7 +1624,8 @@ def _check_inputs_kept(torch, xs, snaps, entry):
     if os.environ.get("KF_INSPECT_DEVICE", "cpu") != "cpu":
         return
     for i, (x, s) in enumerate(zip(xs, snaps)):
-        if s is not None and not torch.equal(_bytes_of(torch, x), s):
+        if s is not None and (not torch.equal(_bytes_of(torch, x), s[0]) or
+                              _version_of(x) != s[1]):
             raise _Refused(
                 "%s writes into input %d (in place): on the CPU the "
                 "harness hands a reference its inputs read-only, so every "

@@ -124,6 +124,15 @@ CTYPES = READS_FILE.replace(
     '''        import ctypes
         ctypes.CDLL(None).open(b"/etc/hostname", 0)''')
 
+# The right values in another dtype: copied into the output they were
+# converted, and passed (red team, 2026-11-30: argmax indices as floats
+# + 0.9 came back as the right integers).
+WRONG_DTYPE = READS_FILE.replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+        return torch.relu(self.linear(x))''',
+    '''        return torch.relu(self.linear(x)).double()''')
+
 WRITES_INPUT = READS_FILE.replace(
     '''        with open("/etc/hostname") as f:
             f.read()''',
@@ -368,6 +377,12 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
+# In place, and every byte as it was (inputs in [0, 1): a ReLU changes
+# none): the byte test passed it, and every evaluation crashed.
+BAD_INPLACE_SAME = BAD_INPLACE.replace(
+    "        x.relu_()\n        return x * 2",
+    "        return nn.ReLU(inplace=True)(x) * 2").replace(
+    "torch.randn(64)", "torch.rand(64)")
 BAD_SHAPE = '''import torch
 import torch.nn as nn
 
@@ -456,6 +471,8 @@ def body(c):
                              ("bool", BAD_DTYPE, "dtype torch.bool"),
                              ("shape", BAD_SHAPE, "depends on the input"),
                              ("inplace", BAD_INPLACE,
+                              "writes into input 0"),
+                             ("inplace_same", BAD_INPLACE_SAME,
                               "writes into input 0")):
         f = os.path.join(work, "bad_%s.py" % tag)
         write(f, text)
@@ -545,6 +562,10 @@ def body(c):
     r = evaluate(c, prob, REPLAY, "replay")
     check(r["outcome"] == "wrong_answer", "replayed outputs: %s (%s)" % (
         r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, WRONG_DTYPE, "dtype")
+    check(r["outcome"] == "wrong_answer" and "is float64, expected float32"
+          in r.get("reason", ""), "an output of another dtype: %s (%s)" % (
+              r["outcome"], r.get("reason")))
     for tag, src, word in (("file", READS_FILE, "/etc/hostname"),
                            ("socket", SOCKET, "socket"),
                            ("ctypes", CTYPES, "ctypes")):
