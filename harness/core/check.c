@@ -258,6 +258,7 @@ int kf_harness__compare(const kf_spec *s, const kf_harness_layout *L,
     if (t.max_abs > acc->max_abs) acc->max_abs = t.max_abs;
     if (t.max_rel > acc->max_rel) acc->max_rel = t.max_rel;
     acc->evidence |= t.evidence;
+    if (t.evidence) acc->evidence_outs |= 1u << j;
     if (t.bad_n) {
       const kf_tol *tol = &s->tol[job.dt];
       char gs[32], ws[32];

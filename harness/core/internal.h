@@ -356,6 +356,7 @@ uint64_t kf_harness__rng_next(kf_harness_rng *r);
 /* What a comparison saw, accumulated over the cases of a stage. */
 typedef struct {
   double max_abs, max_rel; /* largest errors within tolerance */
+  unsigned evidence_outs;  /* bit j: output j was evidence somewhere */
   bool evidence;           /* some expected output is outside the
                               tolerance around zero */
 } kf_harness_cmp;

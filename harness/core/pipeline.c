@@ -569,6 +569,7 @@ static int do_verify(pl *p) {
   kf_harness__collect_dists(sp, p->dists, &p->n_dists);
   memset(&p->cmp, 0, sizeof p->cmp);
   int cases = 0, evidence = 0;
+  unsigned evidence_outs = 0;
   /* check sizes, then the bench size unless it is one of them; a showdown
    * re-verifies at the bench size only (its entries passed the rest) */
   bool bench_checked = false;
@@ -617,6 +618,7 @@ static int do_verify(pl *p) {
       if (acc.max_rel > p->cmp.max_rel) p->cmp.max_rel = acc.max_rel;
       cases++;
       evidence += acc.evidence;
+      evidence_outs |= acc.evidence_outs;
     }
   }
   kf_side *act[MAX_SIDES];
@@ -627,6 +629,18 @@ static int do_verify(pl *p) {
              "kernel would pass, or nothing can be compared; the spec "
              "needs sizes or distributions with larger, finite outputs",
              cases);
+    return kf_harness__stage_end(&p->st, KF_OUTCOME_SPEC_ERROR, p->e.why);
+  }
+  /* per output too: a second output always within the tolerance of zero
+   * (a mean of normal draws beside the tensor it summarises) let a kernel
+   * writing zeros there pass (red team, 2026-11-30) */
+  for (int j = 0; active(p, act) && j < sp->n_outputs; j++) {
+    if (evidence_outs >> j & 1) continue;
+    snprintf(p->e.why, WHY, "output '%s' is within the tolerance around "
+             "zero (or NaN or infinite) in every one of the %d correctness "
+             "cases: a kernel writing zeros there would pass, so it is never "
+             "checked; the spec needs sizes or distributions where it is "
+             "larger, or a tighter atol for it", sp->outputs[j].name, cases);
     return kf_harness__stage_end(&p->st, KF_OUTCOME_SPEC_ERROR, p->e.why);
   }
   if (active(p, act) && p->n_dists > 1 && !bench_varies) {

@@ -516,6 +516,49 @@ static void test_int_reference_unwritten(void **state) {
   free(spec);
 }
 
+/* Evidence is per output: y = 2x beside z = 1e-12 x (always within the
+ * atol of zero), and a candidate writing zeros into z passed every case,
+ * the cases being evidence through y (red team, 2026-11-30: the mean
+ * beside the tensor it summarises).  The problem cannot check z. */
+static void test_evidence_per_output(void **state) {
+  (void)state;
+  static const char spec[] =
+      "{\"name\": \"two\", \"backend\": \"cpu\", \"params\": [\"N\"],"
+      " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"],"
+      "   \"dists\": [\"normal\", \"uniform\"]}],"
+      " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]},"
+      "   {\"name\": \"z\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+      " \"sizes\": {\"check\": [{\"N\": 7}, {\"N\": 1000}],"
+      "   \"bench\": {\"N\": 4096}},"
+      " \"tolerance\": {\"f32\": {\"rtol\": 1e-6, \"atol\": 1e-7}},"
+      " \"allow_nan\": false, \"deterministic\": true,"
+      " \"flops\": \"N\", \"bytes\": \"12*N\", \"workspace_bytes\": 0,"
+      " \"reference\": \"reference.c\", \"templates\": []}";
+  static const char ref[] =
+      "#include \"kf_candidate.h\"\n"
+      "int kf_launch(const kf_args *a) {\n"
+      "  const float *x = a->inputs[0].data;\n"
+      "  float *y = a->outputs[0].data, *z = a->outputs[1].data;\n"
+      "  for (int64_t i = 0; i < a->outputs[0].numel; i++) {\n"
+      "    y[i] = 2.0f * x[i]; z[i] = 1e-12f * x[i];\n"
+      "  }\n"
+      "  return 0;\n"
+      "}\n";
+  static const char zeros[] =
+      "#include \"kf_candidate.h\"\n"
+      "int kf_launch(const kf_args *a) {\n"
+      "  const float *x = a->inputs[0].data;\n"
+      "  float *y = a->outputs[0].data, *z = a->outputs[1].data;\n"
+      "  for (int64_t i = 0; i < a->outputs[0].numel; i++) {\n"
+      "    y[i] = 2.0f * x[i]; z[i] = 0.0f;\n"
+      "  }\n"
+      "  return 0;\n"
+      "}\n";
+  eval_case c = {spec, ref, zeros};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "verify", "output 'z' is within the "
+         "tolerance around zero");
+}
+
 /* No call can count from what the harness hands it: the workspace fill
  * was 0x5A ^ n in the n-th check (and timed repetition), so a kernel
  * exact only while the fill decodes to a small index passed all 20
@@ -658,6 +701,7 @@ int main(void) {
       cmocka_unit_test(test_int_draws_keep_low_bits),
       cmocka_unit_test(test_int_answer_is_the_poison),
       cmocka_unit_test(test_int_reference_unwritten),
+      cmocka_unit_test(test_evidence_per_output),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),
