@@ -260,6 +260,9 @@ typedef struct {
   size_t ws_b;
   size_t guard;  /* canary bytes before and after each buffer */
   size_t total;  /* bytes of the whole layout */
+  uint8_t canary_salt; /* xor'ed into every canary byte: 0, or another
+                          value for the reference's self-check, so that a
+                          call reading past a buffer reads other bytes */
 } kf_harness_layout;
 
 /* A byte range of an image. */
@@ -267,11 +270,12 @@ typedef struct {
   uint64_t off, len;
 } kf_harness_region;
 
-/* The position-dependent canary over map[from, to). */
-void kf_harness__canary(unsigned char *map, size_t from, size_t to);
-/* First byte in [from, to) that is not canary, or `to`. */
+/* The position-dependent canary, xor salt, over map[from, to). */
+void kf_harness__canary(unsigned char *map, size_t from, size_t to,
+                        uint8_t salt);
+/* First byte in [from, to) that is not that canary, or `to`. */
 size_t kf_harness__canary_bad(const unsigned char *map, size_t from,
-                              size_t to);
+                              size_t to, uint8_t salt);
 
 /* Lays out s's tensors at size, one input set, one output slot and the
  * workspace, each with `guard` bytes of canary before and after (and up to

@@ -24,14 +24,15 @@
 
 #define PAGE 4096u
 
-void kf_harness__canary(unsigned char *map, size_t from, size_t to) {
-  for (size_t o = from; o < to; o++) map[o] = kf_gen_canary(o);
+void kf_harness__canary(unsigned char *map, size_t from, size_t to,
+                        uint8_t salt) {
+  for (size_t o = from; o < to; o++) map[o] = kf_gen_canary(o) ^ salt;
 }
 
 size_t kf_harness__canary_bad(const unsigned char *map, size_t from,
-                              size_t to) {
+                              size_t to, uint8_t salt) {
   for (size_t o = from; o < to; o++)
-    if (map[o] != kf_gen_canary(o)) return o;
+    if (map[o] != (unsigned char)(kf_gen_canary(o) ^ salt)) return o;
   return to;
 }
 

@@ -479,9 +479,13 @@ static int do_load(pl *p) {
 }
 
 /* The reference once more on the inputs of the case just run (tag, n),
- * its workspace filled with other bytes and its integer outputs poisoned
- * with the other byte: it must agree with its first run within the
- * tolerance it judges candidates by.  An integer element it never wrote
+ * its workspace filled with other bytes, its integer outputs poisoned
+ * with the other byte and the canary around its buffers salted: it must
+ * agree with its first run within the tolerance it judges candidates by.
+ * A reference reading past an input (a spec's index range one too large)
+ * read canary bytes, the same in every call, and a careful candidate was
+ * judged wrong against them (red team, 2026-11-30): now those bytes
+ * differ between its two runs.  An integer element it never wrote
  * follows the poison and is named unwritten here; one whose answer is the
  * poison pattern keeps it and is an answer.  A reference that
  * reads its workspace before writing it, or a clock, made every honest
@@ -509,18 +513,35 @@ static int ref_self_check(pl *p, const kf_harness_layout *L, int tag,
   }
   kf_harness_region rg[KF_HARNESS_MAX_T];
   int nr = kf_harness__output_regions(L, rg);
+  /* 0xFF: every bit of every canary byte flipped (the second run's
+   * canary is checked for writes as the first's is, then put back) */
+  kf_harness_layout salted = *L;
+  salted.canary_salt = 0xFF;
   /* the fill's 0x40 flipped: the top exponent bit of every float lane,
    * so of the two runs' fills one reads as |x| >= 2 (or NaN) and the other
    * as |x| < 2, most often orders of magnitude apart */
-  kf_call c = {.L = L, .size = &L->size, .cold = is_bench(p, &L->size),
+  kf_call c = {.L = &salted, .size = &L->size,
+               .cold = is_bench(p, &L->size),
                .ws_poison = (uint8_t)(ws_fill(p, tag, n) ^ 0x40),
                .alt_poison = true, .ctx = ctx};
   uint64_t t;
-  int oc = b->call(&p->e, r, &c, &t);
+  kf_probe pr;
+  int oc = b->prepare(&p->e, r, &salted);
+  if (!oc) oc = b->call(&p->e, r, &c, &t);
   if (!oc) oc = b->fetch(&p->e, r, rg, nr);
-  if (oc) {
+  if (!oc) oc = b->probe(&p->e, r, &salted, &pr);
+  /* the canary as every other call of this layout expects it (the side
+   * keeps a pointer to the layout it was prepared with: L's, not this
+   * frame's) */
+  int back = b->prepare(&p->e, r, L);
+  if (oc || back) {
     free(first);
-    return failed(p, r, oc, ctx);
+    return failed(p, r, oc ? oc : back, ctx);
+  }
+  if (pr.bad != UINT64_MAX) {
+    free(first);
+    kf_harness__guard_reason(p->e.spec, L, pr.bad, ctx, p->e.why, WHY);
+    return failed(p, r, KF_OUTCOME_OUT_OF_BOUNDS, NULL);
   }
   outputs_of(r, L, again);
   for (int j = 0; j < L->n_out; j++) {

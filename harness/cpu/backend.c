@@ -217,7 +217,7 @@ static int cpu_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
   kf_harness_region r[2 * KF_HARNESS_MAX_T + 2];
   int n = kf_harness__gap_regions(L, r);
   for (int i = 0; i < n; i++)
-    kf_harness__canary(s->map, r[i].off, r[i].off + r[i].len);
+    kf_harness__canary(s->map, r[i].off, r[i].off + r[i].len, L->canary_salt);
   return 0;
 }
 
@@ -354,7 +354,8 @@ static int cpu_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
   int n = kf_harness__guard_regions(L, g);
   out->bad = UINT64_MAX;
   for (int i = 0; i < n && out->bad == UINT64_MAX; i++) {
-    size_t b = kf_harness__canary_bad(s->map, g[i].off, g[i].off + g[i].len);
+    size_t b = kf_harness__canary_bad(s->map, g[i].off, g[i].off + g[i].len,
+                                      L->canary_salt);
     if (b != g[i].off + g[i].len) out->bad = b;
   }
   for (int i = 0; i < L->n_in; i++)

@@ -544,13 +544,14 @@ static int step_timeout(const crunner *r) {
 }
 
 /* Regions in batches of KF_CUDA_MAX_REGIONS. */
-static int regions_cmd(kf_ev *e, kf_side *s, int op,
+static int regions_cmd(kf_ev *e, kf_side *s, int op, uint8_t salt,
                        const kf_harness_region *reg, int n) {
   crunner *r = CR(s);
   for (int i = 0; i < n; i += KF_CUDA_MAX_REGIONS) {
     kf_cuda_cmd c;
     memset(&c, 0, sizeof c);
     c.op = (uint32_t)op;
+    c.canary_salt = salt;
     c.n_regions = n - i < KF_CUDA_MAX_REGIONS ? n - i : KF_CUDA_MAX_REGIONS;
     for (int k = 0; k < c.n_regions; k++)
       c.regions[k] = (kf_cuda_region){reg[i + k].off, reg[i + k].len};
@@ -957,7 +958,7 @@ static int cuda_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
   kf_harness_region r[2 * (2 * KF_HARNESS_MAX_T + 1) + 2];
   int n = outside_regions(s, L, false, r);
   CR(s)->last_L = L;
-  return regions_cmd(e, s, KF_CUDA_OP_CANARY, r, n);
+  return regions_cmd(e, s, KF_CUDA_OP_CANARY, L->canary_salt, r, n);
 }
 
 static int cuda_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
@@ -1169,6 +1170,7 @@ static int cuda_collect(kf_ev *e, kf_side **sides, int n,
       g[ng++] = (kf_harness_region){L->total, sides[i]->map_len - L->total};
     memset(&cmd[i], 0, sizeof cmd[i]);
     cmd[i].op = KF_CUDA_OP_PROBE;
+    cmd[i].canary_salt = L->canary_salt;
     cmd[i].n_regions = ng;
     for (int k = 0; k < ng; k++)
       cmd[i].regions[k] = (kf_cuda_region){g[k].off, g[k].len};
@@ -1190,7 +1192,7 @@ static int cuda_collect(kf_ev *e, kf_side **sides, int n,
 
 static int cuda_fetch(kf_ev *e, kf_side *s, const kf_harness_region *r,
                       int n) {
-  return regions_cmd(e, s, KF_CUDA_OP_DOWNLOAD, r, n);
+  return regions_cmd(e, s, KF_CUDA_OP_DOWNLOAD, 0, r, n);
 }
 
 static int cuda_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
@@ -1206,6 +1208,7 @@ static int cuda_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
   kf_cuda_cmd c;
   memset(&c, 0, sizeof c);
   c.op = KF_CUDA_OP_PROBE;
+  c.canary_salt = L->canary_salt;
   c.n_regions = n;
   for (int i = 0; i < n; i++) c.regions[i] = (kf_cuda_region){g[i].off, g[i].len};
   c.n_inputs = L->n_in;

@@ -34,17 +34,19 @@ __global__ void k_gen(unsigned char *dst, int dt, uint64_t n, int dist,
     kf_gen_store(dst, dt, i, key, dist, range);
 }
 
-__global__ void k_canary(unsigned char *base, uint64_t off, uint64_t len) {
+__global__ void k_canary(unsigned char *base, uint64_t off, uint64_t len,
+                         unsigned char salt) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < len;
        i += (uint64_t)gridDim.x * blockDim.x)
-    base[off + i] = kf_gen_canary(off + i);
+    base[off + i] = kf_gen_canary(off + i) ^ salt;
 }
 
 __global__ void k_canary_check(const unsigned char *base, uint64_t off,
-                               uint64_t len, unsigned long long *first) {
+                               uint64_t len, unsigned char salt,
+                               unsigned long long *first) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < len;
        i += (uint64_t)gridDim.x * blockDim.x)
-    if (base[off + i] != kf_gen_canary(off + i))
+    if (base[off + i] != (unsigned char)(kf_gen_canary(off + i) ^ salt))
       atomicMin(first, (unsigned long long)(off + i));
 }
 
@@ -213,16 +215,17 @@ extern "C" int kf_cuda_gen(unsigned char *dst, int dt, uint64_t n, int dist,
 }
 
 extern "C" int kf_cuda_canary(unsigned char *base, uint64_t off,
-                              uint64_t len) {
+                              uint64_t len, unsigned char salt) {
   if (!len) return 0;
-  k_canary<<<blocks_for(len), kThreads>>>(base, off, len);
+  k_canary<<<blocks_for(len), kThreads>>>(base, off, len, salt);
   return (int)cudaGetLastError();
 }
 
 extern "C" int kf_cuda_canary_check(const unsigned char *base, uint64_t off,
-                                    uint64_t len, unsigned long long *first) {
+                                    uint64_t len, unsigned char salt,
+                                    unsigned long long *first) {
   if (!len) return 0;
-  k_canary_check<<<blocks_for(len), kThreads>>>(base, off, len, first);
+  k_canary_check<<<blocks_for(len), kThreads>>>(base, off, len, salt, first);
   return (int)cudaGetLastError();
 }
 

@@ -19,12 +19,14 @@ extern "C" {
  * (core/gen.h). */
 int kf_cuda_gen(unsigned char *dst, int dt, uint64_t n, int dist,
                 int64_t range, uint64_t key);
-/* base[off, off+len) := the position-dependent canary. */
-int kf_cuda_canary(unsigned char *base, uint64_t off, uint64_t len);
-/* *first := min(*first, first offset in [off, off+len) that is not the
+/* base[off, off+len) := the position-dependent canary, xor salt. */
+int kf_cuda_canary(unsigned char *base, uint64_t off, uint64_t len,
+                   unsigned char salt);
+/* *first := min(*first, first offset in [off, off+len) that is not that
  * canary). */
 int kf_cuda_canary_check(const unsigned char *base, uint64_t off,
-                         uint64_t len, unsigned long long *first);
+                         uint64_t len, unsigned char salt,
+                         unsigned long long *first);
 /* *sum += the digest of p[0, len) (core/gen.h's terms). */
 int kf_cuda_digest(const unsigned char *p, uint64_t len,
                    unsigned long long *sum);

@@ -101,7 +101,8 @@ typedef struct {
   kf_harness_tdesc out[KF_HARNESS_MAX_T];
   uint8_t out_poison[KF_HARNESS_MAX_T]; /* byte each output is set to */
   uint8_t ws_poison;                    /* byte the workspace is set to */
-  uint8_t pad[3];
+  uint8_t canary_salt;                  /* CANARY PROBE: xor'ed into it */
+  uint8_t pad[2];
   int32_t n_gen;                        /* GEN */
   int64_t params[KF_HARNESS_MAX_P];
   uint64_t ws_off, ws_bytes;

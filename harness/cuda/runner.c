@@ -449,7 +449,8 @@ static void do_canary(const rstate *s, const kf_cuda_cmd *c) {
   for (int i = 0; i < c->n_regions; i++) {
     const kf_cuda_region *r = &c->regions[i];
     if (!region_ok(s, r->off, r->len)) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-    int e = kf_cuda_canary((unsigned char *)s->dev, r->off, r->len);
+    int e = kf_cuda_canary((unsigned char *)s->dev, r->off, r->len,
+                           c->canary_salt);
     if (e) cuda_fail(c->seq, (cudaError_t)e, "filling the canary");
   }
   cudaError_t e = cudaDeviceSynchronize();
@@ -534,7 +535,7 @@ static void probe_step(const rstate *s, const kf_cuda_cmd *c,
     const kf_cuda_region *r = &c->regions[i];
     if (!region_ok(s, r->off, r->len)) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
     int ke = kf_cuda_canary_check((const unsigned char *)s->dev, r->off,
-                                  r->len, &s->scratch[0]);
+                                  r->len, c->canary_salt, &s->scratch[0]);
     if (ke) cuda_fail(c->seq, (cudaError_t)ke, "checking guards");
   }
   for (int i = 0; i < c->n_inputs; i++) {
@@ -615,7 +616,7 @@ static void calibrate_gate(rstate *s, uint32_t seq) {
     gate_hold(s, seq);
     cudaError_t e = cudaEventRecord(s->ev0, 0);
     if (e == cudaSuccess)
-      e = (cudaError_t)kf_cuda_canary((unsigned char *)s->flush, 0, 4096);
+      e = (cudaError_t)kf_cuda_canary((unsigned char *)s->flush, 0, 4096, 0);
     if (e == cudaSuccess) e = cudaEventRecord(s->ev1, 0);
     uint64_t to = gate_open(s);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
@@ -823,7 +824,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
     kf_cupti_mark(true);
     void *mp = NULL;
     if ((e = cudaMemsetAsync(s->flush, 0x5b, 256, s->stream)) != cudaSuccess ||
-        (e = (cudaError_t)kf_cuda_canary(s->flush, 256, 256)) !=
+        (e = (cudaError_t)kf_cuda_canary(s->flush, 256, 256, 0)) !=
             cudaSuccess ||
         (e = cudaMemcpyAsync((unsigned char *)s->flush + 512, s->flush, 256,
                              cudaMemcpyDeviceToDevice, s->stream)) !=
@@ -1134,9 +1135,9 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   {
     unsigned long long v = 0;
     if (kf_cuda_digest((const unsigned char *)s.dev, 8, &s.scratch[0]) ||
-        kf_cuda_canary((unsigned char *)s.dev, 0, 8) ||
+        kf_cuda_canary((unsigned char *)s.dev, 0, 8, 0) ||
         kf_cuda_gen((unsigned char *)s.dev, 0, 1, 0, 0, 1) ||
-        kf_cuda_canary_check((const unsigned char *)s.dev, 0, 8, &s.scratch[0]) ||
+        kf_cuda_canary_check((const unsigned char *)s.dev, 0, 8, 0, &s.scratch[0]) ||
         cudaMemcpy(&v, s.scratch, sizeof v, cudaMemcpyDeviceToHost) !=
             cudaSuccess)
       cuda_fail(0, cudaGetLastError(), "loading the harness's kernels");

@@ -246,11 +246,10 @@ static void test_hardtanh_identity(void **state) {
 /* SCALE_SPEC whose bytes formula claims a thousand times what a call
  * moves: a fast time of it is a rate no memory reaches, the same verdict
  * as a forged short time of an honest spec. */
-static char *overclaimed_spec(void) {
+static char *overclaimed_spec_by(const char *mid) {
   const char *at = strstr(SCALE_SPEC, "\"bytes\": \"8*N\"");
   assert_non_null(at);
   size_t head = (size_t)(at - SCALE_SPEC);
-  const char *mid = "\"bytes\": \"8000*N\"";
   const char *tail = at + strlen("\"bytes\": \"8*N\"");
   char *s = malloc(sizeof SCALE_SPEC + 16);
   assert_non_null(s);
@@ -258,6 +257,10 @@ static char *overclaimed_spec(void) {
   memcpy(s + head, mid, strlen(mid));
   memcpy(s + head + strlen(mid), tail, strlen(tail) + 1);
   return s;
+}
+
+static char *overclaimed_spec(void) {
+  return overclaimed_spec_by("\"bytes\": \"8000*N\"");
 }
 
 /* SCALE_REF made ~100 times slower a call: it computes y 100000 times
@@ -297,7 +300,10 @@ static void test_too_fast(void **state) {
  * candidate too_fast that way: red team, 2026-11-30). */
 static void test_reference_too_fast(void **state) {
   (void)state;
-  char *spec = overclaimed_spec();
+  /* 10^6 x the bytes: a reference call slowed 100-fold by a loaded
+   * machine (2.5 ms for 4096 elements, seen beside a ctest -j2) still
+   * claims far past any ceiling; 1000 x was not (13 GB/s against 12) */
+  char *spec = overclaimed_spec_by("\"bytes\": \"8000000*N\"");
   eval_case c = {spec, SCALE_REF, SCALE_REF, NULL, NULL, "--copy-gbps=10"};
   expect(&c, KF_OUTCOME_SPEC_ERROR, "time", "the reference itself");
   free(spec);
@@ -559,6 +565,50 @@ static void test_evidence_per_output(void **state) {
          "tolerance around zero");
 }
 
+/* A spec whose index range is one too large ("V+1"): the reference reads
+ * one element past its table, into the canary after it -- the same bytes
+ * in every call, so they were the truth, and a careful candidate was
+ * wrong_answer (red team, 2026-11-30).  Its self-check salts the canary:
+ * it disagrees with itself, and the problem is named. */
+static void test_reference_reads_past_input(void **state) {
+  (void)state;
+  static const char spec[] =
+      "{\"name\": \"gather\", \"backend\": \"cpu\", \"params\": [\"V\", \"N\"],"
+      " \"inputs\": [{\"name\": \"table\", \"dtype\": \"f32\","
+      "   \"shape\": [\"V\"], \"dists\": [\"normal\"]},"
+      "  {\"name\": \"idx\", \"dtype\": \"i32\", \"shape\": [\"N\"],"
+      "   \"dists\": [\"index\"], \"range\": \"V+1\"}],"
+      " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+      " \"sizes\": {\"check\": [{\"V\": 16, \"N\": 1000}],"
+      "   \"bench\": {\"V\": 16, \"N\": 4096}},"
+      " \"tolerance\": {\"f32\": {\"rtol\": 1e-6, \"atol\": 1e-7}},"
+      " \"allow_nan\": true, \"deterministic\": true,"
+      " \"flops\": \"N\", \"bytes\": \"8*N+4*V\", \"workspace_bytes\": 0,"
+      " \"reference\": \"reference.c\", \"templates\": []}";
+  static const char ref[] =
+      "#include \"kf_candidate.h\"\n"
+      "int kf_launch(const kf_args *a) {\n"
+      "  const float *t = a->inputs[0].data;\n"
+      "  const int32_t *k = a->inputs[1].data;\n"
+      "  float *y = a->outputs[0].data;\n"
+      "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = t[k[i]];\n"
+      "  return 0;\n"
+      "}\n";
+  static const char careful[] =
+      "#include \"kf_candidate.h\"\n"
+      "int kf_launch(const kf_args *a) {\n"
+      "  const float *t = a->inputs[0].data;\n"
+      "  const int32_t *k = a->inputs[1].data;\n"
+      "  float *y = a->outputs[0].data;\n"
+      "  int64_t v = a->inputs[0].numel;\n"
+      "  for (int64_t i = 0; i < a->outputs[0].numel; i++)\n"
+      "    y[i] = k[i] < v ? t[k[i]] : 0.0f;\n"
+      "  return 0;\n"
+      "}\n";
+  eval_case c = {spec, ref, careful};
+  expect(&c, KF_OUTCOME_SPEC_ERROR, "verify", "disagrees with itself");
+}
+
 /* No call can count from what the harness hands it: the workspace fill
  * was 0x5A ^ n in the n-th check (and timed repetition), so a kernel
  * exact only while the fill decodes to a small index passed all 20
@@ -702,6 +752,7 @@ int main(void) {
       cmocka_unit_test(test_int_answer_is_the_poison),
       cmocka_unit_test(test_int_reference_unwritten),
       cmocka_unit_test(test_evidence_per_output),
+      cmocka_unit_test(test_reference_reads_past_input),
       cmocka_unit_test(test_all_zeros_spec),
       cmocka_unit_test(test_workspace_fill_says_nothing),
       cmocka_unit_test(test_no_call_counter),
