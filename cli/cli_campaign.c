@@ -437,13 +437,17 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
   bool has_new = strstr(src, "class ModelNew") != NULL;
   bool has_ck = strstr(src, "def custom_kernel") != NULL;
   const char *adapter = "";
-  char pre[2400] = "";
+  char pre[2700] = "";
   if (gm && !has_ck && has_new) {
     adapter = GM_ADAPTER;
     /* the init arguments: the problem's, else the file's own */
-    snprintf(pre, sizeof pre, "\n_KF_INIT = %s\nif 'get_init_inputs' in "
-             "globals() and not _KF_INIT:\n    _KF_INIT = "
-             "list(get_init_inputs())\n", init);
+    /* a float the spec holds as {"float": x} (runner.py _typed) */
+    snprintf(pre, sizeof pre, "\n\ndef _kf_typed(v):\n    if isinstance(v, "
+             "dict) and set(v) == {'float'}:\n        return float(v['float'"
+             "])\n    if isinstance(v, list):\n        return [_kf_typed(x) "
+             "for x in v]\n    return v\n\n\n_KF_INIT = _kf_typed(%s)\nif "
+             "'get_init_inputs' in globals() and not _KF_INIT:\n    _KF_INIT "
+             "= list(get_init_inputs())\n", init);
   } else if (!gm && !has_new && has_ck) {
     adapter = KB_ADAPTER;
   } else if (!(gm ? has_ck : has_new)) {

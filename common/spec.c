@@ -846,8 +846,21 @@ static int check_at_size(ctx *c, const kf_size *z, const char *where) {
 
 /* The "torch" section (backend torch only): {"kind": "kernelbench" |
  * "gpumode", "device": "cpu" | "cuda", "init": [JSON values: the Model's
- * constructor arguments], "args": [{"t": input index} | {"v": number}:
+ * constructor arguments; a float 2.0 or inf as {"float": 2.0 | "inf"}],
+ * "args": [{"t": input index} | {"v": number | {"float": ...}}:
  * forward's arguments in order, when not just the inputs]}. */
+/* {"float": x}: a Python float that a JSON number would not keep one
+ * (2.0 is printed 2 on the way; inf and nan have no JSON number) --
+ * harness/torch/runner.py _typed. */
+static bool typed_float(const cJSON *v) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, "float");
+  if (!cJSON_IsObject(v) || cJSON_GetArraySize(v) != 1 || !f) return false;
+  if (cJSON_IsNumber(f)) return true;
+  return cJSON_IsString(f) && (!strcmp(f->valuestring, "inf") ||
+                               !strcmp(f->valuestring, "-inf") ||
+                               !strcmp(f->valuestring, "nan"));
+}
+
 static int parse_torch(ctx *c, const cJSON *root) {
   static const char *const keys[] = {"kind", "device", "init", "args", NULL};
   kf_spec *s = c->s;
@@ -891,9 +904,10 @@ static int parse_torch(ctx *c, const cJSON *root) {
         !((ti && cJSON_IsNumber(ti) && ti->valuedouble >= 0 &&
            ti->valuedouble < s->n_inputs &&
            ti->valuedouble == (double)(int)ti->valuedouble) ||
-          (v && cJSON_IsNumber(v))))
+          (v && (cJSON_IsNumber(v) || typed_float(v)))))
       return bad(c, "torch.args", "[%d] must be {\"t\": an input index below"
-                 " %d} or {\"v\": a number}", i, s->n_inputs);
+                 " %d} or {\"v\": a number, or {\"float\": a number, "
+                 "\"inf\", \"-inf\" or \"nan\"}}", i, s->n_inputs);
     i++;
   }
   cJSON *x = cJSON_CreateObject();

@@ -100,7 +100,7 @@ def load(path, knobs, cls_name, spec, device):
         code = compile(f.read(), path, "exec")
     torch.manual_seed(SEED)
     exec(code, ns)
-    init = spec["torch"].get("init", [])
+    init = runner._typed(spec["torch"].get("init", []))
     if spec["torch"]["kind"] == "kernelbench":
         torch.manual_seed(SEED)
         model = ns[cls_name](*init)

@@ -361,7 +361,7 @@ def _load(torch, src_code, cfg, reply, source=None):
     exec(src_code, ns)
     kind = cfg["kind"]
     ref = cfg["role"] == "reference"
-    init = cfg.get("init", [])
+    init = _typed(cfg.get("init", []))
     if kind == "kernelbench":
         name = "Model" if ref else "ModelNew"
         cls = ns.get(name)
@@ -386,6 +386,30 @@ def _load(torch, src_code, cfg, reply, source=None):
         raise _Refused("defines no function %s (GPU MODE: %s(data))" %
                        (name, name))
     return lambda *a: fn(a[0] if len(a) == 1 else tuple(a))
+
+
+def _typed(v):
+    """A value of a spec's torch init or args as Python had it: JSON
+    printers on the way (cJSON) write the float 2.0 as 2, and an int
+    where the model said 2.0 built an integer tensor (nn.Parameter of it
+    failed in every evaluation: red team, 2026-11-30); so kf import writes
+    such floats, and the non-finite ones JSON cannot hold, as {"float":
+    x}, x a number or "inf", "-inf", "nan"."""
+    if isinstance(v, dict) and set(v) == {"float"}:
+        return float(v["float"])
+    if isinstance(v, list):
+        return [_typed(x) for x in v]
+    return v
+
+
+def _untyped(v):
+    """The inverse of _typed, for the inspector's report: a float that a
+    JSON number would not keep a float (integral, or not finite)."""
+    if isinstance(v, float) and (not math.isfinite(v) or v == int(v)):
+        return {"float": repr(v) if not math.isfinite(v) else v}
+    if isinstance(v, (list, tuple)):
+        return [_untyped(x) for x in v]
+    return v
 
 
 def _knob_value(v):
@@ -529,7 +553,8 @@ def _child(torch, code, cfg, plan, devnull, reply, ro_fd=None):
     _seccomp(True)
     args = list(ins)
     if plan and cfg.get("args"):
-        args = [ins[a["t"]] if "t" in a else a["v"] for a in cfg["args"]]
+        args = [ins[a["t"]] if "t" in a else _typed(a["v"])
+                for a in cfg["args"]]
 
     def hook(event, hargs):
         if event.startswith(AUDIT_BAD) or event == "open":
@@ -1309,7 +1334,8 @@ def _prep_args(torch, plan, cfg, dev):
     order the reference takes them."""
     d = _dummies(torch, plan, dev)
     if cfg.get("args"):
-        return [d[x["t"]] if "t" in x else x["v"] for x in cfg["args"]]
+        return [d[x["t"]] if "t" in x else _typed(x["v"])
+                for x in cfg["args"]]
     return d
 
 
@@ -1511,7 +1537,8 @@ def persist(jail):
             os._exit(3)
         args = list(ins)
         if cfg.get("args"):
-            args = [ins[a["t"]] if "t" in a else a["v"] for a in cfg["args"]]
+            args = [ins[a["t"]] if "t" in a else _typed(a["v"])
+                for a in cfg["args"]]
         ns = base = tuned_ns = flags = 0
         try:
             with torch.no_grad():
@@ -1591,7 +1618,7 @@ def _describe(torch, x, where):
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise _Refused("%s is a %s: inputs must be tensors, ints or floats"
                        % (where, type(x).__name__))
-    return {"tensor": False, "value": x}
+    return {"tensor": False, "value": _untyped(x)}
 
 
 def _snapshot(torch, xs):
@@ -1691,7 +1718,7 @@ def inspect_ref(kind, path):
                     raise _Refused("get_init_inputs()[%d] is a %s: init "
                                    "arguments must be numbers, strings or "
                                    "lists of them" % (i, type(v).__name__))
-            json.dumps(init)
+            json.dumps(_untyped(init))
             torch.manual_seed(INIT_SEED)
             inputs = list(ns["get_inputs"]())
             # what a spec cannot hold is named before anything runs on it
@@ -1704,7 +1731,7 @@ def inspect_ref(kind, path):
             with torch.no_grad():
                 res = model(*inputs)
             _check_inputs_kept(torch, inputs, snaps, "Model.forward")
-            out["init"] = init
+            out["init"] = _untyped(init)
             try:
                 names = [n for n in inspect.signature(
                     ns["Model"].forward).parameters if n != "self"]

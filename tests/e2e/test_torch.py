@@ -377,6 +377,35 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
+# Floats that JSON printers turn into ints on the way (2.0 -> 2) and one
+# JSON has no number for (-inf): an int alpha made torch.tensor(alpha) an
+# integer tensor and nn.Parameter of it failed in every evaluation; -inf
+# stopped the import (red team, 2026-11-30).
+FLOATS = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, alpha, floor):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.tensor(alpha))
+        self.floor = floor
+
+    def forward(self, x, beta):
+        return torch.clamp(x * self.alpha * beta, min=self.floor)
+
+
+def get_inputs():
+    return [torch.randn(256), 3.0]
+
+
+def get_init_inputs():
+    return [2.0, float("-inf")]
+'''
+FLOATS_NEW = FLOATS.replace("class Model(", "class ModelNew(").replace(
+    "torch.clamp(x * self.alpha * beta, min=self.floor)",
+    "torch.clamp(beta * (self.alpha * x), min=self.floor)")
+
 # In place, and every byte as it was (inputs in [0, 1): a ReLU changes
 # none): the byte test passed it, and every evaluation crashed.
 BAD_INPLACE_SAME = BAD_INPLACE.replace(
@@ -494,6 +523,16 @@ def body(c):
     c.log("kf import: written; str input, bool tensor, data-dependent "
           "shape and a write into an input refused by name (the last "
           "allowed for --device cuda)")
+    f = os.path.join(work, "floats.py")
+    write(f, FLOATS)
+    fprob = os.path.join(work, "floats")
+    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", fprob],
+                            work, 600)
+    check(rc == 0, "import of integral and infinite float arguments: exit "
+          "%d: %s" % (rc, err))
+    r = evaluate(c, fprob, FLOATS_NEW, "floats", ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "float arguments 2.0, -inf and 3.0: %s (%s)"
+          % (r["outcome"], r.get("reason")))
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",

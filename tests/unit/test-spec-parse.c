@@ -699,6 +699,12 @@ static void test_torch_section(void **state) {
   assert_int_equal(kf_spec_canonical_hash(s, h2), 0);
   assert_string_not_equal(h1, h2);
   kf_spec_free(s);
+  /* a float a JSON number would not keep one: {"float": 2} or "-inf" */
+  assert_int_equal(parse_torch("{\"kind\": \"kernelbench\", \"init\": "
+                               "[{\"float\": 2}], \"args\": [{\"t\": 0}, "
+                               "{\"v\": {\"float\": \"-inf\"}}]}", NULL,
+                               &s, err, sizeof err), 0);
+  kf_spec_free(s);
   static const struct {
     const char *torch, *backend, *want;
   } bad[] = {
@@ -711,6 +717,8 @@ static void test_torch_section(void **state) {
        "torch.args: [0] must be"},
       {"{\"kind\": \"gpumode\", \"args\": [{\"t\": 0, \"v\": 1}]}", NULL,
        "torch.args: [0] must be"},
+      {"{\"kind\": \"gpumode\", \"args\": [{\"t\": 0}, "
+       "{\"v\": {\"float\": \"big\"}}]}", NULL, "torch.args: [1] must be"},
       {"{\"kind\": \"gpumode\", \"extra\": 1}", NULL, "extra"},
       {"{\"kind\": \"gpumode\"}", "cpu", "only a backend"},
       {"{\"kind\": \"gpumode\"}", "jax", "unknown backend 'jax'"},
