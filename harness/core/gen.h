@@ -94,7 +94,10 @@ KF_HD kf_real kf_gen_value(uint64_t k, uint64_t i, int dist) {
   if (dist == KF_GEN_MIXED) {
     /* the low bits of b pick the kind; its high bits feed the value */
     switch ((int)(b & 7)) {
-    case 0: return 0;
+    /* zero of either sign: 1/x, copysign and signbit tell them apart,
+     * and a kernel that loses the sign must meet one (red team,
+     * 2026-11-30: mixed never drew -0.0) */
+    case 0: return (a & 1) ? -(kf_real)0 : (kf_real)0;
     case 1: return 1;
     case 2: return -1;
     case 3: dist = KF_GEN_NORMAL; break;

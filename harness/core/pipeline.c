@@ -883,16 +883,19 @@ static int roofline(pl *p, const kf_harness_layout *L, bool final) {
     if (r.ceil_gbps > 0 && r.gbps > p->e.b->roof_factor * r.ceil_gbps)
       snprintf(p->e.why, WHY, "size %s: moving at least %" PRId64 " bytes in "
                "%.0f ns is %.4g GB/s, above %.2f x the best measured "
-               "bandwidth of %.4g GB/s%s", szs, r.bytes, med, r.gbps,
-               p->e.b->roof_factor, r.ceil_gbps,
+               "bandwidth of %.4g GB/s%s; either the candidate skips work "
+               "or the spec's bytes expression claims more than a kernel "
+               "must move (the reference, slower, stayed under)", szs,
+               r.bytes, med, r.gbps, p->e.b->roof_factor, r.ceil_gbps,
                p->fp_gbps > 0 ? " (the worker's ceilings or the rate at "
                                 "this footprint, whichever is higher)"
                               : "");
     else
       snprintf(p->e.why, WHY, "size %s: %" PRId64 " FLOPs in %.0f ns is "
                "%.4g GFLOP/s, above %.2f x the measured peak of %.4g "
-               "GFLOP/s", szs, r.flops, med, r.gflops, p->e.b->roof_factor,
-               p->ceil_gflops);
+               "GFLOP/s; either the candidate skips work or the spec's "
+               "flops expression claims more than a kernel must do", szs,
+               r.flops, med, r.gflops, p->e.b->roof_factor, p->ceil_gflops);
     if (final) failed(p, s, KF_OUTCOME_TOO_FAST, NULL);
     else s->oc = -1; /* retimed below */
     n_fast++;

@@ -26,6 +26,7 @@
  * them is tested end to end by the exploit corpus (peek_next_set,
  * slot_counter, bench_dist_branch).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -307,6 +308,22 @@ static double matches(const float *a, const float *b, int shift) {
   return n ? (double)same / n : 0;
 }
 
+/* "mixed" draws zeros of both signs: a kernel that loses the sign of
+ * zero (1/x's infinity, copysign) meets one (red team, 2026-11-30). */
+static void test_mixed_signed_zeros(void **state) {
+  (void)state;
+  kf_harness__fill(draw_a, KF_DT_F32, N_DRAW, KF_DIST_MIXED, 0,
+                   kf_harness__key(7, 0, 0, 0));
+  int pos = 0, neg = 0;
+  for (int i = 0; i < N_DRAW; i++)
+    if (draw_a[i] == 0) {
+      if (signbit(draw_a[i])) neg++;
+      else pos++;
+    }
+  /* 1/8 of the draws are zeros, half of each sign: ~256 each */
+  assert_true(pos > 128 && neg > 128);
+}
+
 static void test_draws_independent(void **state) {
   (void)state;
   const uint64_t seed = 0x0123456789abcdefull;
@@ -397,6 +414,7 @@ int main(void) {
       cmocka_unit_test(test_layout_max_bytes),
       cmocka_unit_test(test_footprint_gbps),
       cmocka_unit_test(test_draws_independent),
+      cmocka_unit_test(test_mixed_signed_zeros),
       cmocka_unit_test(test_layout_matches_footprint),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
