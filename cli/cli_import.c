@@ -329,8 +329,15 @@ static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
       snprintf(r, sizeof r, "%lld", (long long)mx->valuedouble + 1);
       cJSON_AddStringToObject(o, "range", r);
     } else {
-      cJSON_AddItemToArray(ds, cJSON_CreateString("normal"));
-      cJSON_AddItemToArray(ds, cJSON_CreateString("uniform"));
+      const cJSON *mn = cJSON_GetObjectItem(t, "min");
+      if (cJSON_IsNumber(mn) && mn->valuedouble >= 0) {
+        /* get_inputs() keeps it non-negative (torch.rand): U(0, 1), where
+         * N(0, 1) would feed a log or a probability negative values */
+        cJSON_AddItemToArray(ds, cJSON_CreateString("unit"));
+      } else {
+        cJSON_AddItemToArray(ds, cJSON_CreateString("normal"));
+        cJSON_AddItemToArray(ds, cJSON_CreateString("uniform"));
+      }
     }
   }
   return o;
@@ -422,7 +429,9 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     goto fail;
   }
   char fl_dt[8] = "f32";
+  bool nonfinite = false; /* an output the reference made NaN or +-inf */
   cJSON_ArrayForEach(x, outs) {
+    nonfinite |= cJSON_IsFalse(cJSON_GetObjectItem(x, "finite"));
     char nm[16];
     snprintf(nm, sizeof nm, nout == 1 ? "out" : "out%d", i++);
     cJSON *t = tensor_json(x, nm, &d, false, &bytes, bad, badlen);
@@ -482,7 +491,9 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     cJSON_AddNumberToObject(t, "atol", half && o->atol < 1e-2 ? 1e-2 : o->atol);
   }
   (void)fl_dt;
-  cJSON_AddBoolToObject(s, "allow_nan", false);
+  /* -inf in masked scores is the answer, not a fault: without this every
+   * evaluation was a spec_error (red team, 2026-11-30) */
+  cJSON_AddBoolToObject(s, "allow_nan", nonfinite);
   cJSON_AddBoolToObject(s, "deterministic", false);
   cJSON_AddStringToObject(s, "flops", "0");
   char b[32];

@@ -90,6 +90,8 @@ def draw(dist, shape, dtype, rng_range, gen):
         t = torch.randn(n, device=dev, dtype=f, generator=gen)
     elif dist == "uniform":
         t = torch.rand(n, device=dev, dtype=f, generator=gen) * 2 - 1
+    elif dist == "unit":
+        t = torch.rand(n, device=dev, dtype=f, generator=gen)
     elif dist == "wide":
         t = torch.rand(n, device=dev, dtype=f, generator=gen) * 200 - 100
     elif dist == "offset":

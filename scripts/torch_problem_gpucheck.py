@@ -61,6 +61,8 @@ def draw(dist, shape, dtype, gen):
         x = n
     elif dist == "uniform":
         x = 2 * u - 1
+    elif dist == "unit":
+        x = u
     elif dist == "wide":
         x = 200 * u - 100
     elif dist == "offset":

@@ -42,6 +42,7 @@ enum {
   KF_GEN_TINY,
   KF_GEN_MIXED,
   KF_GEN_INDEX,
+  KF_GEN_UNIT,
 };
 
 /* Dtype codes: KF_DTYPE_MAP in common/spec.h (same order). */
@@ -109,6 +110,7 @@ KF_HD kf_real kf_gen_value(uint64_t k, uint64_t i, int dist) {
   }
   switch (dist) {
   case KF_GEN_UNIFORM: return 2 * kf_gen_unit(a) - 1;
+  case KF_GEN_UNIT: return kf_gen_unit(a);
   case KF_GEN_WIDE: return 200 * kf_gen_unit(a) - 100;
   case KF_GEN_OFFSET: return 1000 + kf_gen_normal(a, b);
   case KF_GEN_TINY: return (kf_real)1e-3 * kf_gen_normal(a, b);

@@ -1614,6 +1614,18 @@ def _describe(torch, x, where):
         if dt in ("i32", "i64") and x.numel():
             d["min"] = int(x.min())
             d["max"] = int(x.max())
+        elif x.numel():
+            # what kf import draws from: an input get_inputs() keeps
+            # non-negative (torch.rand: probabilities, logs) is drawn from
+            # U(0, 1), not N(0, 1) (a KLDiv problem was NaN in every
+            # evaluation: red team, 2026-11-30); outputs that are not
+            # finite make the spec allow NaN/Inf
+            f = x.detach().float()
+            fin = torch.isfinite(f)
+            d["finite"] = bool(fin.all())
+            if fin.any():
+                d["min"] = float(f[fin].min())
+                d["max"] = float(f[fin].max())
         return d
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise _Refused("%s is a %s: inputs must be tensors, ints or floats"

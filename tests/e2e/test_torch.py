@@ -406,6 +406,30 @@ FLOATS_NEW = FLOATS.replace("class Model(", "class ModelNew(").replace(
     "torch.clamp(x * self.alpha * beta, min=self.floor)",
     "torch.clamp(beta * (self.alpha * x), min=self.floor)")
 
+# get_inputs() keeps x in [0, 1) (torch.rand) and the output holds -inf
+# by design: drawn from N(0, 1), log(x) was NaN, and without allow_nan
+# the -inf was the problem's fault -- a spec_error in every evaluation
+# (red team, 2026-11-30).
+LOGS = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.log(x).masked_fill(x > 0.9, float("-inf"))
+
+
+def get_inputs():
+    return [torch.rand(512)]
+
+
+def get_init_inputs():
+    return []
+'''
+LOGS_NEW = LOGS.replace("class Model(", "class ModelNew(").replace(
+    'torch.log(x).masked_fill(x > 0.9, float("-inf"))',
+    'torch.where(x > 0.9, torch.full_like(x, -float("inf")), x.log())')
+
 # In place, and every byte as it was (inputs in [0, 1): a ReLU changes
 # none): the byte test passed it, and every evaluation crashed.
 BAD_INPLACE_SAME = BAD_INPLACE.replace(
@@ -533,6 +557,20 @@ def body(c):
     r = evaluate(c, fprob, FLOATS_NEW, "floats", ("--stop-after", "verify"))
     check(r["outcome"] == "ok", "float arguments 2.0, -inf and 3.0: %s (%s)"
           % (r["outcome"], r.get("reason")))
+    f = os.path.join(work, "logs.py")
+    write(f, LOGS)
+    lprob = os.path.join(work, "logs")
+    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", lprob],
+                            work, 600)
+    check(rc == 0, "import of the log model: exit %d: %s" % (rc, err))
+    with open(os.path.join(lprob, "spec.json")) as fh:
+        ls = json.load(fh)
+    check(ls["inputs"][0]["dists"] == ["unit"] and ls["allow_nan"] is True,
+          "non-negative input and -inf output: dists %r, allow_nan %r" % (
+              ls["inputs"][0]["dists"], ls["allow_nan"]))
+    r = evaluate(c, lprob, LOGS_NEW, "logs", ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "log of U(0, 1) with -inf: %s (%s)" % (
+        r["outcome"], r.get("reason")))
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",
