@@ -324,7 +324,7 @@ static void test_malformed(void **state) {
        "inputs[0].dtype: must be a string, not a number"},
       {"\"normal\", \"wide\"", "\"normal\", \"gauss\"",
        "inputs[0].dists[1]: unknown distribution 'gauss' (expected one of "
-       "normal, uniform, wide, offset, tiny, mixed, index)"},
+       "normal, uniform, wide, offset, tiny, mixed, index, unit)"},
       {"\"normal\", \"wide\"", "\"normal\", \"normal\"",
        "inputs[0].dists[1]: distribution 'normal' listed twice"},
       {"\"dists\": [\"normal\", \"wide\"]", "\"dists\": []",
