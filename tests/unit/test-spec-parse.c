@@ -553,6 +553,16 @@ static void test_missing_files(void **state) {
  * of it (to /etc/passwd, whose text the compile error then showed) and a
  * FIFO (the reader blocked for ever) are refused by name; a link to a
  * file inside it is followed (red team, 2026-11-30). */
+/* Writes text to dir/name. */
+static void put_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
 static void test_files_inside_dir(void **state) {
   (void)state;
   char dir[] = "/tmp/kf-spec-parse-XXXXXX", out[] = "/tmp/kf-spec-out-XXXXXX";
@@ -562,16 +572,8 @@ static void test_files_inside_dir(void **state) {
   assert_int_equal(write(ofd, "/* secret */\n", 13), 13);
   close(ofd);
   char path[256], sub[256], err[2048] = "";
-  snprintf(path, sizeof path, "%s/spec.json", dir);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(base, f);
-  fclose(f);
-  snprintf(path, sizeof path, "%s/a.c", dir);
-  f = fopen(path, "w");
-  assert_non_null(f);
-  fputs("/* a */\n", f);
-  fclose(f);
+  put_file(dir, "spec.json", base);
+  put_file(dir, "a.c", "/* a */\n");
   snprintf(path, sizeof path, "%s/ref.c", dir);
   kf_spec *s = NULL;
 
@@ -590,11 +592,8 @@ static void test_files_inside_dir(void **state) {
 
   snprintf(sub, sizeof sub, "%s/sub", dir);
   assert_int_equal(mkdir(sub, 0700), 0);
+  put_file(dir, "sub/real.c", "/* ref */\n");
   snprintf(sub, sizeof sub, "%s/sub/real.c", dir);
-  f = fopen(sub, "w");
-  assert_non_null(f);
-  fputs("/* ref */\n", f);
-  fclose(f);
   assert_int_equal(symlink("sub/real.c", path), 0);
   if (kf_spec_load_dir(dir, &s, err, sizeof err)) fail_msg("%s", err);
   assert_string_equal(s->reference_source, "/* ref */\n");
