@@ -100,6 +100,10 @@ DTYPES = {}  # "f32" -> torch dtype, filled after import
 ELEM = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i32": 4, "i64": 8}
 
 
+def _one_thread(n):
+    return None
+
+
 def _import_torch():
     import numpy  # noqa: F401  (candidates may use it)
     import torch
@@ -110,6 +114,12 @@ def _import_torch():
         torch.set_num_interop_threads(1)
     except RuntimeError:
         pass
+    # A side's own call (module level, a constructor) asked for threads
+    # the sandbox does not give (RLIMIT_NPROC 0) and hung until the load
+    # deadline (red team, 2026-11-30).  Every side runs on one thread: the
+    # call is taken and ignored.
+    torch.set_num_threads = _one_thread
+    torch.set_num_interop_threads = _one_thread
     for name in ("triton", "triton.language", "torch.utils.cpp_extension"):
         try:
             __import__(name)

@@ -124,6 +124,15 @@ CTYPES = READS_FILE.replace(
     '''        import ctypes
         ctypes.CDLL(None).open(b"/etc/hostname", 0)''')
 
+# Asking for threads at module level hung until the load deadline (the
+# sandbox gives none); the call is taken and ignored.
+THREADS = READS_FILE.replace(
+    "import torch.nn as nn\n",
+    "import torch.nn as nn\n\ntorch.set_num_threads(4)\n", 1).replace(
+    '''        with open("/etc/hostname") as f:
+            f.read()
+''', "")
+
 # The right values in another dtype: copied into the output they were
 # converted, and passed (red team, 2026-11-30: argmax indices as floats
 # + 0.9 came back as the right integers).
@@ -639,6 +648,9 @@ def body(c):
     r = evaluate(c, prob, REPLAY, "replay")
     check(r["outcome"] == "wrong_answer", "replayed outputs: %s (%s)" % (
         r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, THREADS, "threads", ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "torch.set_num_threads at module level: %s "
+          "(%s)" % (r["outcome"], r.get("reason")))
     r = evaluate(c, prob, WRONG_DTYPE, "dtype")
     check(r["outcome"] == "wrong_answer" and "is float64, expected float32"
           in r.get("reason", ""), "an output of another dtype: %s (%s)" % (
