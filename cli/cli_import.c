@@ -653,6 +653,8 @@ int kf_cli_import(int argc, char **argv) {
   }
   /* the whole output one JSON value: nothing before or after it */
   cJSON *in = cJSON_ParseWithOpts(json, NULL, 1);
+  const cJSON *rs = in ? cJSON_GetObjectItem(in, "ref_s") : NULL;
+  double ref_s = cJSON_IsNumber(rs) ? rs->valuedouble : 0;
   char bad[1500] = "";
   char *spec = in ? make_spec(&o, name, in, bad, sizeof bad) : NULL;
   if (!in) snprintf(bad, sizeof bad, "the inspector printed no JSON: %.300s", json);
@@ -713,6 +715,15 @@ int kf_cli_import(int argc, char **argv) {
          "reference.py, eager.py)\nnext: kf run %s\n", out, sp->n_inputs,
          sp->n_inputs == 1 ? "" : "s", sp->n_outputs,
          sp->n_outputs == 1 ? "" : "s", out);
+  /* an evaluation calls the reference some 20-40 times (verify, the
+   * self-check, timing); kf run gives a task 120 s: a slow reference
+   * turned every evaluation into the candidate's `timeout` (red team,
+   * 2026-11-30) */
+  if (ref_s > 2.0)
+    fprintf(stderr, "kf import: warning: one call of the reference took "
+            "%.1f s here, and an evaluation calls it 20 times or more "
+            "(%s's task budget: 120 s); make get_inputs() smaller, or "
+            "expect timeouts\n", ref_s, "kf run");
   kf_spec_free(sp);
   return KF_EXIT_OK;
 }

@@ -1750,8 +1750,10 @@ def inspect_ref(kind, path):
             model = ns["Model"](*init)
             model.eval()
             snaps = _snapshot(torch, inputs)
+            t0 = time.monotonic()
             with torch.no_grad():
                 res = model(*inputs)
+            out["ref_s"] = time.monotonic() - t0
             _check_inputs_kept(torch, inputs, snaps, "Model.forward")
             out["init"] = _untyped(init)
             try:
@@ -1773,8 +1775,10 @@ def inspect_ref(kind, path):
             out["inputs"] = [_describe(torch, x, "input %d" % i)
                              for i, x in enumerate(inputs)]
             snaps = _snapshot(torch, inputs)
+            t0 = time.monotonic()
             with torch.no_grad():
                 res = ns["ref_kernel"](data)
+            out["ref_s"] = time.monotonic() - t0
             _check_inputs_kept(torch, inputs, snaps, "ref_kernel")
             out["case"] = case
         if isinstance(res, torch.Tensor):
