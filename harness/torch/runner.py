@@ -100,6 +100,34 @@ DTYPES = {}  # "f32" -> torch dtype, filled after import
 ELEM = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i32": 4, "i64": 8}
 
 
+def _importing():
+    """The module an import in progress on this thread is looking for,
+    or None."""
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_name in ("_find_and_load", "_find_and_load_unlocked"):
+            name = f.f_locals.get("name")
+            if isinstance(name, str):
+                return name
+        f = f.f_back
+    return None
+
+
+def _violation(reply, event, hargs):
+    """Reports a forbidden event and ends the side.  An import of a
+    module not loaded before the lockdown looks for its file, which reads
+    as leaving the sandbox (`import statistics`: "os.listdir
+    /usr/lib/python3.11"); the module is named (red team, 2026-11-30)."""
+    what = str(hargs[0])[:200] if hargs else ""
+    mod = _importing()
+    if mod:
+        what += (" -- while importing %s: only modules already loaded "
+                 "when the sandbox closed can be imported (torch, numpy, "
+                 "math and what they load)" % mod[:80])
+    _say(reply, "VIOL %s %s" % (event, what))
+    os._exit(EXIT_VIOL)
+
+
 def _one_thread(n):
     return None
 
@@ -568,11 +596,7 @@ def _child(torch, code, cfg, plan, devnull, reply, ro_fd=None):
 
     def hook(event, hargs):
         if event.startswith(AUDIT_BAD) or event == "open":
-            what = ""
-            if hargs:
-                what = str(hargs[0])[:200]
-            _say(reply, "VIOL %s %s" % (event, what))
-            os._exit(EXIT_VIOL)
+            _violation(reply, event, hargs)
     sys.addaudithook(hook)
     try:
         fn = _load(torch, code, cfg, reply)
@@ -1458,9 +1482,7 @@ def persist(jail):
 
     def hook(event, hargs):
         if event.startswith(bad) or (event == "open" and not jit):
-            what = str(hargs[0])[:200] if hargs else ""
-            _say(reply, "VIOL %s %s" % (event, what))
-            os._exit(EXIT_VIOL)
+            _violation(reply, event, hargs)
     # the reference is trusted: on the JIT path torch.compile runs in its
     # process, and no hook may end it for what Dynamo or Inductor do
     if not (jit and cfg.get("role") == "reference"):
@@ -1721,6 +1743,16 @@ def inspect_ref(kind, path):
     os.close(nul)
     emit = functools.partial(_report, report)
     _lockdown(jail)
+
+    def hook(event, hargs):
+        # an import the jail cannot serve reads as a forbidden file call
+        # and was killed unnamed; name the module first
+        if event in ("open", "os.listdir", "os.scandir") and _importing():
+            emit(json.dumps({"error": "the reference imports %s, a module "
+                             "not loaded when the sandbox closed (only "
+                             "torch, numpy, math and what they load can "
+                             "be imported)" % _importing()[:80]}))
+    sys.addaudithook(hook)
     try:
         ns = {"__name__": "__kf_side__"}
         torch.manual_seed(INIT_SEED)

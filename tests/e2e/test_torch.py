@@ -133,6 +133,12 @@ THREADS = READS_FILE.replace(
             f.read()
 ''', "")
 
+# A module the sandbox did not load before it closed: its import looks
+# for files, which reads as leaving the sandbox; the module is named.
+IMPORTS = READS_FILE.replace('''        with open("/etc/hostname") as f:
+            f.read()''', '''        import colorsys
+        colorsys.rgb_to_hsv(0.1, 0.2, 0.3)''')
+
 # The right values in another dtype: copied into the output they were
 # converted, and passed (red team, 2026-11-30: argmax indices as floats
 # + 0.9 came back as the right integers).
@@ -445,6 +451,9 @@ BAD_INPLACE_SAME = BAD_INPLACE.replace(
     "        x.relu_()\n        return x * 2",
     "        return nn.ReLU(inplace=True)(x) * 2").replace(
     "torch.randn(64)", "torch.rand(64)")
+# An import the sandbox cannot serve, named at kf import.
+BAD_IMPORT = BAD_INPLACE.replace("        x.relu_()\n",
+                                 "        import colorsys\n")
 BAD_SHAPE = '''import torch
 import torch.nn as nn
 
@@ -535,7 +544,8 @@ def body(c):
                              ("inplace", BAD_INPLACE,
                               "writes into input 0"),
                              ("inplace_same", BAD_INPLACE_SAME,
-                              "writes into input 0")):
+                              "writes into input 0"),
+                             ("import", BAD_IMPORT, "imports colorsys")):
         f = os.path.join(work, "bad_%s.py" % tag)
         write(f, text)
         rc, out, err = c.kf_run(["import", "kernelbench", f, "--out",
@@ -651,6 +661,10 @@ def body(c):
     r = evaluate(c, prob, THREADS, "threads", ("--stop-after", "verify"))
     check(r["outcome"] == "ok", "torch.set_num_threads at module level: %s "
           "(%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, IMPORTS, "imports", ("--stop-after", "verify"))
+    check(r["outcome"] == "sandbox_violation" and "while importing "
+          "colorsys" in r.get("reason", ""), "a module the sandbox did not "
+          "load: %s (%s)" % (r["outcome"], r.get("reason")))
     r = evaluate(c, prob, WRONG_DTYPE, "dtype")
     check(r["outcome"] == "wrong_answer" and "is float64, expected float32"
           in r.get("reason", ""), "an output of another dtype: %s (%s)" % (
