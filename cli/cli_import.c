@@ -394,6 +394,11 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     const char *given = cJSON_GetStringValue(cJSON_GetArrayItem(names, i));
     if (given && strlen(given) < 30) snprintf(nm, sizeof nm, "%s", given);
     else snprintf(nm, sizeof nm, "x%d", i);
+    /* outputs are named out, out0, out1...: forward(self, out) took the
+     * name, and the spec had two tensors called out (red team) */
+    if (!strncmp(nm, "out", 3) &&
+        (!nm[3] || strspn(nm + 3, "0123456789") == strlen(nm + 3)))
+      snprintf(nm, sizeof nm, "%.30s_in", given ? given : "x");
     if (cJSON_IsTrue(cJSON_GetObjectItem(x, "tensor"))) {
       if (nt >= KF_SPEC_MAX_TENSORS) {
         snprintf(bad, badlen, "more than %d tensor inputs", KF_SPEC_MAX_TENSORS);

@@ -650,7 +650,7 @@ def serve(jail):
         torch = _import_torch()
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
-        with open(os.path.join(jail, "side.py"), encoding="utf-8") as f:
+        with open(os.path.join(jail, "side.py"), encoding="utf-8-sig") as f:
             src = f.read()
         device = cfg.get("device", "cpu")
         _warm(torch, device)
@@ -1394,7 +1394,7 @@ def persist(jail):
     try:
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
-        with open(os.path.join(jail, "side.py"), encoding="utf-8") as f:
+        with open(os.path.join(jail, "side.py"), encoding="utf-8-sig") as f:
             src = f.read()
         device = cfg.get("device", "cpu")
         jit = bool(cfg.get("jit"))
@@ -1660,8 +1660,10 @@ def _describe(torch, x, where):
                 d["max"] = float(f[fin].max())
         return d
     if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise _Refused("%s is a %s: inputs must be tensors, ints or floats"
-                       % (where, type(x).__name__))
+        raise _Refused("%s is a %s: %s" % (
+            where, type(x).__name__,
+            "outputs must be tensors" if where.startswith("output")
+            else "inputs must be tensors, ints or floats"))
     return {"tensor": False, "value": _untyped(x)}
 
 
@@ -1719,7 +1721,7 @@ def inspect_ref(kind, path):
     global _libc
     try:
         torch = _import_torch()
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             src = f.read()
         _warm(torch, "cpu")
         _libc = ctypes.CDLL(None, use_errno=True)

@@ -451,6 +451,14 @@ BAD_INPLACE_SAME = BAD_INPLACE.replace(
     "        x.relu_()\n        return x * 2",
     "        return nn.ReLU(inplace=True)(x) * 2").replace(
     "torch.randn(64)", "torch.rand(64)")
+# A None among the outputs is named as an output (it was described as an
+# input problem), and a file that starts with a UTF-8 BOM and names its
+# forward argument `out` (the outputs' own name) imports.
+BAD_NONE_OUT = BAD_INPLACE.replace("        x.relu_()\n        return x * 2",
+                                   "        return x * 2, None")
+BOM_OUT = "\ufeff" + BAD_INPLACE.replace(
+    "    def forward(self, x):\n        x.relu_()\n        return x * 2",
+    "    def forward(self, out):\n        return out * 2")
 # An import the sandbox cannot serve, named at kf import.
 BAD_IMPORT = BAD_INPLACE.replace("        x.relu_()\n",
                                  "        import colorsys\n")
@@ -482,7 +490,7 @@ def have_torch():
 
 
 def write(path, text):
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write(text)
 
 
@@ -545,7 +553,10 @@ def body(c):
                               "writes into input 0"),
                              ("inplace_same", BAD_INPLACE_SAME,
                               "writes into input 0"),
-                             ("import", BAD_IMPORT, "imports colorsys")):
+                             ("import", BAD_IMPORT, "imports colorsys"),
+                             ("none_out", BAD_NONE_OUT,
+                              "output 1 is a NoneType: outputs must be "
+                              "tensors")):
         f = os.path.join(work, "bad_%s.py" % tag)
         write(f, text)
         rc, out, err = c.kf_run(["import", "kernelbench", f, "--out",
@@ -566,6 +577,12 @@ def body(c):
     c.log("kf import: written; str input, bool tensor, data-dependent "
           "shape and a write into an input refused by name (the last "
           "allowed for --device cuda)")
+    f = os.path.join(work, "bom_out.py")
+    write(f, BOM_OUT)
+    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out",
+                             os.path.join(work, "bom_out")], work, 600)
+    check(rc == 0, "import of a BOM file with forward(self, out): exit %d: "
+          "%s" % (rc, err))
     f = os.path.join(work, "floats.py")
     write(f, FLOATS)
     fprob = os.path.join(work, "floats")
