@@ -445,6 +445,16 @@ LOGS_NEW = LOGS.replace("class Model(", "class ModelNew(").replace(
     'torch.log(x).masked_fill(x > 0.9, float("-inf"))',
     'torch.where(x > 0.9, torch.full_like(x, -float("inf")), x.log())')
 
+# get_inputs() spans [-10, 10]: drawn only within [-1, 1], a ReLU6 never
+# reached its clamp and plain ReLU passed (red team, 2026-11-30); the
+# import adds `wide` where the reference stays finite on it.
+RELU6 = LOGS.replace(
+    'torch.log(x).masked_fill(x > 0.9, float("-inf"))',
+    'torch.nn.functional.relu6(x)').replace(
+    "torch.rand(512)", "torch.rand(512) * 20 - 10")
+RELU6_AS_RELU = RELU6.replace("class Model(", "class ModelNew(").replace(
+    "torch.nn.functional.relu6(x)", "torch.relu(x)")
+
 # In place, and every byte as it was (inputs in [0, 1): a ReLU changes
 # none): the byte test passed it, and every evaluation crashed.
 BAD_INPLACE_SAME = BAD_INPLACE.replace(
@@ -607,6 +617,15 @@ def body(c):
     r = evaluate(c, lprob, LOGS_NEW, "logs", ("--stop-after", "verify"))
     check(r["outcome"] == "ok", "log of U(0, 1) with -inf: %s (%s)" % (
         r["outcome"], r.get("reason")))
+    f = os.path.join(work, "relu6.py")
+    write(f, RELU6)
+    rprob = os.path.join(work, "relu6")
+    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", rprob],
+                            work, 600)
+    check(rc == 0, "import of the ReLU6 model: exit %d: %s" % (rc, err))
+    r = evaluate(c, rprob, RELU6_AS_RELU, "relu6", ("--stop-after", "verify"))
+    check(r["outcome"] == "wrong_answer", "plain ReLU for a ReLU6 whose "
+          "inputs span [-10, 10]: %s (%s)" % (r["outcome"], r.get("reason")))
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",
