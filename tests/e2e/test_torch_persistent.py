@@ -49,6 +49,9 @@ inputs per repetition):
    work it left running; a candidate whose runner says the same about
    the reference names no one (only the reference's word counts): ok.
 
+7. A reference that draws from torch's generator (F.dropout in training
+   mode), with itself as candidate: ok per call and persistent.
+
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
 import json
@@ -145,7 +148,50 @@ def gate_verdicts(c, prob):
                                                           r.get("reason")))
 
 
+DROPOUT = """
+import torch
+import torch.nn.functional as F
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return F.dropout(x, p=0.5, training=True)
+
+
+def get_inputs():
+    return [torch.randn(16, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def random_reference(c):
+    """A reference that draws from torch's generator (dropout in training
+    mode) answers the same inputs alike in both runner models: each call
+    of a side starts from one seed (runner.py CALL_SEED), so the same
+    model as candidate is ok, where the persistent reference once
+    disagreed with itself (its generator ran on between calls)."""
+    work = os.path.join(c.dir, "work")
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(work, "dropout.py")
+    tt.write(model, DROPOUT)
+    prob = os.path.join(work, "dropout")
+    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out", prob],
+                            work, 600)
+    check(rc == 0, "kf import of the dropout model exited %d: %s%s" % (
+        rc, out, err))
+    cand = DROPOUT.replace("class Model(", "class ModelNew(")
+    for tag, extra in (("drop_percall", []),
+                       ("drop_persist", ["--torch-persistent"])):
+        r = tt.evaluate(c, prob, cand, tag, extra)
+        check(r["outcome"] == "ok", "dropout reference as candidate, %s: "
+              "%s (%s)" % (tag, r["outcome"], r.get("reason")))
+
+
 def body(c):
+    random_reference(c)
     prob = tt.import_model(c)
     with open(os.path.join(prob, "spec.json")) as f:
         check(json.load(f)["torch"]["device"] == "cpu", "device not cpu")
