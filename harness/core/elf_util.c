@@ -3,6 +3,8 @@
  * harness/core/elf_util.c -- bounds-checked views into an in-memory ELF file,
  * shared by the C and CUDA link checks (harness/core/elf_util.h).
  */
+#include <stdio.h>
+
 #include "elf_util.h"
 
 #include <string.h>
@@ -57,4 +59,88 @@ bool kf_harness__elf_toolchain_writable(const char *section) {
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
     if (!strcmp(section, t[i])) return true;
   return false;
+}
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+/* Calls f on every named symbol of every SHT_SYMTAB and SHT_DYNSYM
+ * section; stops when f returns true.  NULL, or what is malformed. */
+typedef bool (*sym_fn)(const Elf64_Sym *sym, const char *name, void *arg);
+static const char *each_symbol(const unsigned char *buf, size_t len,
+                               const kf_harness_elf_so *so, sym_fn f,
+                               void *arg) {
+  for (unsigned i = 0; i < so->eh->e_shnum; i++) {
+    const Elf64_Shdr *t = &so->sh[i];
+    if (t->sh_type != SHT_SYMTAB && t->sh_type != SHT_DYNSYM) continue;
+    if (t->sh_entsize != sizeof(Elf64_Sym) || t->sh_link >= so->eh->e_shnum)
+      return "ELF: bad symbol table";
+    const Elf64_Sym *sym = kf_harness__elf_table(buf, len, t->sh_offset,
+                                                 t->sh_size);
+    if (!sym) return "ELF: bad symbol table";
+    const Elf64_Shdr *str = &so->sh[t->sh_link];
+    size_t n = t->sh_size / sizeof(Elf64_Sym);
+    for (size_t k = 1; k < n; k++) {
+      const char *nm = kf_harness__elf_str(buf, len, str, sym[k].st_name);
+      if (!nm) return "ELF: bad symbol name";
+      if (*nm && f(&sym[k], nm, arg)) return NULL;
+    }
+  }
+  return NULL;
+}
+
+static bool add_undef(const Elf64_Sym *sym, const char *name, void *arg) {
+  kf_harness_elf_undefs *u = arg;
+  if (sym->st_shndx != SHN_UNDEF) return false;
+  uint64_t h = name_hash(name);
+  for (int i = 0; i < u->n; i++)
+    if (u->hash[i] == h) return false;
+  if (u->n == KF_HARNESS_ELF_MAX_UNDEF) {
+    u->truncated = true;
+    return true;
+  }
+  u->hash[u->n++] = h;
+  return false;
+}
+
+const char *kf_harness__elf_undefs(const unsigned char *buf, size_t len,
+                                   const kf_harness_elf_so *so,
+                                   kf_harness_elf_undefs *u) {
+  u->n = 0;
+  u->truncated = false;
+  return each_symbol(buf, len, so, add_undef, u);
+}
+
+typedef struct {
+  const kf_harness_elf_undefs *u;
+  const char *found;
+} defines_arg;
+
+static bool defines_one(const Elf64_Sym *sym, const char *name, void *arg) {
+  defines_arg *a = arg;
+  int type = ELF64_ST_TYPE(sym->st_info);
+  if (sym->st_shndx == SHN_UNDEF || type == STT_FILE || type == STT_SECTION)
+    return false;
+  uint64_t h = name_hash(name);
+  for (int i = 0; i < a->u->n; i++)
+    if (a->u->hash[i] == h) {
+      a->found = name;
+      return true;
+    }
+  return false;
+}
+
+bool kf_harness__elf_defines_undef(const unsigned char *buf, size_t len,
+                                   const kf_harness_elf_so *so,
+                                   const kf_harness_elf_undefs *u,
+                                   char *name, size_t namelen,
+                                   const char **bad) {
+  defines_arg a = {u, NULL};
+  *bad = each_symbol(buf, len, so, defines_one, &a);
+  if (!a.found) return false;
+  snprintf(name, namelen, "%s", a.found);
+  return true;
 }

@@ -41,4 +41,34 @@ const char *kf_harness__elf_open_so(const unsigned char *buf, size_t len,
  * candidate's state. */
 bool kf_harness__elf_toolchain_writable(const char *section);
 
+/* The names a toolchain's own object code calls but leaves to others to
+ * define: the undefined symbols of a baseline (an empty kernel built by
+ * the same compiler), as FNV-1a hashes of their names.  crti's _init
+ * calls __gmon_start__ when anything defines it, crtstuff's frame_dummy
+ * the _ITM_ hooks, nvcc's registration constructor cudart's entry
+ * points: a candidate that defines one of these names has its code run
+ * on load (red team, 2026-11-30: a defined __gmon_start__ passed every
+ * check, ran before the inputs were drawn, forged READY and did a gemm
+ * outside the timed window, 26x). */
+#define KF_HARNESS_ELF_MAX_UNDEF 1024
+typedef struct {
+  uint64_t hash[KF_HARNESS_ELF_MAX_UNDEF];
+  int n;
+  bool truncated; /* more than fit: only the first are checked */
+} kf_harness_elf_undefs;
+/* Collects so's undefined symbol names (.symtab and .dynsym) into u.
+ * NULL, or what is malformed. */
+const char *kf_harness__elf_undefs(const unsigned char *buf, size_t len,
+                                   const kf_harness_elf_so *so,
+                                   kf_harness_elf_undefs *u);
+/* The first symbol so defines (any binding: a hidden definition is local
+ * in the output, yet it satisfied the toolchain's reference at link
+ * time) whose name is among u's, into name (NUL-terminated, cut to
+ * namelen); true when there is one.  *bad is set when so is malformed. */
+bool kf_harness__elf_defines_undef(const unsigned char *buf, size_t len,
+                                   const kf_harness_elf_so *so,
+                                   const kf_harness_elf_undefs *u,
+                                   char *name, size_t namelen,
+                                   const char **bad);
+
 #endif

@@ -80,6 +80,19 @@ void kf_harness__tail_append(char *out, size_t cap, size_t *n,
  * it passes.  Returns the status. */
 int kf_harness__reap(pid_t pid, int timeout_ms, bool group);
 
+/* The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z'...); 0 when
+ * unreadable (gone). */
+char kf_harness__proc_state(pid_t pid);
+
+/* SIGSTOPs pid (its group when group) and waits until /proc says it
+ * stopped: 0; -1 when it is gone (or cannot be signalled); 1 when it did
+ * not stop within timeout_ms. */
+int kf_harness__stop_confirmed(pid_t pid, bool group, int timeout_ms);
+
+/* in as display-safe UTF-8 (common/text.h, newlines kept) into out (cap
+ * bytes); out may be in, of at most KF_HARNESS_WHY bytes. */
+void kf_harness__clean_why(char *out, const char *in, size_t cap);
+
 /* "SIGSEGV" etc.; never NULL. */
 const char *kf_harness__signame(int sig);
 

@@ -1434,6 +1434,11 @@ int kf_harness_showdown(const kf_harness_eval_opts *o, int in_fd,
     if (p->e.b->idle && p->e.bes) p->e.b->idle(&p->e);
   }
   res.outcome = (Kernelfleet__Outcome)(oc ? oc : KF_OUTCOME_OK);
+  kf_harness__clean_why(p->e.why, p->e.why, sizeof p->e.why);
+  for (int i = 1; i < p->n; i++)
+    if (p->sides[i]->why)
+      kf_harness__clean_why(p->sides[i]->why, p->sides[i]->why,
+                            KF_HARNESS_WHY);
   res.reason = oc ? p->e.why : (char *)"";
   Kernelfleet__ShowdownTiming *tim = NULL, **tptr = NULL;
   int ne = p->n > 1 ? p->n - 1 : 0;

@@ -323,3 +323,29 @@ void kf_harness__defenses_str(uint32_t def, char *out, size_t outlen) {
   if (!n) kf_strlcpy(out, "none", outlen);
 }
 
+
+char kf_harness__proc_state(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char *rp = strrchr(buf, ')'); /* the command name may hold anything */
+  return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+int kf_harness__stop_confirmed(pid_t pid, bool group, int timeout_ms) {
+  if (kill(group ? -pid : pid, SIGSTOP) != 0) return -1;
+  uint64_t deadline = kf_now_ms() + (uint64_t)timeout_ms;
+  for (;;) {
+    char st = kf_harness__proc_state(pid);
+    if (st == 'T' || st == 't') return 0;
+    if (!st || st == 'Z' || st == 'X') return -1;
+    if (kf_now_ms() > deadline) return 1;
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+  }
+}

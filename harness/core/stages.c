@@ -20,9 +20,20 @@
 #include "kernelfleet.pb-c.h"
 #include "log.h"
 #include "outcome.h"
+#include "text.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ stages */
+
+void kf_harness__clean_why(char *out, const char *in, size_t cap) {
+  if (out == in) {
+    char tmp[KF_HARNESS_WHY];
+    kf_strlcpy(tmp, in, sizeof tmp);
+    kf_text_sanitize(tmp, strlen(tmp), out, cap, KF_TEXT_MULTILINE);
+    return;
+  }
+  kf_text_sanitize(in, strlen(in), out, cap, KF_TEXT_MULTILINE);
+}
 
 int kf_harness__stage_begin(kf_harness_stages *st, const char *name) {
   size_t i = st->n;
@@ -43,7 +54,10 @@ int kf_harness__stage_end(kf_harness_stages *st, int outcome,
   size_t i = st->n - 1;
   st->stages[i].outcome =
       (Kernelfleet__Outcome)(outcome ? outcome : KF_OUTCOME_OK);
-  kf_strlcpy(st->reasons[i], reason ? reason : "", KF_HARNESS_WHY);
+  /* a reason quotes what a side wrote (its replies, its errors): the
+   * result is UTF-8 text, and a side's raw bytes made eval-files' JSON
+   * unreadable (red team, 2026-11-30) */
+  kf_harness__clean_why(st->reasons[i], reason ? reason : "", KF_HARNESS_WHY);
   st->stages[i].elapsed_us = kf_now_us() - st->t0;
   if (outcome)
     kf_log(KF_LOG_INFO, "stage %s: %s: %s", st->names[i],

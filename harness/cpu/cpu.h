@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "elf_util.h"
 #include "internal.h"
 #include "runner_proto.h"
 
@@ -44,6 +45,8 @@ typedef struct {
                                                     (the toolchain's, in a
                                                     baseline) */
   int n_state_syms;
+  kf_harness_elf_undefs undefs; /* a baseline's: names its toolchain code
+                                   calls (elf_util.h) */
 } kf_harness_elf_info;
 
 /* Checks a candidate shared object: undefined dynamic symbols on the

@@ -19,6 +19,9 @@
  *    must have the size they have in the reference built by the same
  *    compiler (code put there with inline asm runs on load), and no
  *    DT_PREINIT_ARRAY or STT_GNU_IFUNC symbol (resolvers run on load);
+ *    nor a definition of a name the baseline leaves undefined: crti and
+ *    crtstuff call those hooks on load when something defines them
+ *    (__gmon_start__, the _ITM_ pair);
  *  - no writable static state: a kernel that keeps a counter or a cache
  *    in a global or static variable can behave differently on later calls
  *    (right while checked, fast while timed) or replay old outputs.  Every
@@ -176,6 +179,23 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
            (unsigned long long)info->fini_size,
            (unsigned long long)baseline->init_size,
            (unsigned long long)baseline->fini_size);
+
+  /* The toolchain's own load code calls by name what it leaves undefined
+   * (crti's _init: __gmon_start__, when anything defines it): defining
+   * one of those names is a constructor under another name. */
+  if (!baseline) {
+    const char *bad_u = kf_harness__elf_undefs(buf, len, &so, &info->undefs);
+    if (bad_u) REJECT("%s", bad_u);
+  } else {
+    char hook[64];
+    const char *bad_u = NULL;
+    if (kf_harness__elf_defines_undef(buf, len, &so, &baseline->undefs, hook,
+                                      sizeof hook, &bad_u))
+      REJECT("defines '%.64s', a name the toolchain's own startup code "
+             "calls (it would run on load, before any call): code may not "
+             "run on load", hook);
+    if (bad_u) REJECT("%s", bad_u);
+  }
 
   /* .dynsym: imports and IFUNCs */
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)

@@ -10,7 +10,10 @@
  * so they are trusted; the child's READY/DONE are claims.  Before each call
  * a fresh child must have mapped that call's buffers, loaded the candidate
  * and said READY ("armed"); the time spent forking, mapping and loading is
- * outside the timed window.
+ * outside the timed window.  The armed child is then stopped (SIGSTOP,
+ * confirmed in /proc) until RUN is written, inside the timed window: a
+ * READY may be forged by code that runs on load, and a running child
+ * could watch the draw that follows arming.
  *
  * Timing is taken here, never in the runner: CLOCK_MONOTONIC just before
  * RUN is written and just after DONE is read.  Because the candidate
@@ -290,6 +293,8 @@ static int end_child(kf_harness_runner *r, int timeout_ms, char *why,
   return 0;
 }
 
+static int stop_armed(kf_harness_runner *r, char *why, size_t whylen);
+
 int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
                            int timeout_ms, char *why, size_t whylen) {
   if (r->dead || r->cmd_fd < 0) {
@@ -323,7 +328,7 @@ int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
   k = read_msg(r, true, true, &rep, &from, timeout_ms);
   if (k == 1 && from == 0 && rep.kind == KF_HARNESS_R_READY) {
     r->defenses |= rep.defenses;
-    return 0;
+    return stop_armed(r, why, whylen);
   }
   if (k == 1 && from == 0) return unexpected_reply(r, &rep, why, whylen);
   if (k == 1 && rep.kind == KF_HARNESS_R_EXITED) {
@@ -343,6 +348,24 @@ int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
   }
   snprintf(why, whylen, "%s runner: protocol error while loading", r->who);
   return KF_OUTCOME_INFRA_ERROR;
+}
+
+/* Stops the armed child until its RUN.  READY is a claim: code of the
+ * candidate's that ran on load (a hook the link check missed) can send
+ * it, keep running, watch its buffers for the draw that follows arming
+ * and compute before the timer starts (red team, 2026-11-30: a defined
+ * __gmon_start__ did a gemm that way, 26x).  Stopped, it gets no CPU
+ * until SIGCONT, which comes after RUN is written, inside the timed
+ * window.  0, or an outcome. */
+static int stop_armed(kf_harness_runner *r, char *why, size_t whylen) {
+  int st = kf_harness__stop_confirmed(r->child, false, 10000);
+  if (st == 0) return 0;
+  int oc = end_child(r, 2000, why, whylen);
+  if (oc) return oc;
+  snprintf(why, whylen, "%s: the armed process %s before its call", r->who,
+           st < 0 ? "exited" : "did not stop");
+  kill_runner(r);
+  return st < 0 ? KF_OUTCOME_CRASH : KF_OUTCOME_INFRA_ERROR;
 }
 
 int kf_harness__runner_start(kf_harness_runner *r, const char *who,
@@ -462,6 +485,10 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
   uint64_t c0 = cpu_ns(r);
   uint64_t t0 = kf_now_ns();
   if ((oc = write_cmd(r, c, why, whylen))) return oc;
+  if (kill(r->child, SIGCONT) != 0) {
+    snprintf(why, whylen, "%s: SIGCONT: %s", r->who, strerror(errno));
+    return KF_OUTCOME_INFRA_ERROR;
+  }
   kf_harness_reply rep;
   int from = 0;
   int k = read_msg(r, true, true, &rep, &from, timeout_ms);

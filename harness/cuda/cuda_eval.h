@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elf_util.h"
 #include "harness.h"
 #include "kernelfleet.pb-c.h"
 
@@ -83,6 +84,8 @@ int kf_harness__nvcc_finish(const kf_harness_nvcc_job *j, int pid, int out_fd,
 typedef struct {
   uint64_t init_array, fini_array; /* entries */
   uint64_t init_size, fini_size;   /* .init / .fini bytes */
+  kf_harness_elf_undefs undefs;    /* a baseline's: names its toolchain
+                                      code calls (elf_util.h) */
   /* symbols defined in host-side writable data (.data, .bss,
    * .nvFatBinSegment, ...): in a baseline, the toolchain's own */
   char state_syms[KF_HARNESS_CUDA_MAX_STATE][64];

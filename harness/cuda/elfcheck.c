@@ -23,7 +23,8 @@
  *    kf_launch built by the same nvcc command line (frame_dummy and nvcc's
  *    registration constructor): one more is a constructor of the
  *    candidate's (a global object, an __attribute__((constructor)));
- *    .init/.fini of the baseline's size;
+ *    .init/.fini of the baseline's size; no definition of a name the
+ *    baseline leaves undefined (crti calls __gmon_start__ when defined);
  *    no DT_PREINIT_ARRAY, IFUNC or TLS symbol;
  *  - no writable global data in the device code.  The runner keeps one
  *    CUDA context for all calls, so a `__device__` variable (a call
@@ -807,6 +808,23 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
            (unsigned long long)info->fini_size,
            (unsigned long long)baseline->init_size,
            (unsigned long long)baseline->fini_size);
+
+  /* A name the toolchain's own code calls but leaves undefined (crti's
+   * __gmon_start__, cudart's entry points the registration constructor
+   * calls): defining it runs the candidate's code on load. */
+  if (!baseline) {
+    const char *bad_u = kf_harness__elf_undefs(buf, len, &so, &info->undefs);
+    if (bad_u) REJECT("%s", bad_u);
+  } else {
+    char hook[64];
+    const char *bad_u = NULL;
+    if (kf_harness__elf_defines_undef(buf, len, &so, &baseline->undefs, hook,
+                                      sizeof hook, &bad_u))
+      REJECT("defines '%.64s', a name the toolchain's own code calls (it "
+             "would run on load, before any call): code may not run on "
+             "load", hook);
+    if (bad_u) REJECT("%s", bad_u);
+  }
 
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
     REJECT("ELF: bad .dynsym");

@@ -417,20 +417,6 @@ static int plan_cmd(const kf_harness_layout *L, const char *cmd,
   return 0;
 }
 
-/* 'T' when pid is stopped, per /proc/PID/stat; 0 when unreadable. */
-static char proc_state(pid_t pid) {
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char *rp = strrchr(buf, ')'); /* the command name may hold anything */
-  return rp && rp[1] == ' ' ? rp[2] : 0;
-}
-
 /* The armed child is gone before the harness let it run: its own doing
  * (its code has run by READY -- a timer it set can kill it while it is
  * stopped), so its outcome is read from the zygote's EXITED, which it
@@ -463,7 +449,7 @@ static int stop_child(kf_ev *e, kf_side *s) {
   }
   uint64_t deadline = kf_now_ms() + 10000;
   for (;;) {
-    char st = proc_state(t->child);
+    char st = kf_harness__proc_state(t->child);
     if (st == 'T' || st == 't') return 0;
     if (!st || st == 'Z' || st == 'X')
       return child_vanished(e, s, "before its call");
@@ -558,7 +544,7 @@ static int p_stop(kf_ev *e, kf_side *s) {
   if (kill(-t->pid, SIGSTOP) == 0) {
     uint64_t deadline = kf_now_ms() + 10000;
     for (;;) {
-      char st = proc_state(t->pid);
+      char st = kf_harness__proc_state(t->pid);
       if (st == 'T' || st == 't') return 0;
       if (!st || kf_now_ms() > deadline) break;
       struct timespec ts = {0, 100000};
@@ -1553,7 +1539,14 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   }
   char line[LINE];
   int from, k = wait_line(t, true, tmo, &from, line, sizeof line);
-  uint64_t t1 = kf_now_ns(), c1 = cpu_ns(t);
+  uint64_t t1 = kf_now_ns();
+  /* killed before its clock is read, as the CPU backend does
+   * (runner_client.c): once SIGKILL is pending the child runs no more of
+   * its code, so work after a forged DONE is in the reading however late
+   * this process got the core; read first, only the scheduler's order
+   * charged it (red team, 2026-11-30) */
+  if (k == 1 && from == 0 && t->child > 0) kill(t->child, SIGKILL);
+  uint64_t c1 = cpu_ns(t);
   uint64_t wall = t1 - t0, cpu = c1 > c0 ? c1 - c0 : 0;
   *ns = wall > cpu ? wall : cpu;
   if (k == 1 && from == 0 && !strcmp(line, "DONE")) {

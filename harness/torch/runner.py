@@ -108,6 +108,27 @@ DTYPES = {}  # "f32" -> torch dtype, filled after import
 ELEM = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i32": 4, "i64": 8}
 
 
+class _NotUtf8(Exception):
+    """A side's file that is not UTF-8 text."""
+
+
+def _read_source(path):
+    """The text of a side's file.  Sources are stored, hashed and shown as
+    UTF-8 (a BOM is dropped); a file in another encoding is the author's
+    to convert, and says where -- it was an infra_error, blaming the
+    worker (red team, 2026-11-30)."""
+    with open(path, "rb") as f:
+        b = f.read()
+    try:
+        return b.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise _NotUtf8("line %d: byte 0x%02x is not UTF-8; sources are kept "
+                       "as UTF-8 text and a coding declaration (latin-1, "
+                       "...) is not honoured: convert the file (iconv -f "
+                       "latin1 -t utf-8)" % (b[:e.start].count(b"\n") + 1,
+                                            b[e.start]))
+
+
 def _importing():
     """The module an import in progress on this thread is looking for,
     or None."""
@@ -659,8 +680,7 @@ def serve(jail):
         torch = _import_torch()
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
-        with open(os.path.join(jail, "side.py"), encoding="utf-8-sig") as f:
-            src = f.read()
+        src = _read_source(os.path.join(jail, "side.py"))
         device = cfg.get("device", "cpu")
         _warm(torch, device)
         devnull = os.open("/dev/null", os.O_RDWR)
@@ -668,6 +688,9 @@ def serve(jail):
             _libc = ctypes.CDLL(None, use_errno=True)
         except OSError:
             _libc = None
+    except _NotUtf8 as e:
+        _say(status, "FAIL syntax %s" % e)
+        return 4
     except Exception as e:
         _say(status, "FAIL infra %s" % _short_exc(e))
         return 3
@@ -1404,8 +1427,7 @@ def persist(jail):
     try:
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
-        with open(os.path.join(jail, "side.py"), encoding="utf-8-sig") as f:
-            src = f.read()
+        src = _read_source(os.path.join(jail, "side.py"))
         device = cfg.get("device", "cpu")
         jit = bool(cfg.get("jit"))
         if jit:
@@ -1439,6 +1461,9 @@ def persist(jail):
         rw = mmap.mmap(3, size, flags=mmap.MAP_SHARED,
                        prot=mmap.PROT_READ | mmap.PROT_WRITE)
         os.close(3)
+    except _NotUtf8 as e:
+        _say(reply, "FAIL syntax %s" % e)
+        return 4
     except Exception as e:
         _say(reply, "FAIL infra %s" % _short_exc(e))
         return 3
@@ -1766,8 +1791,7 @@ def inspect_ref(kind, path):
     global _libc
     try:
         torch = _import_torch()
-        with open(path, encoding="utf-8-sig") as f:
-            src = f.read()
+        src = _read_source(path)
         _warm(torch, "cpu")
         _libc = ctypes.CDLL(None, use_errno=True)
         code = compile(src, os.path.basename(path), "exec",
@@ -1775,6 +1799,9 @@ def inspect_ref(kind, path):
     except SyntaxError as e:
         print(json.dumps({"error": "%s line %s: %s" % (path, e.lineno,
                                                        e.msg)}))
+        return 2
+    except _NotUtf8 as e:
+        print(json.dumps({"error": "%s %s" % (path, e)}))
         return 2
     except Exception as e:
         print(json.dumps({"error": "%s: %s" % (path, _short_exc(e))}))

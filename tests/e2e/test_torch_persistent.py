@@ -50,13 +50,15 @@ inputs per repetition):
    the reference names no one (only the reference's word counts): ok.
 
 7. A reference that draws from torch's generator (F.dropout in training
-   mode), with itself as candidate: ok per call and persistent.
+   mode), with itself as candidate: ok per call and persistent.  A file
+   in latin-1: kf import refuses it, a candidate is compile_error.
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -167,6 +169,25 @@ def get_init_inputs():
 """
 
 
+RAW_REPLY = """
+import os
+import sys
+import torch
+import torch.nn.functional as F
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        f = sys._getframe()
+        while f is not None and "reply" not in f.f_locals:
+            f = f.f_back
+        if f is None:
+            return F.dropout(x, p=0.5, training=True)
+        os.write(f.f_locals["reply"], b'ERR run \\xff\\xfe\\x1b[31m"}\\n')
+        os._exit(5)
+"""
+
+
 def random_reference(c):
     """A reference that draws from torch's generator (dropout in training
     mode) answers the same inputs alike in both runner models: each call
@@ -188,6 +209,44 @@ def random_reference(c):
         r = tt.evaluate(c, prob, cand, tag, extra)
         check(r["outcome"] == "ok", "dropout reference as candidate, %s: "
               "%s (%s)" % (tag, r["outcome"], r.get("reason")))
+    not_utf8(c, work, prob)
+
+
+def not_utf8(c, work, prob):
+    """A file in latin-1 (with its coding declaration) is the author's to
+    convert: kf import refuses it naming the line, and a candidate is
+    compile_error in both runner models -- it was infra_error."""
+    lat = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + DROPOUT).encode(
+        "latin-1")
+    model = os.path.join(work, "latin1.py")
+    with open(model, "wb") as f:
+        f.write(lat)
+    rc, out, err = c.kf_run(["import", "kernelbench", model, "--out",
+                             os.path.join(work, "latin1")], work, 600)
+    check(rc == 2 and "line 2: byte 0xe9 is not UTF-8" in err and
+          not os.path.exists(os.path.join(work, "latin1")),
+          "kf import of a latin-1 file: %d %s%s" % (rc, out, err))
+    cand = lat.replace(b"class Model(", b"class ModelNew(")
+    for tag, extra in (("latin1_percall", []),
+                       ("latin1_persist", ["--torch-persistent"])):
+        path = os.path.join(c.dir, "%s.py" % tag)
+        with open(path, "wb") as f:
+            f.write(cand)
+        r = subprocess.run([c.path("kf-harness"), "eval-files", "--spec",
+                            prob, "--source", path] + extra, env=c.env,
+                           stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=600, preexec_fn=kfe2e._pdeathsig)
+        res = json.loads(r.stdout)
+        check(res["outcome"] == "compile_error" and
+              "line 2: byte 0xe9 is not UTF-8" in res.get("reason", ""),
+              "a latin-1 candidate, %s: %s (%s)" % (
+                  tag, res["outcome"], res.get("reason")))
+    # raw bytes a candidate writes on its reply pipe reach the reason as
+    # \xNN escapes: eval-files' output stays JSON (it was not UTF-8)
+    r = tt.evaluate(c, prob, RAW_REPLY, "raw_reply")
+    check(r["outcome"] == "crash" and "\\xff\\xfe" in r.get("reason", ""),
+          "raw bytes on the reply pipe: %s (%r)" % (r["outcome"],
+                                                   r.get("reason")))
 
 
 def body(c):

@@ -148,6 +148,30 @@ static void test_constructor(void **state) {
   expect(&c, KF_OUTCOME_LINK_REJECTED, "link", "constructor");
 }
 
+/* A name the toolchain's startup code calls when something defines it is
+ * a constructor under another name: crti's _init calls __gmon_start__
+ * (red team, 2026-11-30: it ran before the draw, forged READY and did a
+ * gemm outside the timed window).  Hidden, the definition is local in
+ * the output but still satisfied crti's reference. */
+static void test_startup_hooks(void **state) {
+  (void)state;
+  static const char *const hooks[] = {
+      "void __gmon_start__(void) {}\n",
+      "__attribute__((visibility(\"hidden\"))) void __gmon_start__(void) "
+      "{}\n",
+      "void _ITM_registerTMCloneTable(void *a, unsigned long n) { (void)a; "
+      "(void)n; }\n",
+  };
+  for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
+    char src[1024];
+    snprintf(src, sizeof src, "%s" PRELUDE
+             "  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+             "  return 0;\n}\n", hooks[i]);
+    eval_case c = {SCALE_SPEC, SCALE_REF, src};
+    expect(&c, KF_OUTCOME_LINK_REJECTED, "link", "startup code calls");
+  }
+}
+
 /* Raw syscalls get past the link check; seccomp stops them. */
 #if defined(__x86_64__)
 #define RAW_SYSCALL(nr, a1, a2)                                               \
@@ -733,6 +757,7 @@ int main(void) {
       cmocka_unit_test(test_fopen),
       cmocka_unit_test(test_fork),
       cmocka_unit_test(test_constructor),
+      cmocka_unit_test(test_startup_hooks),
 #if defined(__x86_64__)
       cmocka_unit_test(test_raw_socket),
       cmocka_unit_test(test_raw_fork),
