@@ -144,3 +144,25 @@ bool kf_harness__elf_defines_undef(const unsigned char *buf, size_t len,
   snprintf(name, namelen, "%s", a.found);
   return true;
 }
+
+bool kf_harness__elf_hooks(const unsigned char *buf, size_t len,
+                           const kf_harness_elf_so *so,
+                           const kf_harness_elf_undefs *baseline,
+                           kf_harness_elf_undefs *mine, char *why,
+                           size_t whylen) {
+  const char *bad = NULL;
+  if (!baseline) {
+    bad = kf_harness__elf_undefs(buf, len, so, mine);
+  } else {
+    char hook[64];
+    if (kf_harness__elf_defines_undef(buf, len, so, baseline, hook,
+                                      sizeof hook, &bad)) {
+      snprintf(why, whylen, "defines '%.64s', a name the toolchain's own "
+               "startup code calls (it would run on load, before any "
+               "call): code may not run on load", hook);
+      return true;
+    }
+  }
+  if (bad) snprintf(why, whylen, "%s", bad);
+  return bad != NULL;
+}

@@ -71,4 +71,13 @@ bool kf_harness__elf_defines_undef(const unsigned char *buf, size_t len,
                                    char *name, size_t namelen,
                                    const char **bad);
 
+/* The link checks' use of the two above: without a baseline (building
+ * one), collects so's undefined names into mine; with one, refuses a
+ * definition of any of the baseline's.  true when refused, with why. */
+bool kf_harness__elf_hooks(const unsigned char *buf, size_t len,
+                           const kf_harness_elf_so *so,
+                           const kf_harness_elf_undefs *baseline,
+                           kf_harness_elf_undefs *mine, char *why,
+                           size_t whylen);
+
 #endif

@@ -183,19 +183,9 @@ int kf_harness__elf_check(const unsigned char *buf, size_t len,
   /* The toolchain's own load code calls by name what it leaves undefined
    * (crti's _init: __gmon_start__, when anything defines it): defining
    * one of those names is a constructor under another name. */
-  if (!baseline) {
-    const char *bad_u = kf_harness__elf_undefs(buf, len, &so, &info->undefs);
-    if (bad_u) REJECT("%s", bad_u);
-  } else {
-    char hook[64];
-    const char *bad_u = NULL;
-    if (kf_harness__elf_defines_undef(buf, len, &so, &baseline->undefs, hook,
-                                      sizeof hook, &bad_u))
-      REJECT("defines '%.64s', a name the toolchain's own startup code "
-             "calls (it would run on load, before any call): code may not "
-             "run on load", hook);
-    if (bad_u) REJECT("%s", bad_u);
-  }
+  if (kf_harness__elf_hooks(buf, len, &so, baseline ? &baseline->undefs : NULL,
+                            &info->undefs, why, whylen))
+    return KF_OUTCOME_LINK_REJECTED;
 
   /* .dynsym: imports and IFUNCs */
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)

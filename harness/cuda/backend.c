@@ -97,6 +97,7 @@ typedef struct {
   uint64_t op_n[8], op_ns[8];  /* commands by op: count, wall ns */
   struct crunner *runners[18]; /* every runner started, for cuda_idle */
   int n_runners;
+  kf_side *last;               /* the side of the last timed call */
 } cuda_ev;
 
 typedef struct crunner crunner;
@@ -124,6 +125,11 @@ struct crunner {
    * the candidate has nothing of it.  What it needs then: the last canary
    * and draw, replayed. */
   crunner *twin;
+  /* convicted by the reference's idle gate: work it left running after a
+   * call held the GPU when the reference's timed call came; the verdict
+   * is given at its next call or fetch */
+  bool left_work;
+  char left_why[400];
   const kf_harness_layout *last_L;
   kf_gen last_gen;
   bool have_gen;
@@ -359,6 +365,16 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
   char *wargv[48 + 32];
   /* The profiled runner only: the sandbox steps its profiler cannot live
    * with (profile_relax(); docs/profiling.md). */
+  /* the reference's runner waits, before each timed call, until no other
+   * process's work holds the GPU, and says so (runner.c idle_wait): only
+   * its word convicts (idle_convicts) */
+  if (s->is_ref && !wrap) {
+    int n = 0;
+    while (argv[n]) n++;
+    argv[n++] = "--idle-gate";
+    argv[n++] = "on";
+    argv[n] = NULL;
+  }
   if (wrap) {
     int n = 0;
     while (argv[n]) n++;
@@ -1061,8 +1077,48 @@ static int fresh_runner(kf_ev *e, kf_side *s) {
   return oc;
 }
 
+/* A candidate convicted by the reference's idle gate: its verdict. */
+static int left_work(kf_ev *e, kf_side *s) {
+  crunner *r = CR(s);
+  kf_strlcpy(e->why, r->left_why, KF_HARNESS_WHY);
+  kill_runner(r);
+  return KF_OUTCOME_SANDBOX_VIOLATION;
+}
+
+/* The reference's idle gate waited for another process's GPU work before
+ * its timed call: the side timed just before it, whose process's queued
+ * work goes on after its DONE.  An honest call leaves none (the runner
+ * synchronizes the device before DONE).  Named only when the GPU was held
+ * for long: IDLE_CONVICT slow probes over IDLE_CONVICT_NS, or a wait that
+ * ran out (runner.py _IdleGate's rule); shorter bursts are waited for. */
+#define IDLE_CONVICT 3
+#define IDLE_CONVICT_NS 10000000ull
+static void idle_convicts(kf_side *ref, kf_side *prev,
+                          const kf_cuda_reply *rep) {
+  if (!rep->idle_slow) return;
+  bool named = rep->idle_ranout || (rep->idle_slow >= IDLE_CONVICT &&
+                                    rep->idle_busy_ns >= IDLE_CONVICT_NS);
+  if (!named || !prev || prev == ref || prev->is_ref || prev->oc) {
+    kf_log(KF_LOG_INFO, "%s: the GPU was held by another process for %"
+           PRIu64 " us before its timed call (%u slow probes)%s", ref->who,
+           rep->idle_busy_ns / 1000, rep->idle_slow,
+           named ? ", and no candidate ran the call before it" : "");
+    return;
+  }
+  crunner *p = CR(prev);
+  if (p->left_work) return;
+  p->left_work = true;
+  snprintf(p->left_why, sizeof p->left_why, "%s left GPU work running after "
+           "its call returned: the reference's next timed call waited %s%"
+           PRIu64 " us for the GPU (%u probes found it held); work that "
+           "outlives the call is not timed and slows what runs next",
+           prev->who, rep->idle_ranout ? "over " : "",
+           rep->idle_busy_ns / 1000, rep->idle_slow);
+}
+
 static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
   crunner *r = CR(s);
+  if (!s->is_ref && r->left_work) return left_work(e, s);
   if (call->fresh && !s->is_ref) {
     int foc = fresh_runner(e, s);
     if (foc) return foc;
@@ -1075,11 +1131,14 @@ static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
     if (oc) return oc;
     ce->quiet_ex = true;
   }
+  kf_side *prev = ce->last;
+  if (call->timed) ce->last = s;
   kf_cuda_reply rep;
   uint64_t wall = 0;
   int oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1),
                       &rep, &wall, e->why, KF_HARNESS_WHY);
   if (oc) return oc;
+  if (s->is_ref && call->timed) idle_convicts(s, prev, &rep);
   *ns = rep.elapsed_ns;
   return 0;
 }
@@ -1192,6 +1251,7 @@ static int cuda_collect(kf_ev *e, kf_side **sides, int n,
 
 static int cuda_fetch(kf_ev *e, kf_side *s, const kf_harness_region *r,
                       int n) {
+  if (!s->is_ref && CR(s)->left_work) return left_work(e, s);
   return regions_cmd(e, s, KF_CUDA_OP_DOWNLOAD, 0, r, n);
 }
 

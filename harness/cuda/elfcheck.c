@@ -812,19 +812,9 @@ int kf_harness__elf_check_cuda(const unsigned char *buf, size_t len,
   /* A name the toolchain's own code calls but leaves undefined (crti's
    * __gmon_start__, cudart's entry points the registration constructor
    * calls): defining it runs the candidate's code on load. */
-  if (!baseline) {
-    const char *bad_u = kf_harness__elf_undefs(buf, len, &so, &info->undefs);
-    if (bad_u) REJECT("%s", bad_u);
-  } else {
-    char hook[64];
-    const char *bad_u = NULL;
-    if (kf_harness__elf_defines_undef(buf, len, &so, &baseline->undefs, hook,
-                                      sizeof hook, &bad_u))
-      REJECT("defines '%.64s', a name the toolchain's own code calls (it "
-             "would run on load, before any call): code may not run on "
-             "load", hook);
-    if (bad_u) REJECT("%s", bad_u);
-  }
+  if (kf_harness__elf_hooks(buf, len, &so, baseline ? &baseline->undefs : NULL,
+                            &info->undefs, why, whylen))
+    return KF_OUTCOME_LINK_REJECTED;
 
   if (dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum)
     REJECT("ELF: bad .dynsym");

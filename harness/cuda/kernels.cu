@@ -376,3 +376,15 @@ extern "C" int kf_cuda_gate(kf_cuda_gate_dev *d, volatile unsigned *host,
                                        (unsigned long long)expire_ns);
   return (int)cudaGetLastError();
 }
+
+/* The idle gate's probe (runner.c idle_wait): one warp adds 1 to a word.
+ * Its figure is the host's wait for it, which another process's work
+ * holding the GPU lengthens by a time slice. */
+__global__ void k_probe(unsigned *w) {
+  if (threadIdx.x == 0) w[0] += 1u;
+}
+
+extern "C" int kf_cuda_probe(unsigned *w) {
+  k_probe<<<1, 32>>>(w);
+  return (int)cudaGetLastError();
+}

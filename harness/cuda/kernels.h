@@ -96,6 +96,9 @@ enum {
 /* *blocks := the SMs, *smem := the opt-in size; fails (cudaError_t)
  * when more than one gate block would fit on an SM. */
 int kf_cuda_gate_prepare(int device, int *blocks, int *smem);
+/* One tiny kernel on the legacy stream, adding 1 to *w (the idle gate's
+ * probe, runner.c). */
+int kf_cuda_probe(unsigned *w);
 int kf_cuda_gate(kf_cuda_gate_dev *d, volatile unsigned *host, int blocks,
                  int smem, uint64_t expire_ns);
 

@@ -122,6 +122,10 @@ typedef struct {
   uint64_t elapsed_ns; /* DONE (RUN): the time of the call */
   uint64_t event_ns;   /* DONE (RUN): the events' part of it */
   uint32_t n_activity; /* DONE (RUN): GPU activities attributed to it */
+  uint32_t idle_slow;  /* DONE (timed RUN, --idle-gate): probes that found
+                          the GPU held by another process before the call */
+  uint64_t idle_busy_ns; /* ... from the first probe to the last slow one */
+  uint32_t idle_ranout;  /* ... 1: still busy at the gate's deadline */
   uint32_t pad;
   uint64_t l2_bytes;   /* READY: the device's L2 size */
   uint64_t flush_bytes;/* READY: the L2 flush buffer's size */

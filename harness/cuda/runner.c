@@ -337,6 +337,10 @@ typedef struct {
   int sms, smem_bytes;         /* the shared-memory scrub (0: none) */
   int lmem_variant, lmem_blocks; /* the local-memory scrub (kernels.h) */
   kf_cuda_regscrub regs;        /* the register scrub (kernels.h) */
+  /* the idle gate (--idle-gate: the reference's runner; idle_wait) */
+  bool idle;
+  uint64_t quick[64];           /* the last probes that found it idle */
+  int n_quick;
 } rstate;
 
 typedef struct {
@@ -636,6 +640,100 @@ static void calibrate_gate(rstate *s, uint32_t seq) {
   s->busy_base_ns = x[7] ? x[7] : 1;
 }
 
+/* The idle gate (--idle-gate), before each timed call of the reference.
+ * Each side is a process of its own, and a candidate's process can leave
+ * GPU work running past its DONE (its runner's code taken over, or work
+ * the synchronize does not wait for): contexts of different processes
+ * share the GPU by time slices, so that work ran inside the reference's
+ * timed window (red team, 2026-11-30: a 20 ms kernel queued after every
+ * reply timed the reference at 2,699 us against 311 us, 16.7x for a 1.9x
+ * kernel).  A probe -- one tiny kernel, then the host's wait for it --
+ * waits a time slice while another context holds the GPU.  The gate
+ * probes until they have been quick for IDLE_QUIET_NS in a row, and says
+ * how long it waited and how often it found the GPU held; the eval
+ * process names the side that ran before (backend.c).  harness/torch's
+ * runner.py _IdleGate measured the probe on an H200: a held GPU answers
+ * in 0.2-1.4 ms, an idle one in ~10 us. */
+#define IDLE_OFF (GATE_OFF - 64) /* the probe's word, in the scratch */
+#define IDLE_CAL 32
+#define IDLE_WIN 64
+#define IDLE_QUIET 3
+/* Quick probes for this long in a row: a context that got the GPU keeps
+ * it for a time slice only, and the other's work comes back after it
+ * (~2.3 ms on an H200, runner.py's measurements), so a few quick probes
+ * in a row said nothing -- the red team's 20 ms kernel came back inside
+ * the reference's timed call.  Longer than two time slices. */
+#define IDLE_QUIET_NS 8000000ull
+#define IDLE_SLOW_MIN_NS 50000ull
+#define IDLE_SLOW_MAX_NS 500000ull
+#define IDLE_DEADLINE_NS 5000000000ull
+
+static uint64_t idle_probe(rstate *s, uint32_t seq) {
+  unsigned *w = (unsigned *)((char *)s->scratch + IDLE_OFF);
+  cudaError_t e = (cudaError_t)kf_cuda_probe(w);
+  uint64_t t0 = now_ns();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cuda_fail(seq, e, "probing whether the GPU is idle");
+  return now_ns() - t0;
+}
+
+static void idle_add(rstate *s, uint64_t ns) {
+  s->quick[s->n_quick % IDLE_WIN] = ns;
+  s->n_quick++;
+}
+
+/* The q-quantile of the quick probes kept. */
+static uint64_t idle_q(const rstate *s, double q) {
+  uint64_t v[IDLE_WIN];
+  int n = s->n_quick < IDLE_WIN ? s->n_quick : IDLE_WIN;
+  if (!n) return 0;
+  memcpy(v, s->quick, (size_t)n * sizeof v[0]);
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      uint64_t t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return v[(int)(q * (n - 1))];
+}
+
+/* The slowest probe that still says idle. */
+static uint64_t idle_limit(const rstate *s) {
+  uint64_t med = idle_q(s, 0.5), q9 = idle_q(s, 0.9);
+  uint64_t d = 3 * (q9 - med);
+  if (d < IDLE_SLOW_MIN_NS) d = IDLE_SLOW_MIN_NS;
+  if (d > IDLE_SLOW_MAX_NS) d = IDLE_SLOW_MAX_NS;
+  return med + d;
+}
+
+static void idle_calibrate(rstate *s, uint32_t seq) {
+  for (int i = 0; i < IDLE_CAL; i++) idle_add(s, idle_probe(s, seq));
+}
+
+static void idle_wait(rstate *s, uint32_t seq, kf_cuda_reply *r) {
+  uint64_t lim = idle_limit(s), t0 = now_ns(), busy_end = t0, since = t0;
+  int quick = 0;
+  uint32_t slow = 0;
+  for (;;) {
+    uint64_t d = idle_probe(s, seq), t = now_ns();
+    if (d <= lim) {
+      if (!quick++) since = t - d;
+      idle_add(s, d);
+      if (quick >= IDLE_QUIET && t - since >= IDLE_QUIET_NS) break;
+      continue;
+    }
+    quick = 0;
+    slow++;
+    busy_end = t;
+    if (busy_end - t0 > IDLE_DEADLINE_NS) {
+      r->idle_ranout = 1;
+      break;
+    }
+  }
+  r->idle_slow = slow;
+  r->idle_busy_ns = slow ? busy_end - t0 : 0;
+}
+
 /* How many flush memsets make --warm-us of GPU time: the last 4 of 12
  * timed, the first 8 wake the GPU.  Runs at the first timed call, under
  * the eval's GPU lock (the runner starts before it is taken). */
@@ -670,6 +768,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
    * forgotten, so that what CUPTI reports next is this call's */
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
+  if ((c->flags & KF_CUDA_RUN_TIMED) && s->idle) idle_wait(s, c->seq, r);
   if (s->cupti) {
     kf_cupti_reset(); /* tracing was off since the last call's records */
     if (kf_cupti_scope(true) != 0)
@@ -958,7 +1057,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   const char *jail = NULL, *so = NULL;
   unsigned long long cpu_s = 120, device = 0, warm_us = 0, lmem_bytes = 0;
   bool seccomp_on = true, pin = true, check = true, own_stream = false;
-  bool cupti_on = true;
+  bool cupti_on = true, idle = false;
   /* --relax: sandbox steps left out, for the profiled runner only (a
    * profiler's injected library lives in this process and talks to its
    * front end); bits below */
@@ -988,6 +1087,8 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
       if (kf_sandbox_parse_ull(argv[i + 1], &lmem_bytes) ||
           lmem_bytes > (1u << 20))
         setup_fail("bad --lmem-bytes", 0);
+    } else if (!strcmp(argv[i], "--idle-gate")) {
+      idle = !strcmp(argv[i + 1], "on");
     } else if (!strcmp(argv[i], "--state-check")) {
       check = strcmp(argv[i + 1], "off") != 0;
     } else if (!strcmp(argv[i], "--mutable")) {
@@ -1193,6 +1294,12 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     memset(hp, 0, 4096);
     s.gate_host = (volatile unsigned *)hp;
     s.gate_host_dev = (unsigned *)dp;
+  }
+  /* the idle gate's idea of an idle GPU, before any candidate code runs */
+  s.idle = idle && relax == 0;
+  if (s.idle) {
+    if (s.scratch_len < GATE_OFF) setup_fail("the idle gate's scratch", 0);
+    idle_calibrate(&s, 0);
   }
   /* nvcc's host code needs these; the jail has no library to load */
   dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
