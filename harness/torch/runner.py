@@ -385,6 +385,27 @@ def _readline(fd):
             return None
 
 
+class _Lines:
+    """Lines from fd, read in chunks: a persistent runner is its command
+    pipe's only reader (no zygote shares it), and on CPU its command is
+    read inside the timed window -- a byte a read was ~200 reads for a
+    call's plan, which a candidate that reads its own commands skipped
+    (red team, 2026-11-30)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buf = b""
+
+    def next(self):
+        while b"\n" not in self.buf:
+            b = os.read(self.fd, 65536)
+            if not b or len(self.buf) > 1 << 20:
+                return None
+            self.buf += b
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line.decode("utf-8", "replace")
+
+
 def _say(fd, text):
     text = text.replace("\n", " ")[:1800]
     try:
@@ -553,6 +574,41 @@ class _Shape(Exception):
     pass
 
 
+def _direct(torch, fn):
+    """What to call for fn: a module's forward itself when calling the
+    module would only reach it (no hooks, Module's own __call__) -- the
+    same function, without _call_impl's cold lines in the timed window."""
+    m = torch.nn.modules.module
+    if (isinstance(fn, torch.nn.Module) and
+            type(fn).__call__ is torch.nn.Module.__call__ and
+            not fn._forward_hooks and not fn._forward_pre_hooks and
+            not getattr(fn, "_backward_hooks", None) and
+            not getattr(m, "_global_forward_hooks", None) and
+            not getattr(m, "_global_forward_pre_hooks", None) and
+            not getattr(m, "_global_backward_hooks", None)):
+        return fn.forward
+    return fn
+
+
+def _put_one(torch, outs):
+    """The common case of _put, its checks settled before the call: one
+    output, a plain tensor of its shape and dtype, copied.  Returns
+    put(res) -> True when it copied; False leaves the case to _put (which
+    names what is wrong)."""
+    if len(outs) != 1:
+        return lambda res: False
+    o = outs[0]
+    shape, dtype, plain = o.shape, o.dtype, torch.Tensor
+    copy = o.copy_
+
+    def put(res):
+        if type(res) is plain and res.dtype is dtype and res.shape == shape:
+            copy(res)
+            return True
+        return False
+    return put
+
+
 AUDIT_BAD = ("open", "socket.", "subprocess.", "os.system", "os.exec",
              "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
              "os.kill", "os.killpg", "ctypes.dlopen", "ctypes.dlsym",
@@ -641,28 +697,43 @@ def _child(torch, code, cfg, plan, devnull, reply, ro_fd=None):
     if plan:
         _warm_call(torch, fn, args, outs, cfg)
     torch.manual_seed(CALL_SEED)  # outside the timed window: before READY
+    # What runs between RUN and DONE is timed on a cold cache (the
+    # harness flushes it before a timed call): every line of the runner's
+    # own there is charged, and only to a side that lets the runner do the
+    # work.  A candidate that took the loop over from its constructor
+    # (READY and DONE written itself, the result computed into the output
+    # view) skipped it and was timed 2.1x faster than the same op
+    # (red team, 2026-11-30).  So all that can be is settled before READY:
+    # gradients off for the process, the function to call, the outputs'
+    # checks; the call itself reads 4 bytes, calls, copies, writes.
+    names = cfg.get("outputs", [])
+    torch.set_grad_enabled(False)
+    call = _direct(torch, fn)
+    put1 = _put_one(torch, outs)
+    run = b"RUN\n"
+    done = b"DONE\n"
+    read, write = os.read, os.write
     _say(reply, "READY")
     if not plan:
         _readline(0)
         os._exit(0)
-    line = _readline(0)
-    if line != "RUN":
+    if read(0, 4) != run:
         os._exit(0)
     try:
-        with torch.no_grad():
-            res = fn(*args)
-            if device != "cpu":
-                torch.cuda.synchronize()
+        res = call(*args)
+        if device != "cpu":
+            torch.cuda.synchronize()
         # the copy into the outputs is part of the call: a tensor that
         # computes lazily (a subclass) cannot hide work after DONE
-        _put(torch, res, outs, cfg.get("outputs", []))
+        if not put1(res):
+            _put(torch, res, outs, names)
     except _Shape as e:
         _say(reply, "ERR shape %s" % e)
         os._exit(6)
     except BaseException as e:
         _say(reply, "ERR run %s" % _short_exc(e))
         os._exit(5)
-    _say(reply, "DONE")
+    write(reply, done)
     _readline(0)
     os._exit(0)
 
@@ -1543,20 +1614,40 @@ def persist(jail):
     compiled = tuned = None
     tuned_err = None
     prepared, tuned_ok = set(), set()
+    lines = _Lines(0)
+    plans = {}
+    call = _direct(torch, fn)
     while True:
         # between calls, outside any timed window; a timed GPU call is
         # seeded again after its warm-ups (_timed_gpu)
         torch.manual_seed(CALL_SEED)
-        line = _readline(0)
+        line = lines.next()
         if line is None or line == "EXIT":
             os._exit(0)
         cmd, _, arg = line.partition(" ")
+        # A call's plan (its buffers) is the same for every call at a
+        # size: parsed once, and on CPU its views, arguments and output
+        # check built once too -- on CPU this line is read and handled
+        # inside the timed window, and a candidate that took the loop
+        # over skipped it all (red team, 2026-11-30: 2.6x for torch's own
+        # relu).  Only the call's own words (seq, timed) are read each
+        # time.
+        cut = arg.rfind(',"seq":')
+        body, tail = (arg[:cut] + "}", arg[cut + 1:]) if cut > 0 else (arg,
+                                                                       "")
+        ent = plans.get(body)
         try:
-            plan = json.loads(arg)
-        except ValueError:
+            if ent is None:
+                plan = json.loads(body)
+                ent = [plan, json.dumps([[t[1], t[2]] for t in plan["in"]]),
+                       None]
+                if len(plans) < 64:
+                    plans[body] = ent
+            meta = json.loads("{" + tail) if tail else {}
+        except (ValueError, KeyError, TypeError, IndexError):
             _say(reply, "ERR infra bad command")
             os._exit(3)
-        key = json.dumps([[t[1], t[2]] for t in plan["in"]])
+        plan, key = ent[0], ent[1]
         if cmd == "PREP":
             if not (ref and has_compile):
                 _say(reply, "NOCOMPILE this runner does not compile")
@@ -1591,24 +1682,30 @@ def persist(jail):
         if cmd != "RUN":
             _say(reply, "ERR infra unknown command")
             os._exit(3)
-        seq = int(plan.get("seq", 0))
-        timed = bool(plan.get("timed"))
+        seq = int(meta.get("seq", 0))
+        timed = bool(meta.get("timed"))
         # first of all: wait out GPU work another process left running
         busy = nslow = ranout = 0
         if cuda:
             busy, nslow, ranout = gate.wait()
         try:
-            ins, outs = _pviews(torch, ro, rw, plan)
-            if cuda:
-                ins = [t.to(dev) for t in ins]
-                torch.cuda.synchronize()
+            if cuda or ent[2] is None:
+                ins, outs = _pviews(torch, ro, rw, plan)
+                if cuda:
+                    ins = [t.to(dev) for t in ins]
+                    torch.cuda.synchronize()
+                args = list(ins)
+                if cfg.get("args"):
+                    args = [ins[a["t"]] if "t" in a else _typed(a["v"])
+                            for a in cfg["args"]]
+                put1 = _put_one(torch, outs)
+                if not cuda:
+                    ent[2] = (ins, outs, args, put1)
+            else:
+                ins, outs, args, put1 = ent[2]
         except Exception as e:
             _say(reply, "ERR infra the call's buffers: %s" % e)
             os._exit(3)
-        args = list(ins)
-        if cfg.get("args"):
-            args = [ins[a["t"]] if "t" in a else _typed(a["v"])
-                for a in cfg["args"]]
         ns = base = tuned_ns = flags = 0
         try:
             with torch.no_grad():
@@ -1628,12 +1725,13 @@ def persist(jail):
                                                  seq, spin)
                     ns, flags = acct.charge_call(ts, ta, th)
                 else:
-                    res = fn(*args)
+                    res = call(*args)
                     if cuda:
                         torch.cuda.synchronize()
                 # on CPU the copy into the outputs is inside the harness's
                 # timed window, as in the zygote's children
-                _put(torch, res, outs, names)
+                if not put1(res):
+                    _put(torch, res, outs, names)
                 del res
                 if cuda and timed and ref and key in prepared:
                     hwarm.own(torch, compiled, plan, key, cfg, dev)
@@ -1657,7 +1755,7 @@ def persist(jail):
         except BaseException as e:
             _say(reply, "ERR run %s" % _short_exc(e))
             os._exit(5)
-        del ins, outs, args
+        del ins, outs, args, put1
         if cuda and gate.convicts(busy, nslow, ranout):
             flags |= _Charge.GATE
         _say(reply, "DONE %d %d %d %d %d %d %d %d" % (

@@ -51,7 +51,9 @@ inputs per repetition):
 
 7. A reference that draws from torch's generator (F.dropout in training
    mode), with itself as candidate: ok per call and persistent.  A file
-   in latin-1: kf import refuses it, a candidate is compile_error.
+   in latin-1: kf import refuses it, a candidate is compile_error.  A
+   model whose forward hook completes its answer: ok in both (the runner
+   calls forward directly only when no hook would run).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -188,6 +190,22 @@ class ModelNew(torch.nn.Module):
 """
 
 
+HOOKED = """
+import torch
+import torch.nn.functional as F
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        # forward returns half the answer; the hook doubles it
+        self.register_forward_hook(lambda m, args, out: out * 2.0)
+
+    def forward(self, x):
+        return F.dropout(x, p=0.5, training=True) * 0.5
+"""
+
+
 def random_reference(c):
     """A reference that draws from torch's generator (dropout in training
     mode) answers the same inputs alike in both runner models: each call
@@ -210,6 +228,15 @@ def random_reference(c):
         check(r["outcome"] == "ok", "dropout reference as candidate, %s: "
               "%s (%s)" % (tag, r["outcome"], r.get("reason")))
     not_utf8(c, work, prob)
+    # the runner calls a module's forward itself when nothing else would
+    # run (runner.py _direct): one whose forward hook is part of its answer
+    # must still get the hook
+    for tag, extra in (("hook_percall", []),
+                       ("hook_persist", ["--torch-persistent"])):
+        r = tt.evaluate(c, prob, HOOKED, tag, extra)
+        check(r["outcome"] == "ok", "a model whose forward hook completes "
+              "its answer, %s: %s (%s)" % (tag, r["outcome"],
+                                          r.get("reason")))
 
 
 def not_utf8(c, work, prob):
