@@ -80,8 +80,8 @@ void kf_harness__tail_append(char *out, size_t cap, size_t *n,
  * it passes.  Returns the status. */
 int kf_harness__reap(pid_t pid, int timeout_ms, bool group);
 
-/* The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z'...); 0 when
- * unreadable (gone). */
+/* The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z'...); 0 when the
+ * process is gone, '?' when /proc could not be read (descriptors). */
 char kf_harness__proc_state(pid_t pid);
 
 /* SIGSTOPs pid (its group when group) and waits until /proc says it

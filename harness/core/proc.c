@@ -328,13 +328,16 @@ char kf_harness__proc_state(pid_t pid) {
   char path[64], buf[512];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  /* gone only when /proc says so; out of descriptors is not a verdict */
+  if (fd < 0) return errno == ENOENT || errno == ESRCH ? 0 : '?';
   ssize_t n = read(fd, buf, sizeof buf - 1);
+  int err = errno;
   close(fd);
-  if (n <= 0) return 0;
+  if (n < 0) return err == ESRCH ? 0 : '?';
+  if (n == 0) return 0;
   buf[n] = '\0';
   char *rp = strrchr(buf, ')'); /* the command name may hold anything */
-  return rp && rp[1] == ' ' ? rp[2] : 0;
+  return rp && rp[1] == ' ' ? rp[2] : '?';
 }
 
 int kf_harness__stop_confirmed(pid_t pid, bool group, int timeout_ms) {

@@ -288,12 +288,15 @@ static int end_child(kf_harness_runner *r, int timeout_ms, char *why,
     break;
   }
   r->exit_cpu_ns = rep.cpu_ns;
+  r->exit_status = rep.status;
   r->child = 0;
   r->cpuclock_ok = false;
   return 0;
 }
 
 static int stop_armed(kf_harness_runner *r, char *why, size_t whylen);
+static int child_gone(kf_harness_runner *r, bool gone, const char *when,
+                      char *why, size_t whylen);
 
 int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
                            int timeout_ms, char *why, size_t whylen) {
@@ -360,12 +363,29 @@ int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
 static int stop_armed(kf_harness_runner *r, char *why, size_t whylen) {
   int st = kf_harness__stop_confirmed(r->child, false, 10000);
   if (st == 0) return 0;
+  return child_gone(r, st < 0, "before its call", why, whylen);
+}
+
+/* The armed child is gone (gone) or would not stop: its own doing when
+ * gone (its code has run by READY -- a timer it set can kill it while it
+ * is stopped), so its exit is classified from the zygote's EXITED, which
+ * it cannot forge; the runner is ended either way. */
+static int child_gone(kf_harness_runner *r, bool gone, const char *when,
+                      char *why, size_t whylen) {
   int oc = end_child(r, 2000, why, whylen);
   if (oc) return oc;
-  snprintf(why, whylen, "%s: the armed process %s before its call", r->who,
-           st < 0 ? "exited" : "did not stop");
+  if (gone) {
+    oc = classify_status(r, r->exit_status, why, whylen);
+    size_t l = strlen(why);
+    snprintf(why + l, whylen - l, " (%s)", when);
+    if (oc == KF_OUTCOME_INFRA_ERROR) oc = KF_OUTCOME_CRASH;
+  } else {
+    snprintf(why, whylen, "%s: the armed process did not stop %s", r->who,
+             when);
+    oc = KF_OUTCOME_INFRA_ERROR;
+  }
   kill_runner(r);
-  return st < 0 ? KF_OUTCOME_CRASH : KF_OUTCOME_INFRA_ERROR;
+  return oc;
 }
 
 int kf_harness__runner_start(kf_harness_runner *r, const char *who,
@@ -486,7 +506,10 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
   uint64_t t0 = kf_now_ns();
   if ((oc = write_cmd(r, c, why, whylen))) return oc;
   if (kill(r->child, SIGCONT) != 0) {
+    if (errno == ESRCH) return child_gone(r, true, "before its call", why,
+                                          whylen);
     snprintf(why, whylen, "%s: SIGCONT: %s", r->who, strerror(errno));
+    kill_runner(r);
     return KF_OUTCOME_INFRA_ERROR;
   }
   kf_harness_reply rep;

@@ -98,6 +98,7 @@ typedef struct {
   struct crunner *runners[18]; /* every runner started, for cuda_idle */
   int n_runners;
   kf_side *last;               /* the side of the last timed call */
+  int n_cands;                 /* candidate sides started */
 } cuda_ev;
 
 typedef struct crunner crunner;
@@ -363,18 +364,19 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
                   lmem, NULL};
   char *const *av = argv;
   char *wargv[48 + 32];
-  /* The profiled runner only: the sandbox steps its profiler cannot live
-   * with (profile_relax(); docs/profiling.md). */
-  /* the reference's runner waits, before each timed call, until no other
-   * process's work holds the GPU, and says so (runner.c idle_wait): only
-   * its word convicts (idle_convicts) */
-  if (s->is_ref && !wrap) {
+  /* Every runner waits, before each timed call, until no other process's
+   * work holds the GPU (runner.c idle_wait), so that work a candidate
+   * left running slows no one's timed call; only the reference's report
+   * convicts (idle_convicts). */
+  if (!wrap) {
     int n = 0;
     while (argv[n]) n++;
     argv[n++] = "--idle-gate";
     argv[n++] = "on";
     argv[n] = NULL;
   }
+  /* The profiled runner only: the sandbox steps its profiler cannot live
+   * with (profile_relax(); docs/profiling.md). */
   if (wrap) {
     int n = 0;
     while (argv[n]) n++;
@@ -894,6 +896,7 @@ static int cuda_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
     kf_side *s = sides[i];
     if ((oc = side_state(e, s))) return oc;
     if (c->n_runners < 18) c->runners[c->n_runners++] = CR(s);
+    if (!s->is_ref) c->n_cands++;
     oc = runner_spawn(e, s, CR(s), map_len, e->why, KF_HARNESS_WHY);
     if (oc && s->is_ref) return oc;
     /* the twin for the determinism check's second run (crunner.twin) */
@@ -1093,12 +1096,16 @@ static int left_work(kf_ev *e, kf_side *s) {
  * ran out (runner.py _IdleGate's rule); shorter bursts are waited for. */
 #define IDLE_CONVICT 3
 #define IDLE_CONVICT_NS 10000000ull
-static void idle_convicts(kf_side *ref, kf_side *prev,
+static void idle_convicts(const cuda_ev *ce, kf_side *ref, kf_side *prev,
                           const kf_cuda_reply *rep) {
   if (!rep->idle_slow) return;
   bool named = rep->idle_ranout || (rep->idle_slow >= IDLE_CONVICT &&
                                     rep->idle_busy_ns >= IDLE_CONVICT_NS);
-  if (!named || !prev || prev == ref || prev->is_ref || prev->oc) {
+  /* with several candidates (a showdown) every runner got commands since
+   * the last timed call, and work queued after any reply is anyone's:
+   * the gate then waited it out, and no one is named */
+  if (!named || !prev || prev == ref || prev->is_ref || prev->oc ||
+      ce->n_cands != 1) {
     kf_log(KF_LOG_INFO, "%s: the GPU was held by another process for %"
            PRIu64 " us before its timed call (%u slow probes)%s", ref->who,
            rep->idle_busy_ns / 1000, rep->idle_slow,
@@ -1114,6 +1121,35 @@ static void idle_convicts(kf_side *ref, kf_side *prev,
            "outlives the call is not timed and slows what runs next",
            prev->who, rep->idle_ranout ? "over " : "",
            rep->idle_busy_ns / 1000, rep->idle_slow);
+}
+
+/* Stops every other runner for the reference's timed call (confirmed in
+ * /proc), into held; returns how many.  The gate waits out GPU work they
+ * queued before; stopped, none of them can queue more from the host
+ * while the reference is timed (a callback of the driver's that sleeps
+ * past the gate's quiet window, then releases a kernel waiting on a flag,
+ * was the review's case).  A runner that does not stop is left running:
+ * the gate still waited for a quiet GPU. */
+static int hold_others(const cuda_ev *ce, const crunner *self, pid_t *held,
+                       int cap) {
+  int n = 0;
+  for (int i = 0; i < ce->n_runners; i++) {
+    crunner *rs[2] = {ce->runners[i],
+                      ce->runners[i] ? ce->runners[i]->twin : NULL};
+    for (int k = 0; k < 2; k++) {
+      crunner *o = rs[k];
+      if (!o || o == self || o->dead || o->pid <= 0 || n == cap) continue;
+      if (kf_harness__stop_confirmed(o->pid, false, 2000) == 0)
+        held[n++] = o->pid;
+      else
+        kill(o->pid, SIGCONT); /* stopped late, or gone: never left so */
+    }
+  }
+  return n;
+}
+
+static void release_others(const pid_t *held, int n) {
+  for (int i = 0; i < n; i++) kill(held[i], SIGCONT);
 }
 
 static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
@@ -1133,12 +1169,15 @@ static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
   }
   kf_side *prev = ce->last;
   if (call->timed) ce->last = s;
+  pid_t held[36];
+  int n_held = s->is_ref && call->timed ? hold_others(ce, r, held, 36) : 0;
   kf_cuda_reply rep;
   uint64_t wall = 0;
   int oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1),
                       &rep, &wall, e->why, KF_HARNESS_WHY);
+  release_others(held, n_held);
   if (oc) return oc;
-  if (s->is_ref && call->timed) idle_convicts(s, prev, &rep);
+  if (s->is_ref && call->timed) idle_convicts(ce, s, prev, &rep);
   *ns = rep.elapsed_ns;
   return 0;
 }

@@ -717,8 +717,9 @@ static void idle_wait(rstate *s, uint32_t seq, kf_cuda_reply *r) {
   for (;;) {
     uint64_t d = idle_probe(s, seq), t = now_ns();
     if (d <= lim) {
+      /* not added to the calibration: probes just under the limit would
+       * ratchet it up */
       if (!quick++) since = t - d;
-      idle_add(s, d);
       if (quick >= IDLE_QUIET && t - since >= IDLE_QUIET_NS) break;
       continue;
     }

@@ -556,6 +556,10 @@ def _put(torch, res, outs, names):
         if type(r) not in (torch.Tensor, torch.nn.Parameter):
             raise _Shape("output '%s' is a %s, not a plain tensor" %
                          (names[i], type(r).__name__))
+        if r.numel() and _in_outputs(r, outs):
+            raise _Shape("output '%s' is a view of the harness's own output "
+                         "buffer: a result must be a tensor of the side's "
+                         "own" % names[i])
         if r.numel() != o.numel() or (r.dim() > 0 and
                                       tuple(r.shape) != tuple(o.shape)):
             raise _Shape("output '%s' has shape %s, expected %s" % (
@@ -581,6 +585,7 @@ def _direct(torch, fn):
     m = torch.nn.modules.module
     if (isinstance(fn, torch.nn.Module) and
             type(fn).__call__ is torch.nn.Module.__call__ and
+            getattr(fn, "_compiled_call_impl", None) is None and
             not fn._forward_hooks and not fn._forward_pre_hooks and
             not getattr(fn, "_backward_hooks", None) and
             not getattr(m, "_global_forward_hooks", None) and
@@ -600,13 +605,29 @@ def _put_one(torch, outs):
     o = outs[0]
     shape, dtype, plain = o.shape, o.dtype, torch.Tensor
     copy = o.copy_
+    lo = o.data_ptr()
+    hi = lo + o.numel() * o.element_size()
 
     def put(res):
-        if type(res) is plain and res.dtype is dtype and res.shape == shape:
+        if (type(res) is plain and res.dtype is dtype and res.shape == shape
+                and not lo <= res.data_ptr() < hi):
             copy(res)
             return True
         return False
     return put
+
+
+def _in_outputs(r, outs):
+    """Whether tensor r lies in one of the harness's output buffers: a
+    side that found them (its caller's frame) and returned one, written
+    in place, skipped the allocation and the copy the reference pays
+    (red team, 2026-11-30: +15% on a relu)."""
+    p = r.data_ptr()
+    for o in outs:
+        lo = o.data_ptr()
+        if lo <= p < lo + o.numel() * o.element_size():
+            return True
+    return False
 
 
 AUDIT_BAD = ("open", "socket.", "subprocess.", "os.system", "os.exec",
@@ -1626,8 +1647,8 @@ def persist(jail):
             os._exit(0)
         cmd, _, arg = line.partition(" ")
         # A call's plan (its buffers) is the same for every call at a
-        # size: parsed once, and on CPU its views, arguments and output
-        # check built once too -- on CPU this line is read and handled
+        # size: parsed once, and on CPU the tensors over its buffers made
+        # once too -- on CPU this line is read and handled
         # inside the timed window, and a candidate that took the loop
         # over skipped it all (red team, 2026-11-30: 2.6x for torch's own
         # relu).  Only the call's own words (seq, timed) are read each
@@ -1691,18 +1712,22 @@ def persist(jail):
         try:
             if cuda or ent[2] is None:
                 ins, outs = _pviews(torch, ro, rw, plan)
-                if cuda:
-                    ins = [t.to(dev) for t in ins]
-                    torch.cuda.synchronize()
-                args = list(ins)
-                if cfg.get("args"):
-                    args = [ins[a["t"]] if "t" in a else _typed(a["v"])
-                            for a in cfg["args"]]
-                put1 = _put_one(torch, outs)
                 if not cuda:
-                    ent[2] = (ins, outs, args, put1)
-            else:
-                ins, outs, args, put1 = ent[2]
+                    ent[2] = (ins, outs)
+            # fresh tensor objects over the cached ones' memory, and fresh
+            # arguments, every call: a side that reshapes an input in place
+            # (x.unsqueeze_(1)) or edits a list argument changes nothing
+            # for its next call
+            ins = [t.view(t.shape) for t in ent[2][0]] if not cuda else ins
+            outs = [t.view(t.shape) for t in ent[2][1]] if not cuda else outs
+            if cuda:
+                ins = [t.to(dev) for t in ins]
+                torch.cuda.synchronize()
+            args = list(ins)
+            if cfg.get("args"):
+                args = [ins[a["t"]] if "t" in a else _typed(a["v"])
+                        for a in cfg["args"]]
+            put1 = _put_one(torch, outs)
         except Exception as e:
             _say(reply, "ERR infra the call's buffers: %s" % e)
             os._exit(3)
