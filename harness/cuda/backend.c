@@ -1118,7 +1118,9 @@ static void idle_convicts(const cuda_ev *ce, kf_side *ref, kf_side *prev,
   snprintf(p->left_why, sizeof p->left_why, "%s left GPU work running after "
            "its call returned: the reference's next timed call waited %s%"
            PRIu64 " us for the GPU (%u probes found it held); work that "
-           "outlives the call is not timed and slows what runs next",
+           "outlives the call is not timed and slows what runs next (the "
+           "harness needs the GPU to itself: another user's process on it "
+           "reads the same)",
            prev->who, rep->idle_ranout ? "over " : "",
            rep->idle_busy_ns / 1000, rep->idle_slow);
 }
@@ -1348,6 +1350,10 @@ static void cuda_idle(kf_ev *e) {
  * finds, for the too-fast floor (pipeline.c footprint_ceiling); called
  * while no runner works (the eval still holds the GPU lock). */
 static double cuda_footprint_gbps(kf_ev *e, size_t bytes) {
+  /* a process of the harness's own works on the GPU now (and tears its
+   * context down after): what the reference's idle gate finds next is
+   * not the last side's (an honest candidate was named so, H200) */
+  CE(e)->last = NULL;
   return kf_harness__gpu_footprint_gbps(e->o->device, e->o->cuda_warm_us,
                                         bytes);
 }
