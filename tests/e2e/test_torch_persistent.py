@@ -53,7 +53,8 @@ inputs per repetition):
    mode), with itself as candidate: ok per call and persistent.  A file
    in latin-1: kf import refuses it, a candidate is compile_error.  A
    model whose forward hook completes its answer: ok in both (the runner
-   calls forward directly only when no hook would run).
+   calls forward directly only when no hook would run).  One that
+   returns the harness's own output view: wrong_answer, named.
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -190,6 +191,36 @@ class ModelNew(torch.nn.Module):
 """
 
 
+ALIAS_OUT = """
+import sys
+import torch
+import torch.nn.functional as F
+
+
+def _find(shape):
+    f = sys._getframe(1)
+    while f is not None:
+        outs = f.f_locals.get("outs")
+        if (isinstance(outs, list) and len(outs) == 1 and
+                isinstance(outs[0], torch.Tensor) and
+                outs[0].shape == shape):
+            return outs[0]
+        f = f.f_back
+    return None
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        torch.manual_seed(0x6B66 + 3)  # the runner's CALL_SEED
+        r = F.dropout(x, p=0.5, training=True)
+        o = _find(x.shape)
+        if o is None:
+            return r
+        o.copy_(r)
+        return o
+"""
+
+
 HOOKED = """
 import torch
 import torch.nn.functional as F
@@ -228,6 +259,16 @@ def random_reference(c):
         check(r["outcome"] == "ok", "dropout reference as candidate, %s: "
               "%s (%s)" % (tag, r["outcome"], r.get("reason")))
     not_utf8(c, work, prob)
+    # a result written into the harness's own output view (found through
+    # the caller's frames) and returned skipped the allocation and copy
+    # the reference pays (red team, 2026-11-30: +15%): refused
+    for tag, extra in (("alias_percall", []),
+                       ("alias_persist", ["--torch-persistent"])):
+        r = tt.evaluate(c, prob, ALIAS_OUT, tag, extra)
+        check(r["outcome"] == "wrong_answer" and "the harness's own output "
+              "buffer" in r.get("reason", ""), "a result that is the "
+              "harness's output view, %s: %s (%s)" % (tag, r["outcome"],
+                                                     r.get("reason")))
     # the runner calls a module's forward itself when nothing else would
     # run (runner.py _direct): one whose forward hook is part of its answer
     # must still get the hook
