@@ -10,10 +10,10 @@
  * so they are trusted; the child's READY/DONE are claims.  Before each call
  * a fresh child must have mapped that call's buffers, loaded the candidate
  * and said READY ("armed"); the time spent forking, mapping and loading is
- * outside the timed window.  The armed child is then stopped (SIGSTOP,
- * confirmed in /proc) until RUN is written, inside the timed window: a
- * READY may be forged by code that runs on load, and a running child
- * could watch the draw that follows arming.
+ * outside the timed window.  (Stopping the armed child until RUN, as the
+ * torch backend does, was tried on 2026-11-30: on a loaded machine the
+ * SIGCONT's wake put milliseconds into a microsecond kernel's time; code
+ * that runs on load is refused by the link check instead, elfcheck.c.)
  *
  * Timing is taken here, never in the runner: CLOCK_MONOTONIC just before
  * RUN is written and just after DONE is read.  Because the candidate
@@ -294,9 +294,6 @@ static int end_child(kf_harness_runner *r, int timeout_ms, char *why,
   return 0;
 }
 
-static int stop_armed(kf_harness_runner *r, char *why, size_t whylen);
-static int child_gone(kf_harness_runner *r, bool gone, const char *when,
-                      char *why, size_t whylen);
 
 int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
                            int timeout_ms, char *why, size_t whylen) {
@@ -331,7 +328,7 @@ int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
   k = read_msg(r, true, true, &rep, &from, timeout_ms);
   if (k == 1 && from == 0 && rep.kind == KF_HARNESS_R_READY) {
     r->defenses |= rep.defenses;
-    return stop_armed(r, why, whylen);
+    return 0;
   }
   if (k == 1 && from == 0) return unexpected_reply(r, &rep, why, whylen);
   if (k == 1 && rep.kind == KF_HARNESS_R_EXITED) {
@@ -351,41 +348,6 @@ int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
   }
   snprintf(why, whylen, "%s runner: protocol error while loading", r->who);
   return KF_OUTCOME_INFRA_ERROR;
-}
-
-/* Stops the armed child until its RUN.  READY is a claim: code of the
- * candidate's that ran on load (a hook the link check missed) can send
- * it, keep running, watch its buffers for the draw that follows arming
- * and compute before the timer starts (red team, 2026-11-30: a defined
- * __gmon_start__ did a gemm that way, 26x).  Stopped, it gets no CPU
- * until SIGCONT, which comes after RUN is written, inside the timed
- * window.  0, or an outcome. */
-static int stop_armed(kf_harness_runner *r, char *why, size_t whylen) {
-  int st = kf_harness__stop_confirmed(r->child, false, 10000);
-  if (st == 0) return 0;
-  return child_gone(r, st < 0, "before its call", why, whylen);
-}
-
-/* The armed child is gone (gone) or would not stop: its own doing when
- * gone (its code has run by READY -- a timer it set can kill it while it
- * is stopped), so its exit is classified from the zygote's EXITED, which
- * it cannot forge; the runner is ended either way. */
-static int child_gone(kf_harness_runner *r, bool gone, const char *when,
-                      char *why, size_t whylen) {
-  int oc = end_child(r, 2000, why, whylen);
-  if (oc) return oc;
-  if (gone) {
-    oc = classify_status(r, r->exit_status, why, whylen);
-    size_t l = strlen(why);
-    snprintf(why + l, whylen - l, " (%s)", when);
-    if (oc == KF_OUTCOME_INFRA_ERROR) oc = KF_OUTCOME_CRASH;
-  } else {
-    snprintf(why, whylen, "%s: the armed process did not stop %s", r->who,
-             when);
-    oc = KF_OUTCOME_INFRA_ERROR;
-  }
-  kill_runner(r);
-  return oc;
 }
 
 int kf_harness__runner_start(kf_harness_runner *r, const char *who,
@@ -505,13 +467,6 @@ int kf_harness__runner_call(kf_harness_runner *r, kf_harness_cmd *c,
   uint64_t c0 = cpu_ns(r);
   uint64_t t0 = kf_now_ns();
   if ((oc = write_cmd(r, c, why, whylen))) return oc;
-  if (kill(r->child, SIGCONT) != 0) {
-    if (errno == ESRCH) return child_gone(r, true, "before its call", why,
-                                          whylen);
-    snprintf(why, whylen, "%s: SIGCONT: %s", r->who, strerror(errno));
-    kill_runner(r);
-    return KF_OUTCOME_INFRA_ERROR;
-  }
   kf_harness_reply rep;
   int from = 0;
   int k = read_msg(r, true, true, &rep, &from, timeout_ms);
