@@ -67,6 +67,16 @@ typedef struct kf_side {
   /* time stage */
   uint64_t *t;                /* charged ns per repetition */
   int n_t;
+  /* The eval's own clock of the side's commands in a timed repetition,
+   * from the draw of its inputs to the download of its outputs, for
+   * backends whose time is a claim of the process that runs the
+   * candidate's code: while wall_on, such a backend adds each command's
+   * wall time (and any wait it can prove the side caused) to wall_ns;
+   * the time stage keeps one per repetition in w (parallel to t) and
+   * holds t to it (kf_harness__wall_bound).  Others leave it 0. */
+  bool wall_on;
+  uint64_t wall_ns;
+  uint64_t *w;
   /* baselines the backend timed beside this side's call, on the same
    * inputs by the same timer (torch: torch.compile of the reference's
    * model, KF_BASE_COMPILE in the default mode, KF_BASE_TUNED in
@@ -133,6 +143,12 @@ typedef struct kf_backend {
   double roof_factor;   /* a time may beat the measured ceilings by this
                            factor, no more (<= 1.05) */
   int min_reps;         /* timed repetitions at least */
+  /* A timed repetition arms, draws and calls each side in turn, instead
+   * of arming and drawing for every side before the first call: for
+   * backends whose runner may be the candidate's (its code can take over
+   * the process), so that no side holds its inputs while another side is
+   * timed, and the side's clock (wall_ns) starts at its own draw. */
+  bool draw_per_side;
 
   /* Creates the backend's eval-wide state (e->bes).  0 or an outcome. */
   int (*open)(kf_ev *e);
@@ -159,6 +175,11 @@ typedef struct kf_backend {
    * itself done now (a fresh process loaded), so that nothing of this side
    * competes with another side's timed call. */
   int (*arm)(kf_ev *e, kf_side *s, const kf_call *c);
+  /* Optional, with draw_per_side: after a timed repetition's calls and
+   * before anything of it is judged, waits until no side's work is left
+   * on the device; what the last side left is added to its wall_ns (or
+   * convicts it at its next call).  0, or the reference's outcome. */
+  int (*settle)(kf_ev *e, kf_side **sides, int n);
   /* Poisons the outputs and fills the workspace, then runs kf_launch
    * once; *ns: the time charged (timed calls), which covers all work the
    * side's process did during the call. */

@@ -425,6 +425,20 @@ void kf_harness__stats(const uint64_t *v, int n, uint64_t *tmp, double *med,
 /* True when the median of v[0, m) is within 1% of its second half's. */
 bool kf_harness__stable(const uint64_t *v, int m, uint64_t *tmp);
 
+/* A side's claimed times held to the eval's own clock.  t[i]: the time
+ * its runner claimed for repetition i; w[i]: the eval's wall time of the
+ * side's commands in that repetition, from the draw of its inputs to the
+ * download of its outputs; rt/rw the same of the reference, whose claims
+ * are trusted, so that rw - rt is the harness's own part of those
+ * commands.  When the side's part exceeds the reference's median by more
+ * than the noise allows, its claims fell short of its work: every t[i]
+ * is raised to at least w[i] less the reference's part.  Returns the
+ * excess (median ns a repetition), 0 when the claims stand; tmp holds
+ * rn + n entries. */
+double kf_harness__wall_bound(const uint64_t *rt, const uint64_t *rw, int rn,
+                              uint64_t *t, const uint64_t *w, int n,
+                              uint64_t *tmp);
+
 /* The roofline floor of one timed median: bytes and flops the spec's
  * formulas give at size (0 when it has none), the rates they imply, and
  * whether that is faster than the ceilings allow (factor x the largest

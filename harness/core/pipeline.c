@@ -125,12 +125,14 @@ static kf_side *side_new(pl *p, const char *who, bool is_ref) {
   if (!s) return NULL;
   s->why = calloc(1, WHY);
   s->t = calloc(MAX_REPS, sizeof *s->t);
-  bool ok = s->why && s->t;
+  s->w = calloc(MAX_REPS, sizeof *s->w);
+  bool ok = s->why && s->t && s->w;
   for (int b = 0; b < KF_BASES; b++)
     ok = (s->tb[b] = calloc(MAX_REPS, sizeof *s->tb[b])) && ok;
   if (!ok) {
     free(s->why);
     free(s->t);
+    free(s->w);
     for (int b = 0; b < KF_BASES; b++) free(s->tb[b]);
     free(s);
     return NULL;
@@ -150,6 +152,7 @@ static void sides_free(pl *p) {
     if (p->e.b) p->e.b->stop(&p->e, s);
     free(s->why);
     free(s->t);
+    free(s->w);
     for (int b = 0; b < KF_BASES; b++) free(s->tb[b]);
     free(s);
   }
@@ -265,7 +268,7 @@ static int collect(pl *p, kf_side **sides, int n, const kf_harness_layout *L,
     int r = failed(p, sides[i], oc[i], ctx);
     if (r) return r;
   }
-  if (!sides[0]->oc && pr[0].bad != UINT64_MAX) { /* the reference's */
+  if (sides[0]->is_ref && !sides[0]->oc && pr[0].bad != UINT64_MAX) {
     kf_harness__guard_reason(p->e.spec, L, pr[0].bad, ctx, p->e.why, WHY);
     return failed(p, sides[0], KF_OUTCOME_OUT_OF_BOUNDS, NULL);
   }
@@ -793,30 +796,50 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
            kf_dist_name((kf_dist)dist));
   kf_call c = {.L = L, .size = &L->size, .timed = true,
                .ws_poison = ws_fill(p, tag, (uint64_t)n), .ctx = ctx};
-  int oc = arm_all(p, all, ns, &c);
+  bool each = b->draw_per_side;
+  int oc = each ? 0 : arm_all(p, all, ns, &c);
   if (oc) return oc;
   uint64_t ph0 = kf_now_ns();
   kf_gen g;
   if ((oc = make_gen(p, L, dist, tag, (uint64_t)n, &g))) return oc;
-  if ((oc = b->gen(&p->e, all, ns, &g))) return failed(p, all[0], oc, ctx);
+  for (int k = 0; k < ns; k++) {
+    all[k]->wall_ns = 0;
+    all[k]->wall_on = !each;
+  }
+  if (!each && (oc = b->gen(&p->e, all, ns, &g)))
+    return failed(p, all[0], oc, ctx);
   uint64_t ph1 = kf_now_ns();
   uint64_t t[MAX_SIDES] = {0};
+  kf_probe pr[MAX_SIDES];
   for (int k = 0; k < ns; k++) {
     int idx = (k + n) % ns;
     kf_side *s = all[idx];
     if (s->oc) continue;
     memset(s->t_base, 0, sizeof s->t_base);
-    if ((oc = b->call(&p->e, s, &c, &t[idx]))) {
+    oc = each && b->arm ? b->arm(&p->e, s, &c) : 0;
+    s->wall_on = true;
+    if (each && !oc) oc = b->gen(&p->e, &s, 1, &g);
+    if (oc || (oc = b->call(&p->e, s, &c, &t[idx]))) {
       if ((oc = failed(p, s, oc, ctx))) return oc;
+      continue;
     }
+    /* drawn per side: its outputs fetched at once, inside its clock, so
+     * that no other side's commands lie between its call and them */
+    if (each && record && (oc = collect(p, &s, 1, L, &pr[idx], ctx)))
+      return oc;
   }
+  /* what the last side left running is its own, found before anything
+   * of this repetition is judged (the reference's clock is stopped) */
+  all[0]->wall_on = false;
+  if (each && record && b->settle && (oc = b->settle(&p->e, all, ns)))
+    return failed(p, all[0], oc, ctx);
+  for (int k = 0; k < ns; k++) all[k]->wall_on = false;
   /* a warm-up's outputs are not judged: nothing of it is timed, and its
    * inputs are never drawn again */
   if (!record) return 0;
   p->ph_ns[0] += ph1 - ph0;
   p->ph_ns[1] += kf_now_ns() - ph1;
-  kf_probe pr[MAX_SIDES];
-  if ((oc = collect(p, all, ns, L, pr, ctx))) return oc;
+  if (!each && (oc = collect(p, all, ns, L, pr, ctx))) return oc;
   for (int k = 1; k < ns; k++) {
     kf_side *s = all[k];
     if (s->oc) continue;
@@ -824,13 +847,40 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
     if ((oc = judge(p, s, L, &pr[0], &pr[k], ctx, &acc))) return oc;
   }
   for (int k = 0; k < ns; k++) {
-    if (!all[k]->oc && all[k]->n_t < MAX_REPS)
+    if (!all[k]->oc && all[k]->n_t < MAX_REPS) {
+      all[k]->w[all[k]->n_t] = all[k]->wall_ns;
       all[k]->t[all[k]->n_t++] = t[k];
+    }
     for (int b = 0; b < KF_BASES; b++)
       if (!all[k]->oc && all[k]->t_base[b] && all[k]->n_tb[b] < MAX_REPS)
         all[k]->tb[b][all[k]->n_tb[b]++] = all[k]->t_base[b];
   }
   return 0;
+}
+
+/* Every candidate's claimed times held to the eval's own clock of its
+ * commands, where the backend keeps one: a runner taken over by its
+ * candidate can claim any time (tests/exploits/cuda/forge_reply.cu
+ * halved its own), but it cannot slow the eval's clock, and the
+ * harness's part of those commands is measured on the reference. */
+static void hold_to_wall(pl *p) {
+  kf_side *r = p->sides[0];
+  for (int i = 1; i < p->n; i++) {
+    kf_side *s = p->sides[i];
+    if (s->oc || s->n_t != r->n_t) continue;
+    double claim = kf_harness__median(s->t, 0, s->n_t, p->tmp);
+    double ex = kf_harness__wall_bound(r->t, r->w, r->n_t, s->t, s->w,
+                                       s->n_t, p->tmp);
+    if (ex <= 0) continue;
+    double now = kf_harness__median(s->t, 0, s->n_t, p->tmp);
+    size_t l = strlen(s->note);
+    snprintf(s->note + l, sizeof s->note - l, "%sits runner's claimed times "
+             "(median %.0f ns) fell %.0f ns a call short of the eval's own "
+             "clock of its commands, beyond the harness's part measured on "
+             "the reference: charged by that clock (median %.0f ns)",
+             l ? "; " : "", claim, ex, now);
+    kf_log(KF_LOG_WARN, "%s: %s", s->who, s->note + l + (l ? 2 : 0));
+  }
 }
 
 /* Repetitions until every side is stable (or the budget is spent). */
@@ -861,6 +911,7 @@ static int time_loop(pl *p, const kf_harness_layout *L, int tag,
         (m >= 3 && el > 20 * budget)) /* very slow calls */
       break;
   }
+  hold_to_wall(p);
   p->reps = n + 1 > MAX_REPS ? MAX_REPS : n + 1;
   p->timed_dists = p->reps < p->n_dists ? p->reps : p->n_dists;
   return 0;
@@ -1171,7 +1222,7 @@ static int add_knobs(pl *p, kf_side *s, Kernelfleet__Knob **k, size_t n) {
 static pl *pl_new(const kf_harness_eval_opts *o, const char *mode) {
   pl *p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  p->tmp = calloc(MAX_REPS, sizeof *p->tmp);
+  p->tmp = calloc(2 * MAX_REPS, sizeof *p->tmp);
   if (!p->tmp) {
     free(p);
     return NULL;

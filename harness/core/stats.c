@@ -44,6 +44,53 @@ bool kf_harness__stable(const uint64_t *v, int m, uint64_t *tmp) {
   return fabs(a - h) <= 0.01 * a;
 }
 
+/* The harness's part of each repetition's commands, w - t (0 when the
+ * claim exceeds the wall: the backend refuses such claims itself). */
+static void overheads(const uint64_t *t, const uint64_t *w, int n,
+                      uint64_t *o) {
+  for (int i = 0; i < n; i++) o[i] = w[i] > t[i] ? w[i] - t[i] : 0;
+}
+
+/* The slack: host noise moves each command's wall by microseconds, and a
+ * candidate's own part differs from the reference's by its statics and
+ * trace records; four median deviations of the reference's part, 3% of
+ * the candidate's median claim, 3 us, whichever is largest.  A claim cut
+ * by less than that stands (docs/integrity.md). */
+#define WALL_SLACK_MADS 4.0
+#define WALL_SLACK_SHARE 0.03
+#define WALL_SLACK_MIN_NS 3000.0
+
+double kf_harness__wall_bound(const uint64_t *rt, const uint64_t *rw, int rn,
+                              uint64_t *t, const uint64_t *w, int n,
+                              uint64_t *tmp) {
+  if (rn < 3 || n < 3) return 0;
+  for (int i = 0; i < rn; i++)
+    if (!rw[i]) return 0;
+  for (int i = 0; i < n; i++)
+    if (!w[i]) return 0;
+  uint64_t *o = tmp + rn;
+  overheads(rt, rw, rn, o);
+  double oref = kf_harness__median(o, 0, rn, tmp);
+  for (int i = 0; i < rn; i++) {
+    double d = fabs((double)o[i] - oref);
+    o[i] = (uint64_t)d;
+  }
+  double mad = kf_harness__median(o, 0, rn, tmp);
+  overheads(t, w, n, o);
+  double ocand = kf_harness__median(o, 0, n, tmp);
+  double claim = kf_harness__median(t, 0, n, tmp);
+  double slack = WALL_SLACK_MADS * mad;
+  if (slack < WALL_SLACK_SHARE * claim) slack = WALL_SLACK_SHARE * claim;
+  if (slack < WALL_SLACK_MIN_NS) slack = WALL_SLACK_MIN_NS;
+  double excess = ocand - oref;
+  if (excess <= slack) return 0;
+  for (int i = 0; i < n; i++) {
+    double lo = (double)w[i] - oref;
+    if (lo > (double)t[i]) t[i] = (uint64_t)lo;
+  }
+  return excess;
+}
+
 void kf_harness__roofline(const kf_spec *s, const kf_size *sz, double ns,
                           double ceil_gbps, double ceil_gflops, double factor,
                           kf_harness_roof *out) {

@@ -94,16 +94,23 @@ typedef struct {
   char exe[PATH_MAX + 32];
   kf_harness_cuda_elf baseline;
   bool have_baseline;
-  uint64_t op_n[8], op_ns[8];  /* commands by op: count, wall ns */
+  uint64_t op_n[12], op_ns[12]; /* commands by op: count, wall ns */
   struct crunner *runners[18]; /* every runner started, for cuda_idle */
   int n_runners;
   kf_side *last;               /* the side of the last timed call */
+  struct crunner *held[36];    /* runners stopped for the reference's
+                                  timed call, from its PREP to its RUN */
+  int n_held;
   int n_cands;                 /* candidate sides started */
 } cuda_ev;
 
 typedef struct crunner crunner;
 struct crunner {
   const char *who;
+  kf_side *side;      /* whose commands' wall time it adds (wall_on) */
+  bool prepped;       /* PREP ran for the next timed RUN */
+  bool paused;        /* stopped by the eval between the commands of a
+                         timed repetition (runner_recv) */
   pid_t pid;
   int cmd_fd, reply_fd, memfd;
   unsigned char *map;
@@ -292,6 +299,7 @@ static int runner_spawn_as(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
                            size_t whylen) {
   cuda_ev *c = CE(e);
   r->who = s->who;
+  r->side = s;
   r->cmd_fd = r->reply_fd = r->memfd = -1;
   r->map = MAP_FAILED;
   /* the candidate's static memory may change only where the toolchain's
@@ -468,6 +476,10 @@ static int runner_send(crunner *r, kf_cuda_cmd *c, uint64_t *t0, char *why,
   c->magic = KF_CUDA_MAGIC;
   c->seq = ++r->seq;
   *t0 = kf_now_ns();
+  if (r->paused) {
+    kill(r->pid, SIGCONT);
+    r->paused = false;
+  }
   ssize_t w;
   do {
     w = write(r->cmd_fd, c, sizeof *c);
@@ -486,7 +498,8 @@ static int runner_recv(crunner *r, const kf_cuda_cmd *c, uint64_t t0,
   int k = read_reply(r, &rep, timeout_ms);
   uint64_t t1 = kf_now_ns();
   if (wall_ns) *wall_ns = t1 - t0;
-  if (r->ev && c->op < 8) {
+  if (r->side && r->side->wall_on) r->side->wall_ns += t1 - t0;
+  if (r->ev && c->op < 12) {
     r->ev->op_n[c->op]++;
     r->ev->op_ns[c->op] += t1 - t0;
   }
@@ -514,6 +527,15 @@ static int runner_recv(crunner *r, const kf_cuda_cmd *c, uint64_t t0,
     return KF_OUTCOME_SANDBOX_VIOLATION;
   }
   if (rep_out) *rep_out = rep;
+  /* From the draw to the judging a side runs only inside its own
+   * commands, on the eval's clock: stopped between them, its process
+   * can compute nothing uncharged (its outputs on the host, say); GPU
+   * work it left queued is the reference's gate's to find (cuda_arm,
+   * cuda_settle).  Every side alike, the reference too: a stop and a
+   * wake cost each command the same. */
+  if (r->side && r->side->wall_on && r->pid > 0 &&
+      kill(r->pid, SIGSTOP) == 0)
+    r->paused = true;
   return 0;
 }
 
@@ -531,6 +553,10 @@ static int runner_cmd(crunner *r, kf_cuda_cmd *c, int timeout_ms,
  * comes later (runner_stop), so several runners tear down at once. */
 static void runner_exit(crunner *r) {
   if (!r || !r->who || r->pid <= 0 || r->dead) return;
+  if (r->paused) {
+    kill(r->pid, SIGCONT);
+    r->paused = false;
+  }
   if (r->cmd_fd >= 0) {
     kf_cuda_cmd c;
     memset(&c, 0, sizeof c);
@@ -675,14 +701,17 @@ static int cuda_open(kf_ev *e) {
   return 0;
 }
 
+static void release_others(crunner *const *held, int n);
+
 static void cuda_close(kf_ev *e) {
   cuda_ev *c = CE(e);
   if (!c) return;
-  static const char *const opname[8] = {"?", "canary", "download", "run",
-                                        "exit", "gen", "probe", "case"};
+  static const char *const opname[9] = {"?", "canary", "download", "run",
+                                        "exit", "gen", "probe", "case",
+                                        "prep"};
   char msg[512];
   size_t l = 0;
-  for (int i = 1; i < 8; i++)
+  for (int i = 1; i < 9; i++)
     if (c->op_n[i] && l < sizeof msg)
       l += (size_t)snprintf(msg + l, sizeof msg - l, " %s %" PRIu64 " x %.2f ms",
                             opname[i], c->op_n[i],
@@ -1067,6 +1096,7 @@ static int fresh_runner(kf_ev *e, kf_side *s) {
   r->defenses = t->defenses;
   r->dead = t->dead;
   r->status = t->status;
+  r->paused = false; /* the twin was never stopped */
   free(t);
   r->twin = NULL;
   s->map = r->map;
@@ -1132,8 +1162,8 @@ static void idle_convicts(const cuda_ev *ce, kf_side *ref, kf_side *prev,
  * past the gate's quiet window, then releases a kernel waiting on a flag,
  * was the review's case).  A runner that does not stop is left running:
  * the gate still waited for a quiet GPU. */
-static int hold_others(const cuda_ev *ce, const crunner *self, pid_t *held,
-                       int cap) {
+static int hold_others(const cuda_ev *ce, const crunner *self,
+                       crunner **held, int cap) {
   int n = 0;
   for (int i = 0; i < ce->n_runners; i++) {
     crunner *rs[2] = {ce->runners[i],
@@ -1142,7 +1172,7 @@ static int hold_others(const cuda_ev *ce, const crunner *self, pid_t *held,
       crunner *o = rs[k];
       if (!o || o == self || o->dead || o->pid <= 0 || n == cap) continue;
       if (kf_harness__stop_confirmed(o->pid, false, 2000) == 0)
-        held[n++] = o->pid;
+        held[n++] = o;
       else
         kill(o->pid, SIGCONT); /* stopped late, or gone: never left so */
     }
@@ -1150,8 +1180,83 @@ static int hold_others(const cuda_ev *ce, const crunner *self, pid_t *held,
   return n;
 }
 
-static void release_others(const pid_t *held, int n) {
-  for (int i = 0; i < n; i++) kill(held[i], SIGCONT);
+/* paused ones stay stopped: their repetition is not over */
+static void release_others(crunner *const *held, int n) {
+  for (int i = 0; i < n; i++)
+    if (!held[i]->paused && !held[i]->dead) kill(held[i]->pid, SIGCONT);
+}
+
+/* The time stage's first timed command takes the quiet lock
+ * exclusively: no runner starts beside the timed calls. */
+static int timed_begin(kf_ev *e) {
+  cuda_ev *ce = CE(e);
+  if (ce->quiet_ex) return 0;
+  int oc = quiet_lock(e, LOCK_EX);
+  if (oc) return oc;
+  ce->quiet_ex = true;
+  return 0;
+}
+
+/* Before a timed call's draw: PREP (the gate, the warm-up, the clearing;
+ * runner.c do_prep), so that the commands from the draw to the download
+ * hold little but the call.  For the reference every other runner is
+ * stopped from here to the end of its RUN, and its gate's wait is laid
+ * at the door of the side timed before it: convicted when long
+ * (idle_convicts), else added to that side's clock while its
+ * repetition's window is open -- work left running after a DONE is work
+ * of that call. */
+static int cuda_arm(kf_ev *e, kf_side *s, const kf_call *call) {
+  crunner *r = CR(s);
+  r->prepped = false;
+  if (!call->timed) return 0;
+  if (!s->is_ref && r->left_work) return left_work(e, s);
+  cuda_ev *ce = CE(e);
+  int oc = timed_begin(e);
+  if (oc) return oc;
+  kf_cuda_cmd c;
+  run_cmd_of(e, call, &c);
+  c.op = KF_CUDA_OP_PREP;
+  release_others(ce->held, ce->n_held);
+  ce->n_held = s->is_ref ? hold_others(ce, r, ce->held, 36) : 0;
+  kf_cuda_reply rep;
+  oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1), &rep,
+                  NULL, e->why, KF_HARNESS_WHY);
+  if (oc) {
+    release_others(ce->held, ce->n_held);
+    ce->n_held = 0;
+    return oc;
+  }
+  kf_side *prev = ce->last;
+  if (s->is_ref) {
+    idle_convicts(ce, s, prev, &rep);
+    if (prev && prev != s && prev->wall_on && ce->n_cands == 1 &&
+        rep.idle_slow)
+      prev->wall_ns += rep.idle_busy_ns;
+  }
+  r->prepped = true;
+  return 0;
+}
+
+/* After a timed repetition's last call: the reference's runner waits
+ * for a quiet GPU, and what held it is the last side's (every side is
+ * stopped between its commands, so only GPU work queued before can be
+ * running): added to its clock, or convicting it when long. */
+static int cuda_settle(kf_ev *e, kf_side **sides, int n) {
+  cuda_ev *ce = CE(e);
+  kf_side *ref = sides[0], *last = ce->last;
+  (void)n;
+  if (!last || last == ref || last->is_ref || ref->oc) return 0;
+  kf_cuda_cmd c;
+  memset(&c, 0, sizeof c);
+  c.op = KF_CUDA_OP_IDLE;
+  kf_cuda_reply rep;
+  int oc = runner_cmd(CR(ref), &c, step_timeout(CR(ref)) + 10000, &rep,
+                      NULL, e->why, KF_HARNESS_WHY);
+  if (oc) return oc;
+  idle_convicts(ce, ref, last, &rep);
+  if (last->wall_on && ce->n_cands == 1 && rep.idle_slow)
+    last->wall_ns += rep.idle_busy_ns;
+  return 0;
 }
 
 static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
@@ -1164,22 +1269,26 @@ static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
   kf_cuda_cmd c;
   run_cmd_of(e, call, &c);
   cuda_ev *ce = CE(e);
-  if (call->timed && !ce->quiet_ex) { /* the time stage: no starts beside */
-    int oc = quiet_lock(e, LOCK_EX);
+  if (call->timed) {
+    int oc = timed_begin(e);
     if (oc) return oc;
-    ce->quiet_ex = true;
+    if (r->prepped) c.flags |= KF_CUDA_RUN_PREPPED;
   }
+  r->prepped = false;
   kf_side *prev = ce->last;
   if (call->timed) ce->last = s;
-  pid_t held[36];
-  int n_held = s->is_ref && call->timed ? hold_others(ce, r, held, 36) : 0;
+  /* a timed call that was not armed (a backend user without arm) gates
+   * and holds in RUN, as before PREP existed */
+  bool hold_here =
+      s->is_ref && call->timed && !(c.flags & KF_CUDA_RUN_PREPPED);
+  if (hold_here) ce->n_held = hold_others(ce, r, ce->held, 36);
   kf_cuda_reply rep;
-  uint64_t wall = 0;
   int oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1),
-                      &rep, &wall, e->why, KF_HARNESS_WHY);
-  release_others(held, n_held);
+                      &rep, NULL, e->why, KF_HARNESS_WHY);
+  release_others(ce->held, ce->n_held);
+  ce->n_held = 0;
   if (oc) return oc;
-  if (s->is_ref && call->timed) idle_convicts(ce, s, prev, &rep);
+  if (hold_here) idle_convicts(ce, s, prev, &rep);
   *ns = rep.elapsed_ns;
   return 0;
 }
@@ -1191,6 +1300,19 @@ static void all_at_once(kf_ev *e, kf_side **sides, int n, kf_cuda_cmd *cmd,
                         kf_cuda_reply *rep, int *oc, int timeout_ms) {
   uint64_t t0[18];
   bool sent[18] = {false};
+  /* while a side's clock runs (wall_on), one at a time: a reply read
+   * after another side's would be charged that side's wait */
+  bool one_by_one = false;
+  for (int i = 0; i < n && i < 18; i++) one_by_one |= sides[i]->wall_on;
+  for (int i = 0; i < n && i < 18 && one_by_one; i++) {
+    if (sides[i]->oc || oc[i]) continue;
+    crunner *r = CR(sides[i]);
+    oc[i] = runner_cmd(r, &cmd[i],
+                       timeout_ms ? timeout_ms * (sides[i]->is_ref ? 3 : 1)
+                                  : step_timeout(r),
+                       &rep[i], NULL, sides[i]->why, KF_HARNESS_WHY);
+  }
+  if (one_by_one) return;
   for (int i = 0; i < n && i < 18; i++) {
     if (sides[i]->oc || oc[i]) continue;
     oc[i] = runner_send(CR(sides[i]), &cmd[i], &t0[i], sides[i]->why,
@@ -1564,8 +1686,12 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
 }
 
 static void cuda_stop(kf_ev *e, kf_side *s) {
-  (void)e;
   if (!s || !s->be) return;
+  cuda_ev *ce = CE(e);
+  if (ce) { /* an armed reference's hold, never released by its call */
+    release_others(ce->held, ce->n_held);
+    ce->n_held = 0;
+  }
   if (CR(s)->twin) {
     runner_stop(CR(s)->twin);
     free(CR(s)->twin);
@@ -1590,7 +1716,9 @@ const kf_backend kf_harness_cuda_backend = {
     .start = cuda_start,
     .prepare = cuda_prepare,
     .gen = cuda_gen,
-    .arm = NULL,
+    .arm = cuda_arm,
+    .settle = cuda_settle,
+    .draw_per_side = true,
     .call = cuda_call,
     .fetch = cuda_fetch,
     .probe = cuda_probe,

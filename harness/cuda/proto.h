@@ -36,6 +36,15 @@
  *             time is the largest of the events, the host time of the call
  *             and the span from the end of the flush to the end of the
  *             candidate's last GPU activity
+ *   PREP      before a timed call's draw: the idle gate (--idle-gate),
+ *             the warm-up and RUN's clearing of what the last call left
+ *             (local and shared memory, the flush buffer and L2, the probe
+ *             scratch), so that the RUN that follows (flag PREPPED) does
+ *             little but the call: the eval holds the time the runner
+ *             claims to its own clock of the commands from the draw to
+ *             the download (backend.c)
+ *   IDLE      the idle gate alone (the reference's runner, after a
+ *             timed repetition's last call)
  *   DOWNLOAD  regions device -> memfd
  *   PROBE     the first changed canary byte in regions (guards), and a
  *             digest of each in[] tensor
@@ -63,9 +72,12 @@ enum {
   KF_CUDA_OP_GEN = 5,
   KF_CUDA_OP_PROBE = 6,
   KF_CUDA_OP_CASE = 7, /* GEN + untimed RUN + DOWNLOAD of out[] + PROBE */
+  KF_CUDA_OP_PREP = 8, /* a timed RUN's gate, warm-up and clearing */
+  KF_CUDA_OP_IDLE = 9, /* the idle gate alone */
 };
 
 #define KF_CUDA_RUN_TIMED 1u /* warm-up memsets first; persisting L2 reset */
+#define KF_CUDA_RUN_PREPPED 2u /* RUN: PREP did the gate and the clearing */
 
 /* Reply kinds beyond KF_HARNESS_R_*. */
 enum {

@@ -756,59 +756,12 @@ static void calibrate_warm(rstate *s, uint32_t seq) {
   s->warm_n = n < 1 ? 1 : n > 1000 ? 1000 : (int)(n + 0.5);
 }
 
-static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
-                     kf_cuda_reply *r) {
-  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
-  static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
-  if (c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T || c->n_outputs < 0 ||
-      c->n_outputs > KF_HARNESS_MAX_T || c->n_params < 0 ||
-      c->n_params > KF_HARNESS_MAX_P)
-    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-  restore_state(s);
-  /* the GPU idle, and every record of earlier work delivered and
-   * forgotten, so that what CUPTI reports next is this call's */
-  cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
-  if ((c->flags & KF_CUDA_RUN_TIMED) && s->idle) idle_wait(s, c->seq, r);
-  if (s->cupti) {
-    kf_cupti_reset(); /* tracing was off since the last call's records */
-    if (kf_cupti_scope(true) != 0)
-      timing_fail(c->seq, "CUPTI activity tracing could not be turned on");
-  }
-  size_t free0 = 0, tot = 0;
-  if (c->flags & KF_CUDA_RUN_TIMED && s->warm_us && !s->warm_n)
-    calibrate_warm(s, c->seq);
-  bool gated = (c->flags & KF_CUDA_RUN_TIMED) && s->gate;
-  if (gated && !s->busy_base_ns) calibrate_gate(s, c->seq);
-  if (cudaMemGetInfo(&free0, &tot) != cudaSuccess) free0 = 0;
-  for (int side = 0; side < 2; side++) {
-    int n = side ? c->n_outputs : c->n_inputs;
-    for (int i = 0; i < n; i++) {
-      const kf_harness_tdesc *d = side ? &c->out[i] : &c->in[i];
-      kf_tensor *t = side ? &tout[i] : &tin[i];
-      if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 || d->ndim < 0 ||
-          d->ndim > KF_MAX_DIMS || d->off > s->map_len ||
-          (uint64_t)d->numel > (s->map_len - d->off) / dt_size[d->dtype])
-        _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-      t->data = s->dev + d->off;
-      t->dtype = d->dtype;
-      t->ndim = d->ndim;
-      for (int k = 0; k < KF_MAX_DIMS; k++) t->dims[k] = d->dims[k];
-      t->numel = d->numel;
-      if (side) {
-        e = cudaMemsetAsync(t->data, c->out_poison[i],
-                            (size_t)d->numel * dt_size[d->dtype], s->stream);
-        if (e != cudaSuccess) cuda_fail(c->seq, e, "poisoning outputs");
-      }
-    }
-  }
-  if (c->ws_off > s->map_len || c->ws_bytes > s->map_len - c->ws_off)
-    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
-  if (c->ws_bytes) {
-    e = cudaMemsetAsync(s->dev + c->ws_off, c->ws_poison, c->ws_bytes,
-                        s->stream);
-    if (e != cudaSuccess) cuda_fail(c->seq, e, "filling the workspace");
-  }
+/* What no call may find from the one before, cleared before each call:
+ * local memory, the flush buffer (and with it L2), the probe scratch,
+ * shared memory; before a timed call the GPU is also kept busy for
+ * --warm-us first and persisting L2 lines are reset.  Part of RUN, or
+ * done ahead by PREP for a timed call (do_prep). */
+static void clear_step(rstate *s, const kf_cuda_cmd *c) {
   /* Local memory is not cleared between kernels: a thread's
    * uninitialized local array holds what the last thread on its hardware
    * slot left (tests/exploits/cuda/local_carry.cu kept run 1's seed there
@@ -816,7 +769,8 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
    * largest frame and the stack limit; first of all, so that the L2 flush
    * below also evicts its lines.  Not best effort: a scrub that cannot
    * run ends the runner. */
-  e = (cudaError_t)kf_cuda_lmem_scrub(s->lmem_variant, s->lmem_blocks);
+  cudaError_t e =
+      (cudaError_t)kf_cuda_lmem_scrub(s->lmem_variant, s->lmem_blocks);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "scrubbing local memory");
   if (c->flags & KF_CUDA_RUN_TIMED) {
     /* Between calls the GPU idles for the eval's host work and its clocks
@@ -852,13 +806,73 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
     /* persisting lines a previous run may have left go back to normal */
     e = cudaCtxResetPersistingL2Cache();
     if (e != cudaSuccess) cuda_fail(c->seq, e, "resetting persisting L2");
-    /* The memsets above leave L2 full of dirty lines, and the kernel that
+  }
+}
+
+static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
+                     kf_cuda_reply *r) {
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  static kf_tensor tin[KF_HARNESS_MAX_T], tout[KF_HARNESS_MAX_T];
+  if (c->n_inputs < 0 || c->n_inputs > KF_HARNESS_MAX_T || c->n_outputs < 0 ||
+      c->n_outputs > KF_HARNESS_MAX_T || c->n_params < 0 ||
+      c->n_params > KF_HARNESS_MAX_P)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  restore_state(s);
+  /* the GPU idle, and every record of earlier work delivered and
+   * forgotten, so that what CUPTI reports next is this call's */
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
+  bool prepped = (c->flags & KF_CUDA_RUN_PREPPED) != 0;
+  if ((c->flags & KF_CUDA_RUN_TIMED) && s->idle && !prepped)
+    idle_wait(s, c->seq, r);
+  if (s->cupti) {
+    kf_cupti_reset(); /* tracing was off since the last call's records */
+    if (kf_cupti_scope(true) != 0)
+      timing_fail(c->seq, "CUPTI activity tracing could not be turned on");
+  }
+  size_t free0 = 0, tot = 0;
+  bool gated = (c->flags & KF_CUDA_RUN_TIMED) && s->gate;
+  if (gated && !s->busy_base_ns) calibrate_gate(s, c->seq);
+  if (cudaMemGetInfo(&free0, &tot) != cudaSuccess) free0 = 0;
+  for (int side = 0; side < 2; side++) {
+    int n = side ? c->n_outputs : c->n_inputs;
+    for (int i = 0; i < n; i++) {
+      const kf_harness_tdesc *d = side ? &c->out[i] : &c->in[i];
+      kf_tensor *t = side ? &tout[i] : &tin[i];
+      if (d->dtype < 0 || d->dtype > 5 || d->numel < 0 || d->ndim < 0 ||
+          d->ndim > KF_MAX_DIMS || d->off > s->map_len ||
+          (uint64_t)d->numel > (s->map_len - d->off) / dt_size[d->dtype])
+        _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+      t->data = s->dev + d->off;
+      t->dtype = d->dtype;
+      t->ndim = d->ndim;
+      for (int k = 0; k < KF_MAX_DIMS; k++) t->dims[k] = d->dims[k];
+      t->numel = d->numel;
+      if (side) {
+        e = cudaMemsetAsync(t->data, c->out_poison[i],
+                            (size_t)d->numel * dt_size[d->dtype], s->stream);
+        if (e != cudaSuccess) cuda_fail(c->seq, e, "poisoning outputs");
+      }
+    }
+  }
+  if (c->ws_off > s->map_len || c->ws_bytes > s->map_len - c->ws_off)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  if (c->ws_bytes) {
+    e = cudaMemsetAsync(s->dev + c->ws_off, c->ws_poison, c->ws_bytes,
+                        s->stream);
+    if (e != cudaSuccess) cuda_fail(c->seq, e, "filling the workspace");
+  }
+  if (!prepped) clear_step(s, c);
+  if (c->flags & KF_CUDA_RUN_TIMED) {
+    /* The memsets of clear_step (and the draw of a PREPPED call's
+     * inputs since) leave L2 full of dirty lines, and the kernel that
      * evicts them pays their write-back: up to one L2 of DRAM writes
      * charged to the candidate (6 us of a 74 us rmsnorm on an H200,
      * docs/gpu-runs/2026-11-26-l2-dirty).  A read sweep of the flush
      * buffer, last before the start event, writes them back now and
-     * leaves L2 holding clean lines of harness scratch.  Its sink is the
-     * flush buffer's first word, scratch like the rest. */
+     * leaves L2 holding clean lines of harness scratch (none of the
+     * inputs: the call starts cold).  Its sink is the flush buffer's
+     * first word, scratch like the rest. */
     e = (cudaError_t)kf_cuda_read(s->flush, s->flush_len, s->sms,
                                   (unsigned long long *)s->flush);
     if (e != cudaSuccess) cuda_fail(c->seq, e, "cleaning L2");
@@ -1028,6 +1042,42 @@ static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
   kf_cuda_reply r;
   memset(&r, 0, sizeof r);
   run_step(s, c, fn, &r);
+  send_done(&r, c->seq);
+}
+
+/* PREP, before a timed call's inputs are drawn: everything of the call
+ * that is not the call -- the idle gate, the warm-up, clearing what the
+ * last call left -- so that between the draw and the outputs' download
+ * the runner does only the call and a fixed, short remainder (the sweep
+ * that evicts the drawn inputs from L2, the register scrub, the trace
+ * check).  The eval's clock of those commands is the lower bound it holds
+ * the runner's claim to (backend.c, core/stats.c kf_harness__wall_bound);
+ * anything of the harness's own inside them a hijacked runner could skip
+ * and spend on uncharged work instead. */
+static void do_prep(rstate *s, const kf_cuda_cmd *c) {
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  if (!(c->flags & KF_CUDA_RUN_TIMED)) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  restore_state(s);
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
+  if (s->idle) idle_wait(s, c->seq, &r);
+  if (s->warm_us && !s->warm_n) calibrate_warm(s, c->seq);
+  clear_step(s, c);
+  if ((e = cudaDeviceSynchronize()) != cudaSuccess)
+    cuda_fail(c->seq, e, "clearing before the call");
+  send_done(&r, c->seq);
+}
+
+/* IDLE: the gate alone, in the reference's runner after a repetition's
+ * last call, so that GPU work a candidate left running is found (and
+ * charged to it) before its outputs are judged. */
+static void do_idle(rstate *s, const kf_cuda_cmd *c) {
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "before the idle gate");
+  if (s->idle) idle_wait(s, c->seq, &r);
   send_done(&r, c->seq);
 }
 
@@ -1425,6 +1475,8 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     case KF_CUDA_OP_DOWNLOAD: do_download(&s, &cmd); break;
     case KF_CUDA_OP_PROBE: do_probe(&s, &cmd); break;
     case KF_CUDA_OP_RUN: do_run(&s, &cmd, fn); break;
+    case KF_CUDA_OP_PREP: do_prep(&s, &cmd); break;
+    case KF_CUDA_OP_IDLE: do_idle(&s, &cmd); break;
     case KF_CUDA_OP_CASE: do_case(&s, &cmd, fn); break;
     default: _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
     }

@@ -404,6 +404,57 @@ static void test_layout_matches_footprint(void **state) {
   kf_spec_free(s);
 }
 
+/* The wall bound: a runner's claims held to the eval's clock of its
+ * commands, the harness's part measured on the reference.  Overheads
+ * carry a few microseconds of noise, as pipe round trips do. */
+static uint64_t jitter(uint64_t *x) {
+  *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+  return (*x >> 33) % 8000; /* 0-8 us */
+}
+
+static void wall_case(uint64_t true_ns, double claim_share, uint64_t extra,
+                      uint64_t *t, uint64_t *w, int n, uint64_t seed) {
+  for (int i = 0; i < n; i++) {
+    uint64_t o = 300000 + extra + jitter(&seed);
+    t[i] = (uint64_t)((double)(true_ns + jitter(&seed) / 4) * claim_share);
+    w[i] = true_ns + o;
+  }
+}
+
+static void test_wall_bound(void **state) {
+  (void)state;
+  enum { N = 25 };
+  uint64_t rt[N], rw[N], t[N], w[N], before[N], tmp[2 * N];
+  wall_case(100000, 1.0, 0, rt, rw, N, 1);
+  /* honest: its claims stand, even with a little more of its own part */
+  wall_case(60000, 1.0, 2000, t, w, N, 2);
+  memcpy(before, t, sizeof t);
+  assert_true(kf_harness__wall_bound(rt, rw, N, t, w, N, tmp) == 0);
+  assert_memory_equal(before, t, sizeof t);
+  /* claims cut in half: charged the eval's clock less the harness's part,
+   * the true time within the noise */
+  wall_case(60000, 0.5, 0, t, w, N, 3);
+  double ex = kf_harness__wall_bound(rt, rw, N, t, w, N, tmp);
+  assert_true(ex > 20000 && ex < 40000);
+  double med = kf_harness__median(t, 0, N, tmp);
+  assert_true(med > 55000 && med < 68000);
+  /* a long call cut by a tenth: still caught, the slack being 3% */
+  wall_case(5000000, 0.9, 0, t, w, N, 4);
+  assert_true(kf_harness__wall_bound(rt, rw, N, t, w, N, tmp) > 400000);
+  assert_true(kf_harness__median(t, 0, N, tmp) > 4900000);
+  /* a cut inside the noise stands (the documented slack) */
+  wall_case(60000, 0.97, 0, t, w, N, 5);
+  memcpy(before, t, sizeof t);
+  assert_true(kf_harness__wall_bound(rt, rw, N, t, w, N, tmp) == 0);
+  assert_memory_equal(before, t, sizeof t);
+  /* no clock kept (a backend that times outside the candidate's reach) */
+  wall_case(60000, 0.5, 0, t, w, N, 6);
+  memset(w, 0, sizeof w);
+  memcpy(before, t, sizeof t);
+  assert_true(kf_harness__wall_bound(rt, rw, N, t, w, N, tmp) == 0);
+  assert_memory_equal(before, t, sizeof t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_floor_bandwidth),
@@ -416,6 +467,7 @@ int main(void) {
       cmocka_unit_test(test_draws_independent),
       cmocka_unit_test(test_mixed_signed_zeros),
       cmocka_unit_test(test_layout_matches_footprint),
+      cmocka_unit_test(test_wall_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
