@@ -68,12 +68,13 @@ typedef struct kf_side {
   uint64_t *t;                /* charged ns per repetition */
   int n_t;
   /* The eval's own clock of the side's commands in a timed repetition,
-   * from the draw of its inputs to the download of its outputs, for
-   * backends whose time is a claim of the process that runs the
-   * candidate's code: while wall_on, such a backend adds each command's
-   * wall time (and any wait it can prove the side caused) to wall_ns;
-   * the time stage keeps one per repetition in w (parallel to t) and
-   * holds t to it (kf_harness__wall_bound).  Others leave it 0. */
+   * from the draw of its inputs to the moment its outputs are fixed (a
+   * digest of them in the call's reply, which what is fetched later must
+   * match), for backends whose time is a claim of the process that runs
+   * the candidate's code: while wall_on, such a backend adds the wall
+   * time of each of those commands to wall_ns; the time stage keeps one
+   * per repetition in w (parallel to t) and holds t to it
+   * (kf_harness__wall_bound).  Others leave it 0. */
   bool wall_on;
   uint64_t wall_ns;
   uint64_t *w;
@@ -175,11 +176,6 @@ typedef struct kf_backend {
    * itself done now (a fresh process loaded), so that nothing of this side
    * competes with another side's timed call. */
   int (*arm)(kf_ev *e, kf_side *s, const kf_call *c);
-  /* Optional, with draw_per_side: after a timed repetition's calls and
-   * before anything of it is judged, waits until no side's work is left
-   * on the device; what the last side left is added to its wall_ns (or
-   * convicts it at its next call).  0, or the reference's outcome. */
-  int (*settle)(kf_ev *e, kf_side **sides, int n);
   /* Poisons the outputs and fills the workspace, then runs kf_launch
    * once; *ns: the time charged (timed calls), which covers all work the
    * side's process did during the call. */

@@ -428,16 +428,23 @@ bool kf_harness__stable(const uint64_t *v, int m, uint64_t *tmp);
 /* A side's claimed times held to the eval's own clock.  t[i]: the time
  * its runner claimed for repetition i; w[i]: the eval's wall time of the
  * side's commands in that repetition, from the draw of its inputs to the
- * download of its outputs; rt/rw the same of the reference, whose claims
- * are trusted, so that rw - rt is the harness's own part of those
- * commands.  When the side's part exceeds the reference's median by more
- * than the noise allows, its claims fell short of its work: every t[i]
- * is raised to at least w[i] less the reference's part.  Returns the
- * excess (median ns a repetition), 0 when the claims stand; tmp holds
- * rn + n entries. */
+ * reply that fixed its outputs; rt/rw the same of the reference in the
+ * same repetitions (same draw), whose claims are trusted, so that rw - rt
+ * is the harness's own part of those commands.  When the side's part
+ * exceeds the reference's, repetition by repetition, by more than the
+ * noise allows (median of the differences against the slack), its claims
+ * fell short of its work: every t[i] is raised to at least w[i] less the
+ * reference's part in that repetition.  Returns the excess (median ns a
+ * repetition), 0 when the claims stand; tmp holds 2n entries; *out (may
+ * be NULL) the figures it went by (ref_mad: the differences' median
+ * deviation). */
+typedef struct {
+  double ref_part, ref_mad; /* the reference's part: median, deviation */
+  double part, slack;       /* the side's part; the excess allowed */
+} kf_harness_wall;
 double kf_harness__wall_bound(const uint64_t *rt, const uint64_t *rw, int rn,
                               uint64_t *t, const uint64_t *w, int n,
-                              uint64_t *tmp);
+                              uint64_t *tmp, kf_harness_wall *out);
 
 /* The roofline floor of one timed median: bytes and flops the spec's
  * formulas give at size (0 when it has none), the rates they imply, and

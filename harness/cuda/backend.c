@@ -109,8 +109,15 @@ struct crunner {
   const char *who;
   kf_side *side;      /* whose commands' wall time it adds (wall_on) */
   bool prepped;       /* PREP ran for the next timed RUN */
-  bool paused;        /* stopped by the eval between the commands of a
-                         timed repetition (runner_recv) */
+  double ph_us[3];    /* timed RUNs: the runner's phases (its msg) */
+  uint64_t wop[2][64]; /* the clock's GEN and RUN walls (diagnosis) */
+  int n_wop[2];
+  int ph_n;
+  /* A PREPPED RUN's reply fixes its outputs: the eval's clock of the
+   * side stops there (committed), and what is downloaded next must
+   * digest to commit[] (cuda_collect) */
+  bool committed, commit_on;
+  uint64_t commit[KF_HARNESS_MAX_T];
   pid_t pid;
   int cmd_fd, reply_fd, memfd;
   unsigned char *map;
@@ -171,7 +178,12 @@ static int read_reply(crunner *r, kf_cuda_reply *rep, int timeout_ms) {
     uint64_t now = kf_now_ms();
     if (now >= deadline) return -1;
     struct pollfd pf = {.fd = r->reply_fd, .events = POLLIN};
-    int pr = poll(&pf, 1, (int)(deadline - now));
+    /* while the side's clock runs, spun, not slept: a core woken from a
+     * deep idle state puts tens of microseconds of noise into the clock
+     * (kf_harness__wall_bound's slack is that noise) */
+    bool spin = r->side && r->side->wall_on && !r->committed;
+    int pr = poll(&pf, 1, spin ? 0 : (int)(deadline - now));
+    if (pr == 0 && spin) continue;
     if (pr < 0 && errno == EINTR) continue;
     if (pr < 0) return -2;
     if (pr == 0) return -1;
@@ -476,10 +488,6 @@ static int runner_send(crunner *r, kf_cuda_cmd *c, uint64_t *t0, char *why,
   c->magic = KF_CUDA_MAGIC;
   c->seq = ++r->seq;
   *t0 = kf_now_ns();
-  if (r->paused) {
-    kill(r->pid, SIGCONT);
-    r->paused = false;
-  }
   ssize_t w;
   do {
     w = write(r->cmd_fd, c, sizeof *c);
@@ -498,7 +506,11 @@ static int runner_recv(crunner *r, const kf_cuda_cmd *c, uint64_t t0,
   int k = read_reply(r, &rep, timeout_ms);
   uint64_t t1 = kf_now_ns();
   if (wall_ns) *wall_ns = t1 - t0;
-  if (r->side && r->side->wall_on) r->side->wall_ns += t1 - t0;
+  if (r->side && r->side->wall_on && !r->committed) {
+    r->side->wall_ns += t1 - t0;
+    int w = c->op == KF_CUDA_OP_GEN ? 0 : c->op == KF_CUDA_OP_RUN ? 1 : -1;
+    if (w >= 0 && r->n_wop[w] < 64) r->wop[w][r->n_wop[w]++] = t1 - t0;
+  }
   if (r->ev && c->op < 12) {
     r->ev->op_n[c->op]++;
     r->ev->op_ns[c->op] += t1 - t0;
@@ -527,15 +539,6 @@ static int runner_recv(crunner *r, const kf_cuda_cmd *c, uint64_t t0,
     return KF_OUTCOME_SANDBOX_VIOLATION;
   }
   if (rep_out) *rep_out = rep;
-  /* From the draw to the judging a side runs only inside its own
-   * commands, on the eval's clock: stopped between them, its process
-   * can compute nothing uncharged (its outputs on the host, say); GPU
-   * work it left queued is the reference's gate's to find (cuda_arm,
-   * cuda_settle).  Every side alike, the reference too: a stop and a
-   * wake cost each command the same. */
-  if (r->side && r->side->wall_on && r->pid > 0 &&
-      kill(r->pid, SIGSTOP) == 0)
-    r->paused = true;
   return 0;
 }
 
@@ -553,10 +556,6 @@ static int runner_cmd(crunner *r, kf_cuda_cmd *c, int timeout_ms,
  * comes later (runner_stop), so several runners tear down at once. */
 static void runner_exit(crunner *r) {
   if (!r || !r->who || r->pid <= 0 || r->dead) return;
-  if (r->paused) {
-    kill(r->pid, SIGCONT);
-    r->paused = false;
-  }
   if (r->cmd_fd >= 0) {
     kf_cuda_cmd c;
     memset(&c, 0, sizeof c);
@@ -1096,7 +1095,6 @@ static int fresh_runner(kf_ev *e, kf_side *s) {
   r->defenses = t->defenses;
   r->dead = t->dead;
   r->status = t->status;
-  r->paused = false; /* the twin was never stopped */
   free(t);
   r->twin = NULL;
   s->map = r->map;
@@ -1180,10 +1178,9 @@ static int hold_others(const cuda_ev *ce, const crunner *self,
   return n;
 }
 
-/* paused ones stay stopped: their repetition is not over */
 static void release_others(crunner *const *held, int n) {
   for (int i = 0; i < n; i++)
-    if (!held[i]->paused && !held[i]->dead) kill(held[i]->pid, SIGCONT);
+    if (!held[i]->dead) kill(held[i]->pid, SIGCONT);
 }
 
 /* The time stage's first timed command takes the quiet lock
@@ -1207,7 +1204,7 @@ static int timed_begin(kf_ev *e) {
  * of that call. */
 static int cuda_arm(kf_ev *e, kf_side *s, const kf_call *call) {
   crunner *r = CR(s);
-  r->prepped = false;
+  r->prepped = r->committed = r->commit_on = false;
   if (!call->timed) return 0;
   if (!s->is_ref && r->left_work) return left_work(e, s);
   cuda_ev *ce = CE(e);
@@ -1226,36 +1223,8 @@ static int cuda_arm(kf_ev *e, kf_side *s, const kf_call *call) {
     ce->n_held = 0;
     return oc;
   }
-  kf_side *prev = ce->last;
-  if (s->is_ref) {
-    idle_convicts(ce, s, prev, &rep);
-    if (prev && prev != s && prev->wall_on && ce->n_cands == 1 &&
-        rep.idle_slow)
-      prev->wall_ns += rep.idle_busy_ns;
-  }
+  if (s->is_ref) idle_convicts(ce, s, ce->last, &rep);
   r->prepped = true;
-  return 0;
-}
-
-/* After a timed repetition's last call: the reference's runner waits
- * for a quiet GPU, and what held it is the last side's (every side is
- * stopped between its commands, so only GPU work queued before can be
- * running): added to its clock, or convicting it when long. */
-static int cuda_settle(kf_ev *e, kf_side **sides, int n) {
-  cuda_ev *ce = CE(e);
-  kf_side *ref = sides[0], *last = ce->last;
-  (void)n;
-  if (!last || last == ref || last->is_ref || ref->oc) return 0;
-  kf_cuda_cmd c;
-  memset(&c, 0, sizeof c);
-  c.op = KF_CUDA_OP_IDLE;
-  kf_cuda_reply rep;
-  int oc = runner_cmd(CR(ref), &c, step_timeout(CR(ref)) + 10000, &rep,
-                      NULL, e->why, KF_HARNESS_WHY);
-  if (oc) return oc;
-  idle_convicts(ce, ref, last, &rep);
-  if (last->wall_on && ce->n_cands == 1 && rep.idle_slow)
-    last->wall_ns += rep.idle_busy_ns;
   return 0;
 }
 
@@ -1283,12 +1252,38 @@ static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
       s->is_ref && call->timed && !(c.flags & KF_CUDA_RUN_PREPPED);
   if (hold_here) ce->n_held = hold_others(ce, r, ce->held, 36);
   kf_cuda_reply rep;
+  uint64_t wall = 0;
   int oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1),
-                      &rep, NULL, e->why, KF_HARNESS_WHY);
+                      &rep, &wall, e->why, KF_HARNESS_WHY);
+  if (!oc && (c.flags & KF_CUDA_RUN_PREPPED)) {
+    /* the outputs are fixed: the side's clock stops, the trace follows */
+    r->committed = r->commit_on = true;
+    memcpy(r->commit, rep.digest, sizeof r->commit);
+    kf_cuda_cmd k;
+    memset(&k, 0, sizeof k);
+    k.op = KF_CUDA_OP_CHECK;
+    kf_cuda_reply tr;
+    oc = runner_cmd(r, &k, step_timeout(r), &tr, NULL, e->why,
+                    KF_HARNESS_WHY);
+    if (!oc && tr.elapsed_ns > wall + 1000000) {
+      snprintf(e->why, KF_HARNESS_WHY, "%s's trace reported %.0f ns for a "
+               "call that took %.0f ns: forged reply", s->who,
+               (double)tr.elapsed_ns, (double)wall);
+      kill_runner(r);
+      oc = KF_OUTCOME_SANDBOX_VIOLATION;
+    }
+    if (!oc && tr.elapsed_ns > rep.elapsed_ns) rep.elapsed_ns = tr.elapsed_ns;
+  }
   release_others(ce->held, ce->n_held);
   ce->n_held = 0;
   if (oc) return oc;
   if (hold_here) idle_convicts(ce, s, prev, &rep);
+  double ph[3];
+  if (call->timed && sscanf(rep.msg, "phases %lf %lf %lf", &ph[0], &ph[1],
+                            &ph[2]) == 3) {
+    for (int i = 0; i < 3; i++) r->ph_us[i] += ph[i];
+    r->ph_n++;
+  }
   *ns = rep.elapsed_ns;
   return 0;
 }
@@ -1369,6 +1364,28 @@ static int cuda_case_all(kf_ev *e, kf_side **sides, int n, const kf_gen *g,
   return 0;
 }
 
+/* A candidate's outputs as downloaded against the digests its call's
+ * reply fixed: bytes that differ were written after the eval's clock of
+ * the call stopped (the runner taken over: work after a forged DONE).
+ * The reference is trusted. */
+static int check_commit(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
+  crunner *r = CR(s);
+  if (!r->commit_on || s->is_ref) return 0;
+  r->commit_on = false;
+  for (int k = 0; k < L->n_out; k++) {
+    uint64_t d = kf_harness__digest(s->map + L->out_off[k],
+                                    (size_t)L->out_b[k]);
+    if (d == r->commit[k]) continue;
+    snprintf(s->why, KF_HARNESS_WHY, "%s: output '%s' changed after its "
+             "call's reply fixed it (digest %016" PRIx64 " at the reply, "
+             "%016" PRIx64 " downloaded): work done after the call's time "
+             "was taken", s->who, e->spec->outputs[k].name, r->commit[k], d);
+    kill_runner(r);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  return 0;
+}
+
 static int cuda_collect(kf_ev *e, kf_side **sides, int n,
                         const kf_harness_layout *L, kf_probe *probes,
                         int *oc) {
@@ -1383,6 +1400,10 @@ static int cuda_collect(kf_ev *e, kf_side **sides, int n,
       cmd[i].regions[k] = (kf_cuda_region){L->out_off[k], L->out_b[k]};
   }
   all_at_once(e, sides, n, cmd, rep, oc, 0);
+  for (int i = 0; i < n && i < 18; i++) {
+    if (sides[i]->oc || oc[i]) continue;
+    oc[i] = check_commit(e, sides[i], L);
+  }
   for (int i = 0; i < n && i < 18; i++) {
     if (sides[i]->oc || oc[i]) continue;
     int ng = 0;
@@ -1687,6 +1708,23 @@ static void cuda_profile(kf_ev *e, kf_side *s, const kf_gen *g,
 
 static void cuda_stop(kf_ev *e, kf_side *s) {
   if (!s || !s->be) return;
+  crunner *cr = CR(s);
+  for (int w = 0; w < 2; w++) {
+    uint64_t tmp[64], dev[64];
+    int n = cr->n_wop[w];
+    if (n < 3) continue;
+    double med = kf_harness__median(cr->wop[w], 0, n, tmp);
+    for (int i = 0; i < n; i++)
+      dev[i] = (uint64_t)fabs((double)cr->wop[w][i] - med);
+    kf_log(KF_LOG_INFO, "%s: %s on the eval's clock: median %.1f us, "
+           "deviation %.1f us (%d)", s->who, w ? "RUN" : "GEN", med / 1e3,
+           kf_harness__median(dev, 0, n, tmp) / 1e3, n);
+  }
+  if (cr->ph_n)
+    kf_log(KF_LOG_INFO, "%s: its runner's %d timed calls, host us each: "
+           "%.0f before the call, %.0f to the synchronize, %.0f after it",
+           s->who, cr->ph_n, cr->ph_us[0] / cr->ph_n,
+           cr->ph_us[1] / cr->ph_n, cr->ph_us[2] / cr->ph_n);
   cuda_ev *ce = CE(e);
   if (ce) { /* an armed reference's hold, never released by its call */
     release_others(ce->held, ce->n_held);
@@ -1717,7 +1755,6 @@ const kf_backend kf_harness_cuda_backend = {
     .prepare = cuda_prepare,
     .gen = cuda_gen,
     .arm = cuda_arm,
-    .settle = cuda_settle,
     .draw_per_side = true,
     .call = cuda_call,
     .fetch = cuda_fetch,

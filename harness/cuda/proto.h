@@ -39,12 +39,15 @@
  *   PREP      before a timed call's draw: the idle gate (--idle-gate),
  *             the warm-up and RUN's clearing of what the last call left
  *             (local and shared memory, the flush buffer and L2, the probe
- *             scratch), so that the RUN that follows (flag PREPPED) does
- *             little but the call: the eval holds the time the runner
- *             claims to its own clock of the commands from the draw to
- *             the download (backend.c)
- *   IDLE      the idle gate alone (the reference's runner, after a
- *             timed repetition's last call)
+ *             scratch), so that the GEN and RUN that follow (flag
+ *             PREPPED) do little but the call: the eval holds the time
+ *             the runner claims to its own clock of those two commands.
+ *             A PREPPED RUN replies as soon as the call is done, with a
+ *             digest of each output (.digest) that the outputs downloaded
+ *             later must match; its trace comes with CHECK
+ *   CHECK     after a PREPPED RUN's DONE: the call's trace (CUPTI's
+ *             attribution and the harness's marker work), which may raise
+ *             the time or refuse the call
  *   DOWNLOAD  regions device -> memfd
  *   PROBE     the first changed canary byte in regions (guards), and a
  *             digest of each in[] tensor
@@ -73,7 +76,7 @@ enum {
   KF_CUDA_OP_PROBE = 6,
   KF_CUDA_OP_CASE = 7, /* GEN + untimed RUN + DOWNLOAD of out[] + PROBE */
   KF_CUDA_OP_PREP = 8, /* a timed RUN's gate, warm-up and clearing */
-  KF_CUDA_OP_IDLE = 9, /* the idle gate alone */
+  KF_CUDA_OP_CHECK = 9, /* a PREPPED RUN's trace, after its DONE */
 };
 
 #define KF_CUDA_RUN_TIMED 1u /* warm-up memsets first; persisting L2 reset */
@@ -143,7 +146,8 @@ typedef struct {
   uint64_t flush_bytes;/* READY: the L2 flush buffer's size */
   uint64_t bad;        /* PROBE: first changed canary byte, UINT64_MAX:
                           none */
-  uint64_t digest[KF_HARNESS_MAX_T]; /* PROBE: per in[] tensor */
+  uint64_t digest[KF_HARNESS_MAX_T]; /* PROBE: per in[] tensor;
+                                        PREPPED RUN: per out[] tensor */
   char msg[200];       /* NUL-terminated detail */
 } kf_cuda_reply;
 

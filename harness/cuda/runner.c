@@ -70,7 +70,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <link.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -301,6 +303,15 @@ typedef struct {
  * next call (this process lives for all calls). */
 #define STACK_SCRUB (1u << 20)
 
+/* A call's trace, between a PREPPED RUN's DONE and its CHECK. */
+typedef struct {
+  bool pending;
+  uint64_t c0, c1;     /* CUPTI's clock around kf_launch */
+  size_t free0;        /* device memory free before the call */
+  uint64_t t, gpu_ns;  /* the time before the trace; the events' */
+  int rc;
+} trace_state;
+
 typedef struct {
   unsigned char *base; /* memfd mapping */
   size_t map_len;
@@ -341,6 +352,7 @@ typedef struct {
   bool idle;
   uint64_t quick[64];           /* the last probes that found it idle */
   int n_quick;
+  trace_state tr;
 } rstate;
 
 typedef struct {
@@ -655,6 +667,8 @@ static void calibrate_gate(rstate *s, uint32_t seq) {
  * runner.py _IdleGate measured the probe on an H200: a held GPU answers
  * in 0.2-1.4 ms, an idle one in ~10 us. */
 #define IDLE_OFF (GATE_OFF - 64) /* the probe's word, in the scratch */
+/* the output digests of a PREPPED RUN (commit_outputs), in the scratch */
+#define COMMIT_OFF 1024
 #define IDLE_CAL 32
 #define IDLE_WIN 64
 #define IDLE_QUIET 3
@@ -809,6 +823,135 @@ static void clear_step(rstate *s, const kf_cuda_cmd *c) {
   }
 }
 
+static void send_done(kf_cuda_reply *r, uint32_t seq);
+
+/* Tracing on for a call, in RUN (not in PREP: with tracing on, the draw
+ * between took a millisecond and was noisy on the H200, 2026-11-30). */
+static void trace_on(rstate *s, uint32_t seq) {
+  kf_cupti_reset(); /* tracing was off since the last call's records */
+  if (kf_cupti_scope(true) != 0)
+    timing_fail(seq, "CUPTI activity tracing could not be turned on");
+}
+
+/* The trace of a call (CUPTI): the harness's own marker work after it,
+ * then every activity attributed (cupti.c).  Part of RUN, or of CHECK
+ * after a PREPPED RUN's DONE; fails the runner on what it finds, else
+ * raises r's time to the trace's span. */
+static void trace_step(rstate *s, uint32_t seq, kf_cuda_reply *r) {
+  trace_state tr = s->tr;
+  s->tr.pending = false;
+  cudaError_t e;
+  size_t tot = 0;
+  if (s->cupti) {
+    /* The harness's own work after the call, traced like the call: if
+     * the candidate switched tracing off inside it, these records are
+     * missing and nothing it did can be believed (kf_cupti_end).  The
+     * flush buffer is scratch, scrubbed before every call. */
+    kf_cupti_mark(true);
+    void *mp = NULL;
+    if ((e = cudaMemsetAsync(s->flush, 0x5b, 256, s->stream)) != cudaSuccess ||
+        (e = (cudaError_t)kf_cuda_canary(s->flush, 256, 256, 0)) !=
+            cudaSuccess ||
+        (e = cudaMemcpyAsync((unsigned char *)s->flush + 512, s->flush, 256,
+                             cudaMemcpyDeviceToDevice, s->stream)) !=
+            cudaSuccess ||
+        (e = cudaMalloc(&mp, MARK_ALLOC)) != cudaSuccess ||
+        (e = cudaFree(mp)) != cudaSuccess ||
+        (e = cudaDeviceSynchronize()) != cudaSuccess)
+      cuda_fail(seq, e, "the trace check after the call");
+  }
+  /* no device memory kept from one call to the next: with CUPTI, the
+   * allocation records of this process (below); without, the device's
+   * free memory, which other processes also move (diagnosis only) */
+  size_t fr = 0;
+  if (s->check && !kf_cupti_memory() &&
+      cudaMemGetInfo(&fr, &tot) == cudaSuccess &&
+      fr + (4u << 20) < tr.free0) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "kept %zu MiB of device memory allocated "
+             "after the call (device memory must not carry state from one "
+             "call to the next)", (tr.free0 - fr) >> 20);
+    send_reply(KF_CUDA_R_STATE, seq, 0, 0, 0, 0, msg);
+    _exit(KF_HARNESS_RUNNER_EXIT_OK);
+  }
+  uint64_t t = tr.t;
+  uint32_t n_act = 0;
+  if (s->cupti) {
+    kf_cupti_call cc;
+    int got = kf_cupti_end(tr.c0, tr.c1, s->stream_id, s->ctx_id, &cc);
+    kf_cupti_scope(false);
+    if (got == 0) {
+      char msg[220];
+      if (cc.lost) {
+        snprintf(msg, sizeof msg, "%u GPU activity records were lost: the "
+                 "call's work cannot be attributed", cc.lost);
+        timing_fail(seq, msg);
+      }
+      if (cc.bad == KF_CUPTI_FOREIGN_STREAM) {
+        snprintf(msg, sizeof msg, "GPU work outside the stream it was "
+                 "given: %.150s", cc.what);
+        timing_fail(seq, msg);
+      }
+      if (cc.bad == KF_CUPTI_BLIND) {
+        snprintf(msg, sizeof msg, "GPU activity tracing was switched off "
+                 "during the call: %.150s", cc.what);
+        timing_fail(seq, msg);
+      }
+      if (cc.bad == KF_CUPTI_EARLY) {
+        snprintf(msg, sizeof msg, "GPU work outside the timed window: "
+                 "%.160s", cc.what);
+        timing_fail(seq, msg);
+      }
+      if (s->check && cc.mem_kept > 0) { /* the reference is trusted */
+        snprintf(msg, sizeof msg, "kept %lld bytes of device memory "
+                 "allocated after the call (first: %.40s; device memory must "
+                 "not carry state from one call to the next)",
+                 (long long)cc.mem_kept, cc.mem_what);
+        send_reply(KF_CUDA_R_STATE, seq, 0, 0, 0, 0, msg);
+        _exit(KF_HARNESS_RUNNER_EXIT_OK);
+      }
+      n_act = cc.n;
+      if (cc.n && cc.last_end > cc.pre_end && cc.last_end - cc.pre_end > t)
+        t = cc.last_end - cc.pre_end;
+    }
+  }
+  r->rc = tr.rc;
+  r->elapsed_ns = t;
+  r->event_ns = tr.gpu_ns;
+  r->n_activity = n_act;
+}
+
+/* Digests (core/gen.h's) of every output of the call into r->digest, on
+ * the device, in the scratch's commit words. */
+static void commit_outputs(rstate *s, const kf_cuda_cmd *c,
+                           kf_cuda_reply *r) {
+  static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
+  unsigned long long *sum =
+      (unsigned long long *)((char *)s->scratch + COMMIT_OFF);
+  cudaError_t e = cudaMemsetAsync(sum, 0, KF_HARNESS_MAX_T * sizeof *sum,
+                                  s->stream);
+  for (int i = 0; i < c->n_outputs && e == cudaSuccess; i++) {
+    const kf_harness_tdesc *d = &c->out[i];
+    e = (cudaError_t)kf_cuda_digest((const unsigned char *)s->dev + d->off,
+                                    (uint64_t)d->numel * dt_size[d->dtype],
+                                    &sum[i]);
+  }
+  unsigned long long out[KF_HARNESS_MAX_T];
+  if (e == cudaSuccess)
+    e = cudaMemcpy(out, sum, sizeof out, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) cuda_fail(c->seq, e, "digesting the outputs");
+  for (int i = 0; i < c->n_outputs; i++) r->digest[i] = out[i];
+}
+
+/* CHECK, after a PREPPED RUN's DONE: its trace, and the time it adds. */
+static void do_check(rstate *s, const kf_cuda_cmd *c) {
+  kf_cuda_reply r;
+  memset(&r, 0, sizeof r);
+  if (!s->tr.pending) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  trace_step(s, c->seq, &r);
+  send_done(&r, c->seq);
+}
+
 static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
                      kf_cuda_reply *r) {
   static const size_t dt_size[] = {4, 8, 2, 2, 4, 8};
@@ -817,6 +960,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
       c->n_outputs > KF_HARNESS_MAX_T || c->n_params < 0 ||
       c->n_params > KF_HARNESS_MAX_P)
     _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+  uint64_t ph[4] = {now_ns()}; /* where the call's time went (msg) */
   restore_state(s);
   /* the GPU idle, and every record of earlier work delivered and
    * forgotten, so that what CUPTI reports next is this call's */
@@ -825,11 +969,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   bool prepped = (c->flags & KF_CUDA_RUN_PREPPED) != 0;
   if ((c->flags & KF_CUDA_RUN_TIMED) && s->idle && !prepped)
     idle_wait(s, c->seq, r);
-  if (s->cupti) {
-    kf_cupti_reset(); /* tracing was off since the last call's records */
-    if (kf_cupti_scope(true) != 0)
-      timing_fail(c->seq, "CUPTI activity tracing could not be turned on");
-  }
+  if (s->cupti) trace_on(s, c->seq);
   size_t free0 = 0, tot = 0;
   bool gated = (c->flags & KF_CUDA_RUN_TIMED) && s->gate;
   if (gated && !s->busy_base_ns) calibrate_gate(s, c->seq);
@@ -914,6 +1054,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   struct timespec h0, h1;
   uint64_t c0 = s->cupti ? kf_cupti_now() : 0;
   clock_gettime(CLOCK_MONOTONIC, &h0);
+  ph[1] = now_ns();
   int rc = fn(&a);
   clock_gettime(CLOCK_MONOTONIC, &h1);
   uint64_t c1 = s->cupti ? kf_cupti_now() : 0;
@@ -929,83 +1070,12 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   float ms = 0;
   e = cudaEventElapsedTime(&ms, s->ev0, s->ev1);
   if (e != cudaSuccess) cuda_fail(c->seq, e, "reading the events");
+  ph[2] = now_ns();
   check_state(s, c->seq);
-  if (s->cupti) {
-    /* The harness's own work after the call, traced like the call: if
-     * the candidate switched tracing off inside it, these records are
-     * missing and nothing it did can be believed (kf_cupti_end).  The
-     * flush buffer is scratch, scrubbed before every call. */
-    kf_cupti_mark(true);
-    void *mp = NULL;
-    if ((e = cudaMemsetAsync(s->flush, 0x5b, 256, s->stream)) != cudaSuccess ||
-        (e = (cudaError_t)kf_cuda_canary(s->flush, 256, 256, 0)) !=
-            cudaSuccess ||
-        (e = cudaMemcpyAsync((unsigned char *)s->flush + 512, s->flush, 256,
-                             cudaMemcpyDeviceToDevice, s->stream)) !=
-            cudaSuccess ||
-        (e = cudaMalloc(&mp, MARK_ALLOC)) != cudaSuccess ||
-        (e = cudaFree(mp)) != cudaSuccess ||
-        (e = cudaDeviceSynchronize()) != cudaSuccess)
-      cuda_fail(c->seq, e, "the trace check after the call");
-  }
-  /* no device memory kept from one call to the next: with CUPTI, the
-   * allocation records of this process (below); without, the device's
-   * free memory, which other processes also move (diagnosis only) */
-  size_t fr = 0;
-  if (s->check && !kf_cupti_memory() &&
-      cudaMemGetInfo(&fr, &tot) == cudaSuccess &&
-      fr + (4u << 20) < free0) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "kept %zu MiB of device memory allocated "
-             "after the call (device memory must not carry state from one "
-             "call to the next)", (free0 - fr) >> 20);
-    send_reply(KF_CUDA_R_STATE, c->seq, 0, 0, 0, 0, msg);
-    _exit(KF_HARNESS_RUNNER_EXIT_OK);
-  }
   uint64_t gpu_ns = (uint64_t)((double)ms * 1e6 + 0.5);
   uint64_t host_ns = (uint64_t)(h1.tv_sec - h0.tv_sec) * 1000000000u +
                      (uint64_t)h1.tv_nsec - (uint64_t)h0.tv_nsec;
   uint64_t t = host_ns > gpu_ns ? host_ns : gpu_ns;
-  uint32_t n_act = 0;
-  if (s->cupti) {
-    kf_cupti_call cc;
-    int got = kf_cupti_end(c0, c1, s->stream_id, s->ctx_id, &cc);
-    kf_cupti_scope(false);
-    if (got == 0) {
-      char msg[220];
-      if (cc.lost) {
-        snprintf(msg, sizeof msg, "%u GPU activity records were lost: the "
-                 "call's work cannot be attributed", cc.lost);
-        timing_fail(c->seq, msg);
-      }
-      if (cc.bad == KF_CUPTI_FOREIGN_STREAM) {
-        snprintf(msg, sizeof msg, "GPU work outside the stream it was "
-                 "given: %.150s", cc.what);
-        timing_fail(c->seq, msg);
-      }
-      if (cc.bad == KF_CUPTI_BLIND) {
-        snprintf(msg, sizeof msg, "GPU activity tracing was switched off "
-                 "during the call: %.150s", cc.what);
-        timing_fail(c->seq, msg);
-      }
-      if (cc.bad == KF_CUPTI_EARLY) {
-        snprintf(msg, sizeof msg, "GPU work outside the timed window: "
-                 "%.160s", cc.what);
-        timing_fail(c->seq, msg);
-      }
-      if (s->check && cc.mem_kept > 0) { /* the reference is trusted */
-        snprintf(msg, sizeof msg, "kept %lld bytes of device memory "
-                 "allocated after the call (first: %.40s; device memory must "
-                 "not carry state from one call to the next)",
-                 (long long)cc.mem_kept, cc.mem_what);
-        send_reply(KF_CUDA_R_STATE, c->seq, 0, 0, 0, 0, msg);
-        _exit(KF_HARNESS_RUNNER_EXIT_OK);
-      }
-      n_act = cc.n;
-      if (cc.n && cc.last_end > cc.pre_end && cc.last_end - cc.pre_end > t)
-        t = cc.last_end - cc.pre_end;
-    }
-  }
   /* The busy span: from the opening of the gate to the return of the
    * synchronize that waits for every stream -- work the events and the
    * trace did not see (a stream the candidate made, tracing switched off
@@ -1022,10 +1092,25 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
     if (busy > s->busy_base_ns && busy - s->busy_base_ns > t)
       t = busy - s->busy_base_ns;
   }
+  s->tr = (trace_state){.pending = true, .c0 = c0, .c1 = c1,
+                        .free0 = free0, .t = t, .gpu_ns = gpu_ns, .rc = rc};
   r->rc = rc;
   r->elapsed_ns = t;
   r->event_ns = gpu_ns;
-  r->n_activity = n_act;
+  if (prepped) {
+    /* the outputs as they are now, committed in the reply: the eval's
+     * clock stops at this DONE, and what it downloads later must be
+     * these bytes (backend.c); the trace follows in CHECK */
+    commit_outputs(s, c, r);
+  } else {
+    trace_step(s, c->seq, r);
+  }
+  ph[3] = now_ns();
+  /* host microseconds: before the call, the call to the synchronize's
+   * return, the rest of RUN */
+  snprintf(r->msg, sizeof r->msg, "phases %" PRIu64 " %" PRIu64 " %" PRIu64,
+           (ph[1] - ph[0]) / 1000, (ph[2] - ph[1]) / 1000,
+           (ph[3] - ph[2]) / 1000);
 }
 
 static void send_done(kf_cuda_reply *r, uint32_t seq) {
@@ -1047,13 +1132,14 @@ static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
 
 /* PREP, before a timed call's inputs are drawn: everything of the call
  * that is not the call -- the idle gate, the warm-up, clearing what the
- * last call left -- so that between the draw and the outputs' download
- * the runner does only the call and a fixed, short remainder (the sweep
- * that evicts the drawn inputs from L2, the register scrub, the trace
- * check).  The eval's clock of those commands is the lower bound it holds
- * the runner's claim to (backend.c, core/stats.c kf_harness__wall_bound);
- * anything of the harness's own inside them a hijacked runner could skip
- * and spend on uncharged work instead. */
+ * last call left -- so that between the draw and the reply that fixes
+ * the outputs (commit_outputs) the runner does only the call and a short
+ * remainder (turning the trace on, the sweep that evicts the drawn
+ * inputs from L2, the register scrub, the digests).  The eval's clock of
+ * those commands is the lower bound it holds the runner's claim to
+ * (backend.c, core/stats.c kf_harness__wall_bound): whatever of the
+ * harness's own is inside them, a hijacked runner could skip and spend
+ * on uncharged work, so it is kept short and alike for every side. */
 static void do_prep(rstate *s, const kf_cuda_cmd *c) {
   kf_cuda_reply r;
   memset(&r, 0, sizeof r);
@@ -1066,18 +1152,6 @@ static void do_prep(rstate *s, const kf_cuda_cmd *c) {
   clear_step(s, c);
   if ((e = cudaDeviceSynchronize()) != cudaSuccess)
     cuda_fail(c->seq, e, "clearing before the call");
-  send_done(&r, c->seq);
-}
-
-/* IDLE: the gate alone, in the reference's runner after a repetition's
- * last call, so that GPU work a candidate left running is found (and
- * charged to it) before its outputs are judged. */
-static void do_idle(rstate *s, const kf_cuda_cmd *c) {
-  kf_cuda_reply r;
-  memset(&r, 0, sizeof r);
-  cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) cuda_fail(c->seq, e, "before the idle gate");
-  if (s->idle) idle_wait(s, c->seq, &r);
   send_done(&r, c->seq);
 }
 
@@ -1459,8 +1533,18 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
   }
 
   static kf_cuda_cmd cmd;
+  uint32_t last_op = 0;
   for (;;) {
     size_t got = 0;
+    /* after PREP or GEN the next command follows at once, on the eval's
+     * clock of the call: waited for awake (a core woken from a deep idle
+     * state adds tens of microseconds of noise), a few ms at most */
+    if (last_op == KF_CUDA_OP_PREP || last_op == KF_CUDA_OP_GEN) {
+      struct pollfd pf = {.fd = 0, .events = POLLIN};
+      uint64_t until = now_ns() + 5000000;
+      while (poll(&pf, 1, 0) == 0 && now_ns() < until) {
+      }
+    }
     while (got < sizeof cmd) {
       ssize_t r = read(0, (char *)&cmd + got, sizeof cmd - got);
       if (r < 0 && errno == EINTR) continue;
@@ -1468,6 +1552,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
       got += (size_t)r;
     }
     if (cmd.magic != KF_CUDA_MAGIC) _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
+    last_op = cmd.op;
     switch (cmd.op) {
     case KF_CUDA_OP_EXIT: _exit(KF_HARNESS_RUNNER_EXIT_OK);
     case KF_CUDA_OP_CANARY: do_canary(&s, &cmd); break;
@@ -1476,7 +1561,7 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     case KF_CUDA_OP_PROBE: do_probe(&s, &cmd); break;
     case KF_CUDA_OP_RUN: do_run(&s, &cmd, fn); break;
     case KF_CUDA_OP_PREP: do_prep(&s, &cmd); break;
-    case KF_CUDA_OP_IDLE: do_idle(&s, &cmd); break;
+    case KF_CUDA_OP_CHECK: do_check(&s, &cmd); break;
     case KF_CUDA_OP_CASE: do_case(&s, &cmd, fn); break;
     default: _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
     }
