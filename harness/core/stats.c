@@ -44,15 +44,15 @@ bool kf_harness__stable(const uint64_t *v, int m, uint64_t *tmp) {
   return fabs(a - h) <= 0.01 * a;
 }
 
-/* The slack.  Host noise moves each command's wall by microseconds, and
- * a candidate's own part differs from the reference's by its statics and
- * trace records: on an H200 the harness's part of a repetition differed
- * between two honest sides by up to ~50 us (docs/bench-notes.md,
- * 2026-11-30, eighth session).  So: six median deviations of the
- * repetitions' differences, 5% of the candidate's median claim, 100 us,
- * whichever is largest.  A claim cut by less stands (docs/integrity.md);
- * the roofline floor still bounds it from below. */
-#define WALL_SLACK_MADS 6.0
+/* The slack.  The differences between the two sides' parts scatter
+ * (the draw, the trace, host wake-ups: a median deviation of 26-107 us a
+ * repetition on an H200), and two honest sides' parts differ by up to
+ * ~90 us on their own (docs/bench-notes.md, 2026-11-30, eighth session).
+ * So: six standard errors of the differences' median (1.86 median
+ * deviations over the root of the repetitions), 5% of the candidate's
+ * median claim, 100 us, whichever is largest.  A claim cut by less
+ * stands (docs/integrity.md); the roofline floor still bounds it. */
+#define WALL_SLACK_SES 6.0
 #define WALL_SLACK_SHARE 0.05
 #define WALL_SLACK_MIN_NS 100000.0
 
@@ -84,7 +84,7 @@ double kf_harness__wall_bound(const uint64_t *rt, const uint64_t *rw, int rn,
   }
   double mad = kf_harness__median(d, 0, n, tmp);
   double claim = kf_harness__median(t, 0, n, tmp);
-  double slack = WALL_SLACK_MADS * mad;
+  double slack = WALL_SLACK_SES * 1.86 * mad / sqrt((double)n);
   if (slack < WALL_SLACK_SHARE * claim) slack = WALL_SLACK_SHARE * claim;
   if (slack < WALL_SLACK_MIN_NS) slack = WALL_SLACK_MIN_NS;
   *out = (kf_harness_wall){ref_part, mad, ref_part + excess, slack};
