@@ -825,8 +825,7 @@ static void clear_step(rstate *s, const kf_cuda_cmd *c) {
 
 static void send_done(kf_cuda_reply *r, uint32_t seq);
 
-/* Tracing on for a call, in RUN (not in PREP: with tracing on, the draw
- * between took a millisecond and was noisy on the H200, 2026-11-30). */
+/* Tracing on for a call: in RUN, or in PREP for a timed one (do_prep). */
 static void trace_on(rstate *s, uint32_t seq) {
   kf_cupti_reset(); /* tracing was off since the last call's records */
   if (kf_cupti_scope(true) != 0)
@@ -969,7 +968,7 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
   bool prepped = (c->flags & KF_CUDA_RUN_PREPPED) != 0;
   if ((c->flags & KF_CUDA_RUN_TIMED) && s->idle && !prepped)
     idle_wait(s, c->seq, r);
-  if (s->cupti) trace_on(s, c->seq);
+  if (s->cupti && !prepped) trace_on(s, c->seq);
   size_t free0 = 0, tot = 0;
   bool gated = (c->flags & KF_CUDA_RUN_TIMED) && s->gate;
   if (gated && !s->busy_base_ns) calibrate_gate(s, c->seq);
@@ -1132,14 +1131,14 @@ static void do_run(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn) {
 
 /* PREP, before a timed call's inputs are drawn: everything of the call
  * that is not the call -- the idle gate, the warm-up, clearing what the
- * last call left -- so that between the draw and the reply that fixes
- * the outputs (commit_outputs) the runner does only the call and a short
- * remainder (turning the trace on, the sweep that evicts the drawn
- * inputs from L2, the register scrub, the digests).  The eval's clock of
- * those commands is the lower bound it holds the runner's claim to
- * (backend.c, core/stats.c kf_harness__wall_bound): whatever of the
- * harness's own is inside them, a hijacked runner could skip and spend
- * on uncharged work, so it is kept short and alike for every side. */
+ * last call left, the trace turned on -- so that between the draw and the
+ * reply that fixes the outputs (commit_outputs) the runner does only the
+ * call and a short remainder (the sweep that evicts the drawn inputs
+ * from L2, the register scrub, the digests).  The eval's clock of those
+ * commands is the lower bound it holds the runner's claim to (backend.c,
+ * core/stats.c kf_harness__wall_bound): whatever of the harness's own is
+ * inside them, a hijacked runner could skip and spend on uncharged work,
+ * so it is kept short and alike for every side. */
 static void do_prep(rstate *s, const kf_cuda_cmd *c) {
   kf_cuda_reply r;
   memset(&r, 0, sizeof r);
@@ -1152,6 +1151,27 @@ static void do_prep(rstate *s, const kf_cuda_cmd *c) {
   clear_step(s, c);
   if ((e = cudaDeviceSynchronize()) != cudaSuccess)
     cuda_fail(c->seq, e, "clearing before the call");
+  if (s->cupti) {
+    /* Tracing on here, not in RUN: turning it on costs a millisecond of
+     * host time that differs from process to process by more than a
+     * hundred microseconds (its kernels, CUPTI's instrumentation of
+     * them), which the eval's clock of the call would carry.  And each
+     * harness kernel of the clocked commands launched once now, tiny:
+     * the first launch of a function after tracing turned on pays for
+     * its instrumentation (the draw took 1.2 ms instead of 0.45 on the
+     * H200 without this, 2026-11-30). */
+    trace_on(s, c->seq);
+    unsigned long long *w =
+        (unsigned long long *)((char *)s->scratch + COMMIT_OFF);
+    int ke = kf_cuda_gen((unsigned char *)w, 0, 1, 0, 0, 1);
+    if (!ke) ke = kf_cuda_read(s->flush, 4096, 1,
+                               (unsigned long long *)s->flush);
+    if (!ke) ke = kf_cuda_digest((const unsigned char *)w, 8, w + 1);
+    if (!ke) ke = (int)cudaMemsetAsync(w, 0, 64, s->stream);
+    if (!ke) ke = kf_cuda_reg_scrub(s->flush, &s->regs);
+    if (!ke) ke = (int)cudaDeviceSynchronize();
+    if (ke) cuda_fail(c->seq, (cudaError_t)ke, "priming the trace");
+  }
   send_done(&r, c->seq);
 }
 

@@ -77,6 +77,19 @@ forge() { # the forged reply beside its honest control, the clock's figures
     "$W"/ab/forge*.err | sed 's/:.*msg="/: /; s/" src=.*//' | tee -a "$W/forge.txt"
 }
 
+honest() { # honest templates and references, the clock's figures
+  echo "== honest $(date -u +%T)"
+  mkdir -p "$W/ab"
+  for p in gelu_tanh rmsnorm softmax causal_softmax residual_rmsnorm; do
+    spec=problems/cuda/$p
+    for t in $(python3 -c "import json;print(' '.join(t['file'] for t in json.load(open('$spec/spec.json'))['templates']))") reference.cu; do
+      one "honest/$p/$t" "$BIN" "$spec" "$spec/$t"
+    done
+  done 2>&1 | tee -a "$W/honest.txt"
+  grep -H "eval's clock\|short of" "$W"/ab/honest*.err \
+    | sed 's/:.*msg="/: /; s/" src=.*//' | tee -a "$W/honest.txt"
+}
+
 redteam() {
   echo "== redteam $(date -u +%T)"
   RT_OUT=$W/redteam RT_TIMEOUT=${RT_TIMEOUT:-120} \
@@ -96,6 +109,7 @@ exploits() {
 for mode in "$@"; do
   case $mode in
   ab) ab ;; redteam) redteam ;; exploits) exploits ;; forge) forge ;;
+  honest) honest ;;
   *) echo "unknown mode $mode" >&2 ;;
   esac
 done
