@@ -705,12 +705,12 @@ static void release_others(crunner *const *held, int n);
 static void cuda_close(kf_ev *e) {
   cuda_ev *c = CE(e);
   if (!c) return;
-  static const char *const opname[9] = {"?", "canary", "download", "run",
-                                        "exit", "gen", "probe", "case",
-                                        "prep"};
+  static const char *const opname[10] = {"?", "canary", "download", "run",
+                                         "exit", "gen", "probe", "case",
+                                         "prep", "check"};
   char msg[512];
   size_t l = 0;
-  for (int i = 1; i < 9; i++)
+  for (int i = 1; i < 10; i++)
     if (c->op_n[i] && l < sizeof msg)
       l += (size_t)snprintf(msg + l, sizeof msg - l, " %s %" PRIu64 " x %.2f ms",
                             opname[i], c->op_n[i],

@@ -1,0 +1,1 @@
+/tmp/kernelfleet/bin/kf-harness eval-files --spec problems/cuda/gelu_tanh --source /work/main/bundle/rt_cuda/managed_counter.cu 
