@@ -78,6 +78,10 @@ typedef struct kf_side {
   bool wall_on;
   uint64_t wall_ns;
   uint64_t *w;
+  /* wall ns of the side's own operations (calls, fetches, probes, arms;
+   * a backend that runs sides at once adds its own per-side share):
+   * whose calls used the evaluation's time, when its deadline comes */
+  uint64_t busy_ns;
   /* baselines the backend timed beside this side's call, on the same
    * inputs by the same timer (torch: torch.compile of the reference's
    * model, KF_BASE_COMPILE in the default mode, KF_BASE_TUNED in

@@ -50,6 +50,10 @@ typedef struct {
   int compile_timeout_ms;  /* per compiler run (default 30000) */
   int time_budget_ms;      /* soft budget of the timing loop (default 3000) */
   int min_reps;            /* timed repetitions at least; 0: backend's */
+  int deadline_ms;         /* the whole evaluation's time (0: none): past
+                              it no further call is made, and the side
+                              whose own calls took most of it is named
+                              (pipeline.c past_deadline) */
   /* CUDA problems only (harness/cuda/backend.c): */
   int device;              /* CUDA device index, as the process sees it */
   const char *cuda_arch;   /* nvcc target, "sm_90a"; NULL: sm_90a */

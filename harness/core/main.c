@@ -45,6 +45,10 @@ static void usage(FILE *f) {
 "                         when every side's times are stable and --min-reps\n"
 "                         ran, at the budget once --min-reps ran, or after\n"
 "                         3 repetitions past 20 x the budget (slow calls)\n"
+"  --deadline-ms N        the whole evaluation's time [none]: past it no\n"
+"                         further call is made; the reference's own calls\n"
+"                         having taken most of it is the spec's error\n"
+"                         (spec_error), else the candidate's (timeout)\n"
 "  --min-reps N           timed repetitions at least [backend's: 10; 30 in\n"
 "                         a showdown]\n"
 "  --stop-after STAGE     compile|link|load|verify: end there\n"
@@ -114,6 +118,7 @@ static int eval_main(int argc, char **argv, bool showdown) {
       {"call-timeout-ms", required_argument, 0, 't'},
       {"compile-timeout-ms", required_argument, 0, 'C'},
       {"time-budget-ms", required_argument, 0, 'B'},
+      {"deadline-ms", required_argument, 0, 'D'},
       {"device", required_argument, 0, 'd'},
       {"cuda-arch", required_argument, 0, 'a'},
       {"gpu-lock", required_argument, 0, 'L'},
@@ -142,6 +147,7 @@ static int eval_main(int argc, char **argv, bool showdown) {
     case 't': bad = parse_int(optarg, 1, 600000, &o.call_timeout_ms); break;
     case 'C': bad = parse_int(optarg, 1, 600000, &o.compile_timeout_ms); break;
     case 'B': bad = parse_int(optarg, 1, 600000, &o.time_budget_ms); break;
+    case 'D': bad = parse_int(optarg, 1, 86400000, &o.deadline_ms); break;
     case 'd': bad = parse_int(optarg, 0, 255, &o.device); break;
     case 'a': o.cuda_arch = optarg; break;
     case 'L': o.gpu_lock = optarg; break;

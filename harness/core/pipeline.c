@@ -104,7 +104,9 @@ typedef struct {
   /* time stage */
   int reps;
   int timed_dists;
-  uint64_t t_start_ms;
+  uint64_t t0_ns;             /* the evaluation's start: its deadline's
+                                origin */
+  bool deadline_hit;          /* past it: no further call (past_deadline) */
   double ceil_gbps, ceil_gflops;
   double worker_gbps;        /* the best of the worker's bandwidths */
   double fp_gbps;            /* best rate measured at the bench footprint
@@ -244,6 +246,76 @@ static void outputs_of(const kf_side *s, const kf_harness_layout *L,
 /* Fetches the outputs of and probes sides[0..n) (at once where the
  * backend can).  A side that fails is marked (its reason in its why);
  * the reference's failure is returned. */
+/* The backend's operations on one side, with the wall time they took
+ * put to the side's account (busy_ns: past_deadline). */
+static int side_call(pl *p, kf_side *s, const kf_call *c, uint64_t *ns) {
+  uint64_t t0 = kf_now_ns();
+  int oc = p->e.b->call(&p->e, s, c, ns);
+  s->busy_ns += kf_now_ns() - t0;
+  return oc;
+}
+
+static int side_fetch(pl *p, kf_side *s, const kf_harness_region *r, int n) {
+  uint64_t t0 = kf_now_ns();
+  int oc = p->e.b->fetch(&p->e, s, r, n);
+  s->busy_ns += kf_now_ns() - t0;
+  return oc;
+}
+
+static int side_probe(pl *p, kf_side *s, const kf_harness_layout *L,
+                      kf_probe *out) {
+  uint64_t t0 = kf_now_ns();
+  int oc = p->e.b->probe(&p->e, s, L, out);
+  s->busy_ns += kf_now_ns() - t0;
+  return oc;
+}
+
+static int side_arm(pl *p, kf_side *s, const kf_call *c) {
+  uint64_t t0 = kf_now_ns();
+  int oc = p->e.b->arm(&p->e, s, c);
+  s->busy_ns += kf_now_ns() - t0;
+  return oc;
+}
+
+/* The evaluation's deadline (--deadline-ms, the worker's task time less
+ * a margin), checked before each case and each repetition: past it no
+ * further call is made.  Whose fault: the side whose own operations took
+ * more of the time.  A reference slower than every candidate means the
+ * problem cannot be evaluated in this time (SPEC_ERROR, naming the
+ * reference's share), where before the worker killed the whole harness
+ * and the candidate got TIMEOUT for it; otherwise each candidate still
+ * running ends TIMEOUT.  0, or the reference's outcome. */
+static int past_deadline(pl *p, const char *ctx) {
+  const kf_harness_eval_opts *o = p->e.o;
+  uint64_t el = kf_now_ns() - p->t0_ns;
+  if (!o->deadline_ms || el < (uint64_t)o->deadline_ms * 1000000u) return 0;
+  /* a faster machine would have finished: never a permanent verdict */
+  p->timing_dependent = p->deadline_hit = true;
+  kf_side *r = p->sides[0];
+  uint64_t cand = 0;
+  for (int i = 1; i < p->n; i++)
+    if (p->sides[i]->busy_ns > cand) cand = p->sides[i]->busy_ns;
+  if (r->busy_ns > cand) {
+    snprintf(p->e.why, WHY, "the evaluation reached its deadline of %.1f s "
+             "with the reference's own calls at %.1f s of the %.1f s spent "
+             "(the candidate's %.1f s): the reference is too slow for this "
+             "time (fewer or smaller check sizes, a smaller bench size, or "
+             "a longer task time)", o->deadline_ms / 1e3, r->busy_ns / 1e9,
+             el / 1e9, cand / 1e9);
+    return failed(p, r, KF_OUTCOME_TIMEOUT, ctx);
+  }
+  for (int i = 1; i < p->n; i++) {
+    kf_side *s = p->sides[i];
+    if (s->oc) continue;
+    snprintf(p->e.why, WHY, "the evaluation reached its deadline of %.1f s "
+             "with %s's own calls at %.1f s of the %.1f s spent (the "
+             "reference's %.1f s)", o->deadline_ms / 1e3, s->who,
+             s->busy_ns / 1e9, el / 1e9, r->busy_ns / 1e9);
+    failed(p, s, KF_OUTCOME_TIMEOUT, ctx);
+  }
+  return 0;
+}
+
 static int collect(pl *p, kf_side **sides, int n, const kf_harness_layout *L,
                    kf_probe *pr, const char *ctx) {
   const kf_backend *b = p->e.b;
@@ -256,8 +328,8 @@ static int collect(pl *p, kf_side **sides, int n, const kf_harness_layout *L,
     int nr = kf_harness__output_regions(L, r);
     for (int i = 0; i < n; i++) {
       if (sides[i]->oc) continue;
-      oc[i] = b->fetch(&p->e, sides[i], r, nr);
-      if (!oc[i]) oc[i] = b->probe(&p->e, sides[i], L, &pr[i]);
+      oc[i] = side_fetch(p, sides[i], r, nr);
+      if (!oc[i]) oc[i] = side_probe(p, sides[i], L, &pr[i]);
       if (oc[i]) kf_strlcpy(sides[i]->why, p->e.why, WHY);
     }
   }
@@ -310,7 +382,7 @@ static int arm_all(pl *p, kf_side **all, int n, const kf_call *c) {
   if (!p->e.b->arm) return 0;
   for (int k = 0; k < n; k++) {
     if (all[k]->oc) continue;
-    int oc = p->e.b->arm(&p->e, all[k], c);
+    int oc = side_arm(p, all[k], c);
     if (oc && (oc = failed(p, all[k], oc, c->ctx))) return oc;
   }
   return 0;
@@ -339,13 +411,15 @@ static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
                     uint64_t n, const char *ctx, kf_harness_cmp *acc) {
   const kf_backend *b = p->e.b;
   kf_side *act[MAX_SIDES];
+  int oc = past_deadline(p, ctx);
+  if (oc || p->deadline_hit) return oc;
   int na = active(p, act);
   kf_side *all[MAX_SIDES];
   all[0] = p->sides[0];
   memcpy(all + 1, act, (size_t)na * sizeof *act);
   kf_call c = {.L = L, .size = &L->size, .cold = is_bench(p, &L->size),
                .ws_poison = ws_fill(p, tag, n), .ctx = ctx};
-  int oc = arm_all(p, all, na + 1, &c);
+  oc = arm_all(p, all, na + 1, &c);
   if (oc) return oc;
   /* drawn after every side is armed: no process that exists before the
    * draw sees it except in its call */
@@ -379,7 +453,7 @@ static int run_case(pl *p, const kf_harness_layout *L, int dist, int tag,
   } else {
     for (int i = 0; i <= na; i++) {
       uint64_t t;
-      ocs[i] = b->call(&p->e, all[i], &c, &t);
+      ocs[i] = side_call(p, all[i], &c, &t);
       if (ocs[i]) kf_strlcpy(all[i]->why, p->e.why, WHY);
     }
   }
@@ -530,9 +604,9 @@ static int ref_self_check(pl *p, const kf_harness_layout *L, int tag,
   uint64_t t;
   kf_probe pr;
   int oc = b->prepare(&p->e, r, &salted);
-  if (!oc) oc = b->call(&p->e, r, &c, &t);
-  if (!oc) oc = b->fetch(&p->e, r, rg, nr);
-  if (!oc) oc = b->probe(&p->e, r, &salted, &pr);
+  if (!oc) oc = side_call(p, r, &c, &t);
+  if (!oc) oc = side_fetch(p, r, rg, nr);
+  if (!oc) oc = side_probe(p, r, &salted, &pr);
   /* the canary as every other call of this layout expects it (the side
    * keeps a pointer to the layout it was prepared with: L's, not this
    * frame's) */
@@ -735,7 +809,7 @@ static int do_determinism(pl *p) {
     uint64_t t;
     /* run 1, its outputs copied out; run 2 gets the buffers poisoned
      * again by the call, so it cannot read run 1's results */
-    if ((oc = b->call(&p->e, s, &c, &t)) || (oc = b->fetch(&p->e, s, rg, nr))) {
+    if ((oc = side_call(p, s, &c, &t)) || (oc = side_fetch(p, s, rg, nr))) {
       failed(p, s, oc, ctx);
       continue;
     }
@@ -758,8 +832,8 @@ static int do_determinism(pl *p) {
                             device (registers the scrub misses) finds
                             nothing: another process */
     kf_probe pr;
-    if ((oc = b->call(&p->e, s, &c, &t)) || (oc = b->fetch(&p->e, s, rg, nr)) ||
-        (oc = b->probe(&p->e, s, &L, &pr))) {
+    if ((oc = side_call(p, s, &c, &t)) || (oc = side_fetch(p, s, rg, nr)) ||
+        (oc = side_probe(p, s, &L, &pr))) {
       failed(p, s, oc, ctx);
       continue;
     }
@@ -794,6 +868,8 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
   snprintf(ctx, sizeof ctx, "%s %d at size %s, distribution %s",
            record ? "timed run" : "warm-up", n, szs,
            kf_dist_name((kf_dist)dist));
+  int doc = past_deadline(p, ctx);
+  if (doc || p->deadline_hit) return doc;
   kf_call c = {.L = L, .size = &L->size, .timed = true,
                .ws_poison = ws_fill(p, tag, (uint64_t)n), .ctx = ctx};
   bool each = b->draw_per_side;
@@ -816,10 +892,10 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
     kf_side *s = all[idx];
     if (s->oc) continue;
     memset(s->t_base, 0, sizeof s->t_base);
-    oc = each && b->arm ? b->arm(&p->e, s, &c) : 0;
+    oc = each && b->arm ? side_arm(p, s, &c) : 0;
     s->wall_on = true;
     if (each && !oc) oc = b->gen(&p->e, &s, 1, &g);
-    if (oc || (oc = b->call(&p->e, s, &c, &t[idx]))) {
+    if (oc || (oc = side_call(p, s, &c, &t[idx]))) {
       if ((oc = failed(p, s, oc, ctx))) return oc;
       continue;
     }
@@ -1145,6 +1221,7 @@ static bool stop_here(const pl *p) {
 static int run_stages(pl *p) {
   int (*const stages[])(pl *) = {do_compile, do_link, do_load, do_verify,
                                  do_determinism, do_time};
+  p->t0_ns = kf_now_ns();
   for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
     if (stages[i] == do_determinism && !p->e.spec->deterministic) continue;
     int oc = stages[i](p);
@@ -1367,7 +1444,8 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
   res.max_rel_err = p->cmp.max_rel;
   res.timing_dependent = p->timing_dependent &&
                          (oc == KF_OUTCOME_TOO_FAST || oc == 0);
-  if (oc == KF_OUTCOME_TIMEOUT) res.timing_dependent = true;
+  if (oc == KF_OUTCOME_TIMEOUT || p->deadline_hit)
+    res.timing_dependent = true;
   if (c && c->n_res) {
     res.resources = c->res;
     res.n_resources = c->n_res;

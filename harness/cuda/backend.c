@@ -1302,10 +1302,12 @@ static void all_at_once(kf_ev *e, kf_side **sides, int n, kf_cuda_cmd *cmd,
   for (int i = 0; i < n && i < 18 && one_by_one; i++) {
     if (sides[i]->oc || oc[i]) continue;
     crunner *r = CR(sides[i]);
+    uint64_t w = 0;
     oc[i] = runner_cmd(r, &cmd[i],
                        timeout_ms ? timeout_ms * (sides[i]->is_ref ? 3 : 1)
                                   : step_timeout(r),
-                       &rep[i], NULL, sides[i]->why, KF_HARNESS_WHY);
+                       &rep[i], &w, sides[i]->why, KF_HARNESS_WHY);
+    sides[i]->busy_ns += w;
   }
   if (one_by_one) return;
   for (int i = 0; i < n && i < 18; i++) {
@@ -1317,10 +1319,16 @@ static void all_at_once(kf_ev *e, kf_side **sides, int n, kf_cuda_cmd *cmd,
   for (int i = 0; i < n && i < 18; i++) {
     if (!sent[i]) continue;
     crunner *r = CR(sides[i]);
+    /* each side's wall from its command to its reply, to its account
+     * (busy_ns) when this process had to wait for that reply: one that
+     * was already there when the sides before it were read took at most
+     * their time, and was not what the evaluation waited for */
+    uint64_t w = 0, rd = kf_now_ns();
     oc[i] = runner_recv(r, &cmd[i], t0[i],
                         timeout_ms ? timeout_ms * (sides[i]->is_ref ? 3 : 1)
                                    : step_timeout(r),
-                        &rep[i], NULL, sides[i]->why, KF_HARNESS_WHY);
+                        &rep[i], &w, sides[i]->why, KF_HARNESS_WHY);
+    if (i == 0 || kf_now_ns() - rd > 50000) sides[i]->busy_ns += w;
   }
 }
 

@@ -318,6 +318,55 @@ static void test_too_fast(void **state) {
   free(spec);
 }
 
+/* The evaluation's deadline (the worker passes its task time less a
+ * margin): whose own calls took the time is named.  A reference that
+ * takes most of it makes the problem unevaluable in this time
+ * (spec_error: before, the worker killed the harness at the task's time
+ * and every candidate got TIMEOUT for the reference's slowness); a
+ * candidate that takes it gets TIMEOUT.  Neither is a permanent verdict.
+ * The deadline is long enough for the compiles on a loaded machine; the
+ * slow side's calls (~0.3 s each, 20 of them in verify alone) outlast it
+ * anyway. */
+static const char SLOW_CALL_SRC[] =
+    "#include \"kf_candidate.h\"\n"
+    "int kf_launch(const kf_args *a) {\n"
+    "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
+    "  for (volatile long k = 0; k < 300000000L; k++) {}\n"
+    "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
+    "  return 0;\n"
+    "}\n";
+
+static void test_deadline_slow_reference(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SLOW_CALL_SRC, SCALE_REF, NULL, NULL,
+                 "--deadline-ms=5000"};
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_non_null(r);
+  assert_true(r->timing_dependent);
+  assert_string_equal(kf_outcome_name(r->outcome),
+                      kf_outcome_name(KF_OUTCOME_SPEC_ERROR));
+  if (!strstr(final_reason(r), "the reference is too slow for this time"))
+    fprintf(stderr, "reason: %s\n", final_reason(r));
+  assert_non_null(strstr(final_reason(r),
+                         "the reference is too slow for this time"));
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+}
+
+static void test_deadline_slow_candidate(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF, SLOW_CALL_SRC, NULL, NULL,
+                 "--deadline-ms=5000"};
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_non_null(r);
+  assert_true(r->timing_dependent);
+  assert_string_equal(kf_outcome_name(r->outcome),
+                      kf_outcome_name(KF_OUTCOME_TIMEOUT));
+  if (!strstr(final_reason(r), "candidate's own calls at"))
+    fprintf(stderr, "reason: %s\n", final_reason(r));
+  assert_non_null(strstr(final_reason(r), "candidate's own calls at"));
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+}
+
 /* The same overclaimed spec with its own reference as the candidate: the
  * reference is as fast, so the floor says the spec is wrong, not the
  * candidate (a problem from outside the repository made every honest
@@ -767,6 +816,8 @@ int main(void) {
       cmocka_unit_test(test_pointer_cache),
       cmocka_unit_test(test_hardtanh_identity),
       cmocka_unit_test(test_too_fast),
+      cmocka_unit_test(test_deadline_slow_reference),
+      cmocka_unit_test(test_deadline_slow_candidate),
       cmocka_unit_test(test_reference_too_fast),
       cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_low_ceiling_measured_again),
