@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "util.h"
 
 #define BUCKETS 256 /* a power of two */
 
@@ -81,10 +82,7 @@ void kf_rpc_limits_peer_key(const char *peer_s, char *key) {
 }
 
 static size_t bucket_of(const char *key) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-    h = (h ^ *p) * 1099511628211ull;
-  return (size_t)(h & (BUCKETS - 1));
+  return (size_t)(kf_fnv1a(KF_FNV1A_INIT, key, strlen(key)) & (BUCKETS - 1));
 }
 
 /* The entry for key, or NULL; with mu held. */

@@ -25,6 +25,12 @@ uint64_t kf_now_ns(void) { return now_ns(); }
 uint64_t kf_now_us(void) { return now_ns() / 1000u; }
 uint64_t kf_now_ms(void) { return now_ns() / 1000000u; }
 
+uint64_t kf_fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
 void kf_strlcpy(char *dst, const char *src, size_t dstlen) {
   if (!dstlen) return;
   size_t n = src ? strnlen(src, dstlen - 1) : 0;

@@ -13,6 +13,12 @@ uint64_t kf_now_ms(void);
 uint64_t kf_now_us(void);
 uint64_t kf_now_ns(void);
 
+/* FNV-1a, 64 bits, over n bytes, continuing from h (KF_FNV1A_INIT to
+ * start): a fast, well-spread hash for tables and keys, not a digest an
+ * adversary cannot steer. */
+#define KF_FNV1A_INIT 0xcbf29ce484222325ull
+uint64_t kf_fnv1a(uint64_t h, const void *p, size_t n);
+
 /* strdup that aborts the process on ENOMEM is deliberately absent: callers
  * check.  Copies at most dstlen-1 bytes and always terminates. */
 void kf_strlcpy(char *dst, const char *src, size_t dstlen);

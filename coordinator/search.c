@@ -43,6 +43,7 @@
 #include "kernelfleet.pb-c.h"
 #include "outcome.h"
 #include "spec.h"
+#include "util.h"
 
 #define MAXK KF_SPEC_MAX_KNOBS
 #define MAXV KF_SPEC_MAX_KNOB_VALUES
@@ -268,11 +269,10 @@ typedef struct {
 } keyset;
 
 static uint64_t key_hash(const char *sha, const char *flags) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char *p = sha; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-  h = (h ^ 0xff) * 0x100000001b3ull;
-  for (const char *p = flags; *p; p++)
-    h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  static const unsigned char sep = 0xff; /* in neither: "ab"+"c" != "a"+"bc" */
+  uint64_t h = kf_fnv1a(KF_FNV1A_INIT, sha, strlen(sha));
+  h = kf_fnv1a(h, &sep, 1);
+  h = kf_fnv1a(h, flags, strlen(flags));
   return h ? h : 1;
 }
 

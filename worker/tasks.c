@@ -92,7 +92,7 @@ void kf_task_checksum(kf_task_exec *t) {
     timed_out(t);
     return;
   }
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = KF_FNV1A_INIT;
   const unsigned char *p = (const unsigned char *)data->valuestring;
   size_t n = strlen(data->valuestring);
   /* Look at the clock about every MiB hashed. */
@@ -103,10 +103,7 @@ void kf_task_checksum(kf_task_exec *t) {
       timed_out(t);
       return;
     }
-    for (size_t i = 0; i < n; i++) {
-      h ^= p[i];
-      h *= 0x100000001b3ull;
-    }
+    h = kf_fnv1a(h, p, n);
   }
   cJSON_Delete(j);
   char out[64];

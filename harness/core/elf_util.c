@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "elf_util.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -62,9 +63,7 @@ bool kf_harness__elf_toolchain_writable(const char *section) {
 }
 
 static uint64_t name_hash(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return h;
+  return kf_fnv1a(KF_FNV1A_INIT, s, strlen(s));
 }
 
 /* Calls f on every named symbol of every SHT_SYMTAB and SHT_DYNSYM

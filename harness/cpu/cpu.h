@@ -80,7 +80,6 @@ typedef struct {
   clockid_t cpuclock;   /* the child's CPU-time clock */
   bool cpuclock_ok;
   uint64_t exit_cpu_ns; /* the last child's CPU time, from EXITED */
-  int exit_status;      /* ... and its wait status */
   bool dead;            /* exited or killed; status below */
   int status;
 } kf_harness_runner;

@@ -288,7 +288,6 @@ static int end_child(kf_harness_runner *r, int timeout_ms, char *why,
     break;
   }
   r->exit_cpu_ns = rep.cpu_ns;
-  r->exit_status = rep.status;
   r->child = 0;
   r->cpuclock_ok = false;
   return 0;

@@ -350,8 +350,7 @@ typedef struct {
   kf_cuda_regscrub regs;        /* the register scrub (kernels.h) */
   /* the idle gate (--idle-gate: the reference's runner; idle_wait) */
   bool idle;
-  uint64_t quick[64];           /* the last probes that found it idle */
-  int n_quick;
+  uint64_t idle_lim;            /* the slowest probe that says idle */
   trace_state tr;
 } rstate;
 
@@ -670,7 +669,6 @@ static void calibrate_gate(rstate *s, uint32_t seq) {
 /* the output digests of a PREPPED RUN (commit_outputs), in the scratch */
 #define COMMIT_OFF 1024
 #define IDLE_CAL 32
-#define IDLE_WIN 64
 #define IDLE_QUIET 3
 /* Quick probes for this long in a row: a context that got the GPU keeps
  * it for a time slice only, and the other's work comes back after it
@@ -691,48 +689,34 @@ static uint64_t idle_probe(rstate *s, uint32_t seq) {
   return now_ns() - t0;
 }
 
-static void idle_add(rstate *s, uint64_t ns) {
-  s->quick[s->n_quick % IDLE_WIN] = ns;
-  s->n_quick++;
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
 }
 
-/* The q-quantile of the quick probes kept. */
-static uint64_t idle_q(const rstate *s, double q) {
-  uint64_t v[IDLE_WIN];
-  int n = s->n_quick < IDLE_WIN ? s->n_quick : IDLE_WIN;
-  if (!n) return 0;
-  memcpy(v, s->quick, (size_t)n * sizeof v[0]);
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-      uint64_t t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  return v[(int)(q * (n - 1))];
-}
-
-/* The slowest probe that still says idle. */
-static uint64_t idle_limit(const rstate *s) {
-  uint64_t med = idle_q(s, 0.5), q9 = idle_q(s, 0.9);
+/* The slowest probe that still says idle, from IDLE_CAL probes before any
+ * candidate code runs: the median plus three times its distance to the
+ * 90th percentile, within [IDLE_SLOW_MIN_NS, IDLE_SLOW_MAX_NS].  Fixed
+ * from then on: probes the gate takes later are not added (probes just
+ * under the limit would ratchet it up). */
+static void idle_calibrate(rstate *s, uint32_t seq) {
+  uint64_t v[IDLE_CAL];
+  for (int i = 0; i < IDLE_CAL; i++) v[i] = idle_probe(s, seq);
+  qsort(v, IDLE_CAL, sizeof v[0], cmp_u64);
+  uint64_t med = v[(IDLE_CAL - 1) / 2], q9 = v[(int)(0.9 * (IDLE_CAL - 1))];
   uint64_t d = 3 * (q9 - med);
   if (d < IDLE_SLOW_MIN_NS) d = IDLE_SLOW_MIN_NS;
   if (d > IDLE_SLOW_MAX_NS) d = IDLE_SLOW_MAX_NS;
-  return med + d;
-}
-
-static void idle_calibrate(rstate *s, uint32_t seq) {
-  for (int i = 0; i < IDLE_CAL; i++) idle_add(s, idle_probe(s, seq));
+  s->idle_lim = med + d;
 }
 
 static void idle_wait(rstate *s, uint32_t seq, kf_cuda_reply *r) {
-  uint64_t lim = idle_limit(s), t0 = now_ns(), busy_end = t0, since = t0;
+  uint64_t lim = s->idle_lim, t0 = now_ns(), busy_end = t0, since = t0;
   int quick = 0;
   uint32_t slow = 0;
   for (;;) {
     uint64_t d = idle_probe(s, seq), t = now_ns();
     if (d <= lim) {
-      /* not added to the calibration: probes just under the limit would
-       * ratchet it up */
       if (!quick++) since = t - d;
       if (quick >= IDLE_QUIET && t - since >= IDLE_QUIET_NS) break;
       continue;
