@@ -100,8 +100,10 @@ redteam() {
 
 exploits() {
   echo "== exploits $(date -u +%T)"
+  local sel=(--templates)
+  [ -n "${KF_EXPLOITS_NAMES:-}" ] && sel=(--no-templates $KF_EXPLOITS_NAMES)
   timeout "${KF_EXPLOITS_S:-300}" scripts/run-exploits --bin "$BIN" \
-    --backend "${KF_EXPLOITS_BACKEND:-all}" --templates > "$W/exploits.txt" 2>&1
+    --backend "${KF_EXPLOITS_BACKEND:-all}" "${sel[@]}" > "$W/exploits.txt" 2>&1
   echo "run-exploits: exit $?"; tail -n 25 "$W/exploits.txt"
 }
 
