@@ -243,9 +243,6 @@ static void outputs_of(const kf_side *s, const kf_harness_layout *L,
 
 /* After a candidate's call: its guards and input digests (against the
  * reference's, same draw), then its outputs against the reference's. */
-/* Fetches the outputs of and probes sides[0..n) (at once where the
- * backend can).  A side that fails is marked (its reason in its why);
- * the reference's failure is returned. */
 /* The backend's operations on one side, with the wall time they took
  * put to the side's account (busy_ns: past_deadline). */
 static int side_call(pl *p, kf_side *s, const kf_call *c, uint64_t *ns) {
@@ -316,6 +313,9 @@ static int past_deadline(pl *p, const char *ctx) {
   return 0;
 }
 
+/* Fetches the outputs of and probes sides[0..n) (at once where the
+ * backend can).  A side that fails is marked (its reason in its why);
+ * the reference's failure is returned. */
 static int collect(pl *p, kf_side **sides, int n, const kf_harness_layout *L,
                    kf_probe *pr, const char *ctx) {
   const kf_backend *b = p->e.b;
@@ -899,8 +899,8 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
       if ((oc = failed(p, s, oc, ctx))) return oc;
       continue;
     }
-    /* drawn per side: its outputs fetched at once, inside its clock, so
-     * that no other side's commands lie between its call and them */
+    /* drawn per side: its outputs fetched right after its call, before
+     * the next side's commands */
     if (each && record && (oc = collect(p, &s, 1, L, &pr[idx], ctx)))
       return oc;
   }

@@ -1194,14 +1194,12 @@ static int timed_begin(kf_ev *e) {
   return 0;
 }
 
-/* Before a timed call's draw: PREP (the gate, the warm-up, the clearing;
- * runner.c do_prep), so that the commands from the draw to the download
- * hold little but the call.  For the reference every other runner is
- * stopped from here to the end of its RUN, and its gate's wait is laid
- * at the door of the side timed before it: convicted when long
- * (idle_convicts), else added to that side's clock while its
- * repetition's window is open -- work left running after a DONE is work
- * of that call. */
+/* Before a timed call's draw: PREP (the gate, the warm-up, the clearing,
+ * the trace turned on; runner.c do_prep), so that the commands on the
+ * side's clock -- its draw and its call, up to the reply that fixes the
+ * outputs -- hold little but the call.  For the reference every other
+ * runner is stopped from here to the end of its RUN, and its gate's wait
+ * convicts the side timed before it when long (idle_convicts). */
 static int cuda_arm(kf_ev *e, kf_side *s, const kf_call *call) {
   crunner *r = CR(s);
   r->prepped = r->committed = r->commit_on = false;
