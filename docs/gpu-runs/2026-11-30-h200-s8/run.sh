@@ -101,6 +101,7 @@ redteam() {
 exploits() {
   echo "== exploits $(date -u +%T)"
   local sel=(--templates)
+  [ "${KF_EXPLOITS_TEMPLATES:-1}" = 0 ] && sel=(--no-templates)
   [ -n "${KF_EXPLOITS_NAMES:-}" ] && sel=(--no-templates $KF_EXPLOITS_NAMES)
   timeout "${KF_EXPLOITS_S:-300}" scripts/run-exploits --bin "$BIN" \
     --backend "${KF_EXPLOITS_BACKEND:-all}" "${sel[@]}" > "$W/exploits.txt" 2>&1
