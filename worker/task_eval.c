@@ -343,6 +343,9 @@ const char *kf_task_eval_toolchain(bool cuda) { return cuda ? g_nvcc : g_cc; }
  * reply's length after the prefix, 0 when the prefix does not match what
  * came; *res may be NULL); *timed_out when it was killed at the deadline.
  * false: it could not start (t is set to INFRA_ERROR). */
+/* The shortest task whose harness gets --deadline-ms (run_harness). */
+#define DEADLINE_MIN_MS 20000u
+
 static bool run_harness(kf_task_exec *t, const char *mode,
                         unsigned char **res, size_t *rl, int *st,
                         bool *timed_out) {
@@ -371,19 +374,21 @@ static bool run_harness(kf_task_exec *t, const char *mode,
   }
   snprintf(workarg, sizeof workarg, "--workdir=%s", work);
   uint32_t timeout = t->timeout_ms ? t->timeout_ms : DEFAULT_TIMEOUT_MS;
-  /* The harness ends the evaluation itself a quarter before the task's
-   * time (at least 2 s), between calls, and names whose calls took the
-   * time -- a reference too slow for the task is the spec's error, not
-   * the candidate's timeout; the kill at the task's time stays for a
-   * harness that does not get there (one call past the deadline). */
-  uint32_t margin = timeout / 4 > 2000 ? timeout / 4 : 2000;
+  /* A task of DEADLINE_MIN_MS or more: the harness ends the evaluation
+   * itself a quarter before the task's time, between calls, and names
+   * whose calls took the time -- a reference too slow for the task is
+   * the spec's error, not the candidate's timeout.  The kill at the
+   * task's time stays for a harness that does not get there (one call
+   * past the deadline), and is all a shorter task gets: a quarter of a
+   * few seconds is less than a loaded machine's compile. */
   char deadline[40];
   snprintf(deadline, sizeof deadline, "--deadline-ms=%u",
-           timeout > margin ? timeout - margin : 1);
-  char *argv[8 + 9] = {exe,    (char *)mode, gbps,    rbps,    wbps,
-                       gflops, workarg,      deadline};
-  for (int i = 0; i < g_n_dev_args; i++) argv[8 + i] = g_dev_args[i];
-  argv[8 + g_n_dev_args] = NULL;
+           timeout - timeout / 4);
+  char *argv[8 + 9] = {exe, (char *)mode, gbps, rbps, wbps, gflops, workarg};
+  int na = 7;
+  if (timeout >= DEADLINE_MIN_MS) argv[na++] = deadline;
+  for (int i = 0; i < g_n_dev_args; i++) argv[na++] = g_dev_args[i];
+  argv[na] = NULL;
 
   size_t n = t->payload_len;
   unsigned char *req = malloc(n + 4);

@@ -3,8 +3,10 @@
  * tests/unit/test-harness-worker.c -- the worker's "eval" task kind
  * (worker/task_eval.c, linked in by tests/CMakeLists.txt) driving the real
  * kf-harness of this build tree: ceilings, the identity, an honest eval,
- * the task's wall-clock limit (a timing-dependent TIMEOUT), a malformed
- * payload and a missing harness.
+ * the task's wall-clock limit (a timing-dependent TIMEOUT), a reference
+ * too slow for the task (spec_error, named by the harness at the
+ * deadline the worker gives it), a malformed payload and a missing
+ * harness.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,6 +133,42 @@ static void test_task_timeout(void **state) {
   assert_non_null(strstr(t.reason, "the task's 2500 ms; killed"));
 }
 
+/* A reference too slow for the task's time: the worker gives the
+ * harness its deadline (the task's time less a quarter), and the harness
+ * names the reference -- spec_error, timing-dependent -- where before the
+ * worker killed it at the task's time and the candidate got TIMEOUT.
+ * The reference spends ~0.3 s a call, the task 20 s: verify and the
+ * timed repetitions alone need longer; the worker's kill stays 5 s away. */
+static void test_slow_reference_named(void **state) {
+  (void)state;
+  use_build_harness();
+  size_t len;
+  void *p = pack_request(
+      SCALE_SPEC,
+      "#include \"kf_candidate.h\"\n"
+      "int kf_launch(const kf_args *a) {\n"
+      "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
+      "  for (volatile long k = 0; k < 300000000L; k++) {}\n"
+      "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
+      "  return 0;\n}\n",
+      SCALE_REF, &len);
+  kf_task_exec t = {.task_id = 9, .attempt = 1, .kind = "eval", .payload = p,
+                    .payload_len = len, .timeout_ms = 20000};
+  kf_task_eval(&t);
+  free(p);
+  fprintf(stderr, "%s / %s / %s\n", kf_outcome_name(t.outcome), t.stage,
+          t.reason);
+  assert_string_equal(kf_outcome_name(t.outcome),
+                      kf_outcome_name(KF_OUTCOME_SPEC_ERROR));
+  assert_non_null(strstr(t.reason, "the reference is too slow for this time"));
+  Kernelfleet__EvalResult *r =
+      kernelfleet__eval_result__unpack(NULL, t.output_len, t.output);
+  assert_non_null(r);
+  assert_true(r->timing_dependent);
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+  free(t.output);
+}
+
 static void test_bad_payload(void **state) {
   (void)state;
   use_build_harness();
@@ -161,6 +199,7 @@ int main(void) {
       cmocka_unit_test(test_identity),
       cmocka_unit_test(test_eval_ok),
       cmocka_unit_test(test_task_timeout),
+      cmocka_unit_test(test_slow_reference_named),
       cmocka_unit_test(test_bad_payload),
       cmocka_unit_test(test_missing_harness),
   };
