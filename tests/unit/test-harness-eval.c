@@ -325,21 +325,23 @@ static void test_too_fast(void **state) {
  * and every candidate got TIMEOUT for the reference's slowness); a
  * candidate that takes it gets TIMEOUT.  Neither is a permanent verdict.
  * The deadline is long enough for the compiles on a loaded machine; the
- * slow side's calls (~0.3 s each, 20 of them in verify alone) outlast it
- * anyway. */
+ * slow side's calls (0.8 s asleep for the reference, ~0.6 s of work for
+ * the candidate -- the candidate may not sleep --; 20 of them in verify
+ * alone) outlast it on an idle one, and the call timeout is raised past
+ * what a loaded machine makes of one of them. */
 static const char SLOW_CALL_SRC[] =
     "#include \"kf_candidate.h\"\n"
     "int kf_launch(const kf_args *a) {\n"
     "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
-    "  for (volatile long k = 0; k < 300000000L; k++) {}\n"
+    "  for (volatile long k = 0; k < 600000000L; k++) {}\n"
     "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
     "  return 0;\n"
     "}\n";
 
 static void test_deadline_slow_reference(void **state) {
   (void)state;
-  eval_case c = {SCALE_SPEC, SLOW_CALL_SRC, SCALE_REF, NULL, NULL,
-                 "--deadline-ms=5000"};
+  eval_case c = {SCALE_SPEC, SLEEPY_SCALE_REF, SCALE_REF, NULL, NULL,
+                 "--deadline-ms=8000", "--call-timeout-ms=20000"};
   Kernelfleet__EvalResult *r = run_eval(&c);
   assert_non_null(r);
   assert_true(r->timing_dependent);
@@ -355,7 +357,7 @@ static void test_deadline_slow_reference(void **state) {
 static void test_deadline_slow_candidate(void **state) {
   (void)state;
   eval_case c = {SCALE_SPEC, SCALE_REF, SLOW_CALL_SRC, NULL, NULL,
-                 "--deadline-ms=5000"};
+                 "--deadline-ms=8000", "--call-timeout-ms=20000"};
   Kernelfleet__EvalResult *r = run_eval(&c);
   assert_non_null(r);
   assert_true(r->timing_dependent);

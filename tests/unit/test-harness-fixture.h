@@ -45,6 +45,24 @@ static const char SCALE_REF[] =
     "  return 0;\n"
     "}\n";
 
+/* SCALE_REF asleep for 0.8 s in every call (a futex wait with a
+ * timeout: seccomp allows it), whatever the load on the machine: a
+ * reference too slow for a deadline, by the same margin on any machine. */
+static const char SLEEPY_SCALE_REF[] =
+    "#include <linux/futex.h>\n"
+    "#include <sys/syscall.h>\n"
+    "#include <time.h>\n"
+    "#include <unistd.h>\n"
+    "#include \"kf_candidate.h\"\n"
+    "static int word;\n"
+    "int kf_launch(const kf_args *a) {\n"
+    "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
+    "  struct timespec ts = {0, 800000000};\n"
+    "  syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);\n"
+    "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
+    "  return 0;\n"
+    "}\n";
+
 /* y = clamp(x, -1, 1): the identity on the usual range. */
 static const char HARDTANH_SPEC[] =
     "{\"name\": \"hardtanh\", \"backend\": \"cpu\","
@@ -83,7 +101,8 @@ static const char ZEROISH_SPEC[] =
 typedef struct {
   const char *spec, *ref, *src;
   const char *knob_name, *knob_value; /* one optional knob */
-  const char *extra_arg;              /* one optional kf-harness argument */
+  const char *extra_arg;              /* optional kf-harness arguments */
+  const char *extra_arg2;             /* (the second only with the first) */
 } eval_case;
 
 static int write_all_fd(int fd, const void *p, size_t n) {
@@ -190,8 +209,11 @@ static __attribute__((unused)) Kernelfleet__EvalResult *run_eval(const eval_case
     req.knobs = knobs;
     req.n_knobs = 1;
   }
-  char *argv[] = {"kf-harness", "eval", "--call-timeout-ms", "1500",
-                  "--time-budget-ms", "300", (char *)c->extra_arg, NULL};
+  char *argv[] = {"kf-harness",           "eval",
+                  "--call-timeout-ms",    "1500",
+                  "--time-budget-ms",     "300",
+                  (char *)c->extra_arg,   (char *)c->extra_arg2,
+                  NULL};
   return run_request(&req, argv);
 }
 

@@ -137,21 +137,15 @@ static void test_task_timeout(void **state) {
  * harness its deadline (the task's time less a quarter), and the harness
  * names the reference -- spec_error, timing-dependent -- where before the
  * worker killed it at the task's time and the candidate got TIMEOUT.
- * The reference spends ~0.3 s a call, the task 20 s: verify and the
- * timed repetitions alone need longer; the worker's kill stays 5 s away. */
+ * The reference sleeps 0.8 s a call whatever the load, the task is 20 s:
+ * verify's 20 calls and the timed repetitions need more than the 15 s
+ * deadline; the worker's kill stays 5 s past it. */
 static void test_slow_reference_named(void **state) {
   (void)state;
   use_build_harness();
   size_t len;
-  void *p = pack_request(
-      SCALE_SPEC,
-      "#include \"kf_candidate.h\"\n"
-      "int kf_launch(const kf_args *a) {\n"
-      "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
-      "  for (volatile long k = 0; k < 300000000L; k++) {}\n"
-      "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
-      "  return 0;\n}\n",
-      SCALE_REF, &len);
+  void *p = pack_request(SCALE_SPEC, SLEEPY_SCALE_REF,
+                         SCALE_REF, &len);
   kf_task_exec t = {.task_id = 9, .attempt = 1, .kind = "eval", .payload = p,
                     .payload_len = len, .timeout_ms = 20000};
   kf_task_eval(&t);
