@@ -20,24 +20,31 @@
  *            run (fresh_runner)
  *   --- the GPU lock is taken at the end of start and held to the end ---
  *   prepare  the canary written on the device by the runner's own kernel
- *   gen      the key of each input sent to every runner, which draws the
- *            inputs on its device (core/gen.h): nothing crosses the bus,
+ *   arm      before a timed call's draw (one side at a time:
+ *            draw_per_side): PREP -- the idle gate, the warm-up, the
+ *            clearing, the trace turned on (cuda_arm)
+ *   gen      the key of each input sent to the runner(s), which draw the
+ *            inputs on the device (core/gen.h): nothing crosses the bus,
  *            and the key arrives only with the draw
- *   call     outputs poisoned, workspace filled and the flush buffer
- *            scrubbed on the device; timed calls warm the GPU, flush L2,
- *            then time kf_launch with events, host time and CUPTI's
- *            attribution of every GPU activity of the call (runner.c)
+ *   call     outputs poisoned, workspace filled and (untimed) the flush
+ *            buffer scrubbed on the device; then kf_launch timed with
+ *            events, host time and the busy span; a timed call replies
+ *            at once with digests of its outputs, and CHECK brings
+ *            CUPTI's attribution of every GPU activity of the call
+ *            (runner.c)
  *   fetch    regions downloaded into the side's host image (the memfd,
- *            pinned)
+ *            pinned); a timed call's outputs must match its digests
  *   probe    guards and input digests computed on the device
  *
  * The time a runner reports is a claim (once kf_launch has run, the
  * candidate may own its process).  This file holds it to what it sees
  * from outside: a claim longer than the wall time around the call is
- * forged (SANDBOX_VIOLATION); a claim shorter than the work is bounded by
- * what the candidate's process cannot fake -- its outputs, checked after
- * every timed call -- and by the roofline floor (docs/integrity.md says
- * what this leaves).
+ * forged (SANDBOX_VIOLATION); the wall time of the side's draw and call
+ * goes to its clock (kf_side.wall_ns), which the time stage holds a
+ * shorter claim to (core/stats.c kf_harness__wall_bound); outputs that
+ * changed after the call's reply are SANDBOX_VIOLATION; below the
+ * clock's slack the roofline floor bounds a claim (docs/integrity.md
+ * says what this leaves).
  *
  * The GPU lock (flock on --gpu-lock, default $TMPDIR/kf-gpu-<device>.lock)
  * serializes the GPU stages of every evaluation on one GPU, while compiles
