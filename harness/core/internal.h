@@ -436,10 +436,11 @@ bool kf_harness__stable(const uint64_t *v, int m, uint64_t *tmp);
  * fell short of its work: every t[i] is raised to at least w[i] less the
  * reference's part in that repetition.  Returns the excess (median ns a
  * repetition), 0 when the claims stand; tmp holds 2n entries; *out (may
- * be NULL) the figures it went by (ref_mad: the differences' median
+ * be NULL) the figures it went by (mad: the differences' median
  * deviation). */
 typedef struct {
-  double ref_part, ref_mad; /* the reference's part: median, deviation */
+  double ref_part, mad;     /* the reference's part; the deviation of the
+                               repetitions' differences */
   double part, slack;       /* the side's part; the excess allowed */
 } kf_harness_wall;
 double kf_harness__wall_bound(const uint64_t *rt, const uint64_t *rw, int rn,

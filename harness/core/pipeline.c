@@ -948,7 +948,7 @@ static void hold_to_wall(pl *p) {
              "claim is %.1f us a repetition, the reference's %.1f us (the "
              "repetitions' differences deviate by %.1f us); allowed %.1f "
              "us more", s->who, wb.part / 1e3, wb.ref_part / 1e3,
-             wb.ref_mad / 1e3, wb.slack / 1e3);
+             wb.mad / 1e3, wb.slack / 1e3);
     if (ex <= 0) continue;
     double now = kf_harness__median(s->t, 0, s->n_t, p->tmp);
     size_t l = strlen(s->note);

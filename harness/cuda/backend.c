@@ -1244,18 +1244,17 @@ static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
   run_cmd_of(e, call, &c);
   cuda_ev *ce = CE(e);
   if (call->timed) {
-    int oc = timed_begin(e);
-    if (oc) return oc;
-    if (r->prepped) c.flags |= KF_CUDA_RUN_PREPPED;
+    /* PREP (cuda_arm) did the gate and the hold: the pipeline arms every
+     * side before its timed call (draw_per_side) */
+    if (!r->prepped) {
+      snprintf(e->why, KF_HARNESS_WHY, "%s: a timed call without its PREP "
+               "(the pipeline did not arm the side)", s->who);
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    c.flags |= KF_CUDA_RUN_PREPPED;
+    ce->last = s;
   }
   r->prepped = false;
-  kf_side *prev = ce->last;
-  if (call->timed) ce->last = s;
-  /* a timed call that was not armed (a backend user without arm) gates
-   * and holds in RUN, as before PREP existed */
-  bool hold_here =
-      s->is_ref && call->timed && !(c.flags & KF_CUDA_RUN_PREPPED);
-  if (hold_here) ce->n_held = hold_others(ce, r, ce->held, 36);
   kf_cuda_reply rep;
   uint64_t wall = 0;
   int oc = runner_cmd(r, &c, e->o->call_timeout_ms * (s->is_ref ? 3 : 1),
@@ -1282,7 +1281,6 @@ static int cuda_call(kf_ev *e, kf_side *s, const kf_call *call, uint64_t *ns) {
   release_others(ce->held, ce->n_held);
   ce->n_held = 0;
   if (oc) return oc;
-  if (hold_here) idle_convicts(ce, s, prev, &rep);
   double ph[3];
   if (call->timed && sscanf(rep.msg, "phases %lf %lf %lf", &ph[0], &ph[1],
                             &ph[2]) == 3) {

@@ -23,10 +23,11 @@
  *             below; poison each output and fill the workspace on the
  *             device; scrub local memory, every register and shared
  *             memory of every SM; scrub the L2 flush buffer (every call:
- *             it can hold nothing from one call to the next); when
- *             KF_CUDA_RUN_TIMED,
- *             first keep the GPU busy for --warm-us (memsets), and reset
- *             persisting L2 lines after the flush; then, without waiting,
+ *             it can hold nothing from one call to the next) -- for a
+ *             timed call (KF_CUDA_RUN_TIMED, always with PREPPED: a timed
+ *             RUN without it ends the runner) PREP did the scrubs, the
+ *             warm-up and the persisting-L2 reset, and a read sweep evicts
+ *             the drawn inputs; then, without waiting,
  *             event on the legacy stream, kf_launch(stream), event,
  *             device-wide synchronize; check that no device memory stayed
  *             allocated and no static memory outside --mutable was written;

@@ -949,9 +949,10 @@ static void run_step(rstate *s, const kf_cuda_cmd *c, kf_launch_fn fn,
    * forgotten, so that what CUPTI reports next is this call's */
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) cuda_fail(c->seq, e, "before the call");
+  /* a timed call comes after its PREP (do_prep), always */
   bool prepped = (c->flags & KF_CUDA_RUN_PREPPED) != 0;
-  if ((c->flags & KF_CUDA_RUN_TIMED) && s->idle && !prepped)
-    idle_wait(s, c->seq, r);
+  if ((c->flags & KF_CUDA_RUN_TIMED) && !prepped)
+    _exit(KF_HARNESS_RUNNER_EXIT_PROTO);
   if (s->cupti && !prepped) trace_on(s, c->seq);
   size_t free0 = 0, tot = 0;
   bool gated = (c->flags & KF_CUDA_RUN_TIMED) && s->gate;
