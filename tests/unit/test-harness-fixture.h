@@ -45,23 +45,26 @@ static const char SCALE_REF[] =
     "  return 0;\n"
     "}\n";
 
-/* SCALE_REF asleep for 0.8 s in every call (a futex wait with a
- * timeout: seccomp allows it), whatever the load on the machine: a
- * reference too slow for a deadline, by the same margin on any machine. */
-static const char SLEEPY_SCALE_REF[] =
-    "#include <linux/futex.h>\n"
-    "#include <sys/syscall.h>\n"
-    "#include <time.h>\n"
-    "#include <unistd.h>\n"
-    "#include \"kf_candidate.h\"\n"
-    "static int word;\n"
-    "int kf_launch(const kf_args *a) {\n"
-    "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
-    "  struct timespec ts = {0, 800000000};\n"
-    "  syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);\n"
-    "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
-    "  return 0;\n"
-    "}\n";
+/* SCALE_REF asleep for NS nanoseconds (under a second) in every call (a
+ * futex wait with a timeout: seccomp allows it), whatever the load on
+ * the machine: a reference slower than a bound by the same margin on any
+ * machine, where a busy loop is slowed by the load along with the
+ * candidate. */
+#define KF_SLEEPY_SCALE_REF(NS)                                              \
+  "#include <linux/futex.h>\n"                                               \
+  "#include <sys/syscall.h>\n"                                               \
+  "#include <time.h>\n"                                                      \
+  "#include <unistd.h>\n"                                                    \
+  "#include \"kf_candidate.h\"\n"                                            \
+  "static int word;\n"                                                       \
+  "int kf_launch(const kf_args *a) {\n"                                      \
+  "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"   \
+  "  struct timespec ts = {0, " #NS "};\n"                                   \
+  "  syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);\n"      \
+  "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n" \
+  "  return 0;\n"                                                            \
+  "}\n"
+static const char SLEEPY_SCALE_REF[] = KF_SLEEPY_SCALE_REF(800000000);
 
 /* y = clamp(x, -1, 1): the identity on the usual range. */
 static const char HARDTANH_SPEC[] =
