@@ -340,6 +340,22 @@ static void test_deadline_slow_reference(void **state) {
   kernelfleet__eval_result__free_unpacked(r, NULL);
 }
 
+/* A deadline that has passed before the first case: no call is made and
+ * the candidate ends TIMEOUT in verify, with no calls of either side to
+ * weigh.  (That nothing of a case not run is looked at afterwards -- the
+ * reference's self-check once ran on inputs never drawn and called the
+ * spec wrong, loaded CI of 2026-12-01 -- is what
+ * test_deadline_slow_candidate catches: it fails without that fix.) */
+static void test_deadline_before_any_call(void **state) {
+  (void)state;
+  eval_case c = {SCALE_SPEC, SCALE_REF, SCALE_REF, NULL, NULL,
+                 "--deadline-ms=1"};
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_non_null(r);
+  assert_true(r->timing_dependent);
+  expect_result(r, KF_OUTCOME_TIMEOUT, "verify", "reached its deadline");
+}
+
 static void test_deadline_slow_candidate(void **state) {
   (void)state;
   eval_case c = {SCALE_SPEC, SCALE_REF, SLOW_CALL_SRC, NULL, NULL,
@@ -806,6 +822,7 @@ int main(void) {
       cmocka_unit_test(test_too_fast),
       cmocka_unit_test(test_deadline_slow_reference),
       cmocka_unit_test(test_deadline_slow_candidate),
+      cmocka_unit_test(test_deadline_before_any_call),
       cmocka_unit_test(test_reference_too_fast),
       cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_low_ceiling_measured_again),
