@@ -59,6 +59,12 @@ typedef struct kf_side {
   char jail[1200];            /* the runner's chroot (only its object) */
   unsigned char *map;         /* host image, map_len bytes (backend's) */
   size_t map_len;
+  /* Where the pipeline reads the side's outputs, at map's offsets: NULL
+   * for map itself; a backend whose image the side's process can still
+   * write after its call (torch on the GPU: a device-to-host copy it
+   * left running) points it at a copy of its own, made when the call's
+   * reply fixed them. */
+  unsigned char *out_map;
   uint32_t defenses;          /* KF_HARNESS_DEF_* the runner applied */
   int oc;                     /* a candidate's own failure (showdown) */
   char stage[16];             /* where it failed */
@@ -148,13 +154,6 @@ typedef struct kf_backend {
   double roof_factor;   /* a time may beat the measured ceilings by this
                            factor, no more (<= 1.05) */
   int min_reps;         /* timed repetitions at least */
-  /* A timed repetition arms, draws and calls each side in turn, instead
-   * of arming and drawing for every side before the first call: for
-   * backends whose runner may be the candidate's (its code can take over
-   * the process), so that no side holds its inputs while another side is
-   * timed, and the side's clock (wall_ns) starts at its own draw. */
-  bool draw_per_side;
-
   /* Creates the backend's eval-wide state (e->bes).  0 or an outcome. */
   int (*open)(kf_ev *e);
   /* Compiles every side (sides[0] is the reference) into the build
@@ -254,6 +253,13 @@ struct kf_ev {
   char baselines[384];        /* a backend whose reference is a baseline
                                  (torch: eager) says which and what was not
                                  timed; "" for none */
+  /* Set by the backend's open: a timed repetition arms, draws and calls
+   * each side in turn, instead of arming and drawing for every side
+   * before the first call.  For backends whose runner may be the
+   * candidate's (its code can take over the process), so that no side
+   * holds its inputs while another side is timed, and the side's clock
+   * (kf_side.wall_ns) starts at its own draw. */
+  bool draw_per_side;
 };
 
 extern const kf_backend kf_harness_cpu_backend;

@@ -238,7 +238,8 @@ static int make_gen(pl *p, const kf_harness_layout *L, int dist, int tag,
 /* The outputs of side s in its image. */
 static void outputs_of(const kf_side *s, const kf_harness_layout *L,
                        const unsigned char **o) {
-  for (int j = 0; j < L->n_out; j++) o[j] = s->map + L->out_off[j];
+  const unsigned char *m = s->out_map ? s->out_map : s->map;
+  for (int j = 0; j < L->n_out; j++) o[j] = m + L->out_off[j];
 }
 
 /* After a candidate's call: its guards and input digests (against the
@@ -582,9 +583,10 @@ static int ref_self_check(pl *p, const kf_harness_layout *L, int tag,
     return failed(p, r, KF_OUTCOME_INFRA_ERROR, NULL);
   }
   const unsigned char *a[KF_HARNESS_MAX_T], *again[KF_HARNESS_MAX_T];
+  outputs_of(r, L, again);
   size_t o = 0;
   for (int j = 0; j < L->n_out; j++) {
-    memcpy(first + o, r->map + L->out_off[j], L->out_b[j]);
+    memcpy(first + o, again[j], L->out_b[j]);
     a[j] = first + o;
     o += L->out_b[j];
   }
@@ -818,13 +820,14 @@ static int do_determinism(pl *p) {
       continue;
     }
     const unsigned char *a[KF_HARNESS_MAX_T], *bb[KF_HARNESS_MAX_T];
+    outputs_of(s, &L, bb);
     size_t o = 0;
     /* ...and run 1's results leave every image the runner can see: on
      * CUDA the host image the outputs were downloaded into is mapped in
      * the runner's process, where run 2's host code could copy them back
      * (e). */
     for (int j = 0; j < L.n_out; j++) {
-      memcpy(first + o, s->map + L.out_off[j], L.out_b[j]);
+      memcpy(first + o, bb[j], L.out_b[j]);
       memset(s->map + L.out_off[j],
              kf_harness__poison_byte(sp->outputs[j].dtype), L.out_b[j]);
       a[j] = first + o;
@@ -876,7 +879,7 @@ static int one_rep(pl *p, const kf_harness_layout *L, int tag, int n,
   if (doc || p->deadline_hit) return doc;
   kf_call c = {.L = L, .size = &L->size, .timed = true,
                .ws_poison = ws_fill(p, tag, (uint64_t)n), .ctx = ctx};
-  bool each = b->draw_per_side;
+  bool each = p->e.draw_per_side;
   int oc = each ? 0 : arm_all(p, all, ns, &c);
   if (oc) return oc;
   uint64_t ph0 = kf_now_ns();

@@ -704,6 +704,7 @@ static int cuda_open(kf_ev *e) {
   c->lock_fd = c->quiet_fd = -1;
   c->arch = e->o->cuda_arch && *e->o->cuda_arch ? e->o->cuda_arch : "sm_90a";
   e->bes = c;
+  e->draw_per_side = true; /* the runner is the candidate's process */
   return 0;
 }
 
@@ -1766,7 +1767,6 @@ const kf_backend kf_harness_cuda_backend = {
     .prepare = cuda_prepare,
     .gen = cuda_gen,
     .arm = cuda_arm,
-    .draw_per_side = true,
     .call = cuda_call,
     .fetch = cuda_fetch,
     .probe = cuda_probe,

@@ -39,10 +39,12 @@
  * Device cuda (and --torch-persistent on CPU) uses the other model, the
  * "persistent runners" section below: one process per side serving every
  * call (runner.py persist), stopped between calls, timed on the GPU by its
- * own CUDA events (a claim held to this process's wall time), with the
- * JIT sandbox that Triton, load_inline and torch.compile need, and the
- * reference's torch.compile, default mode and max-autotune-no-cudagraphs,
- * timed beside it (kf_side.t_base).
+ * own CUDA events -- a claim, held to this process's clock of the side's
+ * draw, call and outputs (draw_per_side: WARM in arm, the draw copied in
+ * gen_one, RUN..DONE and fix_outputs in p_call) -- with the JIT sandbox
+ * that Triton, load_inline and torch.compile need, and the reference's
+ * torch.compile, default mode and max-autotune-no-cudagraphs, timed
+ * beside it (kf_side.t_base).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,6 +98,12 @@ typedef struct {
                            LOCKED said it */
   kf_side *last;        /* the side whose call came last (GPU work it left
                            running is what the next call's gate waits for) */
+  /* draw_per_side (the GPU): a repetition's inputs, drawn once into this
+   * process's memory and copied into each side's image at its turn */
+  unsigned char *stage;
+  size_t stage_len;
+  kf_gen staged;
+  bool have_staged;
 } torch_ev;
 
 typedef struct {
@@ -139,6 +147,15 @@ typedef struct {
    * or call */
   bool left_work;
   char left_why[400];
+  /* the GPU: WARMED came for the timed call about to run; the outputs
+   * of the last call copied to kf_side.out_map (out_len bytes) when its
+   * DONE came, at out_L's offsets */
+  bool warmed;
+  uint64_t clock0;      /* when the side's clock of this call started: its
+                           draw's copy into the image (gen_one) */
+  bool out_fixed;
+  const kf_harness_layout *out_L;
+  size_t out_len;
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -599,6 +616,11 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   const char *tw = strstr(line, " timer=");
   t->o_known = tw && sscanf(tw + 7, "%llu/%llu", &t->o_ns,
                             &t->o_bound_ns) == 2;
+  /* runner.py _pin: pageable copies still work, slower and noisier */
+  if (strstr(line, " pinned=no"))
+    kf_log(KF_LOG_INFO, "%s: its image is not page-locked (the driver "
+           "refused): its copies to and from the GPU are pageable",
+           s->who);
   /* the JIT sandbox: its own filter, and compilers are processes */
   if (strstr(line, " seccomp-jit"))
     s->defenses = (s->defenses | KF_HARNESS_DEF_SECCOMP) &
@@ -800,11 +822,78 @@ static void gate_convicts(kf_side *ref, kf_side *prev, unsigned long long busy,
            busy / 1000, nslow);
 }
 
+/* The first half of a timed call on the GPU, before the side's inputs
+ * are drawn (draw_per_side): WARM -- the gate, a null sample of the
+ * timer, the side's function on dummies, all waited for (runner.py).
+ * Its process is left running: from the draw on, everything until its
+ * outputs are fixed is on its clock (p_call). */
+static int p_warm(kf_ev *e, kf_side *s, const kf_call *c) {
+  torch_ev *te = TE(e);
+  torch_side *t = TS(s);
+  if (t->left_work) return left_work(e, s);
+  if (t->dead) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s runner is not running", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  char extra[64], plan[8192];
+  uint32_t seq = ++t->seq;
+  snprintf(extra, sizeof extra, ",\"seq\":%u,\"timed\":true", seq);
+  if (plan_cmd(c->L, "WARM", extra, plan, sizeof plan)) {
+    kf_strlcpy(e->why, "the call's buffer plan is too long", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  t->warmed = false;
+  t->clock0 = 0;
+  int oc = p_send(e, s, plan);
+  if (oc) return oc;
+  /* the side's function runs on dummies: as long as a call */
+  int tmo = call_timeout(e, s);
+  char line[LINE];
+  int from, k = wait_line(t, false, tmo, &from, line, sizeof line);
+  if (k == -1) {
+    kill_zygote(t);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: the warm-up before its call ran "
+             "past %d ms; its process was killed", s->who, tmo);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  if (k != 1) return p_gone(e, s, "warming up for its call");
+  unsigned long long rseq = 0, flags = 0, busy = 0, nslow = 0, ranout = 0;
+  if (strncmp(line, "WARMED ", 7)) return p_bad_line(e, s, line);
+  if (sscanf(line + 7, "%llu %llu %llu %llu %llu", &rseq, &flags, &busy,
+             &nslow, &ranout) != 5 || rseq != seq) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: reply '%.100s' to warm-up %u: "
+             "forged or stale reply", s->who, line, seq);
+    kill_zygote(t);
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  /* only the reference's runner is trusted to tell (p_call) */
+  if (s->is_ref && (flags & 16))
+    gate_convicts(s, te->last, busy, nslow, ranout);
+  t->warmed = true;
+  return 0;
+}
+
+/* The outputs of the call that just replied, copied where the pipeline
+ * reads them (kf_side.out_map): what the side's process or its GPU work
+ * writes into its image later is not what is judged (torch_fetch names
+ * it). */
+static void fix_outputs(kf_side *s, const kf_harness_layout *L) {
+  torch_side *t = TS(s);
+  for (int i = 0; i < L->n_out; i++)
+    kf_harness__par_memcpy(s->out_map + L->out_off[i], s->map + L->out_off[i],
+                           L->out_b[i]);
+  t->out_L = L;
+  t->out_fixed = true;
+}
+
 /* One call of a persistent side.  Charged: on CPU the larger of the wall
  * time from RUN to DONE and the CPU time the process used from its
  * continue to its stop (the zygote's rule); on the GPU the process's
  * CUDA-event time -- a claim, held to the wall time this process saw
- * around it (a longer one is forged, as harness/cuda holds its runners). */
+ * around it (a longer one is forged, as harness/cuda holds its runners),
+ * and, timed, to the side's clock (kf_side.wall_ns: from its draw,
+ * through RUN..DONE, to the outputs' copy; the pipeline's
+ * kf_harness__wall_bound). */
 static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   torch_ev *te = TE(e);
   torch_side *t = TS(s);
@@ -814,6 +903,16 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   }
   kf_side *prev = te->last;
   te->last = s;
+  bool gpu_timed = te->cuda && c->timed;
+  if (gpu_timed && !t->warmed) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: a timed call without its warm-up "
+             "(WARM)", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  t->warmed = false;
+  t->out_fixed = false;
+  uint64_t clock0 = t->clock0;
+  t->clock0 = 0;
   char extra[64], plan[8192];
   uint32_t seq = ++t->seq;
   snprintf(extra, sizeof extra, ",\"seq\":%u,\"timed\":%s", seq,
@@ -843,6 +942,9 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   unsigned long long rseq = 0, ev = 0, base = 0, tuned = 0, side = 0;
   unsigned long long busy = 0, nslow = 0, ranout = 0;
   if (strncmp(line, "DONE ", 5)) return p_bad_line(e, s, line);
+  if (s->out_map) fix_outputs(s, c->L);
+  if (gpu_timed && s->wall_on)
+    s->wall_ns += kf_now_ns() - (clock0 ? clock0 : t0);
   if (sscanf(line + 5, "%llu %llu %llu %llu %llu %llu %llu %llu", &rseq, &ev,
              &base, &tuned, &side, &busy, &nslow, &ranout) != 8 ||
       rseq != seq) {
@@ -850,6 +952,24 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
              "forged or stale reply", s->who, line, seq);
     kill_zygote(t);
     return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  /* the reference's compiled models, timed after its DONE (runner.py
+   * BASED_NEXT) */
+  if (s->is_ref && (side & 32)) {
+    unsigned long long bseq = 0, bflags = 0;
+    k = wait_line(t, false, tmo, &from, line, sizeof line);
+    if (k == -1) {
+      kill_zygote(t);
+      snprintf(e->why, KF_HARNESS_WHY, "%s: its compiled models' timing ran "
+               "past %d ms; its process was killed", s->who, tmo);
+      return KF_OUTCOME_TIMEOUT;
+    }
+    if (k != 1) return p_gone(e, s, "timing its compiled models");
+    if (strncmp(line, "BASED ", 6) ||
+        sscanf(line + 6, "%llu %llu %llu %llu", &bseq, &base, &tuned,
+               &bflags) != 4 || bseq != seq)
+      return p_bad_line(e, s, line);
+    side |= bflags & 12;
   }
   if ((oc = p_stop(e, s))) return oc;
   /* only the reference's runner is trusted to tell: a candidate's could
@@ -926,6 +1046,7 @@ static int p_fresh(kf_ev *e, kf_side *s) {
   t->n_host = old.n_host;
   t->n_base_host = old.n_base_host;
   t->n_tuned_host = old.n_tuned_host;
+  t->out_len = old.out_len; /* kf_side.out_map stays: the same map_len */
   /* its load's snapshot, taken when the first process said READY */
   int oc = write_config(e, s);
   if (oc) return oc;
@@ -975,6 +1096,8 @@ static int torch_open(kf_ev *e) {
   c->cuda = !strcmp(e->spec->torch_device, "cuda");
   c->jit = c->cuda || e->o->torch_jit;
   c->persist = c->jit || e->o->torch_persistent;
+  /* on the GPU a side's time is its own process's claim */
+  e->draw_per_side = c->cuda;
   c->cpu = e->o->cpu >= 0 ? e->o->cpu : sched_getcpu();
   /* on the GPU the time is the device's; the runners' compilers and the
    * driver's threads are not squeezed onto one core */
@@ -1007,6 +1130,7 @@ static void torch_close(kf_ev *e) {
   if (!c) return;
   torch_idle(e);
   free(c->flush);
+  if (c->stage) munmap(c->stage, c->stage_len);
   free(c);
   e->bes = NULL;
 }
@@ -1219,6 +1343,19 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
     return KF_OUTCOME_INFRA_ERROR;
   }
   s->map_len = map_len;
+  /* on the GPU the outputs are judged from a copy taken at DONE
+   * (fix_outputs): only the pages of outputs are ever touched */
+  if (TE(e)->cuda && !s->out_map) {
+    s->out_map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (s->out_map == MAP_FAILED) {
+      s->out_map = NULL;
+      snprintf(e->why, KF_HARNESS_WHY, "mmap of %zu bytes for the outputs: "
+               "%s", map_len, strerror(errno));
+      return KF_OUTCOME_INFRA_ERROR;
+    }
+    t->out_len = map_len;
+  }
   /* The GPUs the worker was given (kf run runs one worker per GPU with
    * CUDA_VISIBLE_DEVICES=i and --device cuda:0): the runner's cuda_index
    * then counts among those, as kf-harness-cuda's --device does for the
@@ -1448,8 +1585,66 @@ static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
   return 0;
 }
 
+static bool same_draw(const kf_gen *a, const kf_gen *b) {
+  if (a->L != b->L) return false;
+  for (int i = 0; i < a->L->n_in; i++)
+    if (a->key[i] != b->key[i] || a->dist[i] != b->dist[i] ||
+        a->range[i] != b->range[i])
+      return false;
+  return true;
+}
+
+/* One side's draw (draw_per_side): the repetition's inputs drawn once
+ * into this process's own memory, then copied into the side's image.
+ * The side's clock (wall_on) starts with the copy, where its process
+ * (running since WARM) can first see them, and runs without a break to
+ * the copy of its outputs at DONE (p_call): the poisoning of its outputs
+ * in between is on it too, as everything is that its process could
+ * use. */
+static int gen_one(kf_ev *e, kf_side *s, const kf_gen *g) {
+  torch_ev *c = TE(e);
+  const kf_harness_layout *L = g->L;
+  size_t need = 0;
+  for (int i = 0; i < L->n_in; i++) need += L->in_b[i];
+  if (!c->have_staged || !same_draw(&c->staged, g)) {
+    if (need > c->stage_len) {
+      if (c->stage) munmap(c->stage, c->stage_len);
+      c->stage_len = 0;
+      c->have_staged = false;
+      c->stage = mmap(NULL, need, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (c->stage == MAP_FAILED) {
+        c->stage = NULL;
+        snprintf(e->why, KF_HARNESS_WHY, "mmap of %zu bytes for the draw: "
+                 "%s", need, strerror(errno));
+        return KF_OUTCOME_INFRA_ERROR;
+      }
+      c->stage_len = need;
+    }
+    size_t o = 0;
+    for (int i = 0; i < L->n_in; i++) {
+      kf_harness__fill(c->stage + o, L->in_dt[i], L->in_n[i], g->dist[i],
+                       g->range[i], g->key[i]);
+      o += L->in_b[i];
+    }
+    c->staged = *g;
+    c->have_staged = true;
+  }
+  if (s->be) TS(s)->clock0 = kf_now_ns();
+  size_t o = 0;
+  for (int i = 0; i < L->n_in; i++) {
+    kf_harness__par_memcpy(s->map + L->in_off[i], c->stage + o, L->in_b[i]);
+    o += L->in_b[i];
+  }
+  if (s->be) {
+    TS(s)->last_gen = *g;
+    TS(s)->have_gen = true;
+  }
+  return 0;
+}
+
 static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
-  (void)e;
+  if (e->draw_per_side && n == 1) return gen_one(e, sides[0], g);
   const kf_harness_layout *L = g->L;
   for (int i = 0; i < L->n_in; i++) {
     unsigned char *dst = sides[0]->map + L->in_off[i];
@@ -1482,12 +1677,20 @@ static void poison_outputs(kf_side *s, const kf_call *c) {
 }
 
 static int torch_arm(kf_ev *e, kf_side *s, const kf_call *c) {
-  if (TE(e)->persist)
+  if (TE(e)->persist) {
     /* a showdown reports no compile baseline: nothing to compile for */
-    return s->is_ref && c->timed && TS(s)->compile_ok &&
-                   strcmp(e->mode, "showdown")
-               ? p_prep(e, s, c)
-               : 0;
+    int oc = s->is_ref && c->timed && TS(s)->compile_ok &&
+                     strcmp(e->mode, "showdown")
+                 ? p_prep(e, s, c)
+                 : 0;
+    if (!oc && c->timed && TE(e)->cuda) {
+      /* poisoned before the side's clock starts (torch_call skips it):
+       * a memset of the outputs is no part of what the clock measures */
+      poison_outputs(s, c);
+      oc = p_warm(e, s, c);
+    }
+    return oc;
+  }
   char plan[8192];
   if (plan_of(c->L, plan, sizeof plan)) {
     kf_strlcpy(e->why, "the call's buffer plan is too long", KF_HARNESS_WHY);
@@ -1518,7 +1721,7 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     if (oc) return oc;
   }
   torch_side *t = TS(s);
-  poison_outputs(s, c);
+  if (!t->warmed) poison_outputs(s, c); /* else torch_arm did */
   if (TE(e)->persist) return p_call(e, s, c, ns);
   int oc = torch_arm(e, s, c);
   if (oc) return oc;
@@ -1581,11 +1784,29 @@ static int torch_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   return child_failed(s, from, line, tmo, e->why, KF_HARNESS_WHY);
 }
 
+/* The memfd is the side's memory: nothing to fetch.  On the GPU the
+ * outputs judged are the copy fix_outputs took at DONE; one that differs
+ * from the image now was written after the side said its call was done
+ * (a device-to-host copy left running, work on another thread). */
 static int torch_fetch(kf_ev *e, kf_side *s, const kf_harness_region *r,
                        int n) {
-  (void)r;
-  (void)n; /* the memfd is the side's memory */
-  if (TS(s)->left_work) return left_work(e, s);
+  torch_side *t = TS(s);
+  if (t->left_work) return left_work(e, s);
+  if (!s->out_map) return 0;
+  if (!t->out_fixed) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: outputs fetched with no call's "
+             "reply to fix them", s->who);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  for (int i = 0; i < n; i++)
+    if (memcmp(s->out_map + r[i].off, s->map + r[i].off, r[i].len)) {
+      snprintf(e->why, KF_HARNESS_WHY, "%s: its outputs changed after its "
+               "call said DONE (bytes %" PRIu64 "..%" PRIu64 " of its "
+               "image): work that outlives its call is not timed", s->who,
+               r[i].off, r[i].off + r[i].len);
+      kill_zygote(t);
+      return KF_OUTCOME_SANDBOX_VIOLATION;
+    }
   return 0;
 }
 
@@ -1624,6 +1845,8 @@ static void torch_stop(kf_ev *e, kf_side *s) {
   if (t->memfd >= 0) close(t->memfd);
   if (s->map) munmap(s->map, s->map_len);
   s->map = NULL;
+  if (s->out_map) munmap(s->out_map, t->out_len);
+  s->out_map = NULL;
   free(t);
   s->be = NULL;
 }

@@ -38,8 +38,10 @@
 # null calls' median overhead and its median - minimum, ns; _Charge),
 # then runs the side's code and
 # builds the model once: READY, or ERR.  The harness keeps it stopped
-# (SIGSTOP) whenever it is not in a call, so it never runs while inputs
-# are drawn.  Commands on fd 0, one JSON line each:
+# (SIGSTOP) whenever it is not in a call, so it never runs while another
+# side's inputs are drawn (on the GPU it runs from its WARM, below, while
+# its own are copied into its image on its clock).  Commands on fd 0, one
+# JSON line each:
 #   RUN {"in","out","seq","timed"}  copies the call's inputs from the
 #           memfd (fd 3, mapped once, inputs read-only) to the device,
 #           flushes L2 (timed calls), records a start event, calls the
@@ -62,6 +64,15 @@
 #           up waiting.
 #           On CPU the harness times RUN..DONE itself: DONE SEQ 0 0 0 0
 #           0 0 0.
+#   WARM {"in","out","seq","timed"}  (GPU, before a timed call's inputs
+#           are drawn) the gate, a null sample and the warm-up on dummies,
+#           all waited for: WARMED SEQ FLAGS BUSY_NS SLOW RANOUT (FLAGS 16:
+#           the gate's verdict, as in DONE).  The timed RUN after it skips
+#           them, and the reference then says DONE (FLAGS 32, BASE_NS and
+#           TUNED_NS 0) before it times its compiled models:
+#           BASED SEQ BASE_NS TUNED_NS FLAGS.  The harness's clock of the
+#           call (backend.c p_call) ends at DONE and its copy of the
+#           outputs, so that it holds only what every side does alike.
 #   PREP {"in","out"}  (reference) compiles torch.compile(model) in both
 #           modes for these shapes, untimed: PREPARED (both), PREPARED
 #           NOTUNE REASON (max-autotune failed), or NOCOMPILE REASON (the
@@ -1103,6 +1114,7 @@ class _Charge:
     TUNED_HOST = 8  # the same, for its max-autotune-no-cudagraphs model
     GATE = 16       # before the call, _IdleGate waited out another
                     # process's GPU work (its convicts())
+    BASED_NEXT = 32  # the baselines follow on a line of their own (BASED)
 
     def charge_call(self, t_stream, t_all, t_host):
         """(ns charged, flags): charge()'s rule, then the host's side.  A
@@ -1323,18 +1335,51 @@ def _null_sample(torch, acct, flush, ev, seq, spin):
 
 def _spin_cycles(torch, ev, target_ms=0.3):
     """GPU cycles of torch.cuda._sleep that last about target_ms on this
-    device (measured once: clocks differ between GPUs); 0 when the sleep
-    kernel is missing or cannot be timed."""
+    device (measured once per process: clocks differ between GPUs); 0 when
+    the sleep kernel is missing or cannot be timed.  The shortest of
+    several tries, i.e. at the clock the GPU reaches once busy: a single
+    try on an idle GPU measured its lower clock, and two sides' processes
+    then slept for lengths that differed by ~0.2 ms (H200, 2026-12-01) --
+    a difference in the harness's part of each side's clock
+    (backend.c p_call), which the time stage takes as the same for
+    both."""
     try:
         torch.cuda._sleep(1000)
-        ev[0].record()
-        torch.cuda._sleep(1000000)
-        ev[1].record()
-        ev[1].synchronize()
-        ms = ev[0].elapsed_time(ev[1])
-        return int(1000000 * target_ms / ms) if ms > 0 else 0
+        best = 0
+        for _ in range(6):
+            ev[0].record()
+            torch.cuda._sleep(1000000)
+            ev[1].record()
+            ev[1].synchronize()
+            ms = ev[0].elapsed_time(ev[1])
+            if ms > 0 and (not best or ms < best):
+                best = ms
+        return int(1000000 * target_ms / best) if best else 0
     except Exception:
         return 0
+
+
+def _pin(torch, ro, rw, size):
+    """Page-locks the side's image (both mappings of the memfd) for the
+    GPU's copy engines: the copies of a call's inputs to the device and of
+    its outputs back are on the harness's clock of the call (backend.c
+    p_call), and through the driver's staging buffers they took ~45 ms a
+    call at 128 MiB each way, varying by ~1.5 ms (H200, 2026-12-01), a
+    noise that widens the clock's slack.  False when the driver refuses:
+    the copies then stay pageable."""
+    try:
+        import warnings
+        rt = torch.cuda.cudart()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for m, flags in ((rw, 0), (ro, 8)):  # 8: cudaHostRegisterReadOnly
+                ptr = torch.frombuffer(m, dtype=torch.uint8,
+                                       count=size).data_ptr()
+                if int(rt.cudaHostRegister(ptr, size, flags)) != 0:
+                    return False
+        return True
+    except Exception:
+        return False
 
 
 class _HostWarm:
@@ -1553,6 +1598,7 @@ def persist(jail):
         rw = mmap.mmap(3, size, flags=mmap.MAP_SHARED,
                        prot=mmap.PROT_READ | mmap.PROT_WRITE)
         os.close(3)
+        pinned = device == "cuda" and _pin(torch, ro, rw, size)
     except _NotUtf8 as e:
         _say(reply, "FAIL syntax %s" % e)
         return 4
@@ -1600,7 +1646,8 @@ def persist(jail):
     has_compile = hasattr(torch, "compile")
     # the timer's first calibration (before any of the side's code ran):
     # o's median and median - minimum, ns, for the load stage's reason
-    timer = (" timer=%d/%d" % (acct.overhead(), acct.bound())
+    timer = (" timer=%d/%d pinned=%s" % (acct.overhead(), acct.bound(),
+                                         "yes" if pinned else "no")
              if device == "cuda" else "")
     _say(reply, "LOCKED %s torch=%s compile=%s%s" % (
         " ".join(defs), torch.__version__, "yes" if has_compile else "no",
@@ -1638,6 +1685,29 @@ def persist(jail):
     lines = _Lines(0)
     plans = {}
     call = _direct(torch, fn)
+    warmed = False
+
+    def baselines(plan, key, args, seq):
+        """The reference's torch.compile'd models timed on its call's
+        inputs, each warmed by its own call first: (BASE_NS, TUNED_NS,
+        FLAGS)."""
+        base = tuned_ns = flags = 0
+        hwarm.own(torch, compiled, plan, key, cfg, dev)
+        r2, ts, ta, th = _timed_gpu(torch, compiled, args, flush, ev,
+                                    seq + 1, spin)
+        base, bflags = acct.charge_trusted(ts, ta, th)
+        if bflags & _Charge.HOST:
+            flags |= _Charge.BASE_HOST
+        del r2
+        if key in tuned_ok:
+            hwarm.own(torch, tuned, plan, key, cfg, dev)
+            r3, ts, ta, th = _timed_gpu(torch, tuned, args, flush, ev,
+                                        seq + 2, spin)
+            tuned_ns, tflags = acct.charge_trusted(ts, ta, th)
+            if tflags & _Charge.HOST:
+                flags |= _Charge.TUNED_HOST
+            del r3
+        return base, tuned_ns, flags
     while True:
         # between calls, outside any timed window; a timed GPU call is
         # seeded again after its warm-ups (_timed_gpu)
@@ -1700,14 +1770,45 @@ def persist(jail):
             else:
                 _say(reply, "PREPARED NOTUNE %s" % tuned_err)
             continue
+        if cmd == "WARM" and cuda:
+            # A timed GPU call's first half, before its inputs are drawn.
+            # The harness's clock of a timed call runs from the draw into
+            # this side's image to its copy of the outputs (backend.c
+            # p_call), and holds the time this process claims to it; what
+            # else it covers must be alike for every side.  So what needs
+            # no inputs is done here, all its GPU work waited for: the
+            # gate, the null sample, and the warm-up on dummies, whose GPU
+            # work is as long as the side's own call.
+            seq = int(meta.get("seq", 0))
+            busy, nslow, ranout = gate.wait()
+            try:
+                with torch.no_grad():
+                    _null_sample(torch, acct, flush, ev, seq, spin)
+                    # the reference too: what the clock covers is warmed
+                    # alike in both sides' processes
+                    hwarm.candidate(torch)
+                    hwarm.own(torch, fn, plan, key, cfg, dev, trusted=ref)
+                torch.cuda.synchronize()
+            except BaseException as e:
+                _say(reply, "ERR run %s" % _short_exc(e))
+                os._exit(5)
+            warmed = True
+            gflags = _Charge.GATE if gate.convicts(busy, nslow,
+                                                   ranout) else 0
+            _say(reply, "WARMED %d %d %d %d %d" % (
+                seq, gflags, busy, nslow, 1 if ranout else 0))
+            continue
         if cmd != "RUN":
             _say(reply, "ERR infra unknown command")
             os._exit(3)
         seq = int(meta.get("seq", 0))
         timed = bool(meta.get("timed"))
+        # a timed GPU call after WARM: the gate and the warm-ups are done
+        pre = cuda and timed and warmed
+        warmed = False
         # first of all: wait out GPU work another process left running
         busy = nslow = ranout = 0
-        if cuda:
+        if cuda and not pre:
             busy, nslow, ranout = gate.wait()
         try:
             if cuda or ent[2] is None:
@@ -1736,16 +1837,18 @@ def persist(jail):
             with torch.no_grad():
                 if cuda and timed:
                     # o measured again before every timed call: it follows
-                    # the host's state (clocks, load) through the run
-                    _null_sample(torch, acct, flush, ev, seq, spin)
+                    # the host's state (clocks, load) through the run;
                     # each side warmed by its own function on dummies,
                     # and charged by one rule: the reference (eager) and
                     # a candidate as a caller running them back to back
-                    # pays (_HostWarm, _Charge.charge_call)
-                    if not ref:
-                        hwarm.candidate(torch)
-                    hwarm.own(torch, fn, plan, key, cfg, dev,
-                              trusted=ref)
+                    # pays (_HostWarm, _Charge.charge_call).  After WARM
+                    # both are done.
+                    if not pre:
+                        _null_sample(torch, acct, flush, ev, seq, spin)
+                        if not ref:
+                            hwarm.candidate(torch)
+                        hwarm.own(torch, fn, plan, key, cfg, dev,
+                                  trusted=ref)
                     res, ts, ta, th = _timed_gpu(torch, fn, args, flush, ev,
                                                  seq, spin)
                     ns, flags = acct.charge_call(ts, ta, th)
@@ -1758,22 +1861,20 @@ def persist(jail):
                 if not put1(res):
                     _put(torch, res, outs, names)
                 del res
-                if cuda and timed and ref and key in prepared:
-                    hwarm.own(torch, compiled, plan, key, cfg, dev)
-                    r2, ts, ta, th = _timed_gpu(torch, compiled, args, flush,
-                                                ev, seq + 1, spin)
-                    base, bflags = acct.charge_trusted(ts, ta, th)
-                    if bflags & _Charge.HOST:
-                        flags |= _Charge.BASE_HOST
-                    del r2
-                    if key in tuned_ok:
-                        hwarm.own(torch, tuned, plan, key, cfg, dev)
-                        r3, ts, ta, th = _timed_gpu(torch, tuned, args,
-                                                    flush, ev, seq + 2, spin)
-                        tuned_ns, tflags = acct.charge_trusted(ts, ta, th)
-                        if tflags & _Charge.HOST:
-                            flags |= _Charge.TUNED_HOST
-                        del r3
+                based = cuda and timed and ref and key in prepared
+                if based and pre:
+                    # after DONE: the harness's clock of this call ends at
+                    # its copy of the outputs, and the candidate's holds
+                    # no such work
+                    _say(reply, "DONE %d %d 0 0 %d 0 0 0" % (
+                        seq, ns, flags | _Charge.BASED_NEXT))
+                    b, tn, bf = baselines(plan, key, args, seq)
+                    del ins, outs, args, put1
+                    _say(reply, "BASED %d %d %d %d" % (seq, b, tn, bf))
+                    continue
+                if based:
+                    base, tuned_ns, bf = baselines(plan, key, args, seq)
+                    flags |= bf
         except _Shape as e:
             _say(reply, "ERR shape %s" % e)
             os._exit(6)

@@ -34,7 +34,8 @@ wake-up from cudaDeviceSynchronize (a few microseconds, a long upper tail).
    charge_trusted) are charged their GPU time and only flagged, and
    their note says "not charged".
 7. runner.py's DONE line and harness/torch/backend.c agree on the notes'
-   words and FLAGS' bits (the C side prints them).
+   words and FLAGS' bits (the C side prints them), and on the WARMED and
+   BASED lines of a timed GPU call.
 8. The host warm-up before a timed call (_HostWarm): for a candidate its
    harness-owned part calls functions bound when it was made, so a side
    that rebinds torch.relu or torch.empty_like later is not called by
@@ -349,6 +350,20 @@ def words():
     check("TUNED_HOST = 8" in py and "BASE_HOST = 4" in py and
           "GATE = 16" in py,
           "runner.py's FLAGS bits are the ones backend.c reads")
+    # the timed GPU call's two halves (WARM before the draw, RUN after
+    # it) and the reference's baselines after its DONE: both files speak
+    # the same lines
+    check('"WARMED %d %d %d %d %d" % (\n                seq, gflags, busy, '
+          'nslow, 1 if ranout else 0)' in py and
+          '"WARMED ", 7' in c and '"%llu %llu %llu %llu %llu", &rseq, '
+          '&flags, &busy,' in c,
+          "runner.py's WARMED carries seq, FLAGS and the gate's wait, as "
+          "backend.c reads it")
+    check("BASED_NEXT = 32" in py and "side & 32" in c and
+          '"BASED %d %d %d %d" % (seq, b, tn, bf)' in py and
+          '"%llu %llu %llu %llu", &bseq, &base, &tuned' in c,
+          "runner.py's BASED follows a DONE flagged 32, and backend.c "
+          "reads its seq, both baselines and FLAGS")
 
 
 class SlicedGpu:
