@@ -451,16 +451,21 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     cJSON_AddItemToArray(to, t);
   }
   char desc[900];
+  bool kb = !strcmp(o->kind, "kernelbench");
+  /* runner.py inspect_ref: _wide_ok and _int_ranges run on get_inputs()
+   * only */
   snprintf(desc, sizeof desc, "Imported by `kf import %s` from %s: shapes "
            "from %s, dtypes and outputs from one run of the reference "
            "(torch %s). Inputs are drawn by the harness (normal and uniform "
-           "floats; integers in [0, max seen + 1)). Tolerance rtol %g, atol "
+           "floats%s, U(0, 1) where it draws none negative; integers in "
+           "[0, the largest %s + 1)). Tolerance rtol %g, atol "
            "%g (f16/bf16 at least 1e-2).", o->kind, o->src,
-           !strcmp(o->kind, "kernelbench") ? "get_inputs()" : "generate_input",
+           kb ? "get_inputs()" : "generate_input",
            cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
                ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
                : "?",
-           o->rtol, o->atol);
+           kb ? ", wide where get_inputs() draws wider" : "",
+           kb ? "of up to 16 calls" : "seen", o->rtol, o->atol);
   cJSON_AddStringToObject(s, "description", desc);
   cJSON *params = cJSON_AddArrayToObject(s, "params");
   cJSON *sz = cJSON_CreateObject();

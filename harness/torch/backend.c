@@ -148,13 +148,12 @@ typedef struct {
   bool left_work;
   char left_why[400];
   /* the GPU: WARMED came for the timed call about to run; the outputs
-   * of the last call copied to kf_side.out_map (out_len bytes) when its
-   * DONE came, at out_L's offsets */
+   * of the last call copied to kf_side.out_map (out_len bytes, the
+   * image's offsets) when its DONE came */
   bool warmed;
   uint64_t clock0;      /* when the side's clock of this call started: its
                            draw's copy into the image (gen_one) */
   bool out_fixed;
-  const kf_harness_layout *out_L;
   size_t out_len;
 } torch_side;
 
@@ -882,7 +881,6 @@ static void fix_outputs(kf_side *s, const kf_harness_layout *L) {
   for (int i = 0; i < L->n_out; i++)
     kf_harness__par_memcpy(s->out_map + L->out_off[i], s->map + L->out_off[i],
                            L->out_b[i]);
-  t->out_L = L;
   t->out_fixed = true;
 }
 
@@ -1576,7 +1574,9 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
 }
 
 static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
-  (void)e;
+  /* a new layout: a staged draw of another (same_draw compares the
+   * layout's address, which a later layout may reuse) is not reused */
+  if (TE(e)) TE(e)->have_staged = false;
   if (s->be) TS(s)->last_L = L;
   kf_harness_region r[2 * KF_HARNESS_MAX_T + 2];
   int n = kf_harness__gap_regions(L, r);
@@ -1598,9 +1598,8 @@ static bool same_draw(const kf_gen *a, const kf_gen *b) {
  * into this process's own memory, then copied into the side's image.
  * The side's clock (wall_on) starts with the copy, where its process
  * (running since WARM) can first see them, and runs without a break to
- * the copy of its outputs at DONE (p_call): the poisoning of its outputs
- * in between is on it too, as everything is that its process could
- * use. */
+ * the copy of its outputs at DONE (p_call): whatever the eval process
+ * does in between, its process could use. */
 static int gen_one(kf_ev *e, kf_side *s, const kf_gen *g) {
   torch_ev *c = TE(e);
   const kf_harness_layout *L = g->L;
@@ -1617,6 +1616,8 @@ static int gen_one(kf_ev *e, kf_side *s, const kf_gen *g) {
         c->stage = NULL;
         snprintf(e->why, KF_HARNESS_WHY, "mmap of %zu bytes for the draw: "
                  "%s", need, strerror(errno));
+        /* left running since WARM: nothing of it may run on */
+        if (s->be) kill_zygote(TS(s));
         return KF_OUTCOME_INFRA_ERROR;
       }
       c->stage_len = need;

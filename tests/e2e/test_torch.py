@@ -454,6 +454,39 @@ RELU6 = LOGS.replace(
     "torch.rand(512)", "torch.rand(512) * 20 - 10")
 RELU6_AS_RELU = RELU6.replace("class Model(", "class ModelNew(").replace(
     "torch.nn.functional.relu6(x)", "torch.relu(x)")
+# Wider than N(0, 1) with no |x| past 8 (torch.randn(64) * 2.5: 6.0 at
+# most under the import's seed, a root mean square of 2.1): a clamp at 4,
+# which N(0, 1) reaches about once in 16,000 elements, was never reached,
+# and the identity passed; the spread alone adds `wide` now.
+CLAMP4 = LOGS.replace(
+    'torch.log(x).masked_fill(x > 0.9, float("-inf"))',
+    'torch.clamp(x, -4.0, 4.0)').replace("torch.rand(512)",
+                                          "torch.randn(64) * 2.5")
+CLAMP4_AS_ID = CLAMP4.replace("class Model(", "class ModelNew(").replace(
+    "torch.clamp(x, -4.0, 4.0)", "x.clone()")
+# An index into 1,000 rows, 8 a call: one call of get_inputs() reached 780
+# under the import's seed, and rows 781-999 were never looked up; the
+# import takes the largest over 16 calls.
+LOOKUP = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(1000, 4))
+
+    def forward(self, idx):
+        return self.table[idx]
+
+
+def get_inputs():
+    return [torch.randint(0, 1000, (8,))]
+
+
+def get_init_inputs():
+    return []
+'''
 
 # In place, and every byte as it was (inputs in [0, 1): a ReLU changes
 # none): the byte test passed it, and every evaluation crashed.
@@ -626,6 +659,33 @@ def body(c):
     r = evaluate(c, rprob, RELU6_AS_RELU, "relu6", ("--stop-after", "verify"))
     check(r["outcome"] == "wrong_answer", "plain ReLU for a ReLU6 whose "
           "inputs span [-10, 10]: %s (%s)" % (r["outcome"], r.get("reason")))
+    f = os.path.join(work, "clamp4.py")
+    write(f, CLAMP4)
+    cprob = os.path.join(work, "clamp4")
+    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", cprob],
+                            work, 600)
+    check(rc == 0, "import of the clamp model: exit %d: %s" % (rc, err))
+    with open(os.path.join(cprob, "spec.json")) as fh:
+        cs = json.load(fh)
+    check("wide" in cs["inputs"][0]["dists"], "inputs of randn * 2.5: dists "
+          "%r, no wide" % cs["inputs"][0]["dists"])
+    r = evaluate(c, cprob, CLAMP4_AS_ID, "clamp4", ("--stop-after", "verify"))
+    check(r["outcome"] == "wrong_answer", "the identity for a clamp at 4 "
+          "whose inputs are randn * 2.5: %s (%s)" % (r["outcome"],
+                                                     r.get("reason")))
+    f = os.path.join(work, "lookup.py")
+    write(f, LOOKUP)
+    kprob = os.path.join(work, "lookup")
+    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", kprob],
+                            work, 600)
+    check(rc == 0, "import of the lookup model: exit %d: %s" % (rc, err))
+    with open(os.path.join(kprob, "spec.json")) as fh:
+        ks = json.load(fh)
+    rng = int(ks["inputs"][0].get("range", "0"))
+    check(950 <= rng <= 1000, "an index into 1,000 rows: range %d (one call "
+          "of get_inputs() reached 780)" % rng)
+    c.log("kf import: wide for inputs of randn * 2.5, an index's range %d "
+          "of 1,000" % rng)
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",
