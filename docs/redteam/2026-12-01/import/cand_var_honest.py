@@ -1,0 +1,8 @@
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.var(x, dim=1, unbiased=False)
