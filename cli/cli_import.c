@@ -282,10 +282,18 @@ static int64_t dt_bytes(const char *dt) {
   return kf_dtype_parse(dt, &d) == 0 ? (int64_t)kf_dtype_size(d) : 4;
 }
 
-/* One tensor of the inspect output as a spec tensor. */
+/* One tensor of the inspect output as a spec tensor.  An input of a
+ * KernelBench file (sample) is drawn by its own get_inputs() under each
+ * draw's key (distribution `sample`): whatever structure get_inputs()
+ * gives it -- a scale, an offset, 0/1 masks, integral labels, a
+ * permutation, a minimum -- is kept, where fixed distributions inferred
+ * from one call lost it (red team of 2026-12-01,
+ * docs/redteam/2026-12-01/import).  GPU MODE's generate_input takes the
+ * case's arguments, not a seed the harness controls: its inputs are
+ * still inferred. */
 static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
-                          bool input, int64_t *bytes, char *bad,
-                          size_t badlen) {
+                          bool input, bool sample, int64_t *bytes,
+                          char *bad, size_t badlen) {
   const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(t, "dtype"));
   cJSON *shape = cJSON_GetObjectItem(t, "shape");
   if (!dt || !cJSON_IsArray(shape)) {
@@ -313,7 +321,10 @@ static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
     return NULL;
   }
   *bytes += numel * dt_bytes(dt);
-  if (input) {
+  if (input && sample) {
+    cJSON *ds = cJSON_AddArrayToObject(o, "dists");
+    cJSON_AddItemToArray(ds, cJSON_CreateString("sample"));
+  } else if (input) {
     cJSON *ds = cJSON_AddArrayToObject(o, "dists");
     if (!strcmp(dt, "i32") || !strcmp(dt, "i64")) {
       const cJSON *mn = cJSON_GetObjectItem(t, "min"),
@@ -337,11 +348,6 @@ static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
       } else {
         cJSON_AddItemToArray(ds, cJSON_CreateString("normal"));
         cJSON_AddItemToArray(ds, cJSON_CreateString("uniform"));
-        /* get_inputs() reaches past |x| = 8 and the reference stays
-         * finite on U(-100, 100) (runner.py _wide_ok): a clamp at 6 is
-         * reached */
-        if (cJSON_IsTrue(cJSON_GetObjectItem(t, "wide")))
-          cJSON_AddItemToArray(ds, cJSON_CreateString("wide"));
       }
     }
   }
@@ -409,7 +415,9 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
         snprintf(bad, badlen, "more than %d tensor inputs", KF_SPEC_MAX_TENSORS);
         goto fail;
       }
-      cJSON *t = tensor_json(x, nm, &d, true, &bytes, bad, badlen);
+      cJSON *t = tensor_json(x, nm, &d, true,
+                             !strcmp(o->kind, "kernelbench"), &bytes, bad,
+                             badlen);
       if (!t) goto fail;
       cJSON_AddItemToArray(ti, t);
       cJSON *a = cJSON_CreateObject();
@@ -444,7 +452,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     nonfinite |= cJSON_IsFalse(cJSON_GetObjectItem(x, "finite"));
     char nm[16];
     snprintf(nm, sizeof nm, nout == 1 ? "out" : "out%d", i++);
-    cJSON *t = tensor_json(x, nm, &d, false, &bytes, bad, badlen);
+    cJSON *t = tensor_json(x, nm, &d, false, false, &bytes, bad, badlen);
     if (!t) goto fail;
     const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(x, "dtype"));
     if (dt) kf_strlcpy(fl_dt, dt, sizeof fl_dt);
@@ -452,20 +460,20 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   }
   char desc[900];
   bool kb = !strcmp(o->kind, "kernelbench");
-  /* runner.py inspect_ref: _wide_ok and _int_ranges run on get_inputs()
-   * only */
   snprintf(desc, sizeof desc, "Imported by `kf import %s` from %s: shapes "
            "from %s, dtypes and outputs from one run of the reference "
-           "(torch %s). Inputs are drawn by the harness (normal and uniform "
-           "floats%s, U(0, 1) where it draws none negative; integers in "
-           "[0, the largest %s + 1)). Tolerance rtol %g, atol "
+           "(torch %s). %s Tolerance rtol %g, atol "
            "%g (f16/bf16 at least 1e-2).", o->kind, o->src,
            kb ? "get_inputs()" : "generate_input",
            cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
                ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
                : "?",
-           kb ? ", wide where get_inputs() draws wider" : "",
-           kb ? "of up to 16 calls" : "seen", o->rtol, o->atol);
+           kb ? "Inputs are drawn by the reference's get_inputs(), seeded "
+                "from each draw's secret key (distribution sample)."
+              : "Inputs are drawn by the harness (normal and uniform "
+                "floats, U(0, 1) where generate_input gave none negative; "
+                "integers in [0, the largest seen + 1)).",
+           o->rtol, o->atol);
   cJSON_AddStringToObject(s, "description", desc);
   cJSON *params = cJSON_AddArrayToObject(s, "params");
   cJSON *sz = cJSON_CreateObject();

@@ -481,10 +481,11 @@ static int parse_tensor(ctx *c, const cJSON *obj, const char *path,
       if (t->dists[j] == d)
         return bad(c, df, "distribution '%s' listed twice", v->valuestring);
     if (d == KF_DIST_INDEX) has_index = true;
-    if (is_int_dtype(t->dtype) != (d == KF_DIST_INDEX))
+    if (d != KF_DIST_SAMPLE && is_int_dtype(t->dtype) != (d == KF_DIST_INDEX))
       return bad(c, df,
                  "'%s' does not fit dtype %s: integer tensors take only "
-                 "'index', floating tensors anything but 'index'",
+                 "'index' or 'sample', floating tensors anything but "
+                 "'index'",
                  v->valuestring, kf_dtype_name(t->dtype));
     t->dists[i] = d;
   }
@@ -972,6 +973,17 @@ static int parse_root(ctx *c, const cJSON *root) {
     s->workspace_bytes = (size_t)v;
   }
   if ((rc = parse_torch(c, root))) return rc;
+  for (int i = 0; i < s->n_inputs; i++)
+    for (int j = 0; j < s->inputs[i].n_dists; j++)
+      if (s->inputs[i].dists[j] == KF_DIST_SAMPLE &&
+          (strcmp(s->backend, "torch") ||
+           strcmp(s->torch_kind, "kernelbench"))) {
+        char where[64];
+        snprintf(where, sizeof where, "inputs[%d].dists", i);
+        return bad(c, where, "distribution 'sample' draws through the "
+                   "reference's get_inputs(): torch problems of kind "
+                   "kernelbench only");
+      }
   if ((rc = get_file(c, root, "", "reference", s->reference_file,
                      sizeof s->reference_file)))
     return rc;

@@ -61,7 +61,9 @@ typedef enum {
   XX(TINY, "tiny", "N(0, 1e-3): near zero, all-zeros kernels fail")           \
   XX(MIXED, "mixed", "per element one of the above, plus exact 0 and +-1")   \
   XX(INDEX, "index", "integers uniform in [0, range) (range expression)")  \
-  XX(UNIT, "unit", "U(0, 1), never 0: probabilities, logs and roots")
+  XX(UNIT, "unit", "U(0, 1), never 0: probabilities, logs and roots")        \
+  XX(SAMPLE, "sample", "the reference's get_inputs() under the draw's key "  \
+                       "(torch kernelbench problems)")
 
 typedef enum {
 #define XX(e, s, m) KF_DIST_##e,

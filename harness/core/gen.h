@@ -43,6 +43,7 @@ enum {
   KF_GEN_MIXED,
   KF_GEN_INDEX,
   KF_GEN_UNIT,
+  KF_GEN_SAMPLE, /* drawn by the torch backend's sampler, never here */
 };
 
 /* Dtype codes: KF_DTYPE_MAP in common/spec.h (same order). */

@@ -104,6 +104,9 @@ typedef struct {
   size_t stage_len;
   kf_gen staged;
   bool have_staged;
+  /* distribution `sample`: a process of the reference's own that runs
+   * its get_inputs() under each draw's key (runner.py sample) */
+  kf_side *sampler;
 } torch_ev;
 
 typedef struct {
@@ -155,6 +158,8 @@ typedef struct {
                            draw's copy into the image (gen_one) */
   bool out_fixed;
   size_t out_len;
+  const char *mode;     /* runner.py's mode when not the side's model
+                           ("sample": the sampler), else NULL */
 } torch_side;
 
 #define TE(e) ((torch_ev *)(e)->bes)
@@ -545,6 +550,9 @@ static uint32_t defenses_of(const char *words);
 static int call_timeout(const kf_ev *e, const kf_side *s);
 static void flush_caches(torch_ev *c);
 static int start_one(kf_ev *e, kf_side *s, size_t map_len);
+static bool spec_samples(const kf_spec *sp);
+static int sampler_start(kf_ev *e, size_t map_len);
+static void sampler_stop(kf_ev *e);
 static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L);
 static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g);
 
@@ -612,6 +620,7 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   torch_ev *c = TE(e);
   torch_side *t = TS(s);
   s->defenses = defenses_of(line + 6);
+  if (t->mode) return; /* the sampler: no side of the evaluation */
   const char *tw = strstr(line, " timer=");
   t->o_known = tw && sscanf(tw + 7, "%llu/%llu", &t->o_ns,
                             &t->o_bound_ns) == 2;
@@ -693,7 +702,7 @@ static int p_start_wait(kf_ev *e, kf_side *s) {
   if (k != 1) return p_gone(e, s, "while loading");
   if (strcmp(line, "READY")) return p_bad_line(e, s, line);
   int oc = p_stop(e, s);
-  if (!oc) jit_snapshot(e, s, false);
+  if (!oc && !t->mode) jit_snapshot(e, s, false);
   return oc;
 }
 
@@ -1127,6 +1136,7 @@ static void torch_close(kf_ev *e) {
   torch_ev *c = TE(e);
   if (!c) return;
   torch_idle(e);
+  sampler_stop(e);
   free(c->flush);
   if (c->stage) munmap(c->stage, c->stage_len);
   free(c);
@@ -1321,6 +1331,9 @@ static uint32_t defenses_of(const char *words) {
 static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   torch_ev *c = TE(e);
   torch_side *t = TS(s);
+  /* one process serving every command: the persistent runners and the
+   * sampler */
+  bool persist = c->persist || t->mode;
   t->memfd = memfd_create(s->who, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (t->memfd < 0) {
     snprintf(e->why, KF_HARNESS_WHY, "memfd_create: %s", strerror(errno));
@@ -1343,7 +1356,7 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   s->map_len = map_len;
   /* on the GPU the outputs are judged from a copy taken at DONE
    * (fix_outputs): only the pages of outputs are ever touched */
-  if (TE(e)->cuda && !s->out_map) {
+  if (TE(e)->cuda && !s->out_map && !t->mode) {
     s->out_map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (s->out_map == MAP_FAILED) {
@@ -1393,7 +1406,9 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   char script[1400];
   snprintf(script, sizeof script, "%s/runner.py", s->jail);
   char *argv[] = {c->python, "-I", "-B", script,
-                  c->persist ? "persist" : "serve", s->jail, NULL};
+                  (char *)(t->mode ? t->mode : c->persist ? "persist"
+                                                          : "serve"),
+                  s->jail, NULL};
   /* one thread: the timed process runs alone on the pinned core, as the
    * CPU backend's does.  The GPU's JIT finds nvcc in CUDA's usual place;
    * no LD_LIBRARY_PATH is passed (a bundle's Debian libraries would
@@ -1420,16 +1435,16 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   for (int i = 0; i < ngpu; i++) envp[ne++] = gpu_env[i];
   envp[ne] = NULL;
   /* a persistent process serves every call of the evaluation */
-  int cpu_s = e->o->call_timeout_ms / 1000 * (c->persist ? 60 : 20) +
-              (c->persist ? 600 : 120);
+  int cpu_s = e->o->call_timeout_ms / 1000 * (persist ? 60 : 20) +
+              (persist ? 600 : 120);
   kf_harness_spawn_opts so = {
       .path = c->python,
       .argv = argv,
       .envp = envp,
       /* persistent: fd 1 is the process's replies, its stderr nowhere */
-      .fd = {cp[0], sp[1], c->persist ? -1 : rp[1], t->memfd},
+      .fd = {cp[0], sp[1], persist ? -1 : rp[1], t->memfd},
       .isolate = true,
-      .new_pgrp = c->persist,
+      .new_pgrp = persist,
       .limits = {{RLIMIT_CORE, 0},
                  {RLIMIT_FSIZE, 0},
                  {RLIMIT_NOFILE, 64},
@@ -1447,7 +1462,7 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   if (c->cuda) so.n_limits = 4;
   char err[512];
   int rc = kf_harness__spawn(&so, &t->pid, err, sizeof err);
-  t->group = c->persist;
+  t->group = persist;
   close(cp[0]);
   close(sp[1]);
   close(rp[1]);
@@ -1461,7 +1476,7 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
              s->who, err);
     return KF_OUTCOME_INFRA_ERROR;
   }
-  if (c->persist) {
+  if (persist) {
     /* the CPU time of the whole process, charged when it exceeds the
      * wall time (p_call) */
     t->cpuclock_ok = clock_getcpuclockid(t->pid, &t->cpuclock) == 0;
@@ -1570,7 +1585,127 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
                           "stopped between calls"
                         : "a fresh process per call");
   }
+  if (spec_samples(e->spec)) {
+    int oc = sampler_start(e, map_len);
+    if (oc) return oc;
+    size_t l = strlen(facts);
+    snprintf(facts + l, factslen - l, "; inputs of distribution 'sample' "
+             "drawn by the reference's get_inputs() in a process of its "
+             "own");
+  }
   return 0;
+}
+
+/* ----------------------------------------------------------- sampler -- */
+
+/* Distribution `sample` (spec.h): an input drawn by the reference's own
+ * get_inputs(), run under the draw's key by a process of its own -- the
+ * reference's source, trusted, locked down as the reference's runners
+ * are (runner.py sample) -- so that it keeps whatever structure its
+ * author gave it (a scale, an offset, 0/1 masks, integral labels, a
+ * permutation, a minimum), which fixed distributions lose (red team of
+ * 2026-12-01, docs/redteam/2026-12-01/import).  It writes the draw into
+ * its own image at the layout's offsets; gen copies it from there. */
+
+static bool spec_samples(const kf_spec *sp) {
+  for (int i = 0; i < sp->n_inputs; i++)
+    for (int j = 0; j < sp->inputs[i].n_dists; j++)
+      if (sp->inputs[i].dists[j] == KF_DIST_SAMPLE) return true;
+  return false;
+}
+
+static int sampler_start(kf_ev *e, size_t map_len) {
+  torch_ev *c = TE(e);
+  kf_side *s = calloc(1, sizeof *s);
+  torch_side *t = calloc(1, sizeof *t);
+  if (!s || !t) {
+    free(s);
+    free(t);
+    kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  t->cmd_fd = t->status_fd = t->reply_fd = t->memfd = -1;
+  t->mode = "sample";
+  s->be = t;
+  kf_strlcpy(s->who, "the reference's get_inputs()", sizeof s->who);
+  kf_strlcpy(s->base, "sampler", sizeof s->base);
+  s->is_ref = true; /* its torch.json says role reference */
+  s->source = e->reference_source;
+  c->sampler = s;
+  int oc = kf_harness__workdir_jail(&e->wd, s->base, s->jail, sizeof s->jail,
+                                    e->why, KF_HARNESS_WHY);
+  char *cfg = oc ? NULL : side_config(e, s);
+  if (!oc && !cfg) {
+    kf_strlcpy(e->why, "out of memory", KF_HARNESS_WHY);
+    oc = KF_OUTCOME_INFRA_ERROR;
+  }
+  if (!oc) oc = write_file(s->jail, "torch.json", cfg, e->why);
+  free(cfg);
+  if (!oc) oc = write_file(s->jail, "side.py", s->source, e->why);
+  if (!oc) oc = write_file(s->jail, "runner.py", kf_harness__torch_runner_py,
+                           e->why);
+  if (!oc) oc = start_one(e, s, map_len);
+  /* whatever fails here is the problem's or the machine's, not a
+   * candidate's: the reference's own get_inputs() does not load */
+  if (oc == KF_OUTCOME_COMPILE_ERROR || oc == KF_OUTCOME_CRASH ||
+      oc == KF_OUTCOME_TIMEOUT || oc == KF_OUTCOME_SANDBOX_VIOLATION) {
+    size_t l = strlen(e->why);
+    snprintf(e->why + l, KF_HARNESS_WHY - l, " (distribution 'sample')");
+    oc = KF_OUTCOME_SPEC_ERROR;
+  }
+  return oc;
+}
+
+/* The inputs of draw g whose distribution is `sample`, drawn by the
+ * sampler into its image; *which gets a bit per such input (0: none).
+ * 0, or the outcome (SPEC_ERROR: get_inputs() failed or gave a tensor
+ * the spec's size does not have). */
+static int sampler_draw(kf_ev *e, const kf_gen *g, uint32_t *which) {
+  torch_ev *c = TE(e);
+  const kf_harness_layout *L = g->L;
+  char extra[600];
+  size_t n = 0;
+  uint64_t key = 0;
+  *which = 0;
+  for (int i = 0; i < L->n_in; i++) {
+    if (g->dist[i] != KF_DIST_SAMPLE) continue;
+    if (!*which) key = g->key[i];
+    *which |= 1u << i;
+    n += (size_t)snprintf(extra + n, sizeof extra - n, "%s%d",
+                          n ? "," : ",\"which\":[", i);
+  }
+  if (!*which) return 0;
+  kf_side *s = c->sampler;
+  if (!s || TS(s)->dead) {
+    snprintf(e->why, KF_HARNESS_WHY, "distribution 'sample': %s",
+             s ? "the reference's get_inputs() is not running"
+               : "no process runs the reference's get_inputs()");
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  snprintf(extra + n, sizeof extra - n, "],\"key\":%" PRIu64, key);
+  char plan[8192];
+  if (plan_cmd(L, "SAMPLE", extra, plan, sizeof plan)) {
+    kf_strlcpy(e->why, "the draw's buffer plan is too long", KF_HARNESS_WHY);
+    return KF_OUTCOME_INFRA_ERROR;
+  }
+  torch_side *t = TS(s);
+  int oc = p_send(e, s, plan);
+  if (oc) return oc == KF_OUTCOME_INFRA_ERROR ? oc : KF_OUTCOME_SPEC_ERROR;
+  char line[LINE];
+  int from, tmo = e->o->call_timeout_ms * 3 + 5000;
+  int k = wait_line(t, false, tmo, &from, line, sizeof line);
+  if (k == 1 && !strcmp(line, "SAMPLED")) return 0;
+  if (k == 1 && !strncmp(line, "ERR spec ", 9)) {
+    snprintf(e->why, KF_HARNESS_WHY, "the reference's get_inputs() "
+             "(distribution 'sample'): %.1800s", line + 9);
+    return KF_OUTCOME_SPEC_ERROR;
+  }
+  snprintf(e->why, KF_HARNESS_WHY, "the reference's get_inputs() "
+           "(distribution 'sample'): %.1800s",
+           k == 1 ? line : k == -1 ? "no draw within the reference's call "
+                                     "timeout" : "its process ended");
+  sampler_stop(e);
+  return k == -1 ? KF_OUTCOME_SPEC_ERROR : KF_OUTCOME_INFRA_ERROR;
 }
 
 static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
@@ -1622,10 +1757,19 @@ static int gen_one(kf_ev *e, kf_side *s, const kf_gen *g) {
       }
       c->stage_len = need;
     }
+    uint32_t smp;
+    int oc = sampler_draw(e, g, &smp);
+    if (oc) {
+      if (s->be) kill_zygote(TS(s)); /* running since WARM */
+      return oc;
+    }
     size_t o = 0;
     for (int i = 0; i < L->n_in; i++) {
-      kf_harness__fill(c->stage + o, L->in_dt[i], L->in_n[i], g->dist[i],
-                       g->range[i], g->key[i]);
+      if (smp & (1u << i))
+        memcpy(c->stage + o, c->sampler->map + L->in_off[i], L->in_b[i]);
+      else
+        kf_harness__fill(c->stage + o, L->in_dt[i], L->in_n[i], g->dist[i],
+                         g->range[i], g->key[i]);
       o += L->in_b[i];
     }
     c->staged = *g;
@@ -1647,10 +1791,17 @@ static int gen_one(kf_ev *e, kf_side *s, const kf_gen *g) {
 static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
   if (e->draw_per_side && n == 1) return gen_one(e, sides[0], g);
   const kf_harness_layout *L = g->L;
+  uint32_t smp;
+  int oc = sampler_draw(e, g, &smp);
+  if (oc) return oc;
   for (int i = 0; i < L->n_in; i++) {
     unsigned char *dst = sides[0]->map + L->in_off[i];
-    kf_harness__fill(dst, L->in_dt[i], L->in_n[i], g->dist[i], g->range[i],
-                     g->key[i]);
+    if (smp & (1u << i))
+      kf_harness__par_memcpy(dst, TE(e)->sampler->map + L->in_off[i],
+                             L->in_b[i]);
+    else
+      kf_harness__fill(dst, L->in_dt[i], L->in_n[i], g->dist[i],
+                       g->range[i], g->key[i]);
     for (int k = 1; k < n; k++)
       if (sides[k]->map)
         kf_harness__par_memcpy(sides[k]->map + L->in_off[i], dst, L->in_b[i]);
@@ -1825,6 +1976,18 @@ static int torch_probe(kf_ev *e, kf_side *s, const kf_harness_layout *L,
   for (int i = 0; i < L->n_in; i++)
     out->in_digest[i] = kf_harness__digest(s->map + L->in_off[i], L->in_b[i]);
   return 0;
+}
+
+static void torch_stop(kf_ev *e, kf_side *s);
+
+static void sampler_stop(kf_ev *e) {
+  torch_ev *c = TE(e);
+  if (!c || !c->sampler) return;
+  /* trusted, and stopped or waiting for its next command: killed */
+  if (c->sampler->be) kill_zygote(TS(c->sampler));
+  torch_stop(e, c->sampler);
+  free(c->sampler);
+  c->sampler = NULL;
 }
 
 static void torch_stop(kf_ev *e, kf_side *s) {

@@ -454,10 +454,11 @@ RELU6 = LOGS.replace(
     "torch.rand(512)", "torch.rand(512) * 20 - 10")
 RELU6_AS_RELU = RELU6.replace("class Model(", "class ModelNew(").replace(
     "torch.nn.functional.relu6(x)", "torch.relu(x)")
-# Wider than N(0, 1) with no |x| past 8 (torch.randn(64) * 2.5: 6.0 at
-# most under the import's seed, a root mean square of 2.1): a clamp at 4,
-# which N(0, 1) reaches about once in 16,000 elements, was never reached,
-# and the identity passed; the spread alone adds `wide` now.
+# Wider than N(0, 1) with no |x| past 8 (torch.randn(64) * 2.5): a clamp
+# at 4, which N(0, 1) reaches about once in 16,000 elements, was never
+# reached while the import drew N(0, 1) and U(-1, 1), and the identity
+# passed; drawn by get_inputs() itself (distribution `sample`) it is
+# reached in every draw.
 CLAMP4 = LOGS.replace(
     'torch.log(x).masked_fill(x > 0.9, float("-inf"))',
     'torch.clamp(x, -4.0, 4.0)').replace("torch.rand(512)",
@@ -465,8 +466,10 @@ CLAMP4 = LOGS.replace(
 CLAMP4_AS_ID = CLAMP4.replace("class Model(", "class ModelNew(").replace(
     "torch.clamp(x, -4.0, 4.0)", "x.clone()")
 # An index into 1,000 rows, 8 a call: one call of get_inputs() reached 780
-# under the import's seed, and rows 781-999 were never looked up; the
-# import takes the largest over 16 calls.
+# under the import's seed, and rows 781-999 were never looked up while
+# the range was the largest value seen + 1; drawn by get_inputs() every
+# row can be.  Wrong from row 900 on: 8 rows a draw, one draw in two
+# has one.
 LOOKUP = '''import torch
 import torch.nn as nn
 
@@ -487,6 +490,9 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
+LOOKUP_HIGH_WRONG = LOOKUP.replace("class Model(", "class ModelNew(").replace(
+    "        return self.table[idx]",
+    "        return self.table[idx] * (idx < 900).unsqueeze(1)")
 
 # In place, and every byte as it was (inputs in [0, 1): a ReLU changes
 # none): the byte test passed it, and every evaluation crashed.
@@ -644,9 +650,9 @@ def body(c):
     check(rc == 0, "import of the log model: exit %d: %s" % (rc, err))
     with open(os.path.join(lprob, "spec.json")) as fh:
         ls = json.load(fh)
-    check(ls["inputs"][0]["dists"] == ["unit"] and ls["allow_nan"] is True,
-          "non-negative input and -inf output: dists %r, allow_nan %r" % (
-              ls["inputs"][0]["dists"], ls["allow_nan"]))
+    check(ls["inputs"][0]["dists"] == ["sample"] and ls["allow_nan"] is True,
+          "a torch.rand input drawn by get_inputs() and -inf output: dists "
+          "%r, allow_nan %r" % (ls["inputs"][0]["dists"], ls["allow_nan"]))
     r = evaluate(c, lprob, LOGS_NEW, "logs", ("--stop-after", "verify"))
     check(r["outcome"] == "ok", "log of U(0, 1) with -inf: %s (%s)" % (
         r["outcome"], r.get("reason")))
@@ -667,8 +673,8 @@ def body(c):
     check(rc == 0, "import of the clamp model: exit %d: %s" % (rc, err))
     with open(os.path.join(cprob, "spec.json")) as fh:
         cs = json.load(fh)
-    check("wide" in cs["inputs"][0]["dists"], "inputs of randn * 2.5: dists "
-          "%r, no wide" % cs["inputs"][0]["dists"])
+    check(cs["inputs"][0]["dists"] == ["sample"], "inputs of randn * 2.5: "
+          "dists %r, not get_inputs()'s own" % cs["inputs"][0]["dists"])
     r = evaluate(c, cprob, CLAMP4_AS_ID, "clamp4", ("--stop-after", "verify"))
     check(r["outcome"] == "wrong_answer", "the identity for a clamp at 4 "
           "whose inputs are randn * 2.5: %s (%s)" % (r["outcome"],
@@ -681,11 +687,18 @@ def body(c):
     check(rc == 0, "import of the lookup model: exit %d: %s" % (rc, err))
     with open(os.path.join(kprob, "spec.json")) as fh:
         ks = json.load(fh)
-    rng = int(ks["inputs"][0].get("range", "0"))
-    check(950 <= rng <= 1000, "an index into 1,000 rows: range %d (one call "
-          "of get_inputs() reached 780)" % rng)
-    c.log("kf import: wide for inputs of randn * 2.5, an index's range %d "
-          "of 1,000" % rng)
+    check(ks["inputs"][0]["dists"] == ["sample"] and
+          "range" not in ks["inputs"][0], "an index into 1,000 rows: %r, "
+          "not drawn by get_inputs()" % ks["inputs"][0])
+    r = evaluate(c, kprob, LOOKUP_HIGH_WRONG, "lookup", ("--seed", "7"))
+    check(r["outcome"] == "wrong_answer", "a lookup wrong from row 900 on: "
+          "%s (%s)" % (r["outcome"], r.get("reason")))
+    r = evaluate(c, kprob, LOOKUP.replace("class Model(", "class ModelNew("),
+                 "lookup_honest", ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "the lookup itself: %s (%s)" % (
+        r["outcome"], r.get("reason")))
+    c.log("kf import: inputs drawn by get_inputs() (distribution sample): "
+          "a clamp at 4 and rows past 900 reached")
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",

@@ -324,7 +324,11 @@ static void test_malformed(void **state) {
        "inputs[0].dtype: must be a string, not a number"},
       {"\"normal\", \"wide\"", "\"normal\", \"gauss\"",
        "inputs[0].dists[1]: unknown distribution 'gauss' (expected one of "
-       "normal, uniform, wide, offset, tiny, mixed, index, unit)"},
+       "normal, uniform, wide, offset, tiny, mixed, index, unit, sample)"},
+      /* get_inputs() draws it: a torch kernelbench reference only */
+      {"\"normal\", \"wide\"", "\"normal\", \"sample\"",
+       "inputs[0].dists: distribution 'sample' draws through the "
+       "reference's get_inputs(): torch problems of kind kernelbench only"},
       {"\"normal\", \"wide\"", "\"normal\", \"normal\"",
        "inputs[0].dists[1]: distribution 'normal' listed twice"},
       {"\"dists\": [\"normal\", \"wide\"]", "\"dists\": []",
