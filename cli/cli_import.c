@@ -342,8 +342,9 @@ static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
     } else {
       const cJSON *mn = cJSON_GetObjectItem(t, "min");
       if (cJSON_IsNumber(mn) && mn->valuedouble >= 0) {
-        /* get_inputs() keeps it non-negative (torch.rand): U(0, 1), where
-         * N(0, 1) would feed a log or a probability negative values */
+        /* generate_input keeps it non-negative (torch.rand): U(0, 1),
+         * where N(0, 1) would feed a log or a probability negative
+         * values */
         cJSON_AddItemToArray(ds, cJSON_CreateString("unit"));
       } else {
         cJSON_AddItemToArray(ds, cJSON_CreateString("normal"));

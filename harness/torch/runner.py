@@ -1572,14 +1572,19 @@ def _prep_runs(torch, model, args, cuda):
         torch.cuda.synchronize()
 
 
-def persist(jail):
-    global _libc
-    # the replies go out on a descriptor of their own: what the side
-    # prints (fd 1) must not read as a reply
+def _reply_fd():
+    """The replies' descriptor: a copy of fd 1, which then goes to
+    /dev/null, so that what the side prints never reads as a reply."""
     reply = os.dup(1)
     nul = os.open("/dev/null", os.O_WRONLY)
     os.dup2(nul, 1)
     os.close(nul)
+    return reply
+
+
+def persist(jail):
+    global _libc
+    reply = _reply_fd()
     try:
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
@@ -1944,10 +1949,7 @@ def sample(jail):
           dtype or shape than the spec's).
       EXIT"""
     global _libc
-    reply = os.dup(1)
-    nul = os.open("/dev/null", os.O_WRONLY)
-    os.dup2(nul, 1)
-    os.close(nul)
+    reply = _reply_fd()
     try:
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
