@@ -55,6 +55,7 @@ static const char *torch_dtype(kf_dtype d) {
   case KF_DT_F16: return "Half";
   case KF_DT_I32: return "Int";
   case KF_DT_I64: return "Long";
+  case KF_DT_BOOL: return "Bool";
   default: return NULL;
   }
 }

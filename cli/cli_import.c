@@ -324,6 +324,11 @@ static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
   if (input && sample) {
     cJSON *ds = cJSON_AddArrayToObject(o, "dists");
     cJSON_AddItemToArray(ds, cJSON_CreateString("sample"));
+  } else if (input && !strcmp(dt, "bool")) {
+    /* 'index' over [0, 2): a fair coin per element */
+    cJSON *ds = cJSON_AddArrayToObject(o, "dists");
+    cJSON_AddItemToArray(ds, cJSON_CreateString("index"));
+    cJSON_AddStringToObject(o, "range", "2");
   } else if (input) {
     cJSON *ds = cJSON_AddArrayToObject(o, "dists");
     if (!strcmp(dt, "i32") || !strcmp(dt, "i64")) {
@@ -400,6 +405,10 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
         *args = cJSON_CreateArray();
   int nt = 0, i = 0;
   bool consts = false;
+  /* `sample` needs get_inputs()'s draws to follow the seeds the sampler
+   * sets (runner.py UNSEEDED; main warns when they do not) */
+  bool sample = !strcmp(o->kind, "kernelbench") &&
+                !cJSON_IsFalse(cJSON_GetObjectItem(in, "reproducible"));
   const cJSON *x;
   cJSON_ArrayForEach(x, ins) {
     char nm[40];
@@ -416,9 +425,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
         snprintf(bad, badlen, "more than %d tensor inputs", KF_SPEC_MAX_TENSORS);
         goto fail;
       }
-      cJSON *t = tensor_json(x, nm, &d, true,
-                             !strcmp(o->kind, "kernelbench"), &bytes, bad,
-                             badlen);
+      cJSON *t = tensor_json(x, nm, &d, true, sample, &bytes, bad, badlen);
       if (!t) goto fail;
       cJSON_AddItemToArray(ti, t);
       cJSON *a = cJSON_CreateObject();
@@ -496,8 +503,8 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   cJSON_AddItemToArray(chk, cJSON_Duplicate(sz, true));
   cJSON_AddItemToObject(sizes, "bench", sz);
   cJSON *tol = cJSON_AddObjectToObject(s, "tolerance");
-  const char *fdt[] = {"f32", "f64", "f16", "bf16", "i32", "i64"};
-  for (size_t k = 0; k < 6; k++) {
+  const char *fdt[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "bool"};
+  for (size_t k = 0; k < sizeof fdt / sizeof *fdt; k++) {
     bool used = false; /* only the outputs' dtypes */
     cJSON_ArrayForEach(x, outs) {
       const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(x, "dtype"));
@@ -506,7 +513,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     if (!used) continue;
     cJSON *t = cJSON_AddObjectToObject(tol, fdt[k]);
     bool half = k == 2 || k == 3;
-    if (k >= 4) { /* integers: exact */
+    if (k >= 4) { /* integers and bool: exact */
       cJSON_AddNumberToObject(t, "rtol", 0);
       cJSON_AddNumberToObject(t, "atol", 0);
       continue;
@@ -679,6 +686,10 @@ int kf_cli_import(int argc, char **argv) {
   cJSON *in = cJSON_ParseWithOpts(json, NULL, 1);
   const cJSON *rs = in ? cJSON_GetObjectItem(in, "ref_s") : NULL;
   double ref_s = cJSON_IsNumber(rs) ? rs->valuedouble : 0;
+  const char *us =
+      in ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "unseeded")) : NULL;
+  char unseeded[700] = "";
+  if (us) kf_strlcpy(unseeded, us, sizeof unseeded);
   char bad[1500] = "";
   char *spec = in ? make_spec(&o, name, in, bad, sizeof bad) : NULL;
   if (!in) snprintf(bad, sizeof bad, "the inspector printed no JSON: %.300s", json);
@@ -743,6 +754,10 @@ int kf_cli_import(int argc, char **argv) {
    * self-check, timing); kf run gives a task 120 s: a slow reference
    * turned every evaluation into the candidate's `timeout` (red team,
    * 2026-11-30) */
+  if (unseeded[0])
+    fprintf(stderr, "kf import: warning: %.600s; its inputs are described "
+            "by dtype and range instead (fixed distributions: what "
+            "get_inputs() does beyond them is not drawn)\n", unseeded);
   if (ref_s > 2.0)
     fprintf(stderr, "kf import: warning: one call of the reference took "
             "%.1f s here, and an evaluation calls it 20 times or more "

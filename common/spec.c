@@ -113,6 +113,10 @@ size_t kf_dtype_size(kf_dtype d) {
   return (unsigned)d < KF_DT_COUNT ? dtype_sizes[d] : 0;
 }
 
+bool kf_dtype_exact(kf_dtype d) {
+  return d == KF_DT_I32 || d == KF_DT_I64 || d == KF_DT_BOOL;
+}
+
 const char *kf_dist_name(kf_dist d) {
   return (unsigned)d < KF_DIST_COUNT ? dist_names[d] : "?";
 }
@@ -135,7 +139,6 @@ int kf_dist_parse(const char *name, kf_dist *out) {
   return KF_ESPEC;
 }
 
-static bool is_int_dtype(kf_dtype d) { return d == KF_DT_I32 || d == KF_DT_I64; }
 
 static void list_names(char *buf, size_t n, const char *const *names,
                        int count) {
@@ -481,7 +484,7 @@ static int parse_tensor(ctx *c, const cJSON *obj, const char *path,
       if (t->dists[j] == d)
         return bad(c, df, "distribution '%s' listed twice", v->valuestring);
     if (d == KF_DIST_INDEX) has_index = true;
-    if (d != KF_DIST_SAMPLE && is_int_dtype(t->dtype) != (d == KF_DIST_INDEX))
+    if (d != KF_DIST_SAMPLE && kf_dtype_exact(t->dtype) != (d == KF_DIST_INDEX))
       return bad(c, df,
                  "'%s' does not fit dtype %s: integer tensors take only "
                  "'index' or 'sample', floating tensors anything but "

@@ -42,7 +42,8 @@
   XX(BF16, "bf16", 2)                                                         \
   XX(F16, "f16", 2)                                                           \
   XX(I32, "i32", 4)                                                           \
-  XX(I64, "i64", 8)
+  XX(I64, "i64", 8)                                                           \
+  XX(BOOL, "bool", 1)
 
 typedef enum {
 #define XX(e, s, b) KF_DT_##e,
@@ -226,6 +227,9 @@ bool kf_spec_knob_value_ok(const char *value);
 
 const char *kf_dtype_name(kf_dtype d);
 size_t kf_dtype_size(kf_dtype d);
+/* Integer and bool tensors: compared exactly, drawn by 'index' (or
+ * 'sample'), never by a floating distribution. */
+bool kf_dtype_exact(kf_dtype d);
 const char *kf_dist_name(kf_dist d);
 /* Name to enum; 0 or KF_ESPEC for an unknown name. */
 int kf_dtype_parse(const char *name, kf_dtype *out);

@@ -57,6 +57,7 @@ static bool all_bytes(const unsigned char *p, size_t n, unsigned char b) {
  * team, 2026-11-30).  A nonzero difference is at least 1, whatever the
  * double it becomes, so atol 0 and rtol 0 mean equal. */
 static int64_t load_int(const unsigned char *p, int dt) {
+  if (dt == KF_DT_BOOL) return *p;
   if (dt == KF_DT_I32) {
     int32_t v;
     memcpy(&v, p, 4);
@@ -94,7 +95,7 @@ static bool one_int(const kf_spec *s, int dt, const unsigned char *a,
 static inline bool one(const kf_spec *s, int dt, size_t es, unsigned char pb,
                        const unsigned char *a, const unsigned char *b,
                        int64_t i, part_res *r) {
-  const bool is_int = dt == KF_DT_I32 || dt == KF_DT_I64;
+  const bool is_int = kf_dtype_exact((kf_dtype)dt);
   /* An integer answer can be the poison pattern (x ^ 0xA5A5A5A5 at x = 0
    * was a SPEC_ERROR: red team, 2026-11-30): equal bytes agree, written
    * or not.  The reference's self-check, run with the other poison, is
@@ -229,7 +230,7 @@ int kf_harness__compare(const kf_spec *s, const kf_harness_layout *L,
       t.evidence |= r->evidence;
     }
     if (t.ref_unw >= 0) {
-      if (job.dt == KF_DT_I32 || job.dt == KF_DT_I64)
+      if (kf_dtype_exact((kf_dtype)job.dt))
         /* the candidate disagrees there (equal bytes agree): one of the
          * two is at fault, and this comparison cannot tell which */
         snprintf(why, whylen, "%s: the reference's %s[%" PRId64 "] holds "
@@ -262,7 +263,7 @@ int kf_harness__compare(const kf_spec *s, const kf_harness_layout *L,
     if (t.bad_n) {
       const kf_tol *tol = &s->tol[job.dt];
       char gs[32], ws[32];
-      if (job.dt == KF_DT_I32 || job.dt == KF_DT_I64) { /* exact */
+      if (kf_dtype_exact((kf_dtype)job.dt)) { /* exact */
         size_t es = kf_dtype_size(job.dt), at = (size_t)t.bad_first * es;
         snprintf(gs, sizeof gs, "%" PRId64, load_int(got[j] + at, job.dt));
         snprintf(ws, sizeof ws, "%" PRId64, load_int(want[j] + at, job.dt));

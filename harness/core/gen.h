@@ -54,6 +54,7 @@ enum {
   KF_GEN_F16,
   KF_GEN_I32,
   KF_GEN_I64,
+  KF_GEN_BOOL, /* one byte, 0 or 1 (torch.bool) */
 };
 
 /* splitmix64's finalizer: a bijection with full avalanche. */
@@ -166,6 +167,10 @@ KF_HD void kf_gen_store(void *dst, int dt, uint64_t i, uint64_t k, int dist,
       ((int32_t *)dst)[i] = (int32_t)n;
       return;
     }
+    if (dt == KF_GEN_BOOL) {
+      ((uint8_t *)dst)[i] = n != 0;
+      return;
+    }
     if (dt == KF_GEN_I64) {
       ((int64_t *)dst)[i] = n;
       return;
@@ -185,6 +190,8 @@ KF_HD void kf_gen_store(void *dst, int dt, uint64_t i, uint64_t k, int dist,
   case KF_GEN_I64:
     ((int64_t *)dst)[i] = (int64_t)(v < 0 ? v - (kf_real)0.5 : v + (kf_real)0.5);
     break;
+  /* a float distribution's sign: a fair coin for the symmetric ones */
+  case KF_GEN_BOOL: ((uint8_t *)dst)[i] = v > 0; break;
   default: break;
   }
 }

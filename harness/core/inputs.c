@@ -202,6 +202,7 @@ double kf_harness__load(const void *buf, int dt, int64_t i) {
     memcpy(&v, (const char *)buf + 8 * i, 8);
     return (double)v;
   }
+  case KF_DT_BOOL: return ((const uint8_t *)buf)[i] != 0;
   default: return 0;
   }
 }

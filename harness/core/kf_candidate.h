@@ -33,7 +33,7 @@ extern "C" {
 
 typedef struct {
   void *data;               /* host memory (cpu) or device memory (cuda) */
-  int32_t dtype;            /* kf_dtype order: f32 f64 bf16 f16 i32 i64 */
+  int32_t dtype;            /* kf_dtype order: f32 f64 bf16 f16 i32 i64 bool */
   int32_t ndim;
   int64_t dims[KF_MAX_DIMS];
   int64_t numel;

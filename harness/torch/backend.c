@@ -91,6 +91,8 @@ typedef struct {
   char python[512];
   bool persist;         /* one process per side (runner.py persist) */
   bool cuda;            /* device cuda: JIT sandbox, GPU timing */
+  bool trace_clock;     /* KF_TORCH_TRACE_CLOCK: log each timed call's
+                           share of the clock (p_call) */
   bool jit;             /* the JIT sandbox (cuda, or --torch-jit) */
   int lock_fd;          /* the GPU lock, held from start's end (-1) */
   char eager[160];      /* baselines: what eager is */
@@ -149,6 +151,7 @@ typedef struct {
    * running (runner.py _IdleGate): its verdict, given at its next fetch
    * or call */
   bool left_work;
+  unsigned held_after;  /* reference calls it held the GPU before */
   char left_why[400];
   /* the GPU: WARMED came for the timed call about to run; the outputs
    * of the last call copied to kf_side.out_map (out_len bytes, the
@@ -614,6 +617,22 @@ static int p_bad_line(kf_ev *e, kf_side *s, const char *line) {
   return oc;
 }
 
+/* The reply to a command just sent: 0 with it in line, or the outcome --
+ * TIMEOUT when none came in tmo ms (the process killed; `late` names what
+ * ran past), or the process's end (p_gone, `during`). */
+static int p_reply(kf_ev *e, kf_side *s, int tmo, const char *late,
+                   const char *during, char *line, size_t len) {
+  torch_side *t = TS(s);
+  int from, k = wait_line(t, false, tmo, &from, line, len);
+  if (k == -1) {
+    kill_zygote(t);
+    snprintf(e->why, KF_HARNESS_WHY, "%s: %s ran past %d ms; its process was "
+             "killed", s->who, late, tmo);
+    return KF_OUTCOME_TIMEOUT;
+  }
+  return k == 1 ? 0 : p_gone(e, s, during);
+}
+
 /* What LOCKED says: the defenses, torch's version and whether it has
  * torch.compile (written before any of the side's code ran). */
 static void p_locked(kf_ev *e, kf_side *s, const char *line) {
@@ -733,14 +752,9 @@ static int p_prep(kf_ev *e, kf_side *s, const kf_call *c) {
   int oc = p_send(e, s, plan);
   if (oc) return oc;
   char line[LINE];
-  int from, k = wait_line(t, false, PREP_MS, &from, line, sizeof line);
-  if (k == -1) {
-    kill_zygote(t);
-    snprintf(e->why, KF_HARNESS_WHY, "reference: torch.compile did not end "
-             "in %d ms", PREP_MS);
-    return KF_OUTCOME_TIMEOUT;
-  }
-  if (k != 1) return p_gone(e, s, "compiling with torch.compile");
+  if ((oc = p_reply(e, s, PREP_MS, "torch.compile of its model",
+                    "compiling with torch.compile", line, sizeof line)))
+    return oc;
   if (!strcmp(line, "PREPARED")) {
     kf_strlcpy(t->prepped, plan, sizeof t->prepped);
   } else if (!strncmp(line, "PREPARED NOTUNE", 15)) {
@@ -822,12 +836,21 @@ static void gate_convicts(kf_side *ref, kf_side *prev, unsigned long long busy,
   }
   torch_side *p = TS(prev);
   if (p->left_work) return;
+  /* after the second, as harness/cuda's idle_convicts (IDLE_STRIKES): one
+   * wait is what another process or the driver can do */
+  if (++p->held_after < 2) {
+    kf_log(KF_LOG_WARN, "%s: the GPU was busy for %llu us (%llu slow "
+           "probes) before the reference's call that followed its call; "
+           "named if it happens again", prev->who, busy / 1000, nslow);
+    return;
+  }
   p->left_work = true;
   snprintf(p->left_why, sizeof p->left_why, "%s left GPU work running after "
            "its call returned: the next call waited %s%llu us for the GPU "
-           "(%llu probes found it busy); work that outlives the call is not "
-           "timed and slows what runs next", prev->who, ranout ? "over " : "",
-           busy / 1000, nslow);
+           "(%llu probes found it busy), a second time after one of its "
+           "calls; work that outlives the call is not timed and slows what "
+           "runs next", prev->who, ranout ? "over " : "", busy / 1000,
+           nslow);
 }
 
 /* The first half of a timed call on the GPU, before the side's inputs
@@ -857,14 +880,9 @@ static int p_warm(kf_ev *e, kf_side *s, const kf_call *c) {
   /* the side's function runs on dummies: as long as a call */
   int tmo = call_timeout(e, s);
   char line[LINE];
-  int from, k = wait_line(t, false, tmo, &from, line, sizeof line);
-  if (k == -1) {
-    kill_zygote(t);
-    snprintf(e->why, KF_HARNESS_WHY, "%s: the warm-up before its call ran "
-             "past %d ms; its process was killed", s->who, tmo);
-    return KF_OUTCOME_TIMEOUT;
-  }
-  if (k != 1) return p_gone(e, s, "warming up for its call");
+  if ((oc = p_reply(e, s, tmo, "the warm-up before its call",
+                    "warming up for its call", line, sizeof line)))
+    return oc;
   unsigned long long rseq = 0, flags = 0, busy = 0, nslow = 0, ranout = 0;
   if (strncmp(line, "WARMED ", 7)) return p_bad_line(e, s, line);
   if (sscanf(line + 7, "%llu %llu %llu %llu %llu", &rseq, &flags, &busy,
@@ -937,21 +955,31 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   int oc = p_send(e, s, plan);
   if (oc) return oc;
   char line[LINE];
-  int from, k = wait_line(t, false, tmo, &from, line, sizeof line);
+  oc = p_reply(e, s, tmo, "the call", "during the call", line, sizeof line);
   uint64_t t1 = kf_now_ns();
-  if (k == -1) {
-    kill_zygote(t);
-    snprintf(e->why, KF_HARNESS_WHY, "%s: the call ran past %d ms; its "
-             "process was killed", s->who, tmo);
-    return KF_OUTCOME_TIMEOUT;
-  }
-  if (k != 1) return p_gone(e, s, "during the call");
+  if (oc) return oc;
   unsigned long long rseq = 0, ev = 0, base = 0, tuned = 0, side = 0;
   unsigned long long busy = 0, nslow = 0, ranout = 0;
   if (strncmp(line, "DONE ", 5)) return p_bad_line(e, s, line);
   if (s->out_map) fix_outputs(s, c->L);
+  uint64_t t2 = kf_now_ns();
   if (gpu_timed && s->wall_on)
-    s->wall_ns += kf_now_ns() - (clock0 ? clock0 : t0);
+    s->wall_ns += t2 - (clock0 ? clock0 : t0);
+  /* a diagnosis of what the clock covers, side by side (the runner's
+   * figures follow its reply's eight numbers; a candidate's are its own
+   * word) */
+  if (te->trace_clock && gpu_timed) {
+    const char *tr = strstr(line, " t=");
+    unsigned long long ra = 0, rb = 0, rc = 0, rd = 0, rs = 0;
+    if (tr) sscanf(tr + 3, "%llu,%llu,%llu,%llu,%llu", &ra, &rb, &rc, &rd,
+                   &rs);
+    kf_log(KF_LOG_INFO, "clock of %s call %u: draw %" PRIu64 " us, send to "
+           "reply %" PRIu64 " us (runner: args %llu, timed call %llu of "
+           "which events %llu, outputs put %llu; sleep %llu cycles), reply "
+           "to outputs fixed %" PRIu64 " us", s->who, seq,
+           clock0 && t0 > clock0 ? (t0 - clock0) / 1000 : 0,
+           (t1 - t0) / 1000, ra, rb, rd, rc, rs, (t2 - t1) / 1000);
+  }
   if (sscanf(line + 5, "%llu %llu %llu %llu %llu %llu %llu %llu", &rseq, &ev,
              &base, &tuned, &side, &busy, &nslow, &ranout) != 8 ||
       rseq != seq) {
@@ -964,14 +992,14 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
    * BASED_NEXT) */
   if (s->is_ref && (side & 32)) {
     unsigned long long bseq = 0, bflags = 0;
-    k = wait_line(t, false, tmo, &from, line, sizeof line);
-    if (k == -1) {
-      kill_zygote(t);
-      snprintf(e->why, KF_HARNESS_WHY, "%s: its compiled models' timing ran "
-               "past %d ms; its process was killed", s->who, tmo);
-      return KF_OUTCOME_TIMEOUT;
-    }
-    if (k != 1) return p_gone(e, s, "timing its compiled models");
+    /* they start once the outputs are copied (fix_outputs, above): the
+     * reference's process adds nothing to its clock that a candidate's
+     * does not */
+    if (say(t, "BASE\n")) return p_gone(e, s, "before timing its compiled "
+                                      "models");
+    if ((oc = p_reply(e, s, tmo, "its compiled models' timing",
+                      "timing its compiled models", line, sizeof line)))
+      return oc;
     if (strncmp(line, "BASED ", 6) ||
         sscanf(line + 6, "%llu %llu %llu %llu", &bseq, &base, &tuned,
                &bflags) != 4 || bseq != seq)
@@ -1105,6 +1133,7 @@ static int torch_open(kf_ev *e) {
   c->persist = c->jit || e->o->torch_persistent;
   /* on the GPU a side's time is its own process's claim */
   e->draw_per_side = c->cuda;
+  c->trace_clock = getenv("KF_TORCH_TRACE_CLOCK") != NULL;
   c->cpu = e->o->cpu >= 0 ? e->o->cpu : sched_getcpu();
   /* on the GPU the time is the device's; the runners' compilers and the
    * driver's threads are not squeezed onto one core */
@@ -1688,24 +1717,30 @@ static int sampler_draw(kf_ev *e, const kf_gen *g, uint32_t *which) {
     kf_strlcpy(e->why, "the draw's buffer plan is too long", KF_HARNESS_WHY);
     return KF_OUTCOME_INFRA_ERROR;
   }
-  torch_side *t = TS(s);
   int oc = p_send(e, s, plan);
   if (oc) return oc == KF_OUTCOME_INFRA_ERROR ? oc : KF_OUTCOME_SPEC_ERROR;
   char line[LINE];
-  int from, tmo = e->o->call_timeout_ms * 3 + 5000;
-  int k = wait_line(t, false, tmo, &from, line, sizeof line);
-  if (k == 1 && !strcmp(line, "SAMPLED")) return 0;
-  if (k == 1 && !strncmp(line, "ERR spec ", 9)) {
+  oc = p_reply(e, s, e->o->call_timeout_ms * 3 + 5000, "drawing the inputs",
+               "drawing the inputs", line, sizeof line);
+  if (!oc && !strcmp(line, "SAMPLED")) return 0;
+  if (!oc && !strncmp(line, "ERR spec ", 9)) {
     snprintf(e->why, KF_HARNESS_WHY, "the reference's get_inputs() "
              "(distribution 'sample'): %.1800s", line + 9);
     return KF_OUTCOME_SPEC_ERROR;
   }
-  snprintf(e->why, KF_HARNESS_WHY, "the reference's get_inputs() "
-           "(distribution 'sample'): %.1800s",
-           k == 1 ? line : k == -1 ? "no draw within the reference's call "
-                                     "timeout" : "its process ended");
+  /* its timeout or its exit, named (p_reply), or a reply it has no
+   * business giving */
+  char why[600];
+  if (oc)
+    kf_strlcpy(why, e->why, sizeof why);
+  else
+    snprintf(why, sizeof why, "%s: %.500s", s->who, line);
+  snprintf(e->why, KF_HARNESS_WHY, "distribution 'sample': %s", why);
   sampler_stop(e);
-  return k == -1 ? KF_OUTCOME_SPEC_ERROR : KF_OUTCOME_INFRA_ERROR;
+  /* as at its start (sampler_start): the problem's, not a candidate's,
+   * unless the machine's */
+  return !oc || oc == KF_OUTCOME_INFRA_ERROR ? KF_OUTCOME_INFRA_ERROR
+                                             : KF_OUTCOME_SPEC_ERROR;
 }
 
 static int torch_prepare(kf_ev *e, kf_side *s, const kf_harness_layout *L) {
@@ -1727,6 +1762,19 @@ static bool same_draw(const kf_gen *a, const kf_gen *b) {
         a->range[i] != b->range[i])
       return false;
   return true;
+}
+
+/* Input i of draw g into dst: the sampler's bytes where its
+ * distribution is `sample` (smp, sampler_draw), else the spec's fill. */
+static void draw_input(kf_ev *e, const kf_gen *g, int i, uint32_t smp,
+                       unsigned char *dst) {
+  const kf_harness_layout *L = g->L;
+  if (smp & (1u << i))
+    kf_harness__par_memcpy(dst, TE(e)->sampler->map + L->in_off[i],
+                           L->in_b[i]);
+  else
+    kf_harness__fill(dst, L->in_dt[i], L->in_n[i], g->dist[i], g->range[i],
+                     g->key[i]);
 }
 
 /* One side's draw (draw_per_side): the repetition's inputs drawn once
@@ -1765,11 +1813,7 @@ static int gen_one(kf_ev *e, kf_side *s, const kf_gen *g) {
     }
     size_t o = 0;
     for (int i = 0; i < L->n_in; i++) {
-      if (smp & (1u << i))
-        memcpy(c->stage + o, c->sampler->map + L->in_off[i], L->in_b[i]);
-      else
-        kf_harness__fill(c->stage + o, L->in_dt[i], L->in_n[i], g->dist[i],
-                         g->range[i], g->key[i]);
+      draw_input(e, g, i, smp, c->stage + o);
       o += L->in_b[i];
     }
     c->staged = *g;
@@ -1796,12 +1840,7 @@ static int torch_gen(kf_ev *e, kf_side **sides, int n, const kf_gen *g) {
   if (oc) return oc;
   for (int i = 0; i < L->n_in; i++) {
     unsigned char *dst = sides[0]->map + L->in_off[i];
-    if (smp & (1u << i))
-      kf_harness__par_memcpy(dst, TE(e)->sampler->map + L->in_off[i],
-                             L->in_b[i]);
-    else
-      kf_harness__fill(dst, L->in_dt[i], L->in_n[i], g->dist[i],
-                       g->range[i], g->key[i]);
+    draw_input(e, g, i, smp, dst);
     for (int k = 1; k < n; k++)
       if (sides[k]->map)
         kf_harness__par_memcpy(sides[k]->map + L->in_off[i], dst, L->in_b[i]);

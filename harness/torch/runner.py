@@ -116,7 +116,8 @@ CALL_SEED = INIT_SEED + 3
 NOBODY = 65534
 
 DTYPES = {}  # "f32" -> torch dtype, filled after import
-ELEM = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i32": 4, "i64": 8}
+ELEM = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i32": 4, "i64": 8,
+        "bool": 1}
 
 
 class _NotUtf8(Exception):
@@ -195,7 +196,8 @@ def _import_torch():
             pass
     DTYPES.update({"f32": torch.float32, "f64": torch.float64,
                    "bf16": torch.bfloat16, "f16": torch.float16,
-                   "i32": torch.int32, "i64": torch.int64})
+                   "i32": torch.int32, "i64": torch.int64,
+                   "bool": torch.bool})
     return torch
 
 
@@ -1343,7 +1345,10 @@ def _spin_cycles(torch, ev, target_ms=0.3):
     as the same for both.  (One try could meet an idle GPU's lower clock,
     or another process's start-up on the GPU.)"""
     try:
-        torch.cuda._sleep(1000)
+        # ~10 ms busy first: an idle GPU's clock is still rising during
+        # the first milliseconds, and a process that measured there would
+        # sleep less at the busy clock than one that did not
+        torch.cuda._sleep(20000000)
         best = 0
         for _ in range(6):
             ev[0].record()
@@ -1505,7 +1510,7 @@ def _dummies(torch, plan, dev):
     floats, zero integers (index inputs stay in range)."""
     out = []
     for off, dt, dims in plan["in"]:
-        if dt in ("i32", "i64"):
+        if dt in ("i32", "i64", "bool"):
             out.append(torch.zeros(dims, dtype=DTYPES[dt], device=dev))
         else:
             out.append(torch.randn(dims, device=dev).to(DTYPES[dt]))
@@ -1715,28 +1720,26 @@ def persist(jail):
         """The reference's torch.compile'd models timed on its call's
         inputs, each warmed by its own call first: (BASE_NS, TUNED_NS,
         FLAGS)."""
-        base = tuned_ns = flags = 0
-        hwarm.own(torch, compiled, plan, key, cfg, dev)
-        r2, ts, ta, th = _timed_gpu(torch, compiled, args, flush, ev,
-                                    seq + 1, spin)
-        base, bflags = acct.charge_trusted(ts, ta, th)
-        if bflags & _Charge.HOST:
-            flags |= _Charge.BASE_HOST
-        del r2
-        if key in tuned_ok:
-            hwarm.own(torch, tuned, plan, key, cfg, dev)
-            r3, ts, ta, th = _timed_gpu(torch, tuned, args, flush, ev,
-                                        seq + 2, spin)
-            tuned_ns, tflags = acct.charge_trusted(ts, ta, th)
-            if tflags & _Charge.HOST:
-                flags |= _Charge.TUNED_HOST
-            del r3
-        return base, tuned_ns, flags
+        ns, flags = [0, 0], 0
+        for i, (model, host) in enumerate(((compiled, _Charge.BASE_HOST),
+                                           (tuned, _Charge.TUNED_HOST))):
+            if i and key not in tuned_ok:
+                break
+            hwarm.own(torch, model, plan, key, cfg, dev)
+            r, ts, ta, th = _timed_gpu(torch, model, args, flush, ev,
+                                       seq + 1 + i, spin)
+            del r
+            ns[i], f = acct.charge_trusted(ts, ta, th)
+            if f & _Charge.HOST:
+                flags |= host
+        return ns[0], ns[1], flags
+
     while True:
         # between calls, outside any timed window; a timed GPU call is
         # seeded again after its warm-ups (_timed_gpu)
         torch.manual_seed(CALL_SEED)
         line = lines.next()
+        r0 = time.perf_counter_ns()
         if line is None or line == "EXIT":
             os._exit(0)
         cmd, _, arg = line.partition(" ")
@@ -1857,6 +1860,7 @@ def persist(jail):
             _say(reply, "ERR infra the call's buffers: %s" % e)
             os._exit(3)
         ns = base = tuned_ns = flags = 0
+        trace = ""
         try:
             with torch.no_grad():
                 if cuda and timed:
@@ -1873,8 +1877,10 @@ def persist(jail):
                             hwarm.candidate(torch)
                         hwarm.own(torch, fn, plan, key, cfg, dev,
                                   trusted=ref)
+                    r1 = time.perf_counter_ns()
                     res, ts, ta, th = _timed_gpu(torch, fn, args, flush, ev,
                                                  seq, spin)
+                    r2 = time.perf_counter_ns()
                     ns, flags = acct.charge_call(ts, ta, th)
                 else:
                     res = call(*args)
@@ -1885,13 +1891,28 @@ def persist(jail):
                 if not put1(res):
                     _put(torch, res, outs, names)
                 del res
+                if cuda and timed:
+                    # where this process's share of the clock went (after
+                    # the reply's eight numbers, which are all backend.c
+                    # reads; it logs these with KF_TORCH_TRACE_CLOCK)
+                    trace = " t=%d,%d,%d,%d,%d" % (
+                        (r1 - r0) // 1000, (r2 - r1) // 1000,
+                        (time.perf_counter_ns() - r2) // 1000, ts // 1000,
+                        spin)
                 based = cuda and timed and ref and key in prepared
                 if based and pre:
                     # after DONE: the harness's clock of this call ends at
                     # its copy of the outputs, and the candidate's holds
                     # no such work
-                    _say(reply, "DONE %d %d 0 0 %d 0 0 0" % (
-                        seq, ns, flags | _Charge.BASED_NEXT))
+                    _say(reply, "DONE %d %d 0 0 %d 0 0 0%s" % (
+                        seq, ns, flags | _Charge.BASED_NEXT, trace))
+                    # and only once the harness has copied the outputs
+                    # (BASE): that copy is on the clock, and the
+                    # candidate's has nothing of its process running
+                    # beside it (a busy core, its memory traffic)
+                    go = lines.next()
+                    if go != "BASE":
+                        os._exit(0 if go in (None, "EXIT") else 3)
                     try:
                         b, tn, bf = baselines(plan, key, args, seq)
                     except Exception:
@@ -1913,8 +1934,9 @@ def persist(jail):
         del ins, outs, args, put1
         if cuda and gate.convicts(busy, nslow, ranout):
             flags |= _Charge.GATE
-        _say(reply, "DONE %d %d %d %d %d %d %d %d" % (
-            seq, ns, base, tuned_ns, flags, busy, nslow, 1 if ranout else 0))
+        _say(reply, "DONE %d %d %d %d %d %d %d %d%s" % (
+            seq, ns, base, tuned_ns, flags, busy, nslow, 1 if ranout else 0,
+            trace))
 
 
 # --------------------------------------------------------------- sample --
@@ -1930,6 +1952,60 @@ def _seed_all(key):
             np.random.seed(key % (1 << 32))
         except Exception:
             pass
+
+
+def _warm_draw(torch):
+    """A draw's every step once, before the lockdown, with what it
+    imports (after it, an import or a file read is SIGSYS): the seeding of
+    torch, Python's random and numpy's, and CPU ops -- get_inputs() makes
+    its tensors on the CPU, and an op's first call initializes what it
+    needs from files.  The H200's torch and numpy (newer than Debian's:
+    numpy.random is imported at first use) killed every first draw
+    without it (2026-12-01)."""
+    import random  # noqa: F401  (_seed_all)
+    try:
+        import numpy.random  # noqa: F401
+    except ImportError:
+        pass
+    torch.manual_seed(INIT_SEED)
+    _seed_all(INIT_SEED)
+    _warm(torch, "cpu")
+    for f in (torch.rand, torch.randn):
+        f(4, 8).abs().sum()
+    torch.randint(0, 8, (4,)).float()
+    torch.randperm(8)
+    torch.frombuffer(bytearray(8), dtype=torch.uint8).clone()
+    _same_bits(torch, [torch.zeros(2)], [torch.zeros(2)])
+
+
+def _same_bits(torch, xs, ys):
+    """The index of the first element of get_inputs()'s two lists that
+    differs, bit for bit (NaN equal to itself), or None."""
+    for i, (a, b) in enumerate(zip(xs, ys)):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            if a.dtype != b.dtype or a.shape != b.shape:
+                return i
+            a = a.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+            b = b.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+            if not torch.equal(a, b):
+                return i
+        elif isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            return i
+        else:
+            try:
+                if a != b:
+                    return i
+            except Exception:
+                return i
+    return None if len(xs) == len(ys) else min(len(xs), len(ys))
+
+
+UNSEEDED = ("get_inputs() gave other inputs under the same seeds (torch's, "
+            "Python's random and numpy's legacy one), in input %d: it draws "
+            "from a generator of its own (a torch.Generator, numpy's "
+            "default_rng(), a module-level state), so a draw cannot be "
+            "repeated (distribution 'sample' draws by it; the determinism "
+            "check's second run draws again)")
 
 
 def sample(jail):
@@ -1961,6 +2037,7 @@ def sample(jail):
                        prot=mmap.PROT_READ | mmap.PROT_WRITE)
         os.close(3)
         code = compile(src, "side.py", "exec", dont_inherit=True)
+        _warm_draw(torch)
     except Exception as e:
         _say(reply, "FAIL infra %s" % _short_exc(e))
         return 3
@@ -1991,6 +2068,7 @@ def sample(jail):
     # which element of get_inputs() each tensor input is: the spec's
     # forward arguments (torch.args), tensors in order otherwise
     pos = [p for p, a in enumerate(cfg.get("args") or []) if "t" in a]
+    checked = False
     lines = _Lines(0)
     while True:
         line = lines.next()
@@ -2008,6 +2086,17 @@ def sample(jail):
             _seed_all(key)
             with torch.no_grad():
                 xs = list(get_inputs())
+            # once per process (an evaluation): the same key draws the
+            # same bits, or nothing drawn by it can be drawn again
+            if not checked:
+                checked = True
+                torch.manual_seed(key & ((1 << 63) - 1))
+                _seed_all(key)
+                with torch.no_grad():
+                    differs = _same_bits(torch, xs, list(get_inputs()))
+                if differs is not None:
+                    _say(reply, "ERR spec " + UNSEEDED % differs)
+                    continue
         except Exception as e:
             _say(reply, "ERR spec get_inputs() failed: %s" % _short_exc(e))
             continue
@@ -2020,7 +2109,10 @@ def sample(jail):
                 bad = "get_inputs()[%d] is a %s, not a tensor" % (
                     p, type(x).__name__)
                 break
-            if x.dtype != DTYPES[dt] or list(x.shape) != list(dims):
+            # a 0-dim tensor is a spec's shape ["1"] (cli_import.c
+            # tensor_json)
+            shape = list(x.shape) if x.dim() else [1]
+            if x.dtype != DTYPES[dt] or shape != list(dims):
                 bad = ("get_inputs()[%d] is %s of shape %s where the spec's "
                        "size has %s of shape %s: distribution 'sample' "
                        "draws the file's own sizes only" % (
@@ -2047,15 +2139,18 @@ def _describe(torch, x, where):
     if isinstance(x, torch.Tensor):
         dt = {torch.float32: "f32", torch.float64: "f64",
               torch.bfloat16: "bf16", torch.float16: "f16",
-              torch.int32: "i32", torch.int64: "i64"}.get(x.dtype)
+              torch.int32: "i32", torch.int64: "i64",
+              torch.bool: "bool"}.get(x.dtype)
         if dt is None:
             raise _Refused("%s is a tensor of dtype %s; specs hold f32, f64,"
-                           " bf16, f16, i32, i64" % (where, x.dtype))
+                           " bf16, f16, i32, i64, bool" % (where, x.dtype))
         if x.dim() > 4:
             raise _Refused("%s has %d dimensions; specs hold at most 4" %
                            (where, x.dim()))
         d = {"tensor": True, "dtype": dt, "shape": list(x.shape)}
-        if dt in ("i32", "i64") and x.numel():
+        if dt == "bool":
+            pass  # drawn as 0/1 (cli_import.c), whatever was seen
+        elif dt in ("i32", "i64") and x.numel():
             d["min"] = int(x.min())
             d["max"] = int(x.max())
         elif x.numel():
@@ -2135,7 +2230,7 @@ def inspect_ref(kind, path):
     try:
         torch = _import_torch()
         src = _read_source(path)
-        _warm(torch, "cpu")
+        _warm_draw(torch)
         _libc = ctypes.CDLL(None, use_errno=True)
         code = compile(src, os.path.basename(path), "exec",
                        dont_inherit=True)
@@ -2195,6 +2290,19 @@ def inspect_ref(kind, path):
             # what a spec cannot hold is named before anything runs on it
             out["inputs"] = [_describe(torch, x, "input %d" % i)
                              for i, x in enumerate(inputs)]
+            # distribution `sample` draws by get_inputs() under a key: its
+            # draws must be a function of the seeds the sampler sets
+            # (sample(), UNSEEDED); kf import infers them otherwise
+            draws = []
+            for _ in range(2):
+                torch.manual_seed(INIT_SEED + 7)
+                _seed_all(INIT_SEED + 7)
+                draws.append(list(ns["get_inputs"]()))
+            differs = _same_bits(torch, *draws)
+            out["reproducible"] = differs is None
+            if differs is not None:
+                out["unseeded"] = UNSEEDED % differs
+            del draws
             torch.manual_seed(INIT_SEED)
             model = ns["Model"](*init)
             model.eval()

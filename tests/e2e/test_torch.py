@@ -371,8 +371,10 @@ WATCHER = READS_FILE.replace(
 
 BAD_STRING = MODEL.replace("return [torch.randn(batch_size, in_features)]",
                            "return [torch.randn(batch_size, in_features), 'mean']")
+# a dtype no spec holds (bool is one since 2026-12-01: MASKED below)
 BAD_DTYPE = MODEL.replace("return [torch.randn(batch_size, in_features)]",
-                          "return [torch.randn(batch_size, in_features) > 0]")
+                          "return [torch.randn(batch_size, in_features, "
+                          "dtype=torch.complex64)]")
 # writes into its input: the harness maps a reference's inputs read-only,
 # so every evaluation of such a problem crashed (red team, 2026-11-30)
 BAD_INPLACE = '''import torch
@@ -494,6 +496,58 @@ LOOKUP_HIGH_WRONG = LOOKUP.replace("class Model(", "class ModelNew(").replace(
     "        return self.table[idx]",
     "        return self.table[idx] * (idx < 900).unsqueeze(1)")
 
+# get_inputs() from a generator of its own, whose state advances from
+# call to call: no seed of the sampler's repeats a draw.
+UNSEEDED = '''import torch
+import torch.nn as nn
+
+G = torch.Generator()
+G.manual_seed(5)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(64, generator=G)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# KernelBench level 1's masked_cumsum, smaller: a torch.bool mask among
+# the inputs (kf import refused the dtype), and a bool output.
+MASKED = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x, mask):
+        return torch.cumsum(x * mask, dim=self.dim), mask & (x > 0.5)
+
+
+def get_inputs():
+    x = torch.rand(16, 256)
+    return [x, torch.randint(0, 2, x.shape).bool()]
+
+
+def get_init_inputs():
+    return [1]
+'''
+MASKED_NEW = MASKED.replace("class Model(", "class ModelNew(")
+# the mask dropped from the sum
+MASKED_UNMASKED = MASKED_NEW.replace("torch.cumsum(x * mask,",
+                                     "torch.cumsum(x,")
+# the bool output's mask dropped
+MASKED_ALL = MASKED_NEW.replace("mask & (x > 0.5)", "x > 0.5")
+
 # In place, and every byte as it was (inputs in [0, 1): a ReLU changes
 # none): the byte test passed it, and every evaluation crashed.
 BAD_INPLACE_SAME = BAD_INPLACE.replace(
@@ -557,6 +611,20 @@ def import_model(c):
     return prob
 
 
+def import_kb(c, work, name, text, what):
+    """`kf import kernelbench` of text, written as WORK/NAME.py, into
+    WORK/NAME, which must succeed: the problem directory, its spec and
+    the import's stderr."""
+    f = os.path.join(work, name + ".py")
+    write(f, text)
+    prob = os.path.join(work, name)
+    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", prob],
+                            work, 600)
+    check(rc == 0, "import of %s: exit %d: %s" % (what, rc, err))
+    with open(os.path.join(prob, "spec.json")) as fh:
+        return prob, json.load(fh), err
+
+
 def evaluate(c, prob, source, tag, extra=()):
     path = os.path.join(c.dir, "%s.py" % tag)
     write(path, source)
@@ -596,7 +664,8 @@ def body(c):
     check(rc == 2 and "exists" in err, "import over an existing directory: "
           "exit %d, %r" % (rc, err))
     for tag, text, words in (("str", BAD_STRING, "input 1 is a str"),
-                             ("bool", BAD_DTYPE, "dtype torch.bool"),
+                             ("complex", BAD_DTYPE,
+                              "dtype torch.complex64"),
                              ("shape", BAD_SHAPE, "depends on the input"),
                              ("inplace", BAD_INPLACE,
                               "writes into input 0"),
@@ -632,61 +701,30 @@ def body(c):
                              os.path.join(work, "bom_out")], work, 600)
     check(rc == 0, "import of a BOM file with forward(self, out): exit %d: "
           "%s" % (rc, err))
-    f = os.path.join(work, "floats.py")
-    write(f, FLOATS)
-    fprob = os.path.join(work, "floats")
-    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", fprob],
-                            work, 600)
-    check(rc == 0, "import of integral and infinite float arguments: exit "
-          "%d: %s" % (rc, err))
+    fprob, _, _ = import_kb(c, work, "floats", FLOATS,
+                            "integral and infinite float arguments")
     r = evaluate(c, fprob, FLOATS_NEW, "floats", ("--stop-after", "verify"))
     check(r["outcome"] == "ok", "float arguments 2.0, -inf and 3.0: %s (%s)"
           % (r["outcome"], r.get("reason")))
-    f = os.path.join(work, "logs.py")
-    write(f, LOGS)
-    lprob = os.path.join(work, "logs")
-    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", lprob],
-                            work, 600)
-    check(rc == 0, "import of the log model: exit %d: %s" % (rc, err))
-    with open(os.path.join(lprob, "spec.json")) as fh:
-        ls = json.load(fh)
+    lprob, ls, _ = import_kb(c, work, "logs", LOGS, "the log model")
     check(ls["inputs"][0]["dists"] == ["sample"] and ls["allow_nan"] is True,
           "a torch.rand input drawn by get_inputs() and -inf output: dists "
           "%r, allow_nan %r" % (ls["inputs"][0]["dists"], ls["allow_nan"]))
     r = evaluate(c, lprob, LOGS_NEW, "logs", ("--stop-after", "verify"))
     check(r["outcome"] == "ok", "log of U(0, 1) with -inf: %s (%s)" % (
         r["outcome"], r.get("reason")))
-    f = os.path.join(work, "relu6.py")
-    write(f, RELU6)
-    rprob = os.path.join(work, "relu6")
-    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", rprob],
-                            work, 600)
-    check(rc == 0, "import of the ReLU6 model: exit %d: %s" % (rc, err))
+    rprob, _, _ = import_kb(c, work, "relu6", RELU6, "the ReLU6 model")
     r = evaluate(c, rprob, RELU6_AS_RELU, "relu6", ("--stop-after", "verify"))
     check(r["outcome"] == "wrong_answer", "plain ReLU for a ReLU6 whose "
           "inputs span [-10, 10]: %s (%s)" % (r["outcome"], r.get("reason")))
-    f = os.path.join(work, "clamp4.py")
-    write(f, CLAMP4)
-    cprob = os.path.join(work, "clamp4")
-    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", cprob],
-                            work, 600)
-    check(rc == 0, "import of the clamp model: exit %d: %s" % (rc, err))
-    with open(os.path.join(cprob, "spec.json")) as fh:
-        cs = json.load(fh)
+    cprob, cs, _ = import_kb(c, work, "clamp4", CLAMP4, "the clamp model")
     check(cs["inputs"][0]["dists"] == ["sample"], "inputs of randn * 2.5: "
           "dists %r, not get_inputs()'s own" % cs["inputs"][0]["dists"])
     r = evaluate(c, cprob, CLAMP4_AS_ID, "clamp4", ("--stop-after", "verify"))
     check(r["outcome"] == "wrong_answer", "the identity for a clamp at 4 "
           "whose inputs are randn * 2.5: %s (%s)" % (r["outcome"],
                                                      r.get("reason")))
-    f = os.path.join(work, "lookup.py")
-    write(f, LOOKUP)
-    kprob = os.path.join(work, "lookup")
-    rc, out, err = c.kf_run(["import", "kernelbench", f, "--out", kprob],
-                            work, 600)
-    check(rc == 0, "import of the lookup model: exit %d: %s" % (rc, err))
-    with open(os.path.join(kprob, "spec.json")) as fh:
-        ks = json.load(fh)
+    kprob, ks, _ = import_kb(c, work, "lookup", LOOKUP, "the lookup model")
     check(ks["inputs"][0]["dists"] == ["sample"] and
           "range" not in ks["inputs"][0], "an index into 1,000 rows: %r, "
           "not drawn by get_inputs()" % ks["inputs"][0])
@@ -697,8 +735,60 @@ def body(c):
                  "lookup_honest", ("--stop-after", "verify"))
     check(r["outcome"] == "ok", "the lookup itself: %s (%s)" % (
         r["outcome"], r.get("reason")))
+    # a get_inputs() whose process dies in a draw (after the import, which
+    # ran it once): the problem's error, its exit named -- not "its
+    # process ended" (the H200's first draws, 2026-12-01)
+    with open(os.path.join(kprob, "reference.py")) as fh:
+        dying = fh.read().replace(
+            "    return [torch.randint(0, 1000, (8,))]",
+            "    import os\n    os._exit(7)")
+    check("os._exit(7)" in dying, "the lookup's reference has no get_inputs")
+    write(os.path.join(kprob, "reference.py"), dying)
+    r = evaluate(c, kprob, LOOKUP.replace("class Model(", "class ModelNew("),
+                 "lookup_dying", ("--stop-after", "verify"))
+    why = r.get("reason") or ""
+    check(r["outcome"] == "spec_error" and "distribution 'sample'" in why and
+          "status 7" in why, "a get_inputs() that exits in its draw: %s (%s)"
+          % (r["outcome"], why))
+    # a get_inputs() whose draws the seeds do not decide: kf import says
+    # so and describes its inputs instead; a spec that asks for `sample`
+    # anyway is refused at the first draw (the determinism check's second
+    # run would have drawn other inputs, and the candidate been called
+    # nondeterministic)
+    uprob, us, err = import_kb(c, work, "unseeded", UNSEEDED, "a "
+                               "get_inputs() with its own generator")
+    check("generator of its own" in err, "kf import did not say that "
+          "get_inputs() keeps a generator of its own: %s" % err)
+    check(us["inputs"][0]["dists"] != ["sample"], "its inputs are inferred, "
+          "not drawn by it: %r" % us["inputs"][0]["dists"])
+    us["inputs"][0]["dists"] = ["sample"]
+    write(os.path.join(uprob, "spec.json"), json.dumps(us))
+    r = evaluate(c, uprob, UNSEEDED.replace("class Model(", "class ModelNew("),
+                 "unseeded", ("--stop-after", "verify"))
+    why = r.get("reason") or ""
+    check(r["outcome"] == "spec_error" and "generator of its own" in why,
+          "distribution sample by an unseeded get_inputs(): %s (%s)" % (
+              r["outcome"], why))
     c.log("kf import: inputs drawn by get_inputs() (distribution sample): "
           "a clamp at 4 and rows past 900 reached")
+    # a bool mask in and a bool tensor out, compared exactly
+    mprob, ms, _ = import_kb(c, work, "masked", MASKED,
+                             "a masked cumsum (a bool input)")
+    check(ms["inputs"][1]["dtype"] == "bool" and
+          ms["outputs"][1]["dtype"] == "bool" and
+          ms["tolerance"]["bool"] == {"rtol": 0, "atol": 0},
+          "the mask and the bool output as dtype bool, exact: %r"
+          % ms)
+    r = evaluate(c, mprob, MASKED_NEW, "masked", ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "the masked cumsum itself: %s (%s)" % (
+        r["outcome"], r.get("reason")))
+    for src, tag, what in ((MASKED_UNMASKED, "masked_sum", "'out0'"),
+                           (MASKED_ALL, "masked_out", "'out1'")):
+        r = evaluate(c, mprob, src, tag, ("--stop-after", "verify"))
+        check(r["outcome"] == "wrong_answer" and
+              what in (r.get("reason") or ""), "%s: %s (%s)" % (
+                  tag, r["outcome"], r.get("reason")))
+    c.log("kf import: a bool mask in and a bool output, exact")
 
     # 2. The second command: a verified kernel.
     rc, out, err = c.kf_run(["run", prob, "--data", c.dir, "--evals", "4",

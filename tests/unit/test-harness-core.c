@@ -368,6 +368,27 @@ static void test_draws_independent(void **state) {
   }
 }
 
+/* A bool tensor (one byte an element) gets 0 or 1 from every
+ * distribution that fits it ('index' over [0, 2)), both about equally
+ * often, and nothing past its bytes. */
+static void test_draw_bool(void **state) {
+  (void)state;
+  enum { NB = 4096 };
+  uint8_t b[NB + 8];
+  memset(b, 0x77, sizeof b);
+  kf_harness__fill(b, KF_DT_BOOL, NB, KF_DIST_INDEX, 2,
+                   kf_harness__key(11, 0, 0, 0));
+  int ones = 0;
+  for (int i = 0; i < NB; i++) {
+    assert_true(b[i] == 0 || b[i] == 1);
+    ones += b[i];
+  }
+  assert_true(ones > NB / 2 - 300 && ones < NB / 2 + 300);
+  for (int i = NB; i < NB + 8; i++) assert_int_equal(b[i], 0x77);
+  /* and exactly compared: 0 against 1 is no tolerance's question */
+  assert_true(kf_harness__load(b, KF_DT_BOOL, 0) == b[0]);
+}
+
 /* The coordinator refuses a campaign whose runners would not fit from
  * kf_spec_runner_bytes; the harness maps kf_harness__make_layout's image.
  * They must agree byte for byte, for both backends' guards, or a spec
@@ -471,6 +492,7 @@ int main(void) {
       cmocka_unit_test(test_layout_max_bytes),
       cmocka_unit_test(test_footprint_gbps),
       cmocka_unit_test(test_draws_independent),
+      cmocka_unit_test(test_draw_bool),
       cmocka_unit_test(test_mixed_signed_zeros),
       cmocka_unit_test(test_layout_matches_footprint),
       cmocka_unit_test(test_wall_bound),

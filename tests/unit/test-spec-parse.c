@@ -319,7 +319,7 @@ static void test_malformed(void **state) {
       /* dtypes and distributions */
       {"\"dtype\": \"f32\"", "\"dtype\": \"f33\"",
        "spec.json: inputs[0].dtype: unknown dtype 'f33' (expected one of "
-       "f32, f64, bf16, f16, i32, i64)"},
+       "f32, f64, bf16, f16, i32, i64, bool)"},
       {"\"dtype\": \"f32\"", "\"dtype\": 32",
        "inputs[0].dtype: must be a string, not a number"},
       {"\"normal\", \"wide\"", "\"normal\", \"gauss\"",
@@ -338,6 +338,11 @@ static void test_malformed(void **state) {
        "inputs[0].dists[1]: 'index' does not fit dtype f32"},
       {"\"dists\": [\"index\"]", "\"dists\": [\"normal\"]",
        "inputs[1].dists[0]: 'normal' does not fit dtype i32"},
+      /* a mask (torch.bool) is drawn as 0/1 by 'index', never by a float
+       * distribution */
+      {"\"dtype\": \"i32\", \"shape\": [\"M\"], \"dists\": [\"index\"]",
+       "\"dtype\": \"bool\", \"shape\": [\"M\"], \"dists\": [\"uniform\"]",
+       "inputs[1].dists[0]: 'uniform' does not fit dtype bool"},
       {", \"range\": \"N\"", "",
        "inputs[1].range: missing: distribution 'index' needs a range"},
       {"\"dists\": [\"normal\", \"wide\"]}",
@@ -384,7 +389,7 @@ static void test_malformed(void **state) {
       {"{\"f32\": {", "{\"f64\": {", "tolerance.f64: no output has dtype f64"},
       {"{\"f32\": {", "{\"f31\": {",
        "tolerance.f31: unknown field (expected one of f32, f64, bf16, f16, "
-       "i32, i64)"},
+       "i32, i64, bool)"},
       {"\"tolerance\": {\"f32\": {\"rtol\": 1e-4, \"atol\": 1e-6}}",
        "\"tolerance\": {}",
        "spec.json: tolerance: no entry for dtype f32 of outputs[0] (y)"},
@@ -964,6 +969,14 @@ static void test_helpers(void **state) {
   assert_int_equal(d, KF_DT_BF16);
   assert_int_equal(kf_dtype_size(d), 2);
   assert_string_equal(kf_dtype_name(KF_DT_I64), "i64");
+  /* torch.bool: one byte, compared exactly (KernelBench's masked_cumsum
+   * takes a bool mask) */
+  assert_int_equal(kf_dtype_parse("bool", &d), 0);
+  assert_int_equal(d, KF_DT_BOOL);
+  assert_int_equal(kf_dtype_size(d), 1);
+  assert_true(kf_dtype_exact(KF_DT_BOOL) && kf_dtype_exact(KF_DT_I32) &&
+              kf_dtype_exact(KF_DT_I64));
+  assert_false(kf_dtype_exact(KF_DT_F32) || kf_dtype_exact(KF_DT_BF16));
   assert_int_equal(kf_dtype_parse("f8", &d), KF_ESPEC);
   assert_int_equal(kf_dist_parse("offset", &ds), 0);
   assert_int_equal(ds, KF_DIST_OFFSET);

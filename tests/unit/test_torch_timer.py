@@ -338,9 +338,9 @@ def words():
               "backend.c prints the note's words: %r" % phrase)
     with open(os.path.join(SRC, "harness", "torch", "runner.py")) as f:
         py = f.read()
-    check('"DONE %d %d %d %d %d %d %d %d" % (\n'
+    check('"DONE %d %d %d %d %d %d %d %d%s" % (\n'
           '            seq, ns, base, tuned_ns, flags, busy, nslow, '
-          '1 if ranout else 0)' in py,
+          '1 if ranout else 0,\n            trace)' in py,
           "runner.py's DONE carries both baselines, FLAGS and the gate's "
           "wait")
     check("%llu %llu %llu %llu %llu %llu %llu %llu" in c and "!= 8" in c,
@@ -364,6 +364,12 @@ def words():
           '"%llu %llu %llu %llu", &bseq, &base, &tuned' in c,
           "runner.py's BASED follows a DONE flagged 32, and backend.c "
           "reads its seq, both baselines and FLAGS")
+    # the baselines start only when the harness says BASE, once it has
+    # copied the outputs (that copy is on the reference's clock)
+    check('if go != "BASE":' in py and 'say(t, "BASE\\n")' in c and
+          c.index("fix_outputs(s, c->L);") < c.index('say(t, "BASE\\n")'),
+          "runner.py waits for BASE before its baselines, and backend.c "
+          "sends it after the outputs' copy")
 
 
 class SlicedGpu:
