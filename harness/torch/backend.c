@@ -78,6 +78,13 @@
 #define MAX_SOURCE (1u << 20)
 #define FLUSH_LEN (32u << 20)
 #define START_MS 180000 /* importing torch on a loaded machine */
+/* How long after WARMED the eval waits for QUEUED before its draw and go
+ * word: the runner queues the call with the GPU held at the go word
+ * (runner.py _gated_begin), which a function that waits on the GPU from
+ * the host cannot finish until the go word is written.  Such a function
+ * then pays its host time on the clock; every other one has queued in a
+ * few ms of Python dispatch. */
+#define GO_WAIT_MS 50
 /* PREP: torch.compile's default mode, then max-autotune, which runner.py
  * gives up after TUNE_BUDGET_S (30 s) */
 #define PREP_MS (START_MS + 60000)
@@ -91,6 +98,9 @@ typedef struct {
   char python[512];
   bool persist;         /* one process per side (runner.py persist) */
   bool cuda;            /* device cuda: JIT sandbox, GPU timing */
+  bool no_gate;         /* KF_TORCH_GATE=0: the sleep's protocol, for a
+                           side-by-side run or a driver whose wait
+                           misbehaves (runner.py _GoGate) */
   bool trace_clock;     /* KF_TORCH_TRACE_CLOCK: log each timed call's
                            share of the clock (p_call) */
   bool jit;             /* the JIT sandbox (cuda, or --torch-jit) */
@@ -161,6 +171,13 @@ typedef struct {
                            draw's copy into the image (gen_one) */
   bool out_fixed;
   size_t out_len;
+  /* the GPU's go word (runner.py _GoGate): the first word of a page after
+   * the image's buffers, at go_off (0: none); a timed call's GPU work
+   * waits there for go_seq, written once its draw is in the image */
+  size_t go_off;
+  bool gated;           /* LOCKED said gate=yes */
+  bool queued;          /* QUEUED came within GO_WAIT_MS of WARMED */
+  uint32_t go_seq;
   const char *mode;     /* runner.py's mode when not the side's model
                            ("sample": the sampler), else NULL */
 } torch_side;
@@ -643,6 +660,13 @@ static void p_locked(kf_ev *e, kf_side *s, const char *line) {
   const char *tw = strstr(line, " timer=");
   t->o_known = tw && sscanf(tw + 7, "%llu/%llu", &t->o_ns,
                             &t->o_bound_ns) == 2;
+  t->gated = t->go_off && strstr(line, " gate=yes") != NULL;
+  /* runner.py _GoGate: without it the sleep's protocol, whose harness
+   * work inside the clock a candidate's process can skip */
+  if (c->cuda && t->go_off && !t->gated)
+    kf_log(KF_LOG_INFO, "%s: its timed calls are not held at a go word "
+           "(the driver has no stream wait on host memory, or the image "
+           "is not page-locked): the sleep's protocol", s->who);
   /* runner.py _pin: pageable copies still work, slower and noisier */
   if (strstr(line, " pinned=no"))
     kf_log(KF_LOG_INFO, "%s: its image is not page-locked (the driver "
@@ -853,6 +877,20 @@ static void gate_convicts(kf_side *ref, kf_side *prev, unsigned long long busy,
            nslow);
 }
 
+/* QUEUED n: the timed call queued behind the go word (_GoGate).  0, or
+ * the outcome of a forged, stale or failing reply. */
+static int queued_line(kf_ev *e, kf_side *s, const char *line, uint32_t seq) {
+  unsigned long long q = 0;
+  if (strncmp(line, "QUEUED ", 7)) return p_bad_line(e, s, line);
+  if (sscanf(line + 7, "%llu", &q) != 1 || q != seq) {
+    snprintf(e->why, KF_HARNESS_WHY, "%s: reply '%.100s' to warm-up %u: "
+             "forged or stale reply", s->who, line, seq);
+    kill_zygote(TS(s));
+    return KF_OUTCOME_SANDBOX_VIOLATION;
+  }
+  return 0;
+}
+
 /* The first half of a timed call on the GPU, before the side's inputs
  * are drawn (draw_per_side): WARM -- the gate, a null sample of the
  * timer, the side's function on dummies, all waited for (runner.py).
@@ -896,6 +934,16 @@ static int p_warm(kf_ev *e, kf_side *s, const kf_call *c) {
   if (s->is_ref && (flags & 16))
     gate_convicts(s, te->last, busy, nslow, ranout);
   t->warmed = true;
+  t->queued = false;
+  t->go_seq = seq;
+  if (!t->gated) return 0;
+  /* the call queued behind the go word (runner.py _GoGate): a late
+   * QUEUED comes before the call's DONE (p_call) */
+  int from, k = wait_line(t, false, GO_WAIT_MS, &from, line, sizeof line);
+  if (k == -1) return 0;
+  if (k != 1) return p_gone(e, s, "queuing its call");
+  if ((oc = queued_line(e, s, line, seq))) return oc;
+  t->queued = true;
   return 0;
 }
 
@@ -951,11 +999,25 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
   /* on the GPU the first calls JIT-compile (Triton builds its launcher
    * with a C compiler, then ptxas): untimed calls get time for that */
   if (te->cuda && !c->timed && tmo < START_MS / 2) tmo = START_MS / 2;
+  /* the draw is in the image (gen_one): the call's GPU work, queued at
+   * WARM behind the go word, may start */
+  bool gated = gpu_timed && t->gated;
   uint64_t c0 = cpu_ns(t), t0 = kf_now_ns();
+  /* after t0: nothing of the call's GPU work can precede its RUN..DONE,
+   * which bounds its claim */
+  if (gated)
+    __atomic_store_n((uint32_t *)(s->map + t->go_off), t->go_seq,
+                     __ATOMIC_RELEASE);
   int oc = p_send(e, s, plan);
   if (oc) return oc;
   char line[LINE];
   oc = p_reply(e, s, tmo, "the call", "during the call", line, sizeof line);
+  if (!oc && gated && !t->queued) {
+    /* QUEUED came after GO_WAIT_MS (p_warm): its line first */
+    if ((oc = queued_line(e, s, line, t->go_seq))) return oc;
+    oc = p_reply(e, s, tmo, "the call", "during the call", line,
+                 sizeof line);
+  }
   uint64_t t1 = kf_now_ns();
   if (oc) return oc;
   unsigned long long rseq = 0, ev = 0, base = 0, tuned = 0, side = 0;
@@ -976,9 +1038,10 @@ static int p_call(kf_ev *e, kf_side *s, const kf_call *c, uint64_t *ns) {
     kf_log(KF_LOG_INFO, "clock of %s call %u: draw %" PRIu64 " us, send to "
            "reply %" PRIu64 " us (runner: args %llu, timed call %llu of "
            "which events %llu, outputs put %llu; sleep %llu cycles), reply "
-           "to outputs fixed %" PRIu64 " us", s->who, seq,
+           "to outputs fixed %" PRIu64 " us%s", s->who, seq,
            clock0 && t0 > clock0 ? (t0 - clock0) / 1000 : 0,
-           (t1 - t0) / 1000, ra, rb, rd, rc, rs, (t2 - t1) / 1000);
+           (t1 - t0) / 1000, ra, rb, rd, rc, rs, (t2 - t1) / 1000,
+           tr && strstr(tr, " g=") ? strstr(tr, " g=") : "");
   }
   if (sscanf(line + 5, "%llu %llu %llu %llu %llu %llu %llu %llu", &rseq, &ev,
              &base, &tuned, &side, &busy, &nslow, &ranout) != 8 ||
@@ -1069,7 +1132,8 @@ static int p_fresh(kf_ev *e, kf_side *s) {
   if (t->status_fd >= 0) close(t->status_fd);
   if (t->reply_fd >= 0) close(t->reply_fd);
   if (t->memfd >= 0) close(t->memfd);
-  size_t map_len = s->map_len;
+  /* the buffers' length: start_one adds the go word's page again */
+  size_t map_len = t->go_off ? t->go_off : s->map_len;
   if (s->map) munmap(s->map, s->map_len);
   s->map = NULL;
   s->map_len = 0;
@@ -1134,6 +1198,8 @@ static int torch_open(kf_ev *e) {
   /* on the GPU a side's time is its own process's claim */
   e->draw_per_side = c->cuda;
   c->trace_clock = getenv("KF_TORCH_TRACE_CLOCK") != NULL;
+  const char *g = getenv("KF_TORCH_GATE");
+  c->no_gate = g && !strcmp(g, "0");
   c->cpu = e->o->cpu >= 0 ? e->o->cpu : sched_getcpu();
   /* on the GPU the time is the device's; the runners' compilers and the
    * driver's threads are not squeezed onto one core */
@@ -1204,6 +1270,11 @@ static char *side_config(kf_ev *e, kf_side *s) {
   /* device cuda: the JIT sandbox (Triton, load_inline, torch.compile) */
   cJSON_AddBoolToObject(j, "jit", TE(e)->jit);
   cJSON_AddNumberToObject(j, "cuda_index", e->o->device);
+  /* a side's process on the GPU queues its timed calls behind a go word
+   * in its image's last page (start_one); the sampler times nothing */
+  if (TE(e)->cuda && TE(e)->persist && !(s->be && TS(s)->mode) &&
+      !TE(e)->no_gate)
+    cJSON_AddBoolToObject(j, "go_page", true);
   cJSON *knobs = cJSON_AddObjectToObject(j, "knobs");
   for (int i = 0; knobs && i < s->n_knobs; i++)
     cJSON_AddStringToObject(knobs, s->knobs[i].name, s->knobs[i].value);
@@ -1363,6 +1434,13 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   /* one process serving every command: the persistent runners and the
    * sampler */
   bool persist = c->persist || t->mode;
+  /* the go word's page after the buffers (side_config's go_page) */
+  t->go_off = 0;
+  if (c->cuda && c->persist && !t->mode && !c->no_gate) {
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    t->go_off = (map_len + pg - 1) / pg * pg;
+    map_len = t->go_off + pg;
+  }
   t->memfd = memfd_create(s->who, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (t->memfd < 0) {
     snprintf(e->why, KF_HARNESS_WHY, "memfd_create: %s", strerror(errno));

@@ -495,8 +495,42 @@ def budget():
           (0.0, 0.0), "a step inside the budget returns normally")
 
 
+def gated():
+    # a call queued behind the go word (runner.py _GoGate): what the
+    # device-wide synchronize adds after the call's stream was seen done
+    # is other streams' work, charged past GATED_SIDE_NS; the late start
+    # of new work after the hold (t_seen - t_stream) is not the call's
+    a = runner._Charge()
+    for _ in range(a.WINDOW):
+        a.add_null(12000)
+    o, lim = a.overhead(), a.GATED_SIDE_NS
+    # honest, 128 MiB each way on the H200: a 64 us kernel, its stream
+    # seen done 110 us late, the synchronize 40 us more
+    ta = a.gated_t_all(64000, 64000 + 110000 + 40000, 64000 + 110000)
+    ns, flags = a.charge_call(64000, ta, 20000)
+    check(ns == 64000 and flags == 0, "gated honest: charged its kernel "
+          "(%d, %d)" % (ns, flags))
+    # work left on another stream, 300 us past the call's stream
+    ta = a.gated_t_all(64000, 64000 + 30000 + 300000 + o,
+                       64000 + 30000)
+    ns, flags = a.charge_call(64000, ta, 20000)
+    check(ns == 64000 + 300000 and flags == a.SIDE, "gated side stream: "
+          "charged what it left (%d, %d)" % (ns, flags))
+    # below the eval's clock's least slack: not charged here
+    ta = a.gated_t_all(64000, 64000 + 30000 + lim + o, 64000 + 30000)
+    ns, flags = a.charge_call(64000, ta, 20000)
+    check(ns == 64000 and flags == 0, "gated: up to GATED_SIDE_NS past o "
+          "is left to the clock (%d, %d)" % (ns, flags))
+    # the host rule still holds
+    ta = a.gated_t_all(3000, 3000 + 40000, 3000 + 30000)
+    ns, flags = a.charge_call(3000, ta, 250000)
+    check(ns == 250000 and flags == a.HOST, "gated host-bound: charged its "
+          "dispatch (%d, %d)" % (ns, flags))
+
+
 def main():
     rng = random.Random(0x6B66)
+    gated()
     honest(rng)
     below_median(rng)
     side_stream(rng)
