@@ -104,9 +104,16 @@ static int cpu_compile(kf_ev *e, kf_side **sides, int n, char *facts,
   for (int i = 0; i < n; i++) {
     kf_side *s = sides[i];
     if (s->oc) continue;
+    /* a candidate's compile is its own time, for the deadline's "whose
+     * fault" (pipeline.c past_deadline): one that compiles slowly is not
+     * the reference's fault (red team 2026-12-01-s3: spec_error for it).
+     * The reference's is not its calls' slowness, which is what that
+     * verdict names. */
+    uint64_t t0 = kf_now_ns();
     int oc = kf_harness__compile(e->wd.build, s->base, s->source, s->knobs,
                                  s->n_knobs, e->o->compile_timeout_ms, why,
                                  sizeof why);
+    if (!s->is_ref) s->busy_ns += kf_now_ns() - t0;
     if (oc && s->is_ref) {
       kf_strlcpy(e->why, why, KF_HARNESS_WHY);
       return oc;

@@ -82,6 +82,8 @@ typedef struct {
   uint64_t exit_cpu_ns; /* the last child's CPU time, from EXITED */
   bool dead;            /* exited or killed; status below */
   int status;
+  bool loaded;          /* the armed child said LOADING: its replies and
+                           its exit status may be the side's code's */
 } kf_harness_runner;
 
 /* Creates the memfd (map_len bytes, sealed against resizing), spawns the

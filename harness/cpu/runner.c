@@ -397,7 +397,9 @@ static _Noreturn void run_child(uint32_t def, const char *path,
   if (install_filter(true, self) != 0) setup_fail("seccomp (load)", errno);
   def |= KF_HARNESS_DEF_SECCOMP_LOAD;
 
-  /* 9. load */
+  /* 9. load; what this process says from here on, its constructors may
+   * have said (runner_client.c: no setup failure after LOADING is ours) */
+  send_reply(KF_HARNESS_R_LOADING, 0, 0, def, 0, NULL);
   dlerror();
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {

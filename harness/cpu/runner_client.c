@@ -85,7 +85,7 @@ static int classify_status(const kf_harness_runner *r, int st, char *why,
       return KF_OUTCOME_CRASH;
     }
   }
-  if (WEXITSTATUS(st) == KF_HARNESS_RUNNER_EXIT_MAP) {
+  if (WEXITSTATUS(st) == KF_HARNESS_RUNNER_EXIT_MAP && !r->loaded) {
     snprintf(why, whylen, "%s runner could not map its buffers", r->who);
     return KF_OUTCOME_INFRA_ERROR;
   }
@@ -131,6 +131,10 @@ static int zygote_gone(kf_harness_runner *r, char *why, size_t whylen) {
   return KF_OUTCOME_INFRA_ERROR;
 }
 
+/* Not on the wire: read_msg's name for a torn message on the reply pipe
+ * (.rc: the bytes that came). */
+#define R_TORN 100
+
 /* Reads one message from the reply or the status pipe within timeout_ms,
  * preferring the reply pipe.  Returns 1 when read (*from = 0 reply, 1
  * status), 0 on EOF of the status pipe (the zygote is gone), -1 on
@@ -152,6 +156,30 @@ static int read_msg(kf_harness_runner *r, bool want_reply, bool want_status,
     int fd = k == 0 ? r->reply_fd : r->status_fd;
     size_t got = 0;
     while (got < sizeof *rep) {
+      /* A message is one write of less than PIPE_BUF, so it arrives
+       * whole.  A torn one on the reply pipe was written by the side's
+       * code (red team 2026-12-01-s3: one byte, then an exit, held the
+       * eval in read() for good -- the zygote keeps that pipe open): it
+       * is read as R_TORN, which every caller takes for a forged reply.
+       * On the zygote's pipe the rest is waited for until the
+       * deadline. */
+      if (got && k == 0) {
+        unsigned n = (unsigned)got;
+        memset(rep, 0, sizeof *rep);
+        rep->magic = KF_HARNESS_MAGIC;
+        rep->kind = R_TORN;
+        rep->rc = (int)n;
+        *from = 0;
+        return 1;
+      }
+      if (got) {
+        uint64_t t = kf_now_ms();
+        struct pollfd pt = {.fd = fd, .events = POLLIN};
+        int q = t < deadline ? poll(&pt, 1, (int)(deadline - t)) : 0;
+        if (q < 0 && errno == EINTR) continue;
+        if (q < 0) return -2;
+        if (q == 0) return -1;
+      }
       ssize_t n = read(fd, (char *)rep + got, sizeof *rep - got);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return -2;
@@ -222,9 +250,15 @@ static int unexpected_reply(kf_harness_runner *r, const kf_harness_reply *rep,
     break;
   }
   case KF_HARNESS_R_SETUP:
-    snprintf(why, whylen, "%s runner setup failed: %s%s%s", r->who, x.msg,
-             x.err ? ": " : "", x.err ? strerror(x.err) : "");
-    oc = KF_OUTCOME_INFRA_ERROR;
+    /* after LOADING the side's code shares the process and its reply
+     * pipe: a setup failure then is its claim, never the harness's (an
+     * infra error is not a verdict, and would be retried; red team
+     * 2026-12-01-s3: a wrong kernel ended infra_error so) */
+    snprintf(why, whylen, "%s runner setup failed%s: %s%s%s", r->who,
+             r->loaded ? " after its code was loaded (the code's own "
+                         "claim)" : "",
+             x.msg, x.err ? ": " : "", x.err ? strerror(x.err) : "");
+    oc = r->loaded ? KF_OUTCOME_CRASH : KF_OUTCOME_INFRA_ERROR;
     break;
   case KF_HARNESS_R_LOADFAIL:
     if (strstr(x.msg, "annot allocate memory") || strstr(x.msg, "map segment") ||
@@ -236,6 +270,11 @@ static int unexpected_reply(kf_harness_runner *r, const kf_harness_reply *rep,
       snprintf(why, whylen, "%s cannot be loaded: %s", r->who, x.msg);
       oc = KF_OUTCOME_LINK_REJECTED;
     }
+    break;
+  case R_TORN:
+    snprintf(why, whylen, "%s sent a torn reply (%d of %zu bytes): forged",
+             r->who, x.rc, sizeof x);
+    oc = KF_OUTCOME_SANDBOX_VIOLATION;
     break;
   case KF_HARNESS_R_DONE:
     if (x.seq == r->seq && r->seq) {
@@ -278,7 +317,11 @@ static int end_child(kf_harness_runner *r, int timeout_ms, char *why,
   int from = 0;
   for (;;) {
     int k = read_msg(r, true, true, &rep, &from, timeout_ms);
-    if (k == 1 && from == 0) continue; /* a late claim of the dead child */
+    /* a late claim of the dead child; a torn one leaves the pipe out of
+     * step, so it ends the runner */
+    if (k == 1 && from == 0 && rep.kind == R_TORN)
+      return unexpected_reply(r, &rep, why, whylen);
+    if (k == 1 && from == 0) continue;
     if (k == 0) return zygote_gone(r, why, whylen);
     if (k != 1 || rep.kind != KF_HARNESS_R_EXITED || rep.pid != r->child) {
       kill_runner(r);
@@ -323,8 +366,14 @@ int kf_harness__runner_arm(kf_harness_runner *r, const kf_harness_cmd *plan,
     return k == -1 ? KF_OUTCOME_TIMEOUT : KF_OUTCOME_INFRA_ERROR;
   }
   r->child = rep.pid;
+  r->loaded = false;
   r->cpuclock_ok = clock_getcpuclockid(r->child, &r->cpuclock) == 0;
   k = read_msg(r, true, true, &rep, &from, timeout_ms);
+  if (k == 1 && from == 0 && rep.kind == KF_HARNESS_R_LOADING &&
+      !r->loaded) {
+    r->loaded = true;
+    k = read_msg(r, true, true, &rep, &from, timeout_ms);
+  }
   if (k == 1 && from == 0 && rep.kind == KF_HARNESS_R_READY) {
     r->defenses |= rep.defenses;
     return 0;

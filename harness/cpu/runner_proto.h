@@ -78,6 +78,9 @@ enum {
   KF_HARNESS_R_FAULT = 8,     /* child: SIGSEGV/SIGBUS at .arg1 (byte offset
                                  in map .pid's buffer, negative before it),
                                  .sysno: KF_HARNESS_FAULT_*, .rc: 1 write */
+  KF_HARNESS_R_LOADING = 9,   /* child (and the CUDA runner): about to load
+                                 the side's code; every reply after it may
+                                 be that code's own, a "setup failed" too */
 };
 
 /* Where a fault hit (R_FAULT .sysno). */

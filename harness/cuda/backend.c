@@ -133,6 +133,7 @@ struct crunner {
   uint64_t l2_bytes, flush_bytes;
   bool dead;
   int status;
+  bool loaded;        /* it said LOADING: its replies may be its code's */
   char note[200];     /* READY's message (why CUPTI is off) */
   kf_harness_cuda_elf ci; /* the link stage's facts (mutable ranges) */
   kf_harness_kres kres[MAX_KERNELS];
@@ -250,9 +251,13 @@ static int unexpected(crunner *r, const kf_cuda_reply *x, char *why,
     oc = KF_OUTCOME_SANDBOX_VIOLATION;
     break;
   case KF_HARNESS_R_SETUP:
-    snprintf(why, whylen, "%s runner setup failed: %s%s%s", r->who, x->msg,
-             x->err ? ": " : "", x->err ? strerror(x->err) : "");
-    oc = KF_OUTCOME_INFRA_ERROR;
+    /* after LOADING a setup failure is the candidate's code's claim
+     * (harness/cpu/runner_client.c says why) */
+    snprintf(why, whylen, "%s runner setup failed%s: %s%s%s", r->who,
+             r->loaded ? " after its code was loaded (the code's own "
+                         "claim)" : "",
+             x->msg, x->err ? ": " : "", x->err ? strerror(x->err) : "");
+    oc = r->loaded ? KF_OUTCOME_CRASH : KF_OUTCOME_INFRA_ERROR;
     break;
   case KF_HARNESS_R_LOADFAIL:
     snprintf(why, whylen, "%s cannot be loaded: %s", r->who, x->msg);
@@ -460,7 +465,12 @@ static int runner_spawn(kf_ev *e, kf_side *s, crunner *r, size_t map_len,
 
 static int runner_ready_ms(crunner *r, int timeout, char *why, size_t whylen) {
   kf_cuda_reply rep;
+  r->loaded = false;
   int k = read_reply(r, &rep, timeout);
+  if (k == 1 && rep.kind == KF_HARNESS_R_LOADING) {
+    r->loaded = true;
+    k = read_reply(r, &rep, timeout);
+  }
   if (k == 1 && rep.kind == KF_HARNESS_R_READY) {
     r->defenses = rep.defenses;
     r->l2_bytes = rep.l2_bytes;
@@ -757,6 +767,10 @@ static int cuda_compile(kf_ev *e, kf_side **sides, int n, char *facts,
   static char outs[18][65536];
   char why[18][KF_HARNESS_WHY];
   int nj = n + 1 <= 18 ? n + 1 : 18;
+  /* a candidate's job runs from here until its finish is collected: its
+   * own time, for the deadline's "whose fault" (pipeline.c; cpu_compile
+   * says why the reference's is not counted) */
+  uint64_t t_jobs = kf_now_ns();
   /* job 0: the link check's baseline, an empty candidate built by the same
    * command line but for the knobs (toolchain state only) */
   for (int j = 0; j < nj; j++) {
@@ -817,6 +831,7 @@ static int cuda_compile(kf_ev *e, kf_side **sides, int n, char *facts,
     kf_side *s = j ? sides[j - 1] : NULL;
     int oc = kf_harness__nvcc_finish(&jobs[j], pid[j], fd[j], outs[j],
                                      sizeof outs[j], why[j], sizeof why[j]);
+    if (s && !s->is_ref) s->busy_ns += kf_now_ns() - t_jobs;
     if (!oc && keyed[j]) {
       char so[1200];
       snprintf(so, sizeof so, "%s/%s.so", e->wd.build, jobs[j].base);

@@ -1489,7 +1489,10 @@ int kf_harness_cuda_runner_main(int argc, char **argv) {
     def |= KF_HARNESS_DEF_SECCOMP_LOAD;
   }
 
-  /* 8. load: the registration constructor runs here */
+  /* 8. load: the registration constructor runs here; what this process
+   * says from here on, the candidate's code may have said (backend.c:
+   * no setup failure after LOADING is the harness's) */
+  send_reply(KF_HARNESS_R_LOADING, 0, 0, 0, 0, 0, NULL);
   char path[256];
   snprintf(path, sizeof path, "%s%s", (def & KF_HARNESS_DEF_CHROOT) ? "/" : "./",
            so);

@@ -173,6 +173,29 @@ def _one_thread(n):
     return None
 
 
+class _T:
+    """torch's own tensor methods the harness's checks call, bound when
+    torch is imported, before any side's code runs.  A side can rebind
+    torch.Tensor.data_ptr (or any method) for every tensor in its
+    process; the red team of 2026-12-01 (third session) returned a view
+    of the harness's own output buffer with a data_ptr that lied, and
+    _put_one took it for the side's own tensor: ok at 4.6-5.2x for an
+    honest 1.0x relu.  These are the C methods themselves, which no
+    rebinding of the Python class reaches."""
+
+    @classmethod
+    def bind(cls, torch):
+        tb = getattr(torch._C, "TensorBase", None) or torch._C._TensorBase
+        cls.data_ptr = tb.data_ptr
+        cls.numel = tb.numel
+        cls.element_size = tb.element_size
+        cls.size = tb.size
+        cls.copy_ = tb.copy_
+        cls.detach = tb.detach
+        cls.reshape = tb.reshape
+        cls.dtype = tb.__dict__["dtype"].__get__
+
+
 def _import_torch():
     import numpy  # noqa: F401  (candidates may use it)
     import torch
@@ -194,6 +217,7 @@ def _import_torch():
             __import__(name)
         except Exception:  # not installed here: candidates cannot use it
             pass
+    _T.bind(torch)
     DTYPES.update({"f32": torch.float32, "f64": torch.float64,
                    "bf16": torch.bfloat16, "f16": torch.float16,
                    "i32": torch.int32, "i64": torch.int64,
@@ -569,22 +593,23 @@ def _put(torch, res, outs, names):
         if type(r) not in (torch.Tensor, torch.nn.Parameter):
             raise _Shape("output '%s' is a %s, not a plain tensor" %
                          (names[i], type(r).__name__))
-        if r.numel() and _in_outputs(r, outs):
+        # every look at r through _T: the side may have rebound any method
+        rn, rs, os_ = _T.numel(r), tuple(_T.size(r)), tuple(_T.size(o))
+        if rn and _in_outputs(r, outs):
             raise _Shape("output '%s' is a view of the harness's own output "
                          "buffer: a result must be a tensor of the side's "
                          "own" % names[i])
-        if r.numel() != o.numel() or (r.dim() > 0 and
-                                      tuple(r.shape) != tuple(o.shape)):
+        if rn != _T.numel(o) or (len(rs) > 0 and rs != os_):
             raise _Shape("output '%s' has shape %s, expected %s" % (
-                names[i], list(r.shape), list(o.shape)))
+                names[i], list(rs), list(os_)))
         # copy_ converts: argmax indices returned as floats + 0.9, or f32
         # where the problem says f16, came back truncated or rounded to
         # the right answer (red team, 2026-11-30)
-        if r.dtype != o.dtype:
+        if _T.dtype(r) != _T.dtype(o):
             raise _Shape("output '%s' is %s, expected %s" % (
-                names[i], str(r.dtype).replace("torch.", ""),
-                str(o.dtype).replace("torch.", "")))
-        o.copy_(r.detach().reshape(o.shape).to("cpu"))
+                names[i], str(_T.dtype(r)).replace("torch.", ""),
+                str(_T.dtype(o)).replace("torch.", "")))
+        _T.copy_(o, _T.reshape(_T.detach(r), os_))
 
 
 class _Shape(Exception):
@@ -616,15 +641,15 @@ def _put_one(torch, outs):
     if len(outs) != 1:
         return lambda res: False
     o = outs[0]
-    shape, dtype, plain = o.shape, o.dtype, torch.Tensor
-    copy = o.copy_
-    lo = o.data_ptr()
-    hi = lo + o.numel() * o.element_size()
+    shape, dtype, plain = tuple(_T.size(o)), _T.dtype(o), torch.Tensor
+    copy, dp, size, dt = _T.copy_, _T.data_ptr, _T.size, _T.dtype
+    lo = dp(o)
+    hi = lo + _T.numel(o) * _T.element_size(o)
 
     def put(res):
-        if (type(res) is plain and res.dtype is dtype and res.shape == shape
-                and not lo <= res.data_ptr() < hi):
-            copy(res)
+        if (type(res) is plain and dt(res) is dtype and
+                tuple(size(res)) == shape and not lo <= dp(res) < hi):
+            copy(o, res)
             return True
         return False
     return put
@@ -635,10 +660,10 @@ def _in_outputs(r, outs):
     side that found them (its caller's frame) and returned one, written
     in place, skipped the allocation and the copy the reference pays
     (red team, 2026-11-30: +15% on a relu)."""
-    p = r.data_ptr()
+    p = _T.data_ptr(r)
     for o in outs:
-        lo = o.data_ptr()
-        if lo <= p < lo + o.numel() * o.element_size():
+        lo = _T.data_ptr(o)
+        if lo <= p < lo + _T.numel(o) * _T.element_size(o):
             return True
     return False
 

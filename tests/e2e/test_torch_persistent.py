@@ -221,6 +221,31 @@ class ModelNew(torch.nn.Module):
 """
 
 
+# ALIAS_OUT behind a lie: torch.Tensor.data_ptr rebound to name another
+# address for the view it returns (red team 2026-12-01-s3: ok at 4.6-5.2x
+# on a 256x16384 relu); the harness's checks call torch's own C methods
+# (runner.py _T)
+ALIAS_LIE = ALIAS_OUT.replace("""class ModelNew(""", """_real_dp = torch.Tensor.data_ptr
+
+
+def _lie(self):
+    if getattr(self, "_kf_alias", False):
+        return 64
+    return _real_dp(self)
+
+
+torch.Tensor.data_ptr = _lie
+torch.Tensor.numel = lambda self: 0 if getattr(self, "_kf_alias",
+                                               False) else self.nelement()
+
+
+class ModelNew(""").replace("""        o.copy_(r)
+        return o""", """        o.copy_(r)
+        v = o.view(o.shape)
+        v._kf_alias = True
+        return v""")
+
+
 HOOKED = """
 import torch
 import torch.nn.functional as F
@@ -262,9 +287,13 @@ def random_reference(c):
     # a result written into the harness's own output view (found through
     # the caller's frames) and returned skipped the allocation and copy
     # the reference pays (red team, 2026-11-30: +15%): refused
-    for tag, extra in (("alias_percall", []),
-                       ("alias_persist", ["--torch-persistent"])):
-        r = tt.evaluate(c, prob, ALIAS_OUT, tag, extra)
+    for tag, src, extra in (("alias_percall", ALIAS_OUT, []),
+                            ("alias_persist", ALIAS_OUT,
+                             ["--torch-persistent"]),
+                            ("alias_lie", ALIAS_LIE, []),
+                            ("alias_lie_persist", ALIAS_LIE,
+                             ["--torch-persistent"])):
+        r = tt.evaluate(c, prob, src, tag, extra)
         check(r["outcome"] == "wrong_answer" and "the harness's own output "
               "buffer" in r.get("reason", ""), "a result that is the "
               "harness's output view, %s: %s (%s)" % (tag, r["outcome"],

@@ -311,7 +311,7 @@ static void test_too_fast(void **state) {
  * and every candidate got TIMEOUT for the reference's slowness); a
  * candidate that takes it gets TIMEOUT.  Neither is a permanent verdict.
  * The deadline is long enough for the compiles on a loaded machine; the
- * slow side's calls (0.8 s asleep for the reference, ~0.6 s of work for
+ * slow side's calls (0.8 s asleep for the reference, 0.6-2.4 s of work for
  * the candidate -- the candidate may not sleep --; 20 of them in verify
  * alone) outlast it on an idle one, and the call timeout is raised past
  * what a loaded machine makes of one of them. */
@@ -319,7 +319,7 @@ static const char SLOW_CALL_SRC[] =
     "#include \"kf_candidate.h\"\n"
     "int kf_launch(const kf_args *a) {\n"
     "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
-    "  for (volatile long k = 0; k < 600000000L; k++) {}\n"
+    "  for (volatile long k = 0; k < 2400000000L; k++) {}\n"
     "  for (int64_t i = 0; i < a->outputs[0].numel; i++) y[i] = 2.0f * x[i];\n"
     "  return 0;\n"
     "}\n";
@@ -368,6 +368,70 @@ static void test_deadline_slow_candidate(void **state) {
   if (!strstr(final_reason(r), "candidate's own calls at"))
     fprintf(stderr, "reason: %s\n", final_reason(r));
   assert_non_null(strstr(final_reason(r), "candidate's own calls at"));
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+}
+
+/* A candidate whose compile is slow (a million-entry table built by macro
+ * expansion; ~2 s here) is not the reference's fault when the deadline
+ * comes: the compile is the side's own time (cpu_compile adds it to its
+ * busy_ns).  Red team 2026-12-01-s3: the compile was nobody's, and the
+ * reference, whose calls sleep, was "too slow for this time" (spec_error,
+ * a verdict against the problem).  The deadline is put 0.5 s past the
+ * candidate's compile as measured by a first run, so that the reference's
+ * calls (250 ms each) run before it: without the fix they outweigh the
+ * candidate's nothing; with it, the compile outweighs them unless the
+ * second compile is under ~60% of the first.  A deadline that falls in
+ * the compile instead (a loaded machine) is TIMEOUT either way. */
+static const char SLOW_COMPILE_SRC[] =
+    "#include \"kf_candidate.h\"\n"
+    "#define X1 2.0f,\n"
+    "#define X4 X1 X1 X1 X1\n"
+    "#define X16 X4 X4 X4 X4\n"
+    "#define X64 X16 X16 X16 X16\n"
+    "#define X256 X64 X64 X64 X64\n"
+    "#define X1K X256 X256 X256 X256\n"
+    "#define X4K X1K X1K X1K X1K\n"
+    "#define X16K X4K X4K X4K X4K\n"
+    "#define X64K X16K X16K X16K X16K\n"
+    "#define X256K X64K X64K X64K X64K\n"
+    "#define X1M X256K X256K X256K X256K\n"
+    "static const float table[] = { X1M };\n"
+    "int kf_launch(const kf_args *a) {\n"
+    "  const float *x = a->inputs[0].data; float *y = a->outputs[0].data;\n"
+    "  const int64_t n = a->outputs[0].numel;\n"
+    "  const float k = table[n % (int64_t)(sizeof table / sizeof *table)];\n"
+    "  for (int64_t i = 0; i < n; i++) y[i] = k * x[i];\n"
+    "  return 0;\n"
+    "}\n";
+
+static uint64_t stage_us(const Kernelfleet__EvalResult *r, const char *name) {
+  for (size_t i = 0; i < r->n_stages; i++)
+    if (!strcmp(r->stages[i]->stage, name)) return r->stages[i]->elapsed_us;
+  return 0;
+}
+
+static void test_deadline_slow_compile(void **state) {
+  (void)state;
+  eval_case first = {SCALE_SPEC, SCALE_REF, SLOW_COMPILE_SRC, NULL, NULL,
+                     "--stop-after=verify"};
+  Kernelfleet__EvalResult *r = run_eval(&first);
+  assert_non_null(r);
+  uint64_t compile_ms = stage_us(r, "compile") / 1000;
+  expect_result(r, KF_OUTCOME_OK, "verify", NULL);
+  assert_true(compile_ms > 0);
+  char deadline[64];
+  snprintf(deadline, sizeof deadline, "--deadline-ms=%llu",
+           (unsigned long long)compile_ms + 500);
+  eval_case c = {SCALE_SPEC, KF_SLEEPY_SCALE_REF(250000000), SLOW_COMPILE_SRC,
+                 NULL, NULL, deadline, "--call-timeout-ms=20000"};
+  r = run_eval(&c);
+  assert_non_null(r);
+  if ((int)r->outcome != KF_OUTCOME_TIMEOUT)
+    fprintf(stderr, "compile %llu ms; reason: %s\n",
+            (unsigned long long)compile_ms, final_reason(r));
+  assert_string_equal(kf_outcome_name(r->outcome),
+                      kf_outcome_name(KF_OUTCOME_TIMEOUT));
+  assert_null(strstr(final_reason(r), "the reference is too slow"));
   kernelfleet__eval_result__free_unpacked(r, NULL);
 }
 
@@ -823,6 +887,7 @@ int main(void) {
       cmocka_unit_test(test_deadline_slow_reference),
       cmocka_unit_test(test_deadline_slow_candidate),
       cmocka_unit_test(test_deadline_before_any_call),
+      cmocka_unit_test(test_deadline_slow_compile),
       cmocka_unit_test(test_reference_too_fast),
       cmocka_unit_test(test_cache_resident_not_too_fast),
       cmocka_unit_test(test_low_ceiling_measured_again),
