@@ -13,6 +13,7 @@
 #   run.sh gatedbg    the gated call's wait at WARM traced (g=: polling its
 #                     stream, the synchronize, ev[2], t_all)
 #   run.sh gcheck     the final gated protocol, briefly (gate on only)
+#   run.sh ccheck     the CUDA runner after its LOADING reply, briefly
 #   run.sh texploits  scripts/run-exploits --backend torch-cuda
 #   run.sh tsample    two `sample` imports (a wrong and an honest
 #                     candidate) and a bool input drawn by get_inputs()
@@ -84,6 +85,18 @@ gcheck() { # the final gated protocol, briefly: sinsum's twin, the two
   unset KF_TORCH_TRACE_CLOCK
 }
 
+ccheck() { # the CUDA runner after LOADING (a setup failure after the load is
+           # the candidate's): two honest evaluations and four exploits
+  echo "== ccheck $(date -u +%T)"
+  {
+  one "ccheck/gelu_tanh/reference" problems/cuda/gelu_tanh problems/cuda/gelu_tanh/reference.cu
+  one "ccheck/softmax/reference" problems/cuda/softmax problems/cuda/softmax/reference.cu
+  timeout 200 scripts/run-exploits --bin "$BIN" --backend cuda --no-templates \
+    forge_reply hidden_stream keep_allocation bench_dist_branch > "$W/ccheck-exploits.txt" 2>&1
+  echo "run-exploits: exit $?"; grep -v SKIPPED "$W/ccheck-exploits.txt" | tail -8
+  } 2>&1 | tee -a "$W/ccheck.txt"
+}
+
 texploits() {
   echo "== texploits $(date -u +%T)"
   timeout "${KF_EXPLOITS_S:-400}" scripts/run-exploits --bin "$BIN" \
@@ -115,6 +128,7 @@ tsample() {
 for mode in "$@"; do
   case $mode in
   gate) gate ;; gatedbg) gatedbg ;; gcheck) gcheck ;; texploits) texploits ;;
+  ccheck) ccheck ;;
   tsample) tsample ;;
   *) echo "unknown mode $mode" >&2 ;;
   esac
