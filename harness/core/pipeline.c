@@ -484,8 +484,13 @@ static int prepare_all(pl *p, const kf_harness_layout *L, const char *ctx) {
 
 static int make_layout(pl *p, const kf_size *sz, kf_harness_layout *L) {
   uint64_t avail = kf_harness__mem_available();
-  /* every side holds an image, and the eval process reads them all */
-  size_t max = avail ? (size_t)(avail * 7 / 10 / (uint64_t)p->n) : 0;
+  /* every side holds an image, and the eval process reads them all; drawn
+   * per side, the eval process may also keep the draw and each side's
+   * outputs as fixed at its DONE (torch: its stage and kf_side.out_map):
+   * at most an image more per side and one for the draw, counted for
+   * every such backend */
+  uint64_t shares = (uint64_t)p->n + (p->e.draw_per_side ? p->n + 1u : 0u);
+  size_t max = avail ? (size_t)(avail * 7 / 10 / shares) : 0;
   return kf_harness__make_layout(p->e.spec, sz, p->e.b->guard, max, L,
                                  p->e.why, WHY);
 }
