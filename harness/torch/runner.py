@@ -2050,7 +2050,8 @@ def persist(jail):
         pre = cuda and timed and warmed
         warmed = False
         held, pending = pending, None
-        if held is not None and not pre:
+        gated = held is not None
+        if gated and not pre:
             _say(reply, "ERR infra a call queued at WARM, then an untimed "
                  "RUN")
             os._exit(3)
@@ -2059,8 +2060,11 @@ def persist(jail):
         if cuda and not pre:
             busy, nslow, ranout = gate.wait()
         try:
-            if held is not None:
+            if gated:
+                # nothing of this call kept past it (its device inputs
+                # would stay beside the next call's)
                 res, ins, outs, args, put1, th = held
+                held = None
             elif cuda or ent[2] is None:
                 ins, outs = _pviews(torch, ro, rw, plan)
                 if not cuda:
@@ -2071,10 +2075,10 @@ def persist(jail):
             # for its next call
             ins = [t.view(t.shape) for t in ent[2][0]] if not cuda else ins
             outs = [t.view(t.shape) for t in ent[2][1]] if not cuda else outs
-            if held is None and cuda:
+            if not gated and cuda:
                 ins = [t.to(dev) for t in ins]
                 torch.cuda.synchronize()
-            if held is None:
+            if not gated:
                 args = list(ins)
                 if cfg.get("args"):
                     args = [ins[a["t"]] if "t" in a else _typed(a["v"])
@@ -2102,7 +2106,7 @@ def persist(jail):
                         hwarm.own(torch, fn, plan, key, cfg, dev,
                                   trusted=ref)
                     r1 = time.perf_counter_ns()
-                    if held is not None:
+                    if gated:
                         # queued and waited for at WARM (_gated_begin)
                         ts = int(round(ev[0].elapsed_time(ev[1]) * 1e6))
                         ta = int(round(ev[0].elapsed_time(ev[2]) * 1e6))
@@ -2131,7 +2135,7 @@ def persist(jail):
                         (r1 - r0) // 1000, (r2 - r1) // 1000,
                         (time.perf_counter_ns() - r2) // 1000, ts // 1000,
                         spin)
-                    if held is not None:
+                    if gated:
                         # the gated call's wait at WARM: polling its
                         # stream, the events after it; ev[3] and ev[2]
                         trace += " g=%d,%d,%d,%d" % (

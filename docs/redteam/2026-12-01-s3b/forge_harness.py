@@ -75,9 +75,9 @@ def main():
             def pt(f, off):
                 if f == 3:
                     notes.append(("eval time", scale(b, off, 1 / F)))
-            walk(b, 0, len(b), pt)
+            walk(b, 4, len(b), pt)
         else:
-            for f, lo, hi in walk(b, 0, len(b), lambda f, o: None):
+            for f, lo, hi in walk(b, 4, len(b), lambda f, o: None):
                 if f != 6:
                     continue
                 def pt(f2, off):
