@@ -36,6 +36,7 @@
 #include "err.h"
 #include "outcome.h"
 #include "store_internal.h"
+#include "text.h"
 #include "util.h"
 
 /* ---------------------------------------------------------- helpers -- */
@@ -809,13 +810,26 @@ int kf_store_pending_candidates(kf_store *s, int64_t campaign_id, int64_t dc,
 
 /* Columns as KF_CAND_COLS + KF_EVAL_COLS, most of them NULL: the key's
  * candidate, its sha and flags, the evaluation of its task (e.id), its
- * task and the task's state (in the stage column), and its campaign. */
+ * task and the task's state (in the stage column), and its campaign.
+ * Another campaign's key is reusable only while no measurement of it
+ * failed: a failure is one worker's word, and reused it bound every
+ * later campaign -- a worker that answered wrong_answer to good kernels
+ * kept them out of the search for good after it left (red team
+ * 2026-12-01-s3b); such a key is measured again, and the campaign's own
+ * verdict stands for it (its showdown re-verifies the best). */
 static const kf_store__stmt ST_CAMP_KEYS = {
     KF_STMT_CAMP_KEYS,
     "SELECT k.candidate_id, '', '{}', k.flags, k.source_sha256, '', NULL,"
     " 0, CASE WHEN k.campaign_id = $1::bigint THEN e.id"
     "  WHEN e.environment_id = NULLIF($3::bigint, 0)"
-    "  AND NOT e.timing_dependent AND e.reused_from IS NULL THEN e.id END,"
+    "  AND NOT e.timing_dependent AND e.reused_from IS NULL"
+    "  AND e.outcome = 'ok' AND NOT EXISTS (SELECT 1 FROM eval_keys k2"
+    "  JOIN evaluations m ON m.task_id = k2.task_id"
+    "  WHERE k2.problem_key = k.problem_key"
+    "  AND k2.source_sha256 = k.source_sha256 AND k2.flags = k.flags"
+    "  AND k2.device_class_id = k.device_class_id"
+    "  AND m.environment_id = e.environment_id AND m.outcome <> 'ok'"
+    "  AND NOT m.timing_dependent) THEN e.id END,"
     " k.task_id, k.device_class_id, NULL, NULL, NULL, NULL, NULL,"
     " NULL, t.state::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
     " NULL, k.campaign_id, NULL, NULL, NULL, NULL, NULL FROM eval_keys k"
@@ -903,7 +917,9 @@ int kf_store_reserve_ids(kf_store *s, size_t n, int64_t *candidate_ids,
  * problem_key on the plan's class and environment (and this campaign not
  * fresh), and aggregates every measurement of o's key (KF_SAME_KEY): when
  * one of them failed, the reuse is the latest failure (a candidate once
- * wrong is wrong); else ok, with the median of the medians (speedup =
+ * wrong is wrong -- though since 2026-12-01 ST_CAMP_KEYS offers no key
+ * with a failed measurement for reuse, so only a failure stored between
+ * the two statements gets here); else ok, with the median of the medians (speedup =
  * reference median / median), the spread the larger of the median spread
  * and the measurements' own range over their median, the repetitions
  * summed and their count in `measurements`; reused_from names the latest
@@ -1507,6 +1523,18 @@ static const kf_store__stmt ST_SD_CANCEL = {
     " lease_expires = NULL, finished_at = now()"
     " WHERE id = $1::bigint AND state IN ('queued', 'leased')"};
 
+/* A worker's showdown text as the store keeps it: sanitized (common/
+ * text.h), so that no byte of it can make PostgreSQL refuse the record --
+ * which failed the campaign's every later step, its honest classes' too,
+ * for one 0xff in a reason (red team 2026-12-01-s3b).  NULL stays NULL;
+ * *oom is set when a copy could not be made. */
+static char *sd_text(const char *t, size_t max, unsigned flags, bool *oom) {
+  if (!t) return NULL;
+  char *c = kf_text_sanitize_dup(t, strlen(t), max, flags);
+  if (!c) *oom = true;
+  return c;
+}
+
 int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
                              bool *changed) {
   *changed = false;
@@ -1515,7 +1543,9 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
   enum { NE = 9 };
   kf_store__buf e[NE] = {{0}}, res = {0};
   PGresult *r = NULL;
-  bool in_tx = false;
+  bool in_tx = false, toom = false;
+  char *why = sd_text(o->reason, KF_TEXT_REASON_MAX, KF_TEXT_MULTILINE,
+                      &toom);
   for (int c = 0; c < NE; c++) kf_store__arr_open(&e[c]);
   for (size_t i = 0; i < o->n_entries; i++) {
     const kf_showdown_timing *t = &o->entries[i];
@@ -1525,10 +1555,15 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
                           " outcome %d", i, t->outcome);
       goto out;
     }
+    char *st = sd_text(t->stage, KF_TEXT_NAME_MAX, 0, &toom);
+    char *rn = sd_text(t->reason, KF_TEXT_REASON_MAX, KF_TEXT_MULTILINE,
+                       &toom);
     kf_store__arr_i64(&e[0], t->candidate_id);
     kf_store__arr_text(&e[1], oc);
-    kf_store__arr_text(&e[2], t->stage);
-    kf_store__arr_text(&e[3], t->reason);
+    kf_store__arr_text(&e[2], st);
+    kf_store__arr_text(&e[3], rn);
+    free(st);
+    free(rn);
     kf_store__arr_f64(&e[4], t->time_ns_median, true);
     kf_store__arr_f64(&e[5], t->time_ns_spread, false);
     kf_store__arr_i64(&e[6], t->repetitions);
@@ -1545,7 +1580,7 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
       kf_store__buf_put(&res, two, 2);
     }
   }
-  bool oom = res.oom;
+  bool oom = res.oom || toom;
   const char *pe[NE + 2];
   char sid[24], wid[24], rm[32], rs[32], rr[16], sg[32];
   kf_store__itoa(sid, sizeof sid, o->showdown_id);
@@ -1574,7 +1609,7 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
   }
   if ((rc = kf_store__begin(s))) goto out;
   in_tx = true;
-  const char *p[] = {sid, o->ok ? "t" : "f", o->reason ? o->reason : "",
+  const char *p[] = {sid, o->ok ? "t" : "f", why ? why : "",
                      wid, rm, rs, rr, o->result ? res.p : NULL};
   if ((rc = kf_store__exec(s, &ST_SD_RECORD, 8, p, false, &r))) goto out;
   bool hit = PQntuples(r) == 1;
@@ -1586,7 +1621,7 @@ int kf_store_showdown_record(kf_store *s, const kf_showdown_outcome *o,
       (rc = kf_store__exec(s, &ST_SD_ENTRIES, NE + 2, pe, false, NULL)))
     goto out;
   if (hit && o->cancel_task) {
-    const char *pc[] = {task, o->reason ? o->reason : "showdown failed"};
+    const char *pc[] = {task, why ? why : "showdown failed"};
     if ((rc = kf_store__exec(s, &ST_SD_CANCEL, 2, pc, false, NULL)))
       goto out;
   }
@@ -1598,6 +1633,7 @@ out:
   PQclear(r);
   for (int c = 0; c < NE; c++) kf_store__buf_free(&e[c]);
   kf_store__buf_free(&res);
+  free(why);
   return rc;
 }
 

@@ -199,10 +199,14 @@ static const kf_store__stmt ST_LEASE = {
     " SELECT id, priority FROM tasks"
     " WHERE state = 'queued' AND" LEASE_ELIGIBLE
     " AND (avoid_worker IS NULL OR avoid_until <= now()"
-    "  OR avoid_worker <> ALL($4::bigint[])"
-    /* the avoidance holds while another worker of the class that runs the
-     * kind was seen within a lease's length; with none, at once */
-    "  OR NOT EXISTS (SELECT 1 FROM workers w WHERE w.id <> tasks.avoid_worker"
+    /* a worker of the batch that is the avoided one, or registered with
+     * its credential (0014), leaves the task to ST_LEASE_AVOIDED */
+    "  OR NOT EXISTS (SELECT 1 FROM unnest($4::bigint[]) b"
+    "  WHERE kf_same_principal(tasks.avoid_worker, b))"
+    /* the avoidance holds while another party's worker of the class that
+     * runs the kind was seen within a lease's length; with none, at once */
+    "  OR NOT EXISTS (SELECT 1 FROM workers w WHERE"
+    "  NOT kf_same_principal(tasks.avoid_worker, w.id)"
     "  AND w.device_class_id = tasks.device_class_id"
     "  AND tasks.kind = ANY(w.task_kinds)"
     "  AND w.last_seen > now() - $6::bigint * interval '1 ms'))"
@@ -228,16 +232,19 @@ static const kf_store__stmt ST_LEASE = {
 static const kf_store__stmt ST_LEASE_PROBE = {
     KF_STMT_LEASE_PROBE,
     "SELECT 1 FROM tasks WHERE state = 'queued' AND avoid_worker IS NOT NULL"
-    " AND avoid_worker = ANY($1::bigint[]) AND avoid_until > now() LIMIT 1"};
+    " AND avoid_until > now() AND EXISTS (SELECT 1 FROM unnest($1::bigint[])"
+    " b WHERE kf_same_principal(avoid_worker, b)) LIMIT 1"};
 
 /* $1 class, $2 kinds, $3 how many, $4 the workers with a free slot left:
  * the tasks that avoid one of them and that ST_LEASE therefore left out,
  * locked, for kf_store_lease to place in another worker's slot. */
 static const kf_store__stmt ST_LEASE_AVOIDED = {
     KF_STMT_LEASE_AVOIDED,
-    "SELECT id, avoid_worker FROM tasks"
-    " WHERE state = 'queued' AND avoid_worker = ANY($4::bigint[])"
-    " AND avoid_until > now() AND" LEASE_ELIGIBLE
+    "SELECT id, ARRAY(SELECT b FROM unnest($4::bigint[]) b"
+    " WHERE kf_same_principal(avoid_worker, b)) FROM tasks"
+    " WHERE state = 'queued' AND avoid_worker IS NOT NULL"
+    " AND avoid_until > now() AND EXISTS (SELECT 1 FROM unnest($4::bigint[])"
+    " b WHERE kf_same_principal(avoid_worker, b)) AND" LEASE_ELIGIBLE
     " ORDER BY priority DESC, id LIMIT $3::int FOR UPDATE SKIP LOCKED"};
 
 /* $1 task ids, $2 their owners, $3 their request indexes, $4 ttl: leases
@@ -345,6 +352,22 @@ static int kf_store__build_grant(kf_store *s, PGresult **res, size_t nres,
   }
   *out = g;
   return 0;
+}
+
+/* Whether id is in a bigint[] as PostgreSQL writes it ("{3,7}"). */
+static bool kf_store__in_id_array(const char *a, int64_t id) {
+  for (const char *p = a; *p;) {
+    if (*p == '{' || *p == ',' || *p == '}') {
+      p++;
+      continue;
+    }
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p) return false;
+    if (v == id) return true;
+    p = end;
+  }
+  return false;
 }
 
 /* After ST_LEASE: when a group came up short and a queued task avoids
@@ -460,9 +483,11 @@ static void kf_store__lease_avoided(kf_store *s, const kf_lease_req *reqs,
     size_t placed = 0;
     for (int t = 0; t < nt; t++) {
       int64_t id = strtoll(PQgetvalue(pick, t, 0), NULL, 10);
-      int64_t avoid = strtoll(PQgetvalue(pick, t, 1), NULL, 10);
+      /* the batch's workers it avoids: "{3,7}" (the avoided worker and
+       * those of its credential) */
+      const char *avoid = PQgetvalue(pick, t, 1);
       for (size_t k = 0; k < ns; k++) {
-        if (used[k] || sl_owner[k] == avoid) continue;
+        if (used[k] || kf_store__in_id_array(avoid, sl_owner[k])) continue;
         used[k] = true;
         kf_store__arr_i64(&a[1], id);
         kf_store__arr_i64(&a[2], sl_owner[k]);

@@ -71,6 +71,55 @@ static void answer(int64_t w, const kf_leased_task *t, int oc,
   assert_int_equal(v, KF_VERDICT_ACCEPTED);
 }
 
+/* A worker's showdown text with bytes PostgreSQL refuses (an invalid
+ * UTF-8 sequence in an entry's reason and stage): the record is stored,
+ * the text sanitized, and the campaign ends.  Red team 2026-12-01-s3b:
+ * the store's insert failed on it at every step, and the campaign -- its
+ * honest classes too -- never moved again, past its budget. */
+static void showdown_bad_text(void **state) {
+  (void)state;
+  int64_t w = 0, dc = 0;
+  int64_t cid = to_showdown(&w, &dc, 8, 2);
+  Kernelfleet__ShowdownRequest *rq = NULL;
+  kf_lease_grant *g = lease_showdown(w, dc, &rq);
+  assert_int_equal(rq->n_entries, 2);
+  Kernelfleet__ShowdownTiming tm[2], *tp[2];
+  for (int i = 0; i < 2; i++) {
+    kernelfleet__showdown_timing__init(&tm[i]);
+    tm[i].candidate_id = rq->entries[i]->candidate_id;
+    tm[i].outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+    tm[i].stage = "time";
+    tm[i].time_ns_median = 900 - 300 * i;
+    tm[i].repetitions = 30;
+    tp[i] = &tm[i];
+  }
+  tm[1].outcome = KERNELFLEET__OUTCOME__OUTCOME_WRONG_ANSWER;
+  tm[1].stage = "ver\xffify";
+  tm[1].reason = "output \xfe\xff differs \x1b[31m";
+  Kernelfleet__ShowdownResult res = KERNELFLEET__SHOWDOWN_RESULT__INIT;
+  res.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+  res.ref_time_ns_median = 1800;
+  res.ref_repetitions = 30;
+  res.n_entries = 2;
+  res.entries = tp;
+  res.harness_build = "build-1";
+  answer(w, &g->tasks[0], KF_OUTCOME_OK, &res);
+  kf_store_grant_free(g);
+  kernelfleet__showdown_request__free_unpacked(rq, NULL);
+  kf_search_stats st = step(cid);
+  assert_int_equal(st.finished, 1);
+  assert_string_equal(state_of(cid), "done: budget_evals reached [done]");
+  assert_int_equal(tdb_int("SELECT best_candidate_id FROM campaigns"),
+                   tm[0].candidate_id);
+  /* the bad bytes written out, the escape sequence dropped */
+  assert_int_equal(tdb_int("SELECT count(*) FROM showdown_entries WHERE"
+                           " candidate_id = %lld AND reason LIKE"
+                           " 'output %%xfe%%xff differs %%' AND reason NOT"
+                           " LIKE '%%[31m%%' AND stage LIKE 'ver%%xffify'",
+                           (long long)tm[1].candidate_id),
+                   1);
+}
+
 /* The showdown re-ranks: the request holds the search's best first and
  * the fastest after it; the answer makes the last entry fastest and the
  * second fail.  The campaign ends on the showdown's winner, and every view
@@ -515,6 +564,64 @@ static int group_setup(void **state) {
  * worker than the one that measured the search's best, and is refused to
  * the first for as long as the second is seen, up to avoid_until; with the
  * second gone, or avoid_until past, the first takes it. */
+/* Two workers registered with one credential are one party (0014): the
+ * showdown that avoids the worker whose best it re-times avoids its twin
+ * too, and goes to a worker of another credential, alone or in a batch
+ * with the twin.  Red team 2026-12-01-s3b: a worker credential started
+ * twice confirmed its own forged best (9.06x stored as 4.08x "from the
+ * final showdown", honest 0.71-1.36x). */
+static void showdown_avoids_the_credential(void **state) {
+  (void)state;
+  int64_t w = 0, dc = 0;
+  int64_t cid = to_showdown(&w, &dc, 6, 3);
+  char sql[320];
+  snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'failed' WHERE kind ="
+           " 'showdown' AND campaign_id = %lld", (long long)cid);
+  tdb_sql(sql);
+  tdb_sql("INSERT INTO api_tokens (id, role, name, hash) VALUES"
+          " (41, 'worker', 'hostile', repeat('a', 64)),"
+          " (42, 'worker', 'honest', repeat('b', 64))");
+  int64_t twin = worker_env("twin", 2, "build-1", eval_showdown_kinds, &dc);
+  int64_t other = worker_env("other", 2, "build-1", eval_showdown_kinds, &dc);
+  snprintf(sql, sizeof sql, "UPDATE workers SET token_id = CASE id WHEN"
+           " %lld THEN 42 ELSE 41 END WHERE id IN (%lld, %lld, %lld)",
+           (long long)other, (long long)w, (long long)twin, (long long)other);
+  tdb_sql(sql);
+  int64_t c2 = campaign_with(templates, 6, 0, 5, &(tcamp){.fresh = true});
+  assert_string_equal(run_to_end(c2, w, dc, time_of, 20),
+                      "showdown: budget_evals reached");
+  seen(other, "0 s");
+  /* the twin is refused it, alone... */
+  kf_lease_grant *g = tdb_lease1(tdb.s, twin, dc, showdown_kinds, 8);
+  assert_int_equal(g->n, 0);
+  kf_store_grant_free(g);
+  /* ...and in a batch with the other party's worker, whose slot gets it */
+  kf_lease_req rq[2] = {
+      {.worker_id = twin, .device_class_id = dc, .task_kinds = showdown_kinds,
+       .n_task_kinds = 1, .max_tasks = 2},
+      {.worker_id = other, .device_class_id = dc,
+       .task_kinds = showdown_kinds, .n_task_kinds = 1, .max_tasks = 1},
+  };
+  if (kf_store_lease(tdb.s, rq, 2, 30000, &g))
+    fail_msg("lease: %s", kf_store_errmsg(tdb.s));
+  assert_int_equal(g->n, 1);
+  assert_string_equal(g->avoided_err, "");
+  assert_int_equal(g->tasks[0].req_index, 1);
+  assert_int_equal(tdb_int("SELECT lease_owner FROM tasks WHERE id = %lld",
+                           (long long)g->tasks[0].task_id),
+                   other);
+  const long long tid = (long long)g->tasks[0].task_id;
+  kf_store_grant_free(g);
+  /* the other party gone: the avoidance lapses, the twin may take it */
+  snprintf(sql, sizeof sql, "UPDATE tasks SET state = 'queued',"
+           " lease_owner = NULL, lease_expires = NULL WHERE id = %lld", tid);
+  tdb_sql(sql);
+  seen(other, "1 hour");
+  g = tdb_lease1(tdb.s, twin, dc, showdown_kinds, 8);
+  assert_int_equal(g->n, 1);
+  kf_store_grant_free(g);
+}
+
 static void showdown_on_second_worker(void **state) {
   (void)state;
   int64_t w = 0, dc = 0;
@@ -623,6 +730,7 @@ static void showdown_on_second_worker(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(showdown_decides_best, tdb_setup),
+      cmocka_unit_test_setup(showdown_bad_text, tdb_setup),
       cmocka_unit_test_setup(showdown_failure_falls_back, tdb_setup),
       cmocka_unit_test_setup(showdown_task_failures, tdb_setup),
       cmocka_unit_test_setup(showdown_without_worker, tdb_setup),
@@ -632,6 +740,7 @@ int main(void) {
       cmocka_unit_test_setup(stop_during_showdown, tdb_setup),
       cmocka_unit_test_setup(resumes_in_showdown, tdb_setup),
       cmocka_unit_test_setup(showdown_on_second_worker, tdb_setup),
+      cmocka_unit_test_setup(showdown_avoids_the_credential, tdb_setup),
   };
   return cmocka_run_group_tests(tests, group_setup, tdb_group_teardown);
 }

@@ -53,7 +53,12 @@ def scale(b, off, k):
 
 def main():
     sub = sys.argv[1] if len(sys.argv) > 1 else ""
-    if sub not in ("eval", "showdown"):
+    try:
+        os.fstat(3)
+        has3 = True
+    except OSError:
+        has3 = False
+    if sub not in ("eval", "showdown") or not has3 or "--help" in sys.argv:
         os.execv(REAL, [REAL] + sys.argv[1:])
     inp = sys.stdin.buffer.read()
     r, w = os.pipe()

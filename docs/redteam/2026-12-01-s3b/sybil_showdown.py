@@ -10,8 +10,9 @@ forge_harness.py as their KF_HARNESS (every eval time / 3, every showdown
 time / 3 and speedup x 3).  A softmax campaign; we then print who measured
 what, who ran the showdown, and what the campaign reports as its best.
 
-Usage: KF_BIN_DIR=/work/main/build python3 sybil_showdown.py [honest]
+Usage: KF_BIN_DIR=/work/main/build python3 sybil_showdown.py [honest|class]
   honest: also start the honest worker H (default: only A and B)
+  class:  H, and only A, which registers a device class of its own
 """
 import json, os, sys, time
 sys.path.insert(0, "/work/main/tests/e2e")
@@ -19,8 +20,12 @@ import kfe2e, kfcampaign
 from kfe2e import check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WITH_H = "honest" in sys.argv[1:]
-OUT = os.path.join(HERE, "results", "sybil_%s.txt" % ("h" if WITH_H else "noh"))
+WITH_H = "honest" in sys.argv[1:] or "class" in sys.argv[1:]
+# class: H honest, and ONE hostile worker A that registers a device class
+# of its own (--device-class, a CPU model name of its choice); no B
+OWN_CLASS = "class" in sys.argv[1:]
+OUT = os.path.join(HERE, "results", "sybil_%s.txt" % (
+    "class" if OWN_CLASS else "h" if WITH_H else "noh"))
 
 
 def body(c):
@@ -35,13 +40,15 @@ def body(c):
     if WITH_H:
         c.start_worker("H", slots=1, extra=("--token-file", tf["honest"]),
                        env={"KF_TOKEN": ""})
-    for n in ("A", "B"):
-        c.start_worker(n, slots=1, extra=("--token-file", tf["hostile"]),
+    for n in (("A",) if OWN_CLASS else ("A", "B")):
+        c.start_worker(n, slots=1, extra=("--token-file", tf["hostile"]) +
+                       (("--device-class", "AMD EPYC 9999 (fast)")
+                        if OWN_CLASS else ()),
                        env={"KF_TOKEN": "", "KF_HARNESS":
                             os.path.join(HERE, "forge_harness.py"),
                             "RT_FORGE_LOG": os.path.join(c.dir, "forge.log")})
     kfe2e.wait_until(lambda: c.count("SELECT count(*) FROM workers") ==
-                     (3 if WITH_H else 2), 60, "workers registered")
+                     (2 if OWN_CLASS else 3 if WITH_H else 2), 60, "workers registered")
     cid = kfcampaign.submit(c, kfcampaign.problem_dir("softmax"), evals=8,
                             minutes=4, population=4)
     kfcampaign.wait_done(c, cid, 240)
@@ -68,7 +75,7 @@ def body(c):
         lines.append("## " + title)
         for r in c.psql(sql):
             lines.append("  " + " | ".join(r))
-    lines.append("## kf campaign show --json (best)")
+    lines.append("## kf campaign status (best)")
     out = c.kf("campaign", "status", str(cid), "--coordinator",
                c.target, check_rc=False)
     try:
