@@ -26,6 +26,7 @@
 #include "log.h"
 #include "outcome.h"
 #include "spec.h"
+#include "token.h"
 #include "util.h"
 
 #define MAX_TOP 1000
@@ -56,7 +57,8 @@ typedef struct kf_coord__camp {
   char *templates_json; /* CREATE */
   char *knobs_json;     /* PROPOSE */
   char *space_json;     /* PROPOSE with a knob space */
-  int64_t cred_id;      /* PROPOSER_RECORD: who records */
+  int64_t cred_id;      /* who calls (0: the bootstrap token) */
+  unsigned role;        /* and as what (KF_ROLE_*) */
   char flags[1024];     /* PROPOSE; CREATE: the problem name */
   char spec_sha[65];    /* CREATE: kf_spec_canonical_hash */
   uint64_t need_bytes;  /* CREATE: memory the harness maps for it */
@@ -119,8 +121,13 @@ static void push(kf_coord *co, kf_rpc_call *call, const ProtobufCMessage *m,
 
 static camp_op *camp_new(kf_rpc_call *call, camp_rpc rpc) {
   camp_op *c = calloc(1, sizeof *c);
-  if (!c) kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
-  else c->rpc = rpc;
+  if (!c) {
+    kf_rpc_call_fail(call, KF_ENOMEM, "coordinator out of memory");
+    return NULL;
+  }
+  c->rpc = rpc;
+  c->cred_id = kf_rpc_call_cred_id(call);
+  c->role = kf_rpc_call_role(call);
   return c;
 }
 
@@ -871,6 +878,28 @@ static void set_err(kf_coord_op *op, int rc, kf_store *s) {
   kf_strlcpy(op->err, kf_store_errmsg(s), sizeof op->err);
 }
 
+/* Whether the caller may change campaign id (stop it, propose into it,
+ * record its proposer's calls): an admin or the bootstrap token always;
+ * a submitter only when its credential created the campaign (0015).  A
+ * campaign with no owner (created by an admin, or before 0015) is an
+ * admin's.  Else op gets PERMISSION_DENIED and false. */
+static bool may_change(kf_store *s, kf_coord_op *op, const camp_op *c,
+                       int64_t id) {
+  if (c->role == KF_ROLE_ADMIN || c->cred_id == 0) return true;
+  int64_t owner = 0;
+  bool found = false;
+  int rc = kf_store_campaign_owner(s, id, &owner, &found);
+  if (rc) {
+    set_err(op, rc, s);
+    return false;
+  }
+  if (!found || owner == c->cred_id) return true; /* not found: said later */
+  op->rc = KF_EPERM;
+  snprintf(op->err, sizeof op->err, "campaign %" PRId64 " was created by"
+           " another credential: only it or an admin may change it", id);
+  return false;
+}
+
 void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
   camp_op *c = op->camp;
   int rc = 0;
@@ -900,6 +929,7 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
       rc = kf_store_class_by_name(s, c->nw.backend, c->class_name,
                                   &c->nw.device_class_id);
     if (!rc) rc = kf_store_campaign_create(s, &c->nw, &c->id);
+    if (!rc) rc = kf_store_campaign_set_owner(s, c->id, c->cred_id);
     break;
   }
   case CAMP_PORT: {
@@ -907,6 +937,7 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
     if (!rc && c->from_class[0])
       rc = kf_store_class_by_name(s, 0, c->from_class, &c->port.from_class);
     if (!rc) rc = kf_store_campaign_port(s, &c->port, &c->id);
+    if (!rc) rc = kf_store_campaign_set_owner(s, c->id, c->cred_id);
     break;
   }
   case CAMP_GET: {
@@ -979,6 +1010,7 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
   }
   case CAMP_STOP: {
     const Kernelfleet__StopCampaignRequest *r = (const void *)op->req;
+    if (!may_change(s, op, c, r->campaign_id)) return;
     rc = kf_store_campaign_get(s, r->campaign_id, &c->camp);
     if (!rc)
       rc = kf_store_campaign_finish(s, r->campaign_id, "stopped",
@@ -987,6 +1019,7 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
   }
   case CAMP_PROPOSE: {
     const Kernelfleet__ProposeCandidateRequest *r = (const void *)op->req;
+    if (!may_change(s, op, c, r->campaign_id)) return;
     rc = kf_store_campaign_get(s, r->campaign_id, &c->camp);
     if (!rc && strcmp(c->camp->state, "running") != 0) {
       /* Not the caller's input but the campaign's state: FAILED_PRECONDITION,
@@ -1011,6 +1044,7 @@ void kf_coord__campaign_work(kf_store *s, kf_coord_op *op) {
   }
   case CAMP_PROPOSER_RECORD: {
     const Kernelfleet__ProposerRecordCallsRequest *r = (const void *)op->req;
+    if (!may_change(s, op, c, r->campaign_id)) return;
     kf_proposer_call v[MAX_PROPOSER_CALLS];
     for (size_t i = 0; i < r->n_calls; i++) {
       const Kernelfleet__ProposerCall *k = r->calls[i];

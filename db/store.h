@@ -486,6 +486,14 @@ int kf_store_campaign_finish(kf_store *s, int64_t id, const char *state,
                              const char *reason, bool *changed,
                              int *cancelled);
 
+/* The credential that created campaign id (0015): set once, right after
+ * it is created (a credential id > 0; 0 sets nothing); read back as
+ * *owner (0: the bootstrap token, an admin, or before 0015), *found false
+ * when there is no such campaign. */
+int kf_store_campaign_set_owner(kf_store *s, int64_t id, int64_t cred_id);
+int kf_store_campaign_owner(kf_store *s, int64_t id, int64_t *owner,
+                            bool *found);
+
 /* Records the campaign's best candidate (0 clears it). */
 int kf_store_campaign_set_best(kf_store *s, int64_t id, int64_t candidate_id);
 

@@ -528,6 +528,44 @@ static const kf_store__stmt ST_CAMP_CANCEL = {
     " finished_at = now() WHERE campaign_id = $1::bigint"
     " AND state = 'queued' RETURNING 1) SELECT count(*) FROM u"};
 
+static const kf_store__stmt ST_CAMP_SET_OWNER = {
+    KF_STMT_CAMP_SET_OWNER,
+    "UPDATE campaigns SET owner_cred = $2::bigint WHERE id = $1::bigint"
+    " AND owner_cred IS NULL"};
+
+static const kf_store__stmt ST_CAMP_OWNER = {
+    KF_STMT_CAMP_OWNER,
+    "SELECT COALESCE(owner_cred, 0) FROM campaigns WHERE id = $1::bigint"};
+
+int kf_store_campaign_set_owner(kf_store *s, int64_t id, int64_t cred_id) {
+  int rc = kf_store__ready(s);
+  if (rc || cred_id <= 0) return rc;
+  char ids[24], cid[24];
+  kf_store__itoa(ids, sizeof ids, id);
+  kf_store__itoa(cid, sizeof cid, cred_id);
+  const char *p[] = {ids, cid};
+  return kf_store__exec(s, &ST_CAMP_SET_OWNER, 2, p, false, NULL);
+}
+
+int kf_store_campaign_owner(kf_store *s, int64_t id, int64_t *owner,
+                            bool *found) {
+  *owner = 0;
+  *found = false;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char ids[24];
+  kf_store__itoa(ids, sizeof ids, id);
+  const char *p[] = {ids};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_CAMP_OWNER, 1, p, false, &r))) return rc;
+  if (PQntuples(r) == 1) {
+    *found = true;
+    *owner = kf_store__i64(r, 0, 0);
+  }
+  PQclear(r);
+  return 0;
+}
+
 int kf_store_campaign_finish(kf_store *s, int64_t id, const char *state,
                              const char *reason, bool *changed,
                              int *cancelled) {

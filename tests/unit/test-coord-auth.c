@@ -72,7 +72,8 @@ static struct {
   kf_tcoord quota; /* test_oversized_memory's; killed at teardown if an
                     * assert left it running */
   char worker_a[80], worker_b[80], submitter[80], admin_tok[80];
-  int64_t worker_a_id;
+  char submitter2[80];
+  int64_t worker_a_id, submitter_id;
 } g;
 
 /* Stores a fresh credential of role; its secret goes to out. */
@@ -96,7 +97,9 @@ static int group_setup(void **state) {
   /* Stored before the coordinator starts: it must load them at start. */
   make_token("worker", "a", g.worker_a, sizeof g.worker_a);
   make_token("worker", "b", g.worker_b, sizeof g.worker_b);
-  make_token("submitter", "s", g.submitter, sizeof g.submitter);
+  g.submitter_id = make_token("submitter", "s", g.submitter,
+                              sizeof g.submitter);
+  make_token("submitter", "s2", g.submitter2, sizeof g.submitter2);
   make_token("admin", "x", g.admin_tok, sizeof g.admin_tok);
   return tcoord_spawn(&g.main, g.dir, "main", BOOT, "127.0.0.1:0", NULL);
 }
@@ -330,6 +333,114 @@ static void test_roles(void **state) {
   kf_rpc_client_close(adm);
   kf_rpc_client_close(boot);
   kf_rpc_client_close(nobody);
+}
+
+/* A campaign is its creator's (0015): another submitter can neither stop
+ * it nor propose into it (PERMISSION_DENIED, naming why); its creator and
+ * an admin can.  One an admin created is an admin's.  Red team
+ * 2026-12-01-s3b: any submitter stopped any campaign, and added a
+ * proposal labelled "llm:gpt-5 (official)" to another's. */
+static const char OWN_SPEC[] =
+    "{\"name\": \"own\", \"backend\": \"cpu\", \"params\": [\"N\"],"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"],"
+    " \"dists\": [\"normal\"]}],"
+    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+    " \"sizes\": {\"check\": [{\"N\": 4}], \"bench\": {\"N\": 64}},"
+    " \"tolerance\": {\"f32\": {\"rtol\": 1e-4, \"atol\": 1e-6}},"
+    " \"flops\": \"N\", \"bytes\": \"8*N\", \"reference\": \"reference.c\","
+    " \"templates\": [{\"name\": \"t\", \"file\": \"t.c\"}]}";
+
+static int rpc(kf_rpc_client *c, const char *path, const ProtobufCMessage *q,
+               const ProtobufCMessageDescriptor *type, ProtobufCMessage **resp,
+               char *err, size_t errlen) {
+  ProtobufCMessage *r = NULL;
+  err[0] = '\0';
+  int rc = kf_rpc_client_call_sync(c, path, q, type, 10000, &r, err, errlen);
+  if (resp) *resp = r;
+  else kf_rpc_free(r);
+  return rc;
+}
+
+static int64_t own_campaign(kf_rpc_client *c) {
+  Kernelfleet__TemplateSource ts = KERNELFLEET__TEMPLATE_SOURCE__INIT;
+  ts.name = "t";
+  ts.file = "t.c";
+  ts.source = "int kf_launch(void) { return 0; }";
+  Kernelfleet__TemplateSource *tp[] = {&ts};
+  Kernelfleet__CreateCampaignRequest q =
+      KERNELFLEET__CREATE_CAMPAIGN_REQUEST__INIT;
+  q.name = "own";
+  q.spec_json.data = (uint8_t *)OWN_SPEC;
+  q.spec_json.len = strlen(OWN_SPEC);
+  q.reference_source = "int kf_launch(void) { return 0; }";
+  q.templates = tp;
+  q.n_templates = 1;
+  q.backend = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CPU;
+  q.budget_evals = 1;
+  ProtobufCMessage *resp = NULL;
+  char err[256];
+  if (rpc(c, PATH("CreateCampaign"), &q.base,
+          &kernelfleet__create_campaign_response__descriptor, &resp, err,
+          sizeof err))
+    fail_msg("CreateCampaign: %s", err);
+  int64_t id = ((Kernelfleet__CreateCampaignResponse *)resp)->campaign_id;
+  kf_rpc_free(resp);
+  assert_true(id > 0);
+  return id;
+}
+
+static int stop_campaign(kf_rpc_client *c, int64_t id, char *err,
+                         size_t errlen) {
+  Kernelfleet__StopCampaignRequest q = KERNELFLEET__STOP_CAMPAIGN_REQUEST__INIT;
+  q.campaign_id = id;
+  return rpc(c, PATH("StopCampaign"), &q.base,
+             &kernelfleet__stop_campaign_response__descriptor, NULL, err,
+             errlen);
+}
+
+static int propose(kf_rpc_client *c, int64_t id, char *err, size_t errlen) {
+  Kernelfleet__ProposeCandidateRequest q =
+      KERNELFLEET__PROPOSE_CANDIDATE_REQUEST__INIT;
+  q.campaign_id = id;
+  q.source = "int kf_launch(void) { return 1; }";
+  q.proposer = "llm:gpt-5 (official)";
+  return rpc(c, PATH("ProposeCandidate"), &q.base,
+             &kernelfleet__propose_candidate_response__descriptor, NULL, err,
+             errlen);
+}
+
+static void test_campaign_owner(void **state) {
+  (void)state;
+  char err[256];
+  kf_rpc_client *sub = client(g.main.target, g.submitter, NULL);
+  kf_rpc_client *sub2 = client(g.main.target, g.submitter2, NULL);
+  kf_rpc_client *adm = client(g.main.target, g.admin_tok, NULL);
+  int64_t mine = own_campaign(sub);
+  char sql[160];
+  snprintf(sql, sizeof sql, "SELECT owner_cred FROM campaigns WHERE id ="
+           " %lld", (long long)mine);
+  assert_int_equal(db_int(sql), g.submitter_id);
+  /* another submitter: refused, and nothing changed */
+  assert_int_equal(propose(sub2, mine, err, sizeof err), KF_EPERM);
+  assert_non_null(strstr(err, "another credential"));
+  assert_int_equal(stop_campaign(sub2, mine, err, sizeof err), KF_EPERM);
+  assert_non_null(strstr(err, "another credential"));
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM campaigns WHERE id = %lld"
+           " AND state = 'running'", (long long)mine);
+  assert_int_equal(db_int(sql), 1);
+  assert_int_equal(db_int("SELECT count(*) FROM candidates WHERE proposer"
+                          " LIKE 'llm:%'"), 0);
+  /* its creator may */
+  assert_int_equal(propose(sub, mine, err, sizeof err), 0);
+  assert_int_equal(stop_campaign(sub, mine, err, sizeof err), 0);
+  assert_int_equal(db_int(sql), 0);
+  /* an admin's campaign: a submitter may not stop it, an admin may */
+  int64_t theirs = own_campaign(adm);
+  assert_int_equal(stop_campaign(sub, theirs, err, sizeof err), KF_EPERM);
+  assert_int_equal(stop_campaign(adm, theirs, err, sizeof err), 0);
+  kf_rpc_client_close(sub);
+  kf_rpc_client_close(sub2);
+  kf_rpc_client_close(adm);
 }
 
 /* Issue 10's forgery: "a script registered as a worker, leased two eval
@@ -930,6 +1041,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_token_in_argv),
       cmocka_unit_test(test_roles),
+      cmocka_unit_test(test_campaign_owner),
       cmocka_unit_test(test_forgery),
       cmocka_unit_test(test_revoke_and_create),
       cmocka_unit_test(test_revoke_long_poll),
