@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -104,6 +105,9 @@ static void name_from(const char *path, char *out, size_t outlen) {
   if (!out[0] || out[0] == '.') kf_strlcpy(out, "imported", outlen);
 }
 
+/* The largest GPU MODE case, as compact JSON. */
+#define CASE_MAX 1100
+
 /* Runs runner.py inspect on the reference, sandboxed; *json (malloc'd)
  * is its stdout.  0, or an exit code with the reason printed. */
 static int run_inspect(const imp_opts *o, const char *ref, char **json) {
@@ -130,15 +134,17 @@ static int run_inspect(const imp_opts *o, const char *ref, char **json) {
     fprintf(stderr, "kf import: pipe: %s\n", strerror(errno));
     goto out;
   }
-  char envj[300], envc[1200], envd[64];
+  char envj[300], envc[CASE_MAX + 32], envd[64];
   snprintf(envj, sizeof envj, "KF_INSPECT_JAIL=%s", jail);
   /* where the harness will put the tensors: only the CPU path hands a
    * reference its inputs read-only */
   snprintf(envd, sizeof envd, "KF_INSPECT_DEVICE=%s", o->device);
   snprintf(envc, sizeof envc, "KF_GPUMODE_CASE=%s", o->cscase ? o->cscase : "{}");
+  /* as the harness runs it (harness/torch/backend.c): PYTHONHASHSEED
+   * fixed, so -s rather than -I */
   char *envp[] = {"OMP_NUM_THREADS=1", "PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8",
-                  envj, envc, envd, NULL};
-  char *argv[] = {py, "-I", "-B", script, "inspect", (char *)o->kind,
+                  "PYTHONHASHSEED=0", envj, envc, envd, NULL};
+  char *argv[] = {py, "-s", "-B", script, "inspect", (char *)o->kind,
                   (char *)ref, NULL};
   pid_t pid = fork();
   if (pid < 0) {
@@ -389,6 +395,8 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     snprintf(bad, badlen, "%s", e);
     return NULL;
   }
+  /* args: forward's arguments, written when they are not just the
+   * tensor inputs in order (a number among them, a 0-d tensor) */
   cJSON *ins = cJSON_GetObjectItem(in, "inputs"),
         *outs = cJSON_GetObjectItem(in, "outputs"),
         *names = cJSON_GetObjectItem(in, "names");
@@ -404,7 +412,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   cJSON *ti = cJSON_CreateArray(), *to = cJSON_CreateArray(),
         *args = cJSON_CreateArray();
   int nt = 0, i = 0;
-  bool consts = false;
+  bool need_args = false;
   /* `sample` needs get_inputs()'s draws to follow the seeds the sampler
    * sets (runner.py UNSEEDED; main warns when they do not) */
   bool sample = !strcmp(o->kind, "kernelbench") &&
@@ -430,6 +438,13 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
       cJSON_AddItemToArray(ti, t);
       cJSON *a = cJSON_CreateObject();
       cJSON_AddNumberToObject(a, "t", nt++);
+      /* a 0-d tensor is held as shape ["1"] (tensor_json) and passed 0-d
+       * again: a reference that cats s.unsqueeze(0) failed on [1] in
+       * every evaluation (red team 2026-12-01-s3c, H4) */
+      if (cJSON_GetArraySize(cJSON_GetObjectItem(x, "shape")) == 0) {
+        cJSON_AddTrueToObject(a, "0d");
+        need_args = true;
+      }
       cJSON_AddItemToArray(args, a);
     } else {
       if (strcmp(o->kind, "kernelbench")) {
@@ -440,7 +455,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
       cJSON *a = cJSON_CreateObject();
       cJSON_AddItemToObject(a, "v", cJSON_Duplicate(cJSON_GetObjectItem(x, "value"), true));
       cJSON_AddItemToArray(args, a);
-      consts = true;
+      need_args = true;
     }
     i++;
   }
@@ -537,7 +552,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   cJSON *init = cJSON_GetObjectItem(in, "init");
   if (init && cJSON_GetArraySize(init))
     cJSON_AddItemToObject(tq, "init", cJSON_Duplicate(init, true));
-  if (consts) cJSON_AddItemToObject(tq, "args", args);
+  if (need_args) cJSON_AddItemToObject(tq, "args", args);
   else cJSON_Delete(args);
   args = NULL;
   cJSON *tl = cJSON_AddArrayToObject(s, "templates");
@@ -614,9 +629,18 @@ int kf_cli_import(int argc, char **argv) {
     fprintf(stderr, "kf import: --device '%s': cpu or cuda\n", o.device);
     return KF_EXIT_USAGE;
   }
-  /* the reference file */
-  char ref[1024], name[64];
+  /* the reference file.  A path the buffers cannot hold is refused: cut
+   * short, it named another file, which was imported instead (red team
+   * 2026-12-01-s3c, H5) */
+  char ref[PATH_MAX + 32], name[64];
   struct stat stt;
+  if (strlen(o.src) >= PATH_MAX || (o.out && strlen(o.out) >= PATH_MAX)) {
+    fprintf(stderr, "kf import: %s is %zu bytes long; paths of up to %d "
+            "bytes are taken\n", strlen(o.src) >= PATH_MAX ? "the path given" :
+            "--out", strlen(strlen(o.src) >= PATH_MAX ? o.src : o.out),
+            PATH_MAX - 1);
+    return KF_EXIT_USAGE;
+  }
   if (!strcmp(o.kind, "gpumode")) {
     if (stat(o.src, &stt) || !S_ISDIR(stt.st_mode)) {
       fprintf(stderr, "kf import gpumode: %s is not a directory (it holds "
@@ -632,24 +656,44 @@ int kf_cli_import(int argc, char **argv) {
     fprintf(stderr, "kf import: %s\n", err);
     return KF_EXIT_USAGE;
   }
-  char *cs = NULL;
+  char *cs = NULL, cp[PATH_MAX + 32] = "";
   if (!strcmp(o.kind, "gpumode") && !o.cscase) {
-    char cp[1100];
+    /* only a case.json that is not there means the default: one that
+     * could not be read was replaced by it unsaid (red team
+     * 2026-12-01-s3c, H6) */
     snprintf(cp, sizeof cp, "%s/case.json", o.src);
-    if (kf_read_file(cp, 4096, &cs, NULL, err, sizeof err) == 0) o.cscase = cs;
-    else o.cscase = "{\"size\": 4096, \"seed\": 42}";
+    if (access(cp, F_OK) && errno == ENOENT) {
+      o.cscase = "{\"size\": 4096, \"seed\": 42}";
+      cp[0] = 0;
+    } else if (kf_read_file(cp, 1u << 20, &cs, NULL, err, sizeof err)) {
+      fprintf(stderr, "kf import: %s\n", err);
+      free(src);
+      return KF_EXIT_USAGE;
+    } else {
+      o.cscase = cs;
+    }
   }
   if (o.cscase) {
+    /* compact: it travels to the inspector in an environment variable
+     * of CASE_MAX bytes (run_inspect) */
     cJSON *cj = cJSON_Parse(o.cscase);
-    bool ok = cJSON_IsObject(cj);
+    char *compact = cJSON_IsObject(cj) ? cJSON_PrintUnformatted(cj) : NULL;
     cJSON_Delete(cj);
-    if (!ok) {
-      fprintf(stderr, "kf import: --case must be a JSON object of "
-              "generate_input's keyword arguments\n");
+    const char *what = cp[0] ? cp : "--case";
+    if (!compact || strlen(compact) > CASE_MAX) {
+      if (compact)
+        fprintf(stderr, "kf import: %s is %zu bytes as compact JSON; at most "
+                "%d\n", what, strlen(compact), CASE_MAX);
+      else
+        fprintf(stderr, "kf import: %s must be a JSON object of "
+                "generate_input's keyword arguments\n", what);
+      free(compact);
       free(src);
       free(cs);
       return KF_EXIT_USAGE;
     }
+    free(cs);
+    o.cscase = cs = compact;
   }
   if (o.name) {
     for (const char *p = o.name; *p; p++)
@@ -664,7 +708,7 @@ int kf_cli_import(int argc, char **argv) {
   } else {
     name_from(o.src, name, sizeof name);
   }
-  char out[1024];
+  char out[PATH_MAX];
   if (o.out) kf_strlcpy(out, o.out, sizeof out);
   else snprintf(out, sizeof out, "./%s", name);
   if (access(out, F_OK) == 0) {
@@ -686,6 +730,10 @@ int kf_cli_import(int argc, char **argv) {
   cJSON *in = cJSON_ParseWithOpts(json, NULL, 1);
   const cJSON *rs = in ? cJSON_GetObjectItem(in, "ref_s") : NULL;
   double ref_s = cJSON_IsNumber(rs) ? rs->valuedouble : 0;
+  const cJSON *is = in ? cJSON_GetObjectItem(in, "inputs_s") : NULL;
+  double inputs_s = cJSON_IsNumber(is) ? is->valuedouble : 0;
+  bool sample_dist = in && !strcmp(o.kind, "kernelbench") &&
+                     !cJSON_IsFalse(cJSON_GetObjectItem(in, "reproducible"));
   const char *us =
       in ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "unseeded")) : NULL;
   char unseeded[700] = "";
@@ -763,6 +811,14 @@ int kf_cli_import(int argc, char **argv) {
             "%.1f s here, and an evaluation calls it 20 times or more "
             "(%s's task budget: 120 s); make get_inputs() smaller, or "
             "expect timeouts\n", ref_s, "kf run");
+  /* the draws are the problem's time too (the deadline puts them on the
+   * reference's account): get_inputs() at 9 s left no kernel (red team
+   * 2026-12-01-s3c, H7) */
+  if (inputs_s > 1.0 && sample_dist)
+    fprintf(stderr, "kf import: warning: one get_inputs() took %.1f s here, "
+            "and an evaluation draws by it 20 times or more (%s's task "
+            "budget: 120 s); make it faster, or expect the problem's "
+            "evaluations to end at their deadline\n", inputs_s, "kf run");
   kf_spec_free(sp);
   return KF_EXIT_OK;
 }

@@ -865,6 +865,48 @@ static bool typed_float(const cJSON *v) {
                                !strcmp(f->valuestring, "nan"));
 }
 
+/* {"int": "digits"}: an integer beyond 2^53, which a JSON number (a
+ * double, to cJSON and to the canonical hash) would round: 2^61 - 1
+ * became 2^61 and then a float (red team 2026-12-01-s3c, H3). */
+static bool typed_int(const cJSON *v) {
+  const cJSON *i = cJSON_GetObjectItemCaseSensitive(v, "int");
+  if (!cJSON_IsObject(v) || cJSON_GetArraySize(v) != 1 || !cJSON_IsString(i))
+    return false;
+  const char *d = i->valuestring + (i->valuestring[0] == '-');
+  size_t n = strlen(d);
+  return n > 0 && n <= 200 && strspn(d, "0123456789") == n;
+}
+
+/* A value of torch.init or an arg's "v": a plain number that is an
+ * integer of magnitude 2^53 or more is refused, since the number the file
+ * held is lost by then and two problems would share one hash; such values
+ * are written {"int": "..."} (or {"float": x} for a float). */
+static int torch_value(ctx *c, const char *where, int idx, const cJSON *v,
+                       int depth) {
+  if (depth > 16)
+    return bad(c, where, "[%d] nests deeper than 16 lists", idx);
+  /* every double of that size is integral */
+  if (cJSON_IsNumber(v) && (v->valuedouble >= 9007199254740992.0 ||
+                            v->valuedouble <= -9007199254740992.0))
+    return bad(c, where, "[%d]: the number %.17g is an integer beyond 2^53, "
+               "which JSON numbers do not hold exactly (the file's value is "
+               "lost by here); write it as {\"int\": \"its digits\"}, or a "
+               "float as {\"float\": %.17g}", idx, v->valuedouble,
+               v->valuedouble);
+  if (cJSON_IsObject(v) && cJSON_GetObjectItemCaseSensitive(v, "int") &&
+      !typed_int(v))
+    return bad(c, where, "[%d]: {\"int\": ...} takes a string of decimal "
+               "digits, an optional '-' first, at most 200", idx);
+  if (cJSON_IsArray(v)) {
+    const cJSON *x;
+    cJSON_ArrayForEach(x, v) {
+      int rc = torch_value(c, where, idx, x, depth + 1);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
 static int parse_torch(ctx *c, const cJSON *root) {
   static const char *const keys[] = {"kind", "device", "init", "args", NULL};
   kf_spec *s = c->s;
@@ -896,22 +938,44 @@ static int parse_torch(ctx *c, const cJSON *root) {
   const cJSON *init = cJSON_GetObjectItemCaseSensitive(t, "init");
   if (init && !cJSON_IsArray(init))
     return bad(c, "torch.init", "must be an array (get_init_inputs())");
+  int i = 0;
+  const cJSON *a;
+  cJSON_ArrayForEach(a, init) {
+    int rc = torch_value(c, "torch.init", i++, a, 0);
+    if (rc) return rc;
+  }
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(t, "args");
   if (args && !cJSON_IsArray(args))
     return bad(c, "torch.args", "must be an array");
-  int i = 0;
-  const cJSON *a;
+  i = 0;
   cJSON_ArrayForEach(a, args) {
     const cJSON *ti = cJSON_GetObjectItemCaseSensitive(a, "t");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "v");
-    if (!cJSON_IsObject(a) || cJSON_GetArraySize(a) != 1 ||
-        !((ti && cJSON_IsNumber(ti) && ti->valuedouble >= 0 &&
+    /* {"t": i, "0d": true}: input i is a 0-d tensor, held as shape [1]
+     * and passed 0-d (runner.py _call_args) */
+    const cJSON *zd = cJSON_GetObjectItemCaseSensitive(a, "0d");
+    int na = cJSON_IsObject(a) ? cJSON_GetArraySize(a) : 0;
+    if (!((ti && na == 1 + (zd != NULL) && (!zd || cJSON_IsTrue(zd)) &&
+           cJSON_IsNumber(ti) && ti->valuedouble >= 0 &&
            ti->valuedouble < s->n_inputs &&
            ti->valuedouble == (double)(int)ti->valuedouble) ||
-          (v && (cJSON_IsNumber(v) || typed_float(v)))))
+          (v && na == 1 &&
+           (cJSON_IsNumber(v) || typed_float(v) || typed_int(v)))))
       return bad(c, "torch.args", "[%d] must be {\"t\": an input index below"
-                 " %d} or {\"v\": a number, or {\"float\": a number, "
+                 " %d} (with \"0d\": true for a 0-d tensor) or {\"v\": a "
+                 "number, {\"int\": \"digits\"}, or {\"float\": a number, "
                  "\"inf\", \"-inf\" or \"nan\"}}", i, s->n_inputs);
+    if (v) {
+      int rc = torch_value(c, "torch.args", i, v, 0);
+      if (rc) return rc;
+    }
+    if (zd) {
+      /* a 0-d tensor has one element: its shape is ["1"] */
+      const kf_spec_tensor *in = &s->inputs[(int)ti->valuedouble];
+      if (in->ndim != 1 || strcmp(in->shape[0], "1"))
+        return bad(c, "torch.args", "[%d]: input '%s' passed 0-d must have "
+                   "shape [\"1\"]", i, in->name);
+    }
     i++;
   }
   cJSON *x = cJSON_CreateObject();
@@ -1022,7 +1086,8 @@ static int parse_named(const char *json, size_t len, const char *dir,
   if (!root) {
     size_t at = end && end >= json && end <= json + len
                     ? (size_t)(end - json) : 0;
-    int line = 1, column = 1;
+    int line = 1, column = 1, depth = 0;
+    bool in_str = false;
     for (size_t i = 0; i < at; i++) {
       if (json[i] == '\n') {
         line++;
@@ -1030,8 +1095,25 @@ static int parse_named(const char *json, size_t len, const char *dir,
       } else {
         column++;
       }
+      /* how deep the error is: cJSON stops at CJSON_NESTING_LIMIT, which
+       * read as invalid JSON (red team 2026-12-01-s3c, U3) */
+      if (in_str) {
+        if (json[i] == '\\') i++, column++;
+        else if (json[i] == '"') in_str = false;
+      } else if (json[i] == '"') {
+        in_str = true;
+      } else if (json[i] == '[' || json[i] == '{') {
+        depth++;
+      } else if (json[i] == ']' || json[i] == '}') {
+        depth--;
+      }
     }
     free(s);
+    if (depth >= CJSON_NESTING_LIMIT)
+      return kf_seterr(KF_ESPEC, err, errlen,
+                       "%s: (top level): lists or objects nested deeper than "
+                       "%d levels, near line %d column %d", file,
+                       CJSON_NESTING_LIMIT, line, column);
     return kf_seterr(KF_ESPEC, err, errlen,
                      "%s: (top level): not valid JSON near line %d column %d",
                      file, line, column);

@@ -260,6 +260,12 @@ struct kf_ev {
    * holds its inputs while another side is timed, and the side's clock
    * (kf_side.wall_ns) starts at its own draw. */
   bool draw_per_side;
+  /* Time the problem's own code spent drawing inputs (the torch
+   * backend's sampler: get_inputs()).  The problem's cost: at the
+   * deadline it counts on the reference's side (pipeline.c
+   * past_deadline), where a slow get_inputs() put the timeout on an
+   * honest candidate (red team 2026-12-01-s3c, H7). */
+  uint64_t draw_ns;
 };
 
 extern const kf_backend kf_harness_cpu_backend;

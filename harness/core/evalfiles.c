@@ -51,8 +51,8 @@ static void usage(FILE *f) {
 "Eval options\n"
 "(--copy-gbps, --read-gbps, --write-gbps, --gflops, --min-reps, --cpu,\n"
 "--workdir, --call-timeout-ms, --compile-timeout-ms, --time-budget-ms,\n"
-"--stop-after; for CUDA --device, --cuda-arch, --gpu-lock, --cuda-warm-us,\n"
-"--cuda-stream, --cuda-no-cupti, --cuda-no-seccomp; for torch\n"
+"--deadline-ms, --stop-after; for CUDA --device, --cuda-arch, --gpu-lock,\n"
+"--cuda-warm-us, --cuda-stream, --cuda-no-cupti, --cuda-no-seccomp; for torch\n"
 "--torch-persistent, --torch-jit) are passed to\n"
 "`kf-harness eval`.\n"
 "The seed is random unless --seed is given.\n");
@@ -250,6 +250,7 @@ int kf_harness_eval_files_main(int argc, char **argv) {
       {"call-timeout-ms", required_argument, 0, 'p'},
       {"compile-timeout-ms", required_argument, 0, 'p'},
       {"time-budget-ms", required_argument, 0, 'p'},
+      {"deadline-ms", required_argument, 0, 'p'},
       {"device", required_argument, 0, 'p'},
       {"cuda-arch", required_argument, 0, 'p'},
       {"gpu-lock", required_argument, 0, 'p'},

@@ -290,16 +290,27 @@ static int past_deadline(pl *p, const char *ctx) {
   /* a faster machine would have finished: never a permanent verdict */
   p->timing_dependent = p->deadline_hit = true;
   kf_side *r = p->sides[0];
-  uint64_t cand = 0;
+  uint64_t cand = 0, draw = p->e.draw_ns;
   for (int i = 1; i < p->n; i++)
     if (p->sides[i]->busy_ns > cand) cand = p->sides[i]->busy_ns;
-  if (r->busy_ns > cand) {
-    snprintf(p->e.why, WHY, "the evaluation reached its deadline of %.1f s "
-             "with the reference's own calls at %.1f s of the %.1f s spent "
-             "(the candidate's %.1f s): the reference is too slow for this "
-             "time (fewer or smaller check sizes, a smaller bench size, or "
-             "a longer task time)", o->deadline_ms / 1e3, r->busy_ns / 1e9,
-             el / 1e9, cand / 1e9);
+  /* the problem's share: its reference's calls and its own input draws */
+  if (r->busy_ns + draw > cand) {
+    if (draw > r->busy_ns)
+      snprintf(p->e.why, WHY, "the evaluation reached its deadline of %.1f "
+               "s with the problem's get_inputs() drawing inputs for %.1f s "
+               "and the reference's own calls at %.1f s of the %.1f s spent "
+               "(the candidate's %.1f s): the problem's input draws are too "
+               "slow for this time (a faster get_inputs(), fewer check "
+               "sizes, or a longer task time)", o->deadline_ms / 1e3,
+               draw / 1e9, r->busy_ns / 1e9, el / 1e9, cand / 1e9);
+    else
+      snprintf(p->e.why, WHY, "the evaluation reached its deadline of %.1f "
+               "s with the reference's own calls at %.1f s of the %.1f s "
+               "spent (the candidate's %.1f s, get_inputs()'s %.1f s): the "
+               "reference is too slow for this time (fewer or smaller check "
+               "sizes, a smaller bench size, or a longer task time)",
+               o->deadline_ms / 1e3, r->busy_ns / 1e9, el / 1e9, cand / 1e9,
+               draw / 1e9);
     return failed(p, r, KF_OUTCOME_TIMEOUT, ctx);
   }
   for (int i = 1; i < p->n; i++) {

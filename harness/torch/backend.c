@@ -1512,7 +1512,11 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
   }
   char script[1400];
   snprintf(script, sizeof script, "%s/runner.py", s->jail);
-  char *argv[] = {c->python, "-I", "-B", script,
+  /* -s -B and an environment built whole here, not -I: -I ignores
+   * PYTHONHASHSEED, and the sides' processes hashed strings each its own
+   * way (runner.py's head says what that broke; it drops the jail from
+   * the import path itself) */
+  char *argv[] = {c->python, "-s", "-B", script,
                   (char *)(t->mode ? t->mode : c->persist ? "persist"
                                                           : "serve"),
                   s->jail, NULL};
@@ -1534,10 +1538,10 @@ static int start_one(kf_ev *e, kf_side *s, size_t map_len) {
     snprintf(gpu_path, sizeof gpu_path,
              "PATH=%.*s:/usr/local/cuda/bin:/usr/bin:/bin",
              (int)(slash - c->python), c->python);
-  char *envp[8] = {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
+  char *envp[9] = {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
                    c->cuda ? gpu_path : "PATH=/usr/bin:/bin",
-                   "LC_ALL=C.UTF-8"};
-  int ne = 4;
+                   "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0"};
+  int ne = 5;
   if (c->cuda) envp[ne++] = cuda_home;
   for (int i = 0; i < ngpu; i++) envp[ne++] = gpu_env[i];
   envp[ne] = NULL;
@@ -1795,11 +1799,13 @@ static int sampler_draw(kf_ev *e, const kf_gen *g, uint32_t *which) {
     kf_strlcpy(e->why, "the draw's buffer plan is too long", KF_HARNESS_WHY);
     return KF_OUTCOME_INFRA_ERROR;
   }
+  uint64_t t0 = kf_now_ns();
   int oc = p_send(e, s, plan);
   if (oc) return oc == KF_OUTCOME_INFRA_ERROR ? oc : KF_OUTCOME_SPEC_ERROR;
   char line[LINE];
   oc = p_reply(e, s, e->o->call_timeout_ms * 3 + 5000, "drawing the inputs",
                "drawing the inputs", line, sizeof line);
+  e->draw_ns += kf_now_ns() - t0;
   if (!oc && !strcmp(line, "SAMPLED")) return 0;
   if (!oc && !strncmp(line, "ERR spec ", 9)) {
     snprintf(e->why, KF_HARNESS_WHY, "the reference's get_inputs() "

@@ -81,6 +81,18 @@
 #
 # `runner.py inspect KIND FILE` (kf import) runs a reference once, locked
 # down the same way, and prints what it takes and returns as JSON.
+#
+# Run as `python3 -s -B runner.py` with an environment the harness builds
+# whole, PYTHONHASHSEED=0 in it: not `-I`, which ignores PYTHONHASHSEED,
+# so each process hashed strings its own way, and a Model that builds its
+# parameters in the order of a set of names gave the reference and a
+# candidate different weights (red team 2026-12-01-s3c, H2).  What -I's
+# -P did is done first thing here: the jail is not on the import path.
+import sys
+
+if sys.path and sys.path[0] and not getattr(sys.flags, "safe_path", 0):
+    del sys.path[0]
+
 import ctypes
 import functools
 import gc
@@ -91,12 +103,12 @@ import linecache
 import math
 import mmap
 import os
+import random
 import resource
 import shutil
 import signal
 import stat
 import struct
-import sys
 import time
 import traceback
 import warnings
@@ -198,6 +210,10 @@ class _T:
 
 def _import_torch():
     import numpy  # noqa: F401  (candidates may use it)
+    try:
+        import numpy.random  # noqa: F401  (numpy 2 loads it at first use)
+    except ImportError:
+        pass
     import torch
     import torch.nn  # noqa: F401
     import torch.nn.functional  # noqa: F401
@@ -482,7 +498,12 @@ def _load(torch, src_code, cfg, reply, source=None):
                                       source.splitlines(True), "side.py")
     for k, v in cfg.get("knobs", {}).items():
         ns[k] = _knob_value(v)
-    torch.manual_seed(INIT_SEED)
+    # every generator a side may build its weights from, not only
+    # torch's: a Model drawing them from numpy's global generator (or
+    # Python's random, which a fork reseeds) got other weights in every
+    # process, and the import's own template was wrong_answer (red team
+    # 2026-12-01-s3c, H1)
+    _seed_init(torch)
     exec(src_code, ns)
     kind = cfg["kind"]
     ref = cfg["role"] == "reference"
@@ -497,7 +518,7 @@ def _load(torch, src_code, cfg, reply, source=None):
             raise _Refused("defines no class %s%s" % (
                 name, "" if ref else " (a KernelBench candidate is a "
                 "ModelNew built like Model, or a custom_kernel(*inputs))"))
-        torch.manual_seed(INIT_SEED)
+        _seed_init(torch)
         model = cls(*init)
         if hasattr(model, "eval"):
             model.eval()
@@ -513,6 +534,24 @@ def _load(torch, src_code, cfg, reply, source=None):
     return lambda *a: fn(a[0] if len(a) == 1 else tuple(a))
 
 
+def _call_args(cfg, ins):
+    """The call's arguments: the spec's torch.args where it has them
+    (numbers among the tensors; a 0-d tensor, held as shape [1], viewed
+    0-d again: a reference that cats s.unsqueeze(0) to a flat tensor
+    failed in every evaluation (red team 2026-12-01-s3c, H4)), else the
+    inputs in order."""
+    if not cfg.get("args"):
+        return list(ins)
+    return [(ins[a["t"]].reshape(()) if a.get("0d") else ins[a["t"]])
+            if "t" in a else _typed(a["v"]) for a in cfg["args"]]
+
+
+def _seed_init(torch):
+    """The seeds a side's code and its Model's constructor run under."""
+    torch.manual_seed(INIT_SEED)
+    _seed_all(INIT_SEED)
+
+
 def _typed(v):
     """A value of a spec's torch init or args as Python had it: JSON
     printers on the way (cJSON) write the float 2.0 as 2, and an int
@@ -522,6 +561,8 @@ def _typed(v):
     x}, x a number or "inf", "-inf", "nan"."""
     if isinstance(v, dict) and set(v) == {"float"}:
         return float(v["float"])
+    if isinstance(v, dict) and set(v) == {"int"}:
+        return int(v["int"])
     if isinstance(v, list):
         return [_typed(x) for x in v]
     return v
@@ -532,6 +573,10 @@ def _untyped(v):
     JSON number would not keep a float (integral, or not finite)."""
     if isinstance(v, float) and (not math.isfinite(v) or v == int(v)):
         return {"float": repr(v) if not math.isfinite(v) else v}
+    # an integer a JSON number (a double, to cJSON) would not keep: 2**61-1
+    # became 2**61, and a float (red team 2026-12-01-s3c, H3)
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2 ** 53:
+        return {"int": str(v)}
     if isinstance(v, (list, tuple)):
         return [_untyped(x) for x in v]
     return v
@@ -733,10 +778,7 @@ def _child(torch, code, cfg, plan, devnull, reply, ro_fd=None):
     except (ValueError, OSError):
         pass
     _seccomp(True)
-    args = list(ins)
-    if plan and cfg.get("args"):
-        args = [ins[a["t"]] if "t" in a else _typed(a["v"])
-                for a in cfg["args"]]
+    args = _call_args(cfg, ins) if plan else list(ins)
 
     def hook(event, hargs):
         if event.startswith(AUDIT_BAD) or event == "open":
@@ -755,7 +797,9 @@ def _child(torch, code, cfg, plan, devnull, reply, ro_fd=None):
         os._exit(4)
     if plan:
         _warm_call(torch, fn, args, outs, cfg)
-    torch.manual_seed(CALL_SEED)  # outside the timed window: before READY
+    # outside the timed window: before READY
+    torch.manual_seed(CALL_SEED)
+    _seed_all(CALL_SEED)
     # What runs between RUN and DONE is timed on a cold cache (the
     # harness flushes it before a timed call): every line of the runner's
     # own there is charged, and only to a side that lets the runner do the
@@ -1553,10 +1597,7 @@ def _gated_begin(torch, fn, plan, ro, rw, cfg, dev, flush, ev, seq, gate):
     gate.wait(st, seq)
     for d, h in zip(dins, ins):
         d.copy_(h, non_blocking=True)
-    args = list(dins)
-    if cfg.get("args"):
-        args = [dins[a["t"]] if "t" in a else _typed(a["v"])
-                for a in cfg["args"]]
+    args = _call_args(cfg, dins)
     put1 = _put_one(torch, outs)
     flush.fill_(seq & 0xFF)
     flush.view(torch.int32).amax()
@@ -1739,11 +1780,7 @@ class _Budget:
 def _prep_args(torch, plan, cfg, dev):
     """The call's arguments for PREP: dummies of the plan's shapes, in the
     order the reference takes them."""
-    d = _dummies(torch, plan, dev)
-    if cfg.get("args"):
-        return [d[x["t"]] if "t" in x else _typed(x["v"])
-                for x in cfg["args"]]
-    return d
+    return _call_args(cfg, _dummies(torch, plan, dev))
 
 
 def _prep_runs(torch, model, args, cuda):
@@ -1925,6 +1962,7 @@ def persist(jail):
         # between calls, outside any timed window; a timed GPU call is
         # seeded again after its warm-ups (_timed_gpu)
         torch.manual_seed(CALL_SEED)
+        _seed_all(CALL_SEED)
         line = lines.next()
         r0 = time.perf_counter_ns()
         if line is None or line == "EXIT":
@@ -2079,10 +2117,7 @@ def persist(jail):
                 ins = [t.to(dev) for t in ins]
                 torch.cuda.synchronize()
             if not gated:
-                args = list(ins)
-                if cfg.get("args"):
-                    args = [ins[a["t"]] if "t" in a else _typed(a["v"])
-                            for a in cfg["args"]]
+                args = _call_args(cfg, ins)
                 put1 = _put_one(torch, outs)
         except Exception as e:
             _say(reply, "ERR infra the call's buffers: %s" % e)
@@ -2186,7 +2221,6 @@ def persist(jail):
 def _seed_all(key):
     """Every generator a get_inputs() may draw from, seeded from the
     draw's key."""
-    import random
     random.seed(key)
     np = sys.modules.get("numpy")
     if np is not None:
@@ -2204,7 +2238,6 @@ def _warm_draw(torch):
     needs from files.  The H200's torch and numpy (newer than Debian's:
     numpy.random is imported at first use) killed every first draw
     without it (2026-12-01)."""
-    import random  # noqa: F401  (_seed_all)
     try:
         import numpy.random  # noqa: F401
     except ImportError:
@@ -2240,6 +2273,35 @@ def _same_bits(torch, xs, ys):
             except Exception:
                 return i
     return None if len(xs) == len(ys) else min(len(xs), len(ys))
+
+
+# the keys a draw is compared under, besides its own: get_inputs() must
+# give other inputs under other seeds
+OTHER_KEYS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9)
+
+PINNED = ("get_inputs() gives the same inputs whatever the seed (it seeds "
+          "a generator itself: torch.manual_seed, or a torch.Generator "
+          "with a fixed seed, inside get_inputs()): every timed call would "
+          "see one input set, whose answer a candidate can compute ahead, "
+          "in its constructor (distribution 'sample' draws by it); leave "
+          "the seeding to the harness")
+
+
+def _pinned(torch, get_inputs, first, key):
+    """True when get_inputs() draws the same tensors under three more
+    keys as under key (first): a seed it sets itself.  Three, so that a
+    problem whose inputs hold a few bits (one coin) is not taken for
+    one (1 in 8 for a single coin; 2^-60 for 20 bits)."""
+    if not any(isinstance(x, torch.Tensor) for x in first):
+        return False
+    for k in OTHER_KEYS:
+        k ^= key
+        torch.manual_seed(k & ((1 << 63) - 1))
+        _seed_all(k)
+        with torch.no_grad():
+            if _same_bits(torch, first, list(get_inputs())) is not None:
+                return False
+    return True
 
 
 UNSEEDED = ("get_inputs() gave other inputs under the same seeds (torch's, "
@@ -2338,6 +2400,13 @@ def sample(jail):
                     differs = _same_bits(torch, xs, list(get_inputs()))
                 if differs is not None:
                     _say(reply, "ERR spec " + UNSEEDED % differs)
+                    continue
+                # and other keys other bits: a get_inputs() that pins
+                # its own seed passed a wrong kernel that answered its
+                # one input set from its constructor, at 89-118x (red
+                # team 2026-12-01-s3c, H8)
+                if _pinned(torch, get_inputs, xs, key):
+                    _say(reply, "ERR spec " + PINNED)
                     continue
         except Exception as e:
             _say(reply, "ERR spec get_inputs() failed: %s" % _short_exc(e))
@@ -2465,6 +2534,34 @@ def _report(fd, text):
     os._exit(0 if '"error"' not in text[:12] else 2)
 
 
+def _build_twice(torch, cls, init):
+    """The Model, built twice the way the runners build it (_load): the
+    second build, or _Refused naming the first parameter or buffer that
+    differs between the two."""
+    _seed_init(torch)
+    a = cls(*init)
+    _seed_init(torch)
+    b = cls(*init)
+    if hasattr(a, "state_dict"):
+        sa, sb = a.state_dict(), b.state_dict()
+        for name in sa:
+            x, y = sa[name], sb.get(name)
+            if (isinstance(x, torch.Tensor) and (
+                    not isinstance(y, torch.Tensor) or
+                    _same_bits(torch, [x], [y]) is not None)):
+                raise _Refused(
+                    "the Model's %s differs between two builds under the "
+                    "same seeds (torch's, Python's random and numpy's "
+                    "legacy one): its constructor draws from something "
+                    "else (a generator of its own, the clock), so the "
+                    "reference and a candidate built alike would not get "
+                    "the same weights; draw them from torch's, numpy's or "
+                    "Python's default generator" % name)
+    if hasattr(b, "eval"):
+        b.eval()
+    return b
+
+
 def inspect_ref(kind, path):
     """Runs the reference at path once, locked down, and prints its inputs,
     init arguments and outputs as JSON."""
@@ -2509,7 +2606,7 @@ def inspect_ref(kind, path):
     sys.addaudithook(hook)
     try:
         ns = {"__name__": "__kf_side__"}
-        torch.manual_seed(INIT_SEED)
+        _seed_init(torch)
         exec(code, ns)
         out = {"kind": kind}
         if kind == "kernelbench":
@@ -2528,7 +2625,10 @@ def inspect_ref(kind, path):
                                    "lists of them" % (i, type(v).__name__))
             json.dumps(_untyped(init))
             torch.manual_seed(INIT_SEED)
+            _seed_all(INIT_SEED)
+            t0 = time.monotonic()
             inputs = list(ns["get_inputs"]())
+            out["inputs_s"] = time.monotonic() - t0
             # what a spec cannot hold is named before anything runs on it
             out["inputs"] = [_describe(torch, x, "input %d" % i)
                              for i, x in enumerate(inputs)]
@@ -2544,9 +2644,15 @@ def inspect_ref(kind, path):
             out["reproducible"] = differs is None
             if differs is not None:
                 out["unseeded"] = UNSEEDED % differs
+            elif _pinned(torch, ns["get_inputs"], draws[0], INIT_SEED + 7):
+                out["reproducible"] = False
+                out["unseeded"] = PINNED
             del draws
-            torch.manual_seed(INIT_SEED)
-            model = ns["Model"](*init)
+            # the Model built twice under the runners' seeds has the same
+            # parameters: a constructor that draws from elsewhere (the
+            # clock) gives every process other weights, and each
+            # evaluation fails with the blame on the candidate
+            model = _build_twice(torch, ns["Model"], init)
             model.eval()
             snaps = _snapshot(torch, inputs)
             t0 = time.monotonic()

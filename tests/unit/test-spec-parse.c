@@ -713,6 +713,21 @@ static void test_torch_section(void **state) {
                                "{\"v\": {\"float\": \"-inf\"}}]}", NULL,
                                &s, err, sizeof err), 0);
   kf_spec_free(s);
+  /* an integer beyond 2^53 as {"int": digits}: kept exactly, so 2^61 - 1
+   * and 2^61 are two problems (as JSON numbers they were one) */
+  assert_int_equal(parse_torch("{\"kind\": \"kernelbench\", \"init\": "
+                               "[{\"int\": \"2305843009213693951\"}], "
+                               "\"args\": [{\"t\": 0}, {\"v\": {\"int\": "
+                               "\"-9\"}}]}", NULL, &s, err, sizeof err), 0);
+  assert_int_equal(kf_spec_canonical_hash(s, h1), 0);
+  kf_spec_free(s);
+  assert_int_equal(parse_torch("{\"kind\": \"kernelbench\", \"init\": "
+                               "[{\"int\": \"2305843009213693952\"}], "
+                               "\"args\": [{\"t\": 0}, {\"v\": {\"int\": "
+                               "\"-9\"}}]}", NULL, &s, err, sizeof err), 0);
+  assert_int_equal(kf_spec_canonical_hash(s, h2), 0);
+  assert_string_not_equal(h1, h2);
+  kf_spec_free(s);
   static const struct {
     const char *torch, *backend, *want;
   } bad[] = {
@@ -728,6 +743,22 @@ static void test_torch_section(void **state) {
       {"{\"kind\": \"gpumode\", \"args\": [{\"t\": 0}, "
        "{\"v\": {\"float\": \"big\"}}]}", NULL, "torch.args: [1] must be"},
       {"{\"kind\": \"gpumode\", \"extra\": 1}", NULL, "extra"},
+      /* integers a JSON number does not hold: the file's value is lost */
+      {"{\"kind\": \"kernelbench\", \"init\": [2305843009213693951]}", NULL,
+       "torch.init: [0]: the number"},
+      {"{\"kind\": \"kernelbench\", \"init\": [1, [2, -9007199254740993]]}",
+       NULL, "torch.init: [1]: the number"},
+      {"{\"kind\": \"kernelbench\", \"args\": [{\"t\": 0}, "
+       "{\"v\": 1e300}]}", NULL, "torch.args: [1]: the number"},
+      {"{\"kind\": \"kernelbench\", \"init\": [{\"int\": \"12a\"}]}", NULL,
+       "torch.init: [0]: {\"int\": ...} takes"},
+      {"{\"kind\": \"kernelbench\", \"args\": [{\"t\": 0}, "
+       "{\"v\": {\"int\": \"\"}}]}", NULL, "torch.args: [1] must be"},
+      /* a 0-d input is one element, held as shape ["1"] */
+      {"{\"kind\": \"kernelbench\", \"args\": [{\"t\": 0, \"0d\": true}]}",
+       NULL, "torch.args: [0]: input 'x' passed 0-d must have shape"},
+      {"{\"kind\": \"kernelbench\", \"args\": [{\"t\": 0, \"0d\": 1}]}",
+       NULL, "torch.args: [0] must be"},
       {"{\"kind\": \"gpumode\"}", "cpu", "only a backend"},
       {"{\"kind\": \"gpumode\"}", "jax", "unknown backend 'jax'"},
   };
@@ -737,6 +768,24 @@ static void test_torch_section(void **state) {
     if (rc == 0 || !strstr(err, bad[i].want))
       fail_msg("row %zu: rc %d, err '%s', want '%s'", i, rc, err, bad[i].want);
     assert_null(s);
+  }
+  /* valid JSON nested past cJSON's limit is named as such, not as
+   * invalid JSON */
+  {
+    char deep[4096] = "{\"kind\": \"kernelbench\", \"init\": ";
+    size_t dl = strlen(deep);
+    for (int k = 0; k < 1200; k++) deep[dl++] = '[';
+    for (int k = 0; k < 1200; k++) deep[dl++] = ']';
+    snprintf(deep + dl, sizeof deep - dl, "}");
+    char *big = malloc(8192);
+    assert_non_null(big);
+    const char *at = strstr(TORCH_BASE, "TORCH");
+    snprintf(big, 8192, "%.*s%s%s", (int)(at - TORCH_BASE), TORCH_BASE, deep,
+             at + 5);
+    assert_int_not_equal(kf_spec_parse(big, strlen(big), NULL, &s, err,
+                                       sizeof err), 0);
+    free(big);
+    if (!strstr(err, "nested deeper than 1000 levels")) fail_msg("%s", err);
   }
   /* a torch spec without the section, and a .c reference for torch */
   const char *nosec = "{\"name\": \"t\", \"backend\": \"torch\", "

@@ -1,0 +1,19 @@
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self, k): super().__init__(); self.k = k
+    def forward(self, x): return x * (self.k % 7)
+def get_inputs(): return [torch.randn(128, 64)]
+def get_init_inputs(): return [2**70 + 3]
+
+
+# --- KernelFleet starter (kf import): the reference's Model as
+# ModelNew.  Replace forward with faster code; MODE is a knob.
+import torch as _kf_torch
+
+
+class ModelNew(Model):
+    def forward(self, *args):
+        if MODE == "inference":
+            with _kf_torch.inference_mode():
+                return super().forward(*args)
+        return super().forward(*args)

@@ -1,0 +1,6 @@
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self): super().__init__()
+    def forward(self, x): return {"a": x.relu()}
+def get_inputs(): return [torch.randn(128, 64)]
+def get_init_inputs(): return []

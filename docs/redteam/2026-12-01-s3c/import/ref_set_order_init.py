@@ -1,0 +1,19 @@
+# A reference whose constructor creates its parameters in the order of a
+# set of strings: Python's hash seed (random per process) decides the
+# order, and with it which torch.randn draw each parameter gets.
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        for name in {"alpha", "beta", "gamma", "delta"}:
+            setattr(self, name, nn.Parameter(torch.randn(256)))
+    def forward(self, x):
+        return x * self.alpha + self.beta * self.gamma - self.delta * x
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+def get_init_inputs():
+    return []

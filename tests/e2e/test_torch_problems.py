@@ -1,0 +1,364 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/e2e/test_torch_problems.py -- problems written outside the
+repository (KernelBench files given to `kf import`), each breaking one
+property of the import or of the torch backend, as a red team found them
+on 2026-12-01 (docs/redteam/2026-12-01-s3c):
+
+1. A side's weights follow the seeds the harness sets, whatever they are
+   drawn from: a Model whose constructor draws from numpy's global
+   generator, from Python's random (which a fork reseeds), and creates
+   its parameters in the iteration order of a set of strings (the string
+   hash) gets the same weights in the reference's process and in a
+   candidate's: the import's own eager.py is ok (before: wrong_answer
+   with 16,000 of 16,384 elements differing).  A constructor that reads
+   the clock is refused by the import, named.
+2. No timed input set is one a candidate can know before its call: a
+   get_inputs() that pins its own seed gives the same draw under every
+   key.  The import says so and describes the inputs instead, so a
+   candidate that computed the answer for the pinned draw in its
+   constructor is wrong_answer (before: ok at 89-118x); a spec that asks
+   for distribution `sample` from it anyway is a spec_error naming it.
+3. The problem's values reach the harness unchanged: an integer beyond
+   2^53 among get_init_inputs() and get_inputs() is kept exactly
+   ({"int": "digits"}; before: rounded to a float, so the problem was
+   another one), and a hand-written spec that holds one as a plain JSON
+   number is refused, named; a 0-d tensor input is passed 0-d (before:
+   [1], and a reference that cats it failed in every evaluation).
+4. Time spent in the problem's own get_inputs() is the problem's: past
+   the deadline, a slow get_inputs() is a spec_error naming it (before:
+   an honest candidate's timeout).
+5. The import imports what it was given: a path longer than it takes is
+   refused (before: cut short to another file, which was imported), and
+   a GPU MODE case.json it cannot use is an error naming the file
+   (before: the default case was used, unsaid).
+
+Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kfe2e  # noqa: E402
+from kfe2e import check  # noqa: E402
+from test_torch import PY, evaluate, have_torch, import_kb, write  # noqa: E402
+
+# 1. weights from numpy's and Python's generators, and in set order
+WEIGHTS = '''import random
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.from_numpy(
+            np.random.randn(256).astype(np.float32)))
+        self.scale = random.uniform(0.5, 2.0)
+        for name in {"alpha", "beta", "gamma", "delta", "eps", "zeta"}:
+            setattr(self, name, nn.Parameter(torch.randn(256)))
+
+    def forward(self, x):
+        return (x * self.w + self.alpha - self.beta * self.gamma +
+                self.delta * self.eps - self.zeta) * self.scale
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+'''
+CLOCK_WEIGHTS = '''import time
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.full((16,), float(time.time_ns() % 977)))
+
+    def forward(self, x):
+        return x * self.w
+
+
+def get_inputs():
+    return [torch.randn(16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# 2. get_inputs() pins its seed: one input set, whatever the key
+PINNED = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+def get_inputs():
+    torch.manual_seed(42)  # "for reproducibility"
+    return [torch.randn(48, 48), torch.randn(48, 48)]
+
+
+def get_init_inputs():
+    return []
+'''
+# the answer for the pinned draw, computed untimed; no matmul in forward
+PRECOMPUTED = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(42)
+        a = torch.randn(48, 48, generator=g)
+        b = torch.randn(48, 48, generator=g)
+        self.answer = a @ b
+
+    def forward(self, a, b):
+        return self.answer.clone()
+'''
+
+# 3. an integer beyond 2^53 in init and among the inputs; a 0-d input
+BIGINT = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x, s, m):
+        # 2**61 - 1 and 2**61, the float it became, differ here
+        y = x * float(self.k % 1000) + float(m % 1000)
+        return torch.cat([y.flatten(), s.unsqueeze(0)])
+
+
+def get_inputs():
+    return [torch.randn(8, 32), torch.rand(()), 2 ** 62 - 57]
+
+
+def get_init_inputs():
+    return [2 ** 61 - 1]
+'''
+# the file's own constants, not the spec's: ok only where the harness
+# passed the reference the file's integers
+BIGINT_FILE = BIGINT.replace("class Model(", "class ModelNew(").replace(
+    "self.k = k", "self.k = 2 ** 61 - 1").replace(
+    "float(m % 1000)", "float((2 ** 62 - 57) % 1000)")
+
+# 4. a get_inputs() that takes its time (a Python loop standing in for a
+# slow input build; a sleep, which no load on the machine shortens)
+SLOW_INPUTS = '''import time
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 3
+
+
+def get_inputs():
+    time.sleep(3)
+    return [torch.randn(1024)]
+
+
+def get_init_inputs():
+    return []
+'''
+SLOW_HONEST = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.mul(x, 3)
+'''
+
+RELU = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+'''
+GM_REF = '''import torch
+
+
+def generate_input(size, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(size, generator=g)
+
+
+def ref_kernel(data):
+    return data * 2
+'''
+
+
+def eager(prob):
+    with open(os.path.join(prob, "eager.py")) as f:
+        return f.read()
+
+
+def body(c):
+    work = os.path.join(c.dir, "work")
+    os.makedirs(work)
+    no_grad = ("--knob", "MODE=no_grad")
+
+    # 1.
+    prob, _, err = import_kb(c, work, "weights", WEIGHTS, "weights drawn "
+                             "from numpy, random and in set order")
+    r = evaluate(c, prob, eager(prob), "weights_eager",
+                 no_grad + ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "the import's own eager.py of a Model "
+          "whose weights come from numpy, random and set order: %s (%s)"
+          % (r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, eager(prob), "weights_persist",
+                 no_grad + ("--stop-after", "verify", "--torch-persistent"))
+    check(r["outcome"] == "ok", "the same in persistent runners: %s (%s)"
+          % (r["outcome"], r.get("reason")))
+    f = os.path.join(work, "clock.py")
+    write(f, CLOCK_WEIGHTS)
+    rc, _, err = c.kf_run(["import", "kernelbench", f, "--out",
+                           os.path.join(work, "clock")], work, 600)
+    check(rc == 2 and "differs between two builds" in err and
+          not os.path.exists(os.path.join(work, "clock")),
+          "a Model whose weights read the clock: exit %d: %s" % (rc, err))
+    c.log("weights from numpy, random and set order agree across "
+          "processes; a clock-drawn Model is refused at import")
+
+    # 2.
+    prob, spec, err = import_kb(c, work, "pinned", PINNED,
+                                "a get_inputs() that pins its seed")
+    check("whatever the seed" in err, "kf import did not say that "
+          "get_inputs() pins its seed: %s" % err)
+    check(all(i["dists"] != ["sample"] for i in spec["inputs"]),
+          "a pinned get_inputs() still draws the timed inputs: %r"
+          % spec["inputs"])
+    r = evaluate(c, prob, PRECOMPUTED, "pinned_precomputed")
+    check(r["outcome"] == "wrong_answer", "the pinned draw's answer, "
+          "computed in the constructor: %s (%s)" % (r["outcome"],
+                                                  r.get("reason")))
+    r = evaluate(c, prob, eager(prob), "pinned_eager",
+                 no_grad + ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "the pinned problem's own eager.py: %s (%s)"
+          % (r["outcome"], r.get("reason")))
+    for i in spec["inputs"]:
+        i["dists"] = ["sample"]
+        i.pop("range", None)
+    write(os.path.join(prob, "spec.json"), json.dumps(spec))
+    r = evaluate(c, prob, PRECOMPUTED, "pinned_forced")
+    check(r["outcome"] == "spec_error" and "whatever the seed" in
+          r.get("reason", ""), "distribution sample by a pinned "
+          "get_inputs(): %s (%s)" % (r["outcome"], r.get("reason")))
+    c.log("a pinned get_inputs(): described, not drawn by; the "
+          "precomputed answer wrong_answer; forced sample spec_error")
+
+    # 3.
+    prob, spec, err = import_kb(c, work, "bigint", BIGINT,
+                                "integers beyond 2^53 and a 0-d input")
+    t = spec["torch"]
+    check(t["init"] == [{"int": str(2 ** 61 - 1)}] and
+          {"v": {"int": str(2 ** 62 - 57)}} in t["args"] and
+          {"t": 1, "0d": True} in t["args"],
+          "init and args as written: %r" % t)
+    for tag in ("bigint_eager", "bigint_file"):
+        src = eager(prob) if tag == "bigint_eager" else BIGINT_FILE
+        extra = no_grad if tag == "bigint_eager" else ()
+        r = evaluate(c, prob, src, tag, extra + ("--stop-after", "verify"))
+        check(r["outcome"] == "ok", "%s: %s (%s)" % (tag, r["outcome"],
+                                                   r.get("reason")))
+    t["init"] = [2 ** 61 - 1]  # a plain JSON number: 2^61 to a double
+    write(os.path.join(prob, "spec.json"), json.dumps(spec))
+    r = subprocess.run(
+        [c.path("kf-harness"), "eval-files", "--spec", prob, "--source",
+         os.path.join(prob, "eager.py")], env=c.env, capture_output=True,
+        timeout=600, stdin=subprocess.DEVNULL)
+    why = r.stderr.decode(errors="replace")
+    check(r.returncode != 0 and "torch.init" in why and "2^53" in why and
+          '{"int"' in why, "a spec with 2^61 - 1 as a JSON number: exit "
+          "%d: %s" % (r.returncode, why[-1500:]))
+    c.log("ints beyond 2^53 kept exactly, or refused; a 0-d input 0-d")
+
+    # 4.
+    prob, _, err = import_kb(c, work, "slow_inputs", SLOW_INPUTS,
+                             "a slow get_inputs()")
+    # the deadline past the sides' start on a loaded machine (10-20 s;
+    # one that passes before the first draw is the candidate's, as
+    # before any call), the draws then outlast it: the first draw alone
+    # calls get_inputs() four times (its seed checks), 12 s
+    r = evaluate(c, prob, SLOW_HONEST, "slow_inputs",
+                 ("--deadline-ms", "40000"))
+    why = r.get("reason", "")
+    check(r["outcome"] == "spec_error" and "get_inputs()" in why and
+          "deadline" in why, "an honest candidate on a problem whose "
+          "get_inputs() outlasts the deadline: %s (%s)" % (r["outcome"],
+                                                         why))
+    c.log("a slow get_inputs() at the deadline: the problem's spec_error")
+
+    # 5.
+    f = os.path.join(work, "relu.py")
+    write(f, RELU)
+    deep = os.path.join(work, *(["d" * 200] * 25))
+    long_path = os.path.join(deep, "relu")
+    rc, _, err = c.kf_run(["import", "kernelbench", f + "/" * 4200, "--out",
+                           os.path.join(work, "long")], work, 600)
+    check(rc == 2 and "bytes long" in err and
+          not os.path.exists(os.path.join(work, "long")),
+          "a 4,200-byte path: exit %d: %s" % (rc, err))
+    rc, _, err = c.kf_run(["import", "kernelbench", f, "--out",
+                           long_path], work, 600)
+    check(rc == 2 and "--out" in err and not os.path.exists(deep),
+          "a 5,000-byte --out: exit %d: %s" % (rc, err))
+    gm = os.path.join(work, "gm")
+    os.makedirs(gm)
+    write(os.path.join(gm, "reference.py"), GM_REF)
+    write(os.path.join(gm, "case.json"),
+          '{"size": 256, "seed": 1}' + " " * 5000 + "\n")
+    rc, _, err = c.kf_run(["import", "gpumode", gm, "--out",
+                           os.path.join(work, "gm_big")], work, 600)
+    check(rc == 0, "a padded 5 KB case.json: exit %d: %s" % (rc, err))
+    with open(os.path.join(work, "gm_big", "spec.json")) as fh:
+        got = json.load(fh)
+    check(got["sizes"]["bench"].get("D0") == 256, "the padded case.json's "
+          "size 256 is not the spec's: %r" % got["sizes"])
+    write(os.path.join(gm, "case.json"), '{"size": 256, "seed": 1,}')
+    rc, _, err = c.kf_run(["import", "gpumode", gm, "--out",
+                           os.path.join(work, "gm_bad")], work, 600)
+    check(rc == 2 and "case.json" in err and "--case" not in err,
+          "a malformed case.json: exit %d: %s" % (rc, err))
+    shutil.rmtree(gm)
+    c.log("over-long paths refused; case.json read whole, or named")
+
+
+if __name__ == "__main__":
+    if not have_torch():
+        print("test_torch_problems: SKIP: %s has no torch (Debian: "
+              "python3-torch)" % PY)
+        sys.exit(77)
+    kfe2e.run("torchproblems", body, time_limit=900)
