@@ -175,7 +175,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    time.sleep(3)
+    time.sleep(5)
     return [torch.randn(1024)]
 
 
@@ -308,12 +308,13 @@ def body(c):
     # 4.
     prob, _, err = import_kb(c, work, "slow_inputs", SLOW_INPUTS,
                              "a slow get_inputs()")
-    # the deadline past the sides' start on a loaded machine (10-20 s;
-    # one that passes before the first draw is the candidate's, as
-    # before any call), the draws then outlast it: the first draw alone
-    # calls get_inputs() four times (its seed checks), 12 s
+    # the deadline well past the sides' start on a loaded machine (10-20
+    # s; one that passes before the first draw is the candidate's, as
+    # before any call), and the draws outlast it: the first draw alone
+    # calls get_inputs() four times (its seed checks), 20 s, each later
+    # one 5 s, against the sides' calls of well under a second
     r = evaluate(c, prob, SLOW_HONEST, "slow_inputs",
-                 ("--deadline-ms", "40000"))
+                 ("--deadline-ms", "60000"))
     why = r.get("reason", "")
     check(r["outcome"] == "spec_error" and "get_inputs()" in why and
           "deadline" in why, "an honest candidate on a problem whose "
