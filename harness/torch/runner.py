@@ -4,7 +4,7 @@
 # per side (the reference, or one candidate) that runs PyTorch code on the
 # buffers the harness drew, in the side's host image (a memfd), without a
 # copy.  Embedded in kf-harness and kf at build time; written into the
-# side's jail directory and run as `python3 -I runner.py serve JAIL`.
+# side's jail directory and run as `python3 -s -B runner.py serve JAIL`.
 #
 # It never draws inputs, compares outputs or keeps time: the eval process
 # (harness/torch/backend.c) does all three, with the same seeds, layouts
@@ -2553,7 +2553,8 @@ def _build_twice(torch, cls, init):
                     "the Model's %s differs between two builds under the "
                     "same seeds (torch's, Python's random and numpy's "
                     "legacy one): its constructor draws from something "
-                    "else (a generator of its own, the clock), so the "
+                    "else (a generator of its own, the clock) or leaves "
+                    "memory uninitialized (torch.empty), so the "
                     "reference and a candidate built alike would not get "
                     "the same weights; draw them from torch's, numpy's or "
                     "Python's default generator" % name)
