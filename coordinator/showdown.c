@@ -441,8 +441,14 @@ static int final_bests(kf_store *s, const kf_campaign *c, kf_cand_list **rank,
   return 0;
 }
 
-/* Every showdown ended: the best per class (final_bests), overall the
- * highest speedup. */
+/* Every showdown ended: the best per class (final_bests); overall the
+ * highest speedup among the class bests that a worker of a second
+ * credential re-timed (kf_store_showdown_confirmed), else the highest.
+ * A worker names its own device class, so one alone in a class it made
+ * up re-times its own best: its forged 4.48x was the headline over
+ * honest classes at 1.37-1.49x (red team 2026-12-01-s3b, H2).  The text
+ * says when the headline is one party's word, or passed a faster one
+ * over. */
 static int finish_campaign(kf_store *s, const kf_campaign *c,
                            const char *reason, const char *none_text,
                            const kf_showdown_list *sd, kf_search_stats *st) {
@@ -455,15 +461,46 @@ static int finish_campaign(kf_store *s, const kf_campaign *c,
     kf_store_list_free(rank);
     return rc;
   }
-  const kf_cand_row *best = NULL;
-  bool from_sd = false;
-  for (size_t b = 0; bests[b].best; b++)
-    if (!best || bests[b].best->speedup > best->speedup) {
-      best = bests[b].best;
-      from_sd = b < nsd;
+  const kf_cand_row *best = NULL, *fastest = NULL;
+  int64_t best_dc = 0, fastest_dc = 0;
+  bool from_sd = false, best_conf = false;
+  size_t nclasses = 0;
+  for (size_t b = 0; bests[b].best && !rc; b++, nclasses++) {
+    const kf_cand_row *r = bests[b].best;
+    bool conf = false;
+    if (b < nsd)
+      rc = kf_store_showdown_confirmed(s, c->id, bests[b].dc, r->candidate_id,
+                                       &conf);
+    if (!fastest || r->speedup > fastest->speedup) {
+      fastest = r;
+      fastest_dc = bests[b].dc;
     }
+    if (!best || (conf && !best_conf) ||
+        (conf == best_conf && r->speedup > best->speedup)) {
+      best = r;
+      best_dc = bests[b].dc;
+      from_sd = b < nsd;
+      best_conf = conf;
+    }
+  }
+  if (rc) {
+    free(bests);
+    kf_store_list_free(rank);
+    return rc;
+  }
+  /* Whose word the headline is, when more than one class competed. */
+  char who[320] = "";
+  if (best && fastest != best)
+    snprintf(who, sizeof who, "; device class %lld's best (%.2fx) was"
+             " not re-timed by a second worker credential: the headline is"
+             " device class %lld's (%.2fx), which was", (long long)fastest_dc, fastest->speedup,
+             (long long)best_dc, best->speedup);
+  else if (best && !best_conf && nclasses > 1)
+    snprintf(who, sizeof who, "; no class's best was re-timed by a second"
+             " worker credential: the headline (device class %lld) is its"
+             " workers' word, see the per-class bests", (long long)best_dc);
   /* The text: "done", or the first failure and where the best came from. */
-  char text[768] = "done";
+  char text[1024] = "done";
   const char *tail = from_sd ? ""
                      : best  ? "; the best comes from the aggregated ranking"
                              : "";
@@ -478,6 +515,8 @@ static int finish_campaign(kf_store *s, const kf_campaign *c,
     snprintf(text, sizeof text, "%.600s%s", sd->n ? "done: no candidate"
              " re-timed ok" : none_text ? none_text : "skipped: no showdown"
              " ran", sd->n || !none_text ? tail : "");
+  size_t tl = strlen(text);
+  snprintf(text + tl, sizeof text - tl, "%s", who);
   rc = conclude(s, c, reason, best ? best->candidate_id : 0, from_sd, text,
                 st);
   free(bests);

@@ -846,6 +846,16 @@ typedef struct {
   size_t n;
 } kf_showdown_list;
 
+/* *confirmed: candidate_id's entry in the campaign's showdown on class dc
+ * re-timed it ok on a worker of another credential (0014
+ * kf_same_principal) than the one whose search evaluation measured it
+ * (the evaluation it reuses, for a reused one).  False when the showdown
+ * is not done, the entry not ok, or either worker unknown.  A worker
+ * names its own device class, so a class only one party serves is that
+ * party's word alone (docs/security.md, "a class of its own"). */
+int kf_store_showdown_confirmed(kf_store *s, int64_t campaign_id, int64_t dc,
+                                int64_t candidate_id, bool *confirmed);
+
 /* The campaign's showdowns, by class id.  One allocation; free it with
  * kf_store_showdown_list_free (NULL-safe). */
 int kf_store_showdowns(kf_store *s, int64_t campaign_id, uint32_t alive_ms,

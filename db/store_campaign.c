@@ -1561,6 +1561,40 @@ static const kf_store__stmt ST_SD_CANCEL = {
     " lease_expires = NULL, finished_at = now()"
     " WHERE id = $1::bigint AND state IN ('queued', 'leased')"};
 
+/* The search evaluation's worker: its own, or the one of the evaluation
+ * it reuses (a reused row has no task and no worker of its own). */
+static const kf_store__stmt ST_SD_CONFIRMED = {
+    KF_STMT_SD_CONFIRMED,
+    "SELECT EXISTS (SELECT 1 FROM showdowns sd"
+    " JOIN showdown_entries se ON se.showdown_id = sd.id"
+    " JOIN candidates c ON c.id = se.candidate_id"
+    " JOIN evaluations e ON e.candidate_id = c.id"
+    "  AND e.device_class_id = sd.device_class_id"
+    " LEFT JOIN evaluations o ON o.id = e.reused_from"
+    " WHERE sd.campaign_id = $1::bigint AND sd.device_class_id = $2::bigint"
+    " AND se.candidate_id = $3::bigint AND sd.state = 'done'"
+    " AND se.outcome = 'ok' AND sd.worker_id IS NOT NULL"
+    " AND COALESCE(e.worker_id, o.worker_id) IS NOT NULL"
+    " AND NOT kf_same_principal(COALESCE(e.worker_id, o.worker_id),"
+    "  sd.worker_id))"};
+
+int kf_store_showdown_confirmed(kf_store *s, int64_t campaign_id, int64_t dc,
+                                int64_t candidate_id, bool *confirmed) {
+  *confirmed = false;
+  int rc = kf_store__ready(s);
+  if (rc) return rc;
+  char a[24], b[24], c[24];
+  kf_store__itoa(a, sizeof a, campaign_id);
+  kf_store__itoa(b, sizeof b, dc);
+  kf_store__itoa(c, sizeof c, candidate_id);
+  const char *p[] = {a, b, c};
+  PGresult *r;
+  if ((rc = kf_store__exec(s, &ST_SD_CONFIRMED, 3, p, false, &r))) return rc;
+  *confirmed = PQgetvalue(r, 0, 0)[0] == 't';
+  PQclear(r);
+  return 0;
+}
+
 /* A worker's showdown text as the store keeps it: sanitized (common/
  * text.h), so that no byte of it can make PostgreSQL refuse the record --
  * which failed the campaign's every later step, its honest classes' too,

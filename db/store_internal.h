@@ -81,6 +81,7 @@ typedef enum {
   KF_STMT_SD_RECORD,
   KF_STMT_SD_ENTRIES,
   KF_STMT_SD_CANCEL,
+  KF_STMT_SD_CONFIRMED,
   /* poison isolation (store_tasks.c) */
   KF_STMT_SAVEPOINT,
   KF_STMT_SAVEPOINT_UNDO,

@@ -273,6 +273,155 @@ static void showdown_per_class(void **state) {
                            " campaign_id = %lld", (long long)cid), 2);
 }
 
+/* 125 ns a call on class b: 16x the fixture's 2000 ns reference, at 0.8
+ * of the roofline (no target stop). */
+static double fast_b(const Kernelfleet__EvalRequest *rq) {
+  (void)rq;
+  return 125;
+}
+
+/* Leases dc's showdown task as w and answers every entry ok at the
+ * speedup of a time of `t` ns (the reference 2000 ns); returns the first
+ * entry's candidate. */
+static int64_t answer_showdown(int64_t w, int64_t dc, double t) {
+  kf_lease_grant *g = tdb_lease1(tdb.s, w, dc, showdown_kinds, 8);
+  assert_int_equal(g->n, 1);
+  const kf_leased_task *lt = &g->tasks[0];
+  Kernelfleet__ShowdownRequest *rq = kernelfleet__showdown_request__unpack(
+      NULL, lt->payload_len, lt->payload);
+  assert_non_null(rq);
+  assert_true(rq->n_entries >= 1 && rq->n_entries <= 8);
+  Kernelfleet__ShowdownTiming tm[8], *tp[8];
+  for (size_t i = 0; i < rq->n_entries; i++) {
+    kernelfleet__showdown_timing__init(&tm[i]);
+    tm[i].candidate_id = rq->entries[i]->candidate_id;
+    tm[i].outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+    tm[i].stage = "time";
+    tm[i].time_ns_median = t + (double)i; /* the first fastest */
+    tm[i].time_ns_spread = 0.01;
+    tm[i].repetitions = 100;
+    tp[i] = &tm[i];
+  }
+  Kernelfleet__ShowdownResult res = KERNELFLEET__SHOWDOWN_RESULT__INIT;
+  res.outcome = KERNELFLEET__OUTCOME__OUTCOME_OK;
+  res.ref_time_ns_median = 2000;
+  res.ref_time_ns_spread = 0.01;
+  res.ref_repetitions = 100;
+  res.n_entries = rq->n_entries;
+  res.entries = tp;
+  res.harness_build = "build-1";
+  uint8_t buf[4096];
+  size_t len = kernelfleet__showdown_result__pack(&res, buf);
+  kf_report rep = {.worker_id = w, .task_id = lt->task_id,
+                   .attempt = lt->attempt, .outcome = KF_OUTCOME_OK,
+                   .stage = "showdown", .reason = "", .output = buf,
+                   .output_len = len};
+  kf_verdict v;
+  if (kf_store_report(tdb.s, &rep, 1, &v))
+    fail_msg("report: %s", kf_store_errmsg(tdb.s));
+  assert_int_equal(v, KF_VERDICT_ACCEPTED);
+  int64_t first = tm[0].candidate_id;
+  kernelfleet__showdown_request__free_unpacked(rq, NULL);
+  kf_store_grant_free(g);
+  return first;
+}
+
+/* A campaign over class a (two workers of two honest credentials) and
+ * class b (one worker alone, of a third credential, that measures 4x the
+ * speedup -- a worker names its own class).  Run to its end with each
+ * class's showdown answered; returns the campaign, *best_a / *best_b the
+ * showdowns' winners. */
+static int64_t two_party_campaign(int64_t tok_a2, int64_t *best_a,
+                                  int64_t *best_b) {
+  int64_t da = 0, db = 0;
+  int64_t wa = class_worker("wa", &cls_a, eval_showdown_kinds, &da);
+  int64_t wa2 = class_worker("wa2", &cls_a, eval_showdown_kinds, &da);
+  int64_t wb = class_worker("wb", &cls_b, eval_showdown_kinds, &db);
+  tdb_sql("INSERT INTO api_tokens (id, role, name, hash) VALUES"
+          " (41, 'worker', 'alone', repeat('a', 64)),"
+          " (42, 'worker', 'honest', repeat('b', 64)),"
+          " (43, 'worker', 'honest-2', repeat('c', 64))"
+          " ON CONFLICT DO NOTHING");
+  char sql[320];
+  snprintf(sql, sizeof sql, "UPDATE workers SET token_id = CASE id WHEN %lld"
+           " THEN 42 WHEN %lld THEN %lld ELSE 41 END WHERE id IN (%lld, %lld,"
+           " %lld)", (long long)wa, (long long)wa2, (long long)tok_a2,
+           (long long)wa, (long long)wa2, (long long)wb);
+  tdb_sql(sql);
+  int64_t cid = campaign_with(templates, 6, 0, 13, &(tcamp){.fresh = true});
+  for (int i = 0; i < 30 && !strncmp(camp_state(cid), "running", 7); i++) {
+    step(cid);
+    run_round(wa, da, time_of, false);
+    run_round(wb, db, fast_b, false);
+  }
+  step(cid);
+  assert_int_equal(strncmp(camp_state(cid), "showdown: ", 10), 0);
+  if (tok_a2 != 42) {
+    /* class a's showdown avoids wa, whose search measured its best (with
+     * wa2 of wa's credential there is no other party to wait for) */
+    kf_lease_grant *g = tdb_lease1(tdb.s, wa, da, showdown_kinds, 8);
+    assert_int_equal(g->n, 0);
+    kf_store_grant_free(g);
+  }
+  *best_a = answer_showdown(wa2, da, 500);
+  *best_b = answer_showdown(wb, db, 125);
+  for (int i = 0; i < 5 && strncmp(camp_state(cid), "done", 4); i++)
+    step(cid);
+  assert_int_equal(strncmp(camp_state(cid), "done: ", 6), 0);
+  bool conf = true;
+  assert_int_equal(kf_store_showdown_confirmed(tdb.s, cid, db, *best_b,
+                                               &conf), 0);
+  assert_false(conf);
+  assert_int_equal(kf_store_showdown_confirmed(tdb.s, cid, da, *best_a,
+                                               &conf), 0);
+  assert_int_equal(conf, tok_a2 != 42);
+  return cid;
+}
+
+/* The campaign's headline is the fastest class best re-timed by a worker
+ * of a second credential, not a faster one that only its finder's
+ * credential re-timed; with none confirmed it is the fastest, said to be
+ * its workers' word.  Red team 2026-12-01-s3b (H2): a worker alone in a
+ * class it named was its own showdown's worker, and its forged 4.48x was
+ * the headline over honest classes at 1.37-1.49x. */
+static void headline_confirmed_by_second_credential(void **state) {
+  (void)state;
+  int64_t a = 0, b = 0;
+  int64_t cid = two_party_campaign(43, &a, &b);
+  assert_true(a != b);
+  assert_int_equal(tdb_int("SELECT best_candidate_id FROM campaigns WHERE"
+                           " id = %lld", (long long)cid), a);
+  const char *t = tdb_text("SELECT showdown FROM campaigns WHERE id = %lld",
+                           (long long)cid);
+  assert_non_null(strstr(t, "(16.00x) was not re-timed by a second worker"
+                            " credential"));
+  assert_non_null(strstr(t, "(4.00x), which was"));
+  kf_cand_list *best = NULL;
+  assert_int_equal(kf_store_best(tdb.s, cid, &best), 0);
+  assert_int_equal(best->v[0].candidate_id, a);
+  kf_store_list_free(best);
+  /* each class keeps its own best */
+  assert_int_equal(tdb_int("SELECT count(*) FROM campaign_classes WHERE"
+                           " campaign_id = %lld AND best_candidate_id IN"
+                           " (%lld, %lld)", (long long)cid, (long long)a,
+                           (long long)b), 2);
+}
+
+/* Class a's second worker of the first one's credential: no class is
+ * confirmed, the fastest is the headline, and the text says whose word
+ * it is. */
+static void headline_unconfirmed_is_named(void **state) {
+  (void)state;
+  int64_t a = 0, b = 0;
+  int64_t cid = two_party_campaign(42, &a, &b);
+  assert_int_equal(tdb_int("SELECT best_candidate_id FROM campaigns WHERE"
+                           " id = %lld", (long long)cid), b);
+  assert_non_null(strstr(tdb_text("SELECT showdown FROM campaigns WHERE"
+                                  " id = %lld", (long long)cid),
+                         "no class's best was re-timed by a second worker"
+                         " credential"));
+}
+
 /* A campaign restricted to class a never gives b work; a port of it to b
  * copies a's elites (best first), evaluates them on b before anything is
  * bred there, and reports each one's numbers before (a) and after (b). */
@@ -437,6 +586,9 @@ int main(void) {
       cmocka_unit_test_setup(wall_clock_per_class, tdb_setup),
       cmocka_unit_test_setup(best_per_class, tdb_setup),
       cmocka_unit_test_setup(showdown_per_class, tdb_setup),
+      cmocka_unit_test_setup(headline_confirmed_by_second_credential,
+                             tdb_setup),
+      cmocka_unit_test_setup(headline_unconfirmed_is_named, tdb_setup),
       cmocka_unit_test_setup(port_elites_first, tdb_setup),
       cmocka_unit_test_setup(stop_ends_classes, tdb_setup),
       cmocka_unit_test_setup(class_by_name, tdb_setup),
