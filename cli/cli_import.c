@@ -294,9 +294,9 @@ static int64_t dt_bytes(const char *dt) {
  * gives it -- a scale, an offset, 0/1 masks, integral labels, a
  * permutation, a minimum -- is kept, where fixed distributions inferred
  * from one call lost it (red team of 2026-12-01,
- * docs/redteam/2026-12-01/import).  GPU MODE's generate_input takes the
- * case's arguments, not a seed the harness controls: its inputs are
- * still inferred. */
+ * docs/redteam/2026-12-01/import).  A GPU MODE generate_input() is
+ * drawn by the same way (since 2026-12-02): the case's arguments with
+ * its seed argument from the draw's key (runner.py _drawer). */
 static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
                           bool input, bool sample, int64_t *bytes,
                           char *bad, size_t badlen) {
@@ -413,10 +413,10 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
         *args = cJSON_CreateArray();
   int nt = 0, i = 0;
   bool need_args = false;
-  /* `sample` needs get_inputs()'s draws to follow the seeds the sampler
-   * sets (runner.py UNSEEDED; main warns when they do not) */
-  bool sample = !strcmp(o->kind, "kernelbench") &&
-                !cJSON_IsFalse(cJSON_GetObjectItem(in, "reproducible"));
+  /* `sample` needs the input function's draws to follow the seeds the
+   * sampler sets (runner.py UNSEEDED, PINNED_GM; main warns when they do
+   * not) */
+  bool sample = cJSON_IsTrue(cJSON_GetObjectItem(in, "reproducible"));
   const cJSON *x;
   cJSON_ArrayForEach(x, ins) {
     char nm[40];
@@ -555,6 +555,17 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   if (need_args) cJSON_AddItemToObject(tq, "args", args);
   else cJSON_Delete(args);
   args = NULL;
+  /* GPU MODE: generate_input()'s arguments, which the sampler passes
+   * with a seed of its own */
+  cJSON *cs = cJSON_GetObjectItem(in, "case");
+  if (!strcmp(o->kind, "gpumode") && cJSON_IsObject(cs) &&
+      cJSON_GetArraySize(cs))
+    cJSON_AddItemToObject(tq, "case", cJSON_Duplicate(cs, true));
+  /* and the form of its data: a 1-tuple is not its bare tensor */
+  const char *pk = cJSON_GetStringValue(cJSON_GetObjectItem(in, "data"));
+  if (!strcmp(o->kind, "gpumode") && pk &&
+      (!strcmp(pk, "tuple") || !strcmp(pk, "list")))
+    cJSON_AddStringToObject(tq, "data", pk);
   cJSON *tl = cJSON_AddArrayToObject(s, "templates");
   cJSON *t0 = cJSON_CreateObject();
   cJSON_AddStringToObject(t0, "name", "eager");
@@ -732,8 +743,10 @@ int kf_cli_import(int argc, char **argv) {
   double ref_s = cJSON_IsNumber(rs) ? rs->valuedouble : 0;
   const cJSON *is = in ? cJSON_GetObjectItem(in, "inputs_s") : NULL;
   double inputs_s = cJSON_IsNumber(is) ? is->valuedouble : 0;
-  bool sample_dist = in && !strcmp(o.kind, "kernelbench") &&
-                     !cJSON_IsFalse(cJSON_GetObjectItem(in, "reproducible"));
+  bool sample_dist =
+      in && cJSON_IsTrue(cJSON_GetObjectItem(in, "reproducible"));
+  const char *fn = !strcmp(o.kind, "gpumode") ? "generate_input()"
+                                              : "get_inputs()";
   const char *us =
       in ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "unseeded")) : NULL;
   char unseeded[700] = "";
@@ -805,7 +818,7 @@ int kf_cli_import(int argc, char **argv) {
   if (unseeded[0])
     fprintf(stderr, "kf import: warning: %.600s; its inputs are described "
             "by dtype and range instead (fixed distributions: what "
-            "get_inputs() does beyond them is not drawn)\n", unseeded);
+            "%s does beyond them is not drawn)\n", unseeded, fn);
   if (ref_s > 2.0)
     fprintf(stderr, "kf import: warning: one call of the reference took "
             "%.1f s here, and an evaluation calls it 20 times or more "
@@ -815,10 +828,11 @@ int kf_cli_import(int argc, char **argv) {
    * reference's account): get_inputs() at 9 s left no kernel (red team
    * 2026-12-01-s3c, H7) */
   if (inputs_s > 1.0 && sample_dist)
-    fprintf(stderr, "kf import: warning: one get_inputs() took %.1f s here, "
+    fprintf(stderr, "kf import: warning: one %s took %.1f s here, "
             "and an evaluation draws by it 20 times or more (%s's task "
             "budget: 120 s); make it faster, or expect the problem's "
-            "evaluations to end at their deadline\n", inputs_s, "kf run");
+            "evaluations to end at their deadline\n", fn, inputs_s,
+            "kf run");
   kf_spec_free(sp);
   return KF_EXIT_OK;
 }

@@ -852,7 +852,9 @@ static int check_at_size(ctx *c, const kf_size *z, const char *where) {
  * "gpumode", "device": "cpu" | "cuda", "init": [JSON values: the Model's
  * constructor arguments; a float 2.0 or inf as {"float": 2.0 | "inf"}],
  * "args": [{"t": input index} | {"v": number | {"float": ...}}:
- * forward's arguments in order, when not just the inputs]}. */
+ * forward's arguments in order, when not just the inputs], "case": {GPU
+ * MODE: generate_input()'s keyword arguments}, "data": "tuple" | "list"
+ * | "one" (GPU MODE: the form of generate_input()'s data)}. */
 /* {"float": x}: a Python float that a JSON number would not keep one
  * (2.0 is printed 2 on the way; inf and nan have no JSON number) --
  * harness/torch/runner.py _typed. */
@@ -908,7 +910,8 @@ static int torch_value(ctx *c, const char *where, int idx, const cJSON *v,
 }
 
 static int parse_torch(ctx *c, const cJSON *root) {
-  static const char *const keys[] = {"kind", "device", "init", "args", NULL};
+  static const char *const keys[] = {"kind", "device", "init", "args",
+                                     "case", "data",   NULL};
   kf_spec *s = c->s;
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "torch");
   bool torch = strcmp(s->backend, "torch") == 0;
@@ -978,17 +981,55 @@ static int parse_torch(ctx *c, const cJSON *root) {
     }
     i++;
   }
+  /* GPU MODE: generate_input()'s keyword arguments (the sampler passes
+   * its own seed among them: runner.py _drawer) */
+  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(t, "case");
+  if (cs && strcmp(s->torch_kind, "gpumode"))
+    return bad(c, "torch.case", "only a gpumode problem has one "
+               "(generate_input()'s arguments)");
+  if (cs && !cJSON_IsObject(cs))
+    return bad(c, "torch.case", "must be an object (generate_input()'s "
+               "keyword arguments)");
+  i = 0;
+  cJSON_ArrayForEach(a, cs) {
+    if (!a->string || !*a->string || strlen(a->string) > 64 ||
+        strspn(a->string, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+               "YZ0123456789_") != strlen(a->string) ||
+        (a->string[0] >= '0' && a->string[0] <= '9'))
+      return bad(c, "torch.case", "[%d]: '%.64s' is not a Python keyword "
+                 "argument name", i, a->string ? a->string : "");
+    if (!cJSON_IsNumber(a) && !cJSON_IsString(a) && !cJSON_IsBool(a) &&
+        !typed_float(a) && !typed_int(a))
+      return bad(c, "torch.case", "'%s' must be a number, a string, true, "
+                 "false, {\"int\": \"digits\"} or {\"float\": ...}",
+                 a->string);
+    int rc = torch_value(c, "torch.case", i, a, 0);
+    if (rc) return rc;
+    i++;
+  }
+  /* GPU MODE: the data's form, "tuple" or "list" ("one", the default: a
+   * single input is passed bare, several as a tuple) */
+  const cJSON *dk = cJSON_GetObjectItemCaseSensitive(t, "data");
+  if (dk && strcmp(s->torch_kind, "gpumode"))
+    return bad(c, "torch.data", "only a gpumode problem has one");
+  if (dk && (!cJSON_IsString(dk) || (strcmp(dk->valuestring, "tuple") &&
+                                     strcmp(dk->valuestring, "list") &&
+                                     strcmp(dk->valuestring, "one"))))
+    return bad(c, "torch.data", "must be \"tuple\", \"list\" or \"one\" "
+               "(the form of generate_input()'s data)");
   cJSON *x = cJSON_CreateObject();
   if (!x) return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
+  if (dk) cJSON_AddItemToObject(x, "data", cJSON_Duplicate(dk, true));
   if (init) cJSON_AddItemToObject(x, "init", cJSON_Duplicate(init, true));
   if (args) cJSON_AddItemToObject(x, "args", cJSON_Duplicate(args, true));
+  if (cs) cJSON_AddItemToObject(x, "case", cJSON_Duplicate(cs, true));
   char *text = cJSON_PrintUnformatted(x);
   cJSON_Delete(x);
   if (!text) return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
   size_t len = strlen(text);
   if (len >= sizeof s->torch_extra) {
     free(text);
-    return bad(c, "torch", "init and args take %zu bytes as JSON; at most "
+    return bad(c, "torch", "init, args and case take %zu bytes as JSON; at most "
                "%zu", len, sizeof s->torch_extra - 1);
   }
   memcpy(s->torch_extra, text, len + 1);
@@ -1043,13 +1084,12 @@ static int parse_root(ctx *c, const cJSON *root) {
   for (int i = 0; i < s->n_inputs; i++)
     for (int j = 0; j < s->inputs[i].n_dists; j++)
       if (s->inputs[i].dists[j] == KF_DIST_SAMPLE &&
-          (strcmp(s->backend, "torch") ||
-           strcmp(s->torch_kind, "kernelbench"))) {
+          strcmp(s->backend, "torch")) {
         char where[64];
         snprintf(where, sizeof where, "inputs[%d].dists", i);
         return bad(c, where, "distribution 'sample' draws through the "
-                   "reference's get_inputs(): torch problems of kind "
-                   "kernelbench only");
+                   "reference's get_inputs() or generate_input(): torch "
+                   "problems only");
       }
   if ((rc = get_file(c, root, "", "reference", s->reference_file,
                      sizeof s->reference_file)))

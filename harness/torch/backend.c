@@ -1281,12 +1281,14 @@ static char *side_config(kf_ev *e, kf_side *s) {
   cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
   for (int i = 0; outs && i < sp->n_outputs; i++)
     cJSON_AddItemToArray(outs, cJSON_CreateString(sp->outputs[i].name));
-  /* init and args come verbatim from the spec's torch section */
+  /* init, args, case and data come verbatim from the spec's torch section */
   cJSON *root = cJSON_ParseWithLength(sp->json, sp->json_len);
   cJSON *tsec = root ? cJSON_GetObjectItemCaseSensitive(root, "torch") : NULL;
-  for (const char *k = "init"; k; k = !strcmp(k, "init") ? "args" : NULL) {
-    cJSON *v = tsec ? cJSON_GetObjectItemCaseSensitive(tsec, k) : NULL;
-    if (v) cJSON_AddItemToObject(j, k, cJSON_Duplicate(v, true));
+  static const char *const verbatim[] = {"init", "args", "case", "data"};
+  for (size_t k = 0; k < sizeof verbatim / sizeof *verbatim; k++) {
+    cJSON *v = tsec ? cJSON_GetObjectItemCaseSensitive(tsec, verbatim[k])
+                    : NULL;
+    if (v) cJSON_AddItemToObject(j, verbatim[k], cJSON_Duplicate(v, true));
   }
   cJSON_Delete(root);
   char *text = cJSON_PrintUnformatted(j);

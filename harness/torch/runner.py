@@ -531,6 +531,13 @@ def _load(torch, src_code, cfg, reply, source=None):
     if not callable(fn):
         raise _Refused("defines no function %s (GPU MODE: %s(data))" %
                        (name, name))
+    # data as generate_input() gave it (the spec's torch.data): a 1-tuple
+    # passed as its bare tensor failed `x, = data` in every call
+    pack = cfg.get("data")
+    if pack == "tuple":
+        return lambda *a: fn(tuple(a))
+    if pack == "list":
+        return lambda *a: fn(list(a))
     return lambda *a: fn(a[0] if len(a) == 1 else tuple(a))
 
 
@@ -2287,20 +2294,78 @@ PINNED = ("get_inputs() gives the same inputs whatever the seed (it seeds "
           "the seeding to the harness")
 
 
-def _pinned(torch, get_inputs, first, key):
-    """True when get_inputs() draws the same tensors under three more
-    keys as under key (first): a seed it sets itself.  Three, so that a
-    problem whose inputs hold a few bits (one coin) is not taken for
-    one (1 in 8 for a single coin; 2^-60 for 20 bits)."""
+PINNED_GM = ("generate_input() gives the same inputs whatever the seed it "
+             "is passed (it ignores its seed argument, or seeds a "
+             "generator with a fixed value): every timed call would see "
+             "one input set, whose answer a candidate can compute ahead "
+             "(distribution 'sample' draws by it); draw from the seed "
+             "argument")
+
+
+def _case_seed(key):
+    """The seed argument a GPU MODE generate_input() gets for a draw's
+    key: 31 bits, which every generator it may seed with it takes
+    (numpy's legacy seed stops at 2^32, a C int at 2^31)."""
+    return key & 0x7FFFFFFF
+
+
+def _takes_seed(fn):
+    try:
+        return "seed" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _drawer(torch, ns, kind, case):
+    """The problem's own input function as a draw under a key: torch's,
+    Python's and numpy's generators seeded from the key, then
+    KernelBench's get_inputs(), or GPU MODE's generate_input(**case)
+    with the case's seed replaced by one from the key (_case_seed) where
+    it takes one -- the seed a GPU MODE problem draws by is its argument,
+    and a case's fixed seed would be one input set for every timed call.
+    Returns draw(key) -> the inputs as a list."""
+    if kind == "kernelbench":
+        fn = ns.get("get_inputs")
+        if not callable(fn):
+            raise _Refused("defines no get_inputs(): distribution 'sample' "
+                           "draws through it")
+
+        def call(key):
+            return list(fn())
+    else:
+        fn = ns.get("generate_input")
+        if not callable(fn):
+            raise _Refused("defines no generate_input(): distribution "
+                           "'sample' draws through it")
+        kw = dict(case or {})
+        seeded = "seed" in kw or _takes_seed(fn)
+
+        def call(key):
+            a = dict(kw)
+            if seeded:
+                a["seed"] = _case_seed(key)
+            d = fn(**a)
+            return list(d) if isinstance(d, (tuple, list)) else [d]
+
+    def draw(key):
+        torch.manual_seed(key & ((1 << 63) - 1))
+        _seed_all(key)
+        with torch.no_grad():
+            return call(key)
+    return draw
+
+
+def _pinned(torch, draw, first, key):
+    """True when the problem's input function (draw, _drawer) draws the
+    same tensors under three more keys as under key (first): a seed it
+    sets itself.  Three, so that a problem whose inputs hold a few bits
+    (one coin) is not taken for one (1 in 8 for a single coin; 2^-60 for
+    20 bits)."""
     if not any(isinstance(x, torch.Tensor) for x in first):
         return False
     for k in OTHER_KEYS:
-        k ^= key
-        torch.manual_seed(k & ((1 << 63) - 1))
-        _seed_all(k)
-        with torch.no_grad():
-            if _same_bits(torch, first, list(get_inputs())) is not None:
-                return False
+        if _same_bits(torch, first, draw(k ^ key)) is not None:
+            return False
     return True
 
 
@@ -2314,8 +2379,9 @@ UNSEEDED = ("get_inputs() gave other inputs under the same seeds (torch's, "
 
 def sample(jail):
     """`runner.py sample JAIL`: the draws of distribution `sample` -- the
-    reference's own get_inputs() (KernelBench), run under each draw's
-    key, so that an input keeps whatever structure its author gave it (a
+    reference's own get_inputs() (KernelBench) or generate_input() (GPU
+    MODE, the case's arguments with a seed from the key), run under each
+    draw's key (_drawer), so that an input keeps whatever structure its author gave it (a
     scale, an offset, 0/1 masks, integral labels, a permutation, a
     minimum), which a spec's fixed distributions lose (red team of
     2026-12-01, docs/redteam/2026-12-01/import).  The reference is
@@ -2323,7 +2389,7 @@ def sample(jail):
     `persist` (LOCKED, READY on fd 1; the memfd on fd 3, the harness's
     image of this process), then on fd 0:
       SAMPLE {"in","out","key","which"}  torch (and Python's random,
-          numpy's) seeded from KEY, get_inputs() called once, and each
+          numpy's) seeded from KEY, the input function called once, and each
           tensor input listed in WHICH written into the image at its
           plan's offset: SAMPLED, or ERR spec REASON (a tensor of another
           dtype or shape than the spec's).
@@ -2358,13 +2424,12 @@ def sample(jail):
     _say(reply, "LOCKED %s torch=%s compile=no" % (" ".join(defs),
                                                    torch.__version__))
     ns = {"__name__": "__kf_side__", "__builtins__": __builtins__}
+    kind = cfg.get("kind", "kernelbench")
+    fname = "get_inputs()" if kind == "kernelbench" else "generate_input()"
     try:
         torch.manual_seed(INIT_SEED)
         exec(code, ns)
-        get_inputs = ns.get("get_inputs")
-        if not callable(get_inputs):
-            raise _Refused("defines no get_inputs(): distribution 'sample' "
-                           "draws through it")
+        draw = _drawer(torch, ns, kind, cfg.get("case"))
     except BaseException as e:
         _say(reply, "ERR load %s" % _short_exc(e))
         os._exit(4)
@@ -2386,30 +2451,26 @@ def sample(jail):
             _say(reply, "ERR infra bad command")
             os._exit(3)
         try:
-            torch.manual_seed(key & ((1 << 63) - 1))
-            _seed_all(key)
-            with torch.no_grad():
-                xs = list(get_inputs())
+            xs = draw(key)
             # once per process (an evaluation): the same key draws the
             # same bits, or nothing drawn by it can be drawn again
             if not checked:
                 checked = True
-                torch.manual_seed(key & ((1 << 63) - 1))
-                _seed_all(key)
-                with torch.no_grad():
-                    differs = _same_bits(torch, xs, list(get_inputs()))
+                differs = _same_bits(torch, xs, draw(key))
                 if differs is not None:
-                    _say(reply, "ERR spec " + UNSEEDED % differs)
+                    _say(reply, "ERR spec " + UNSEEDED.replace(
+                        "get_inputs()", fname) % differs)
                     continue
                 # and other keys other bits: a get_inputs() that pins
                 # its own seed passed a wrong kernel that answered its
                 # one input set from its constructor, at 89-118x (red
                 # team 2026-12-01-s3c, H8)
-                if _pinned(torch, get_inputs, xs, key):
-                    _say(reply, "ERR spec " + PINNED)
+                if _pinned(torch, draw, xs, key):
+                    _say(reply, "ERR spec " + (
+                        PINNED if kind == "kernelbench" else PINNED_GM))
                     continue
         except Exception as e:
-            _say(reply, "ERR spec get_inputs() failed: %s" % _short_exc(e))
+            _say(reply, "ERR spec %s failed: %s" % (fname, _short_exc(e)))
             continue
         bad = None
         for i in which:
@@ -2417,17 +2478,17 @@ def sample(jail):
             off, dt, dims = plan[i]
             x = xs[p] if p < len(xs) else None
             if not isinstance(x, torch.Tensor):
-                bad = "get_inputs()[%d] is a %s, not a tensor" % (
-                    p, type(x).__name__)
+                bad = "%s[%d] is a %s, not a tensor" % (
+                    fname, p, type(x).__name__)
                 break
             # a 0-dim tensor is a spec's shape ["1"] (cli_import.c
             # tensor_json)
             shape = list(x.shape) if x.dim() else [1]
             if x.dtype != DTYPES[dt] or shape != list(dims):
-                bad = ("get_inputs()[%d] is %s of shape %s where the spec's "
+                bad = ("%s[%d] is %s of shape %s where the spec's "
                        "size has %s of shape %s: distribution 'sample' "
                        "draws the file's own sizes only" % (
-                           p, str(x.dtype).replace("torch.", ""),
+                           fname, p, str(x.dtype).replace("torch.", ""),
                            list(x.shape), dt, list(dims)))
                 break
             n = x.numel()
@@ -2442,6 +2503,22 @@ def sample(jail):
 
 
 # -------------------------------------------------------------- inspect --
+
+def _reproducible(torch, draw, out, unseeded, pinned):
+    """out["reproducible"]: the problem's input function (draw, _drawer)
+    draws the same bits twice under one key and other bits under other
+    keys -- what distribution `sample` needs; out["unseeded"] says why
+    not (kf import then describes the inputs instead, and warns)."""
+    key = INIT_SEED + 7
+    first = draw(key)
+    differs = _same_bits(torch, first, draw(key))
+    out["reproducible"] = differs is None
+    if differs is not None:
+        out["unseeded"] = unseeded % differs
+    elif _pinned(torch, draw, first, key):
+        out["reproducible"] = False
+        out["unseeded"] = pinned
+
 
 TORCH_DT = {}
 
@@ -2636,19 +2713,8 @@ def inspect_ref(kind, path):
             # distribution `sample` draws by get_inputs() under a key: its
             # draws must be a function of the seeds the sampler sets
             # (sample(), UNSEEDED); kf import infers them otherwise
-            draws = []
-            for _ in range(2):
-                torch.manual_seed(INIT_SEED + 7)
-                _seed_all(INIT_SEED + 7)
-                draws.append(list(ns["get_inputs"]()))
-            differs = _same_bits(torch, *draws)
-            out["reproducible"] = differs is None
-            if differs is not None:
-                out["unseeded"] = UNSEEDED % differs
-            elif _pinned(torch, ns["get_inputs"], draws[0], INIT_SEED + 7):
-                out["reproducible"] = False
-                out["unseeded"] = PINNED
-            del draws
+            _reproducible(torch, _drawer(torch, ns, kind, None), out,
+                          UNSEEDED, PINNED)
             # the Model built twice under the runners' seeds has the same
             # parameters: a constructor that draws from elsewhere (the
             # clock) gives every process other weights, and each
@@ -2675,11 +2741,20 @@ def inspect_ref(kind, path):
                     raise _Refused("no %s: a GPU MODE reference defines "
                                    "generate_input and ref_kernel" % n)
             case = json.loads(os.environ.get("KF_GPUMODE_CASE", "{}"))
+            t0 = time.monotonic()
             data = ns["generate_input"](**case)
+            out["inputs_s"] = time.monotonic() - t0
             inputs = list(data) if isinstance(data, (tuple, list)) else [
                 data]
+            out["data"] = ("tuple" if isinstance(data, tuple) else
+                           "list" if isinstance(data, list) else "one")
             out["inputs"] = [_describe(torch, x, "input %d" % i)
                              for i, x in enumerate(inputs)]
+            # the same for generate_input(), its seed argument from the
+            # key: a case's fixed seed is one input set (PINNED_GM)
+            _reproducible(torch, _drawer(torch, ns, kind, case), out,
+                          UNSEEDED.replace("get_inputs()",
+                                           "generate_input()"), PINNED_GM)
             snaps = _snapshot(torch, inputs)
             t0 = time.monotonic()
             with torch.no_grad():

@@ -31,6 +31,13 @@ on 2026-12-01 (docs/redteam/2026-12-01-s3c):
    refused (before: cut short to another file, which was imported), and
    a GPU MODE case.json it cannot use is an error naming the file
    (before: the default case was used, unsaid).
+6. A GPU MODE problem's inputs are drawn by its own generate_input(),
+   its seed argument from each draw's key (2026-12-02): a clamp at 6 of
+   `rand * 10`, whose inputs the import described as U(0, 1) before, so
+   that relu (the identity there) was ok, is wrong_answer; the honest
+   clamp ok; a generate_input() that ignores its seed is named, and its
+   inputs described; the data's form is kept (a 1-tuple was passed as its
+   bare tensor, and `x, = data` failed in every evaluation).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -220,6 +227,36 @@ def ref_kernel(data):
 '''
 
 
+# 6. a clamp at 6 of rand * 10, data a 1-tuple
+GM_CLAMP = '''import torch
+
+
+def generate_input(size, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(size, generator=g) * 10,)
+
+
+def ref_kernel(data):
+    x, = data
+    return torch.clamp(x, 0, 6)
+'''
+GM_CLAMP_RELU = '''import torch
+
+
+def custom_kernel(data):
+    x, = data
+    return torch.relu(x)
+'''
+GM_CLAMP_HONEST = '''import torch
+
+
+def custom_kernel(data):
+    x, = data
+    return x.clamp(0, 6)
+'''
+GM_PINNED = GM_CLAMP.replace("manual_seed(seed)", "manual_seed(1234)")
+
+
 def eager(prob):
     with open(os.path.join(prob, "eager.py")) as f:
         return f.read()
@@ -355,6 +392,49 @@ def body(c):
           "a malformed case.json: exit %d: %s" % (rc, err))
     shutil.rmtree(gm)
     c.log("over-long paths refused; case.json read whole, or named")
+
+    # 6.
+    for name, ref in (("gm_clamp", GM_CLAMP), ("gm_pinned", GM_PINNED)):
+        d = os.path.join(work, name + "_src")
+        os.makedirs(d)
+        write(os.path.join(d, "reference.py"), ref)
+        write(os.path.join(d, "case.json"), '{"size": 4096, "seed": 7}')
+        rc, _, err = c.kf_run(["import", "gpumode", d, "--out",
+                               os.path.join(work, name)], work, 600)
+        check(rc == 0, "import of %s: exit %d: %s" % (name, rc, err))
+        check(("whatever the seed" in err) == (name == "gm_pinned"),
+              "import of %s: %s" % (name, err))
+    prob = os.path.join(work, "gm_clamp")
+    with open(os.path.join(prob, "spec.json")) as fh:
+        spec = json.load(fh)
+    check(spec["inputs"][0]["dists"] == ["sample"] and
+          spec["torch"].get("case") == {"size": 4096, "seed": 7} and
+          spec["torch"].get("data") == "tuple",
+          "the GPU MODE import: %r, %r" % (spec["inputs"], spec["torch"]))
+    r = evaluate(c, prob, GM_CLAMP_RELU, "gm_clamp_relu",
+                 ("--stop-after", "verify"))
+    check(r["outcome"] == "wrong_answer", "relu for a clamp at 6 of rand * "
+          "10, drawn by generate_input(): %s (%s)" % (r["outcome"],
+                                                     r.get("reason")))
+    r = evaluate(c, prob, GM_CLAMP_HONEST, "gm_clamp_honest",
+                 ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "the honest clamp: %s (%s)" % (
+        r["outcome"], r.get("reason")))
+    prob = os.path.join(work, "gm_pinned")
+    with open(os.path.join(prob, "spec.json")) as fh:
+        spec = json.load(fh)
+    check(spec["inputs"][0]["dists"] != ["sample"],
+          "a generate_input() that ignores its seed still draws: %r"
+          % spec["inputs"])
+    spec["inputs"][0]["dists"] = ["sample"]
+    write(os.path.join(prob, "spec.json"), json.dumps(spec))
+    r = evaluate(c, prob, GM_CLAMP_HONEST, "gm_pinned_forced",
+                 ("--stop-after", "verify"))
+    check(r["outcome"] == "spec_error" and "whatever the seed" in
+          r.get("reason", ""), "distribution sample by a generate_input() "
+          "that ignores its seed: %s (%s)" % (r["outcome"], r.get("reason")))
+    c.log("GPU MODE inputs drawn by generate_input() under the draw's "
+          "seed; a pinned one described, forced sample spec_error")
 
 
 if __name__ == "__main__":

@@ -328,7 +328,7 @@ static void test_malformed(void **state) {
       /* get_inputs() draws it: a torch kernelbench reference only */
       {"\"normal\", \"wide\"", "\"normal\", \"sample\"",
        "inputs[0].dists: distribution 'sample' draws through the "
-       "reference's get_inputs(): torch problems of kind kernelbench only"},
+       "reference's get_inputs() or generate_input(): torch problems only"},
       {"\"normal\", \"wide\"", "\"normal\", \"normal\"",
        "inputs[0].dists[1]: distribution 'normal' listed twice"},
       {"\"dists\": [\"normal\", \"wide\"]", "\"dists\": []",
@@ -728,6 +728,21 @@ static void test_torch_section(void **state) {
   assert_int_equal(kf_spec_canonical_hash(s, h2), 0);
   assert_string_not_equal(h1, h2);
   kf_spec_free(s);
+  /* a GPU MODE case is part of the problem: another size or seed is
+   * another hash */
+  assert_int_equal(parse_torch("{\"kind\": \"gpumode\", \"case\": "
+                               "{\"size\": 4, \"seed\": 7, \"mode\": "
+                               "\"fast\", \"flag\": true}, \"data\": "
+                               "\"tuple\"}", NULL, &s, err, sizeof err), 0);
+  assert_int_equal(kf_spec_canonical_hash(s, h1), 0);
+  kf_spec_free(s);
+  assert_int_equal(parse_torch("{\"kind\": \"gpumode\", \"case\": "
+                               "{\"size\": 4, \"seed\": 8, \"mode\": "
+                               "\"fast\", \"flag\": true}, \"data\": "
+                               "\"tuple\"}", NULL, &s, err, sizeof err), 0);
+  assert_int_equal(kf_spec_canonical_hash(s, h2), 0);
+  assert_string_not_equal(h1, h2);
+  kf_spec_free(s);
   static const struct {
     const char *torch, *backend, *want;
   } bad[] = {
@@ -759,6 +774,21 @@ static void test_torch_section(void **state) {
        NULL, "torch.args: [0]: input 'x' passed 0-d must have shape"},
       {"{\"kind\": \"kernelbench\", \"args\": [{\"t\": 0, \"0d\": 1}]}",
        NULL, "torch.args: [0] must be"},
+      /* GPU MODE: generate_input()'s arguments and the data's form */
+      {"{\"kind\": \"kernelbench\", \"case\": {\"size\": 4}}", NULL,
+       "torch.case: only a gpumode problem has one"},
+      {"{\"kind\": \"gpumode\", \"case\": [4]}", NULL,
+       "torch.case: must be an object"},
+      {"{\"kind\": \"gpumode\", \"case\": {\"a-b\": 4}}", NULL,
+       "torch.case: [0]: 'a-b' is not a Python keyword argument name"},
+      {"{\"kind\": \"gpumode\", \"case\": {\"size\": [4]}}", NULL,
+       "torch.case: 'size' must be a number"},
+      {"{\"kind\": \"gpumode\", \"case\": {\"seed\": 1e300}}", NULL,
+       "torch.case: [0]: the number"},
+      {"{\"kind\": \"gpumode\", \"data\": \"dict\"}", NULL,
+       "torch.data: must be \"tuple\""},
+      {"{\"kind\": \"kernelbench\", \"data\": \"tuple\"}", NULL,
+       "torch.data: only a gpumode problem"},
       {"{\"kind\": \"gpumode\"}", "cpu", "only a backend"},
       {"{\"kind\": \"gpumode\"}", "jax", "unknown backend 'jax'"},
   };
