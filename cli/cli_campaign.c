@@ -371,12 +371,71 @@ static const char KB_ADAPTER[] =
     "        return custom_kernel(inputs[0] if len(inputs) == 1 else "
     "tuple(inputs))\n";
 
+/* --problem DIR is the problem campaign id was measured against: its
+ * spec's canonical hash (common/spec.h: tensors, sizes, distributions,
+ * tolerances, the torch section) is the one the coordinator holds for
+ * the campaign.  The export takes shapes, dtypes and a model's init
+ * arguments from DIR, and a spec of the same name with x [N, 4] for a
+ * vecsum measured on x [N] gave a binding that summed a quarter of the
+ * tensor, exit 0 (red team 2026-12-02, 1).  0, or an exit code
+ * (printed). */
+static int problem_is_campaigns(kf_rpc_client *cli, const char *cmd,
+                                int64_t id, const char *dir) {
+  kf_spec *mine = NULL, *theirs = NULL;
+  int rc = kf_cli__load_problem(dir, cmd, &mine);
+  if (rc) return rc;
+  Kernelfleet__GetCampaignRequest req = KERNELFLEET__GET_CAMPAIGN_REQUEST__INIT;
+  req.campaign_id = id;
+  req.with_problem = true;
+  ProtobufCMessage *resp = NULL;
+  rc = kf_cli__call(cli, cmd, "GetCampaign", &req.base,
+                    &kernelfleet__get_campaign_response__descriptor, 10000,
+                    &resp);
+  if (rc) {
+    kf_spec_free(mine);
+    return rc;
+  }
+  Kernelfleet__GetCampaignResponse *g = (void *)resp;
+  char err[1024] = "", h1[65] = "", h2[65] = "";
+  if (!g->spec_json.len ||
+      kf_spec_parse((const char *)g->spec_json.data, g->spec_json.len, NULL,
+                    &theirs, err, sizeof err)) {
+    fprintf(stderr, "%s: campaign %lld: the coordinator's copy of its spec "
+            "could not be read (%s): nothing to check --problem %s against\n",
+            cmd, (long long)id, err[0] ? err : "none sent", dir);
+    rc = KF_EXIT_FAIL;
+  } else if (strcmp(mine->name, theirs->name)) {
+    fprintf(stderr, "%s: --problem %s is problem '%s', campaign %lld is "
+            "'%s'\n", cmd, dir, mine->name, (long long)id, theirs->name);
+    rc = KF_EXIT_USAGE;
+  } else if (kf_spec_canonical_hash(mine, h1) ||
+             kf_spec_canonical_hash(theirs, h2)) {
+    fprintf(stderr, "%s: hashing a spec failed\n", cmd);
+    rc = KF_EXIT_FAIL;
+  } else if (strcmp(h1, h2)) {
+    fprintf(stderr, "%s: --problem %s is not the problem campaign %lld was "
+            "measured against: its spec.json differs (canonical hash "
+            "%.12s, the campaign's %.12s: shapes, sizes, tolerances or the "
+            "torch section); export with the problem as the campaign was "
+            "created from it\n", cmd, dir, (long long)id, h1, h2);
+    rc = KF_EXIT_USAGE;
+  }
+  kf_spec_free(mine);
+  kf_spec_free(theirs);
+  kf_rpc_free(resp);
+  return rc;
+}
+
 /* `export --format`: the best kernel of a PyTorch campaign as a file the
  * format's tools load: its source with the knobs set, plus the entry point
  * the format calls when the source lacks it. */
 static int do_export_format(kf_rpc_client *cli, const char *cmd,
                             camp_opts *o, int64_t id) {
   bool gm = !strcmp(o->format, "gpumode");
+  if (o->problem) {
+    int rc = problem_is_campaigns(cli, cmd, id, o->problem);
+    if (rc) return rc;
+  }
   if (!strcmp(o->format, "torch-ext")) {
     Kernelfleet__GetCampaignResponse *g = NULL;
     Kernelfleet__GetBestResponse *b = NULL;
@@ -402,10 +461,16 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
     cJSON *x = cJSON_Parse(sp->torch_extra);
     cJSON *in = x ? cJSON_GetObjectItem(x, "init") : NULL;
     char *t = in ? cJSON_PrintUnformatted(in) : NULL;
-    if (t) kf_strlcpy(init, t, sizeof init);
+    bool big = t && strlen(t) >= sizeof init;
+    if (t && !big) kf_strlcpy(init, t, sizeof init);
+    if (big)
+      fprintf(stderr, "%s: %s: the torch section's init arguments are %zu "
+              "bytes as JSON, more than export writes (%zu)\n", cmd,
+              o->problem, strlen(t), sizeof init - 1);
     free(t);
     cJSON_Delete(x);
     kf_spec_free(sp);
+    if (big) return KF_EXIT_USAGE;
   }
   Kernelfleet__GetCampaignResponse *g = NULL;
   Kernelfleet__GetBestResponse *b = NULL;
@@ -437,17 +502,31 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
   bool has_new = strstr(src, "class ModelNew") != NULL;
   bool has_ck = strstr(src, "def custom_kernel") != NULL;
   const char *adapter = "";
-  char pre[2700] = "";
+  char pre[5200] = "";
   if (gm && !has_ck && has_new) {
     adapter = GM_ADAPTER;
-    /* the init arguments: the problem's, else the file's own */
-    /* a float the spec holds as {"float": x} (runner.py _typed) */
+    /* the init arguments: the problem's, else the file's own; read as
+     * JSON, as the harness reads them, and typed as it types them
+     * (runner.py _typed: {"float": x}, {"int": "digits"}) -- written as
+     * Python they were NameErrors (true, false, null) or a dict where
+     * the model took an int (red team 2026-12-02, 2) */
+    char lit[2 * sizeof init + 3];
+    size_t k = 0;
+    lit[k++] = '\'';
+    for (const char *q = init; *q; q++) {
+      if (*q == '\\' || *q == '\'') lit[k++] = '\\';
+      lit[k++] = *q;
+    }
+    lit[k++] = '\'';
+    lit[k] = '\0';
     snprintf(pre, sizeof pre, "\n\ndef _kf_typed(v):\n    if isinstance(v, "
              "dict) and set(v) == {'float'}:\n        return float(v['float'"
-             "])\n    if isinstance(v, list):\n        return [_kf_typed(x) "
-             "for x in v]\n    return v\n\n\n_KF_INIT = _kf_typed(%s)\nif "
+             "])\n    if isinstance(v, dict) and set(v) == {'int'}:\n        "
+             "return int(v['int'])\n    if isinstance(v, list):\n        "
+             "return [_kf_typed(x) for x in v]\n    return v\n\n\nimport json "
+             "as _kf_json\n_KF_INIT = _kf_typed(_kf_json.loads(%s))\nif "
              "'get_init_inputs' in globals() and not _KF_INIT:\n    _KF_INIT "
-             "= list(get_init_inputs())\n", init);
+             "= list(get_init_inputs())\n", lit);
   } else if (!gm && !has_new && has_ck) {
     adapter = KB_ADAPTER;
   } else if (!(gm ? has_ck : has_new)) {

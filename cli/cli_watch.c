@@ -560,6 +560,57 @@ void kf_cli__best_default_path(char *out, size_t len, const char *problem,
                                                      : "c");
 }
 
+/* The offset just past a Python source's `from __future__ import`
+ * statements (0 when it has none): they may follow only blank lines,
+ * comments and a docstring, so the scan stops at the first other
+ * statement -- a "from __future__" inside a later string is text. */
+static size_t py_future_end(const char *src) {
+  size_t end = 0;
+  const char *p = src;
+  bool doc = false; /* the docstring seen */
+  while (*p) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+    const char *q = p + strspn(p, " \t\r\f");
+    if (*q == '\n' || *q == '#' || !*q) {
+      p += n;
+      continue;
+    }
+    if (q != p) break; /* indented: a continuation of something else */
+    if (!strncmp(p, "from __future__ import", 22)) {
+      /* a parenthesized list or a trailing backslash runs on */
+      const char *e = p + n;
+      bool paren = memchr(p, '(', n) && !memchr(p, ')', n);
+      bool bs = n >= 2 && p[n - 2] == '\\';
+      while (*e && (paren || bs)) {
+        const char *l = e;
+        nl = strchr(l, '\n');
+        size_t m = nl ? (size_t)(nl - l) + 1 : strlen(l);
+        if (paren && memchr(l, ')', m)) paren = false;
+        bs = m >= 2 && l[m - 2] == '\\';
+        e = l + m;
+      }
+      end = (size_t)(e - src);
+      p = e;
+      continue;
+    }
+    /* one docstring, before any future import */
+    const char *d = p + (strchr("rRuU", *p) ? 1 : 0);
+    if (!doc && !end && (d[0] == '"' || d[0] == '\'') && d[1] == d[0] &&
+        d[2] == d[0]) {
+      const char quote[4] = {d[0], d[0], d[0], 0};
+      const char *close = strstr(d + 3, quote);
+      if (!close) break;
+      doc = true;
+      nl = strchr(close + 3, '\n');
+      p = nl ? nl + 1 : close + strlen(close);
+      continue;
+    }
+    break;
+  }
+  return end;
+}
+
 /* Comment text must not close the comment early, nor carry control
  * characters into the file. */
 static void sb_comment_text(kf_cli__sbuf *b, const char *raw) {
@@ -645,16 +696,40 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
       else if (!strncmp(p, "/*", 2)) kf_cli__sb_printf(&h, "#%.*s\n", (int)n - 2, p + 2);
       p = nl ? nl + 1 : p + n;
     }
-    for (size_t i = 0; i < e->n_knobs; i++) {
-      const char *v = e->knobs[i]->value;
-      char *end = NULL;
-      strtod(v, &end); /* knob values are [A-Za-z0-9_.+-]: no quoting */
-      bool num = *v && end && !*end && strchr("0123456789+-.", *v);
-      kf_cli__sb_printf(&h, "%s = %s%s%s\n", e->knobs[i]->name, num ? "" : "\"", v,
-                num ? "" : "\"");
-    }
     free(b.p);
     b = h;
+    /* The knobs as the harness typed them (runner.py _knob_value: int(),
+     * else float(), else the text), by the same rule in the file: a value
+     * written as a literal was another value or a SyntaxError -- 010,
+     * 1_6, inf, 0x10 (red team 2026-12-02, 3-4).  Values are
+     * [A-Za-z0-9_.+-]: the quotes need no escaping. */
+    kf_cli__sbuf kn = {0};
+    if (e->n_knobs)
+      kf_cli__sb_printf(&kn, "\n\ndef _kf_knob(v):\n    for t in (int, "
+                        "float):\n        try:\n            return t(v)\n"
+                        "        except ValueError:\n            pass\n"
+                        "    return v\n\n\n");
+    for (size_t i = 0; i < e->n_knobs; i++)
+      kf_cli__sb_printf(&kn, "%s = _kf_knob(\"%s\")\n", e->knobs[i]->name,
+                        e->knobs[i]->value);
+    if (e->n_knobs) kf_cli__sb_printf(&kn, "\n\n");
+    /* The harness sets them before the source runs, but a `from
+     * __future__` import must stay the file's first statement: after
+     * them, and after the BOM the harness drops (red team 2026-12-02,
+     * 5). */
+    const char *src = r->source ? r->source : "";
+    if (!strncmp(src, "\xef\xbb\xbf", 3)) src += 3;
+    size_t at = py_future_end(src);
+    kf_cli__sb_printf(&b, "\n%.*s%s%s", (int)at, src, kn.p ? kn.p : "",
+                      src + at);
+    if (b.len && b.p[b.len - 1] != '\n') kf_cli__sb_printf(&b, "\n");
+    bool oom = kn.oom;
+    free(kn.p);
+    if (b.oom || oom) {
+      free(b.p);
+      return NULL;
+    }
+    return b.p;
   } else {
   kf_cli__sb_printf(&b, " *\n * The knobs it was measured with are defined below, so the"
                 " file builds\n * on its own (kf_candidate.h is in KernelFleet's"

@@ -7,8 +7,9 @@ campaign: one Python file that builds it with load_inline.
 1. `kf run problems/cpu/softmax` (a real cluster: PostgreSQL, coordinator,
    worker, harness) finds a verified kernel.
 2. A coordinator on the same data directory; refused by name, nothing
-   written: no --problem, the problem of another campaign, an --out that
-   exists, no --out.
+   written: no --problem, the problem of another campaign, a spec of the
+   campaign's name that is not the one it was measured on (every
+   format), an --out that exists, no --out.
 3. The export writes setup.py, csrc/ (kernel, ABI header, binding) and the
    package; `python3 setup.py build_ext --inplace` builds it with g++ and
    torch's headers; in a fresh interpreter, forward(x) matches
@@ -34,6 +35,7 @@ C++ headers (Debian: python3-torch, libtorch-dev, python3-dev).
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -189,18 +191,38 @@ def body(c):
     pkg = os.path.join(c.dir, "pkg")
     base = ["campaign", "export", cid, "--coordinator", c.target, "--format",
             "torch-ext"]
+    # softmax by name, but not the spec it was measured on: the binding
+    # would be built from this one's shapes (red team 2026-12-02, H5), and
+    # a looser tolerance is another problem too
+    edited = os.path.join(c.dir, "softmax_edited")
+    shutil.copytree(prob, edited)
+    with open(os.path.join(edited, "spec.json")) as f:
+        spec = json.load(f)
+    spec["inputs"][0]["shape"] = spec["inputs"][0]["shape"] + [2]
+    spec["outputs"][0]["shape"] = spec["outputs"][0]["shape"] + [2]
+    with open(os.path.join(edited, "spec.json"), "w") as f:
+        json.dump(spec, f)
     for args, words in (
             (["--out", pkg], "needs --problem"),
             (["--problem", other, "--out", pkg], "is problem 'vecsum'"),
+            (["--problem", edited, "--out", pkg], "is not the problem "
+             "campaign %s was measured against" % cid),
             (["--problem", prob], "needs --out"),
             (["--problem", prob, "--out", work], "already exists")):
         rc, o2, e2 = c.kf_run(base + args, work, 120)
         check(rc == 2 and words in e2, "export %s: exit %d, want 2 naming "
               "%r: %s%s" % (" ".join(args), rc, words, o2, e2))
+    for fmt in ("gpumode", "kernelbench"):
+        rc, o2, e2 = c.kf_run(["campaign", "export", cid, "--coordinator",
+                               c.target, "--format", fmt, "--problem", edited,
+                               "--out", pkg], work, 120)
+        check(rc == 2 and "canonical hash" in e2, "export --format %s of "
+              "an edited spec: exit %d: %s%s" % (fmt, rc, o2, e2))
     check(not os.path.exists(pkg), "a refused export wrote %s" % pkg)
     check(not [f for f in os.listdir(c.dir) if ".tmp." in f],
           "a refused export left a temporary directory")
-    c.log("refused: no --problem, another problem, no --out, --out exists")
+    c.log("refused: no --problem, another problem, an edited spec, no --out, "
+          "--out exists")
 
     # 3. The package: written, built, called.
     rc, o2, e2 = c.kf_run(base + ["--problem", prob, "--out", pkg], work, 120)
