@@ -584,32 +584,6 @@ out:
   return rc;
 }
 
-/* text as a Python string literal: one "..." piece per line inside
- * parentheses; backslash, quote and control bytes escaped.  Other bytes
- * pass as they are: sources come from PostgreSQL text, valid UTF-8, the
- * encoding of the file. */
-static void emit_pystr(kf_cli__sbuf *b, const char *text) {
-  kf_cli__sb_printf(b, "(\n");
-  const char *p = text;
-  while (*p) {
-    kf_cli__sb_printf(b, "    \"");
-    for (; *p && *p != '\n'; p++) {
-      unsigned char ch = (unsigned char)*p;
-      if (ch == '\\' || ch == '"')
-        kf_cli__sb_printf(b, "\\%c", ch);
-      else if (ch < 0x20 || ch == 0x7f)
-        kf_cli__sb_printf(b, "\\x%02x", ch);
-      else
-        kf_cli__sb_printf(b, "%c", ch);
-    }
-    if (*p == '\n') {
-      kf_cli__sb_printf(b, "\\n");
-      p++;
-    }
-    kf_cli__sb_printf(b, "\"\n");
-  }
-  kf_cli__sb_printf(b, "    \"\"\n)\n");
-}
 
 /* The single-file submission's text for a kernel of spec sp (a CUDA one
  * when cuda) built for isa (NULL: torch's choice), into py. */
@@ -650,11 +624,11 @@ static void inline_text(kf_cli__sbuf *py, const kf_spec *sp, bool cuda,
       cuda ? " (nvcc)"
            : " (the kernel is C11: compiled by cc first, then linked in)",
       cuda ? "" : "import subprocess\n");
-  emit_pystr(py, kf_proposer__abi_h);
+  kf_cli__py_str(py, kf_proposer__abi_h);
   kf_cli__sb_printf(py, "_KF_KERNEL = ");
-  emit_pystr(py, kernel);
+  kf_cli__py_str(py, kernel);
   kf_cli__sb_printf(py, "_KF_BINDING = ");
-  emit_pystr(py, bind.p ? bind.p : "");
+  kf_cli__py_str(py, bind.p ? bind.p : "");
   py->oom |= bind.oom;
   free(bind.p);
   kf_cli__sb_printf(

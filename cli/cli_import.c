@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "cli_internal.h"
 #include "spec.h"
+#include "text.h"
 #include "torch.h"
 #include "util.h"
 
@@ -55,7 +56,9 @@ static void usage(FILE *f) {
 "  kernelbench  FILE.py defines Model, get_inputs and get_init_inputs;\n"
 "               candidates are a ModelNew (or custom_kernel(*inputs))\n"
 "  gpumode      DIR/reference.py defines generate_input and ref_kernel;\n"
-"               candidates define custom_kernel(data)\n"
+"               candidates define custom_kernel(data); modules of DIR\n"
+"               it imports (task.py, utils.py) go into the written\n"
+"               reference.py, and candidates may import them too\n"
 "Shapes come from get_inputs() / generate_input(**CASE); dtypes and the\n"
 "outputs from running the reference once, sandboxed (no network, no\n"
 "files, rlimits), with Debian's python3-torch ($KF_PYTHON overrides).\n"
@@ -110,21 +113,28 @@ static void name_from(const char *path, char *out, size_t outlen) {
 
 /* Runs runner.py inspect on the reference, sandboxed; *json (malloc'd)
  * is its stdout.  0, or an exit code with the reason printed. */
-static int run_inspect(const imp_opts *o, const char *ref, char **json) {
+static int run_inspect(const imp_opts *o, const char *ref, const char *text,
+                       char **json) {
   char tmpl[] = "/tmp/kf-import-XXXXXX";
   if (!mkdtemp(tmpl)) {
     fprintf(stderr, "kf import: mkdtemp: %s\n", strerror(errno));
     return KF_EXIT_FAIL;
   }
-  char script[256], jail[256], py[512];
+  char script[256], jail[256], py[512], copy[256];
   snprintf(script, sizeof script, "%s/runner.py", tmpl);
   snprintf(jail, sizeof jail, "%s/jail", tmpl);
+  snprintf(copy, sizeof copy, "%s/reference.py", tmpl);
   kf_harness__torch_python(py, sizeof py);
   int rc = KF_EXIT_FAIL;
   int pfd[2] = {-1, -1}, efd[2] = {-1, -1};
   if (mkdir(jail, 0755) || kf_cli__write_file(script, kf_harness__torch_runner_py,
                                               "kf import"))
     goto out;
+  /* the reference as it will be written (bundle_siblings), not the file */
+  if (text) {
+    if (kf_cli__write_file(copy, text, "kf import")) goto out;
+    ref = copy;
+  }
   if (access(py, X_OK)) {
     fprintf(stderr, "kf import: %s: %s; install python3-torch (scripts/setup)"
             " or set KF_PYTHON\n", py, strerror(errno));
@@ -256,6 +266,7 @@ out:
     if (efd[i] >= 0) close(efd[i]);
   }
   unlink(script);
+  unlink(copy);
   rmdir(jail);
   rmdir(tmpl);
   return rc;
@@ -386,6 +397,164 @@ static const char GM_STARTER[] =
     "        with _kf_torch.inference_mode():\n"
     "            return ref_kernel(data)\n"
     "    return ref_kernel(data)\n";
+
+/* A GPU MODE problem directory as its repository has it: reference.py
+ * imports modules that lie beside it (`from utils import
+ * make_match_reference`, `from task import input_t`).  The sandbox loads
+ * no file after it closes, so those imports failed, named, and no real
+ * GPU MODE problem could be imported.  Their sources go into the written
+ * reference.py instead, each registered under its name before the
+ * reference's own code runs: the measured reference stays one file,
+ * hashed whole (the measurement identity), and what the modules do is
+ * the reference's, run where it runs. */
+#define SIB_MAX 16
+#define SIB_BYTES (256u << 10)
+
+typedef struct {
+  char name[64];
+  char *src;
+  bool busy, done;
+} sibling;
+
+typedef struct {
+  const char *dir;
+  sibling mods[SIB_MAX];
+  int n;
+  int order[SIB_MAX]; /* registration order: dependencies first */
+  int n_order;
+} siblings;
+
+static int sib_visit(siblings *s, const char *src, const char *who,
+                     char *err, size_t errlen);
+
+/* The module names src imports (any indentation: `import a, b.c as d`,
+ * `from a.b import c`; relative imports are not names of files here),
+ * each visited when DIR/NAME.py exists. */
+static int sib_scan(siblings *s, const char *src, const char *who, char *err,
+                    size_t errlen) {
+  for (const char *p = src; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    const char *q = p + strspn(p, " \t");
+    const char *rest = NULL;
+    bool from = false;
+    if (!strncmp(q, "import ", 7) || !strncmp(q, "import\t", 7)) {
+      rest = q + 7;
+    } else if (!strncmp(q, "from ", 5) || !strncmp(q, "from\t", 5)) {
+      rest = q + 5;
+      from = true;
+    }
+    while (rest) {
+      rest += strspn(rest, " \t(");
+      size_t n = strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
+                              "UVWXYZ0123456789_");
+      if (n && n < 64 && !(*rest >= '0' && *rest <= '9')) {
+        char name[64];
+        memcpy(name, rest, n);
+        name[n] = '\0';
+        int rc = sib_visit(s, name, who, err, errlen);
+        if (rc) return rc;
+      }
+      if (from) break;
+      /* the next name of `import a, b`: past this one's dots and alias */
+      const char *comma = strchr(rest, ',');
+      rest = comma && (!nl || comma < nl) ? comma + 1 : NULL;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return 0;
+}
+
+/* Reads DIR/NAME.py when it is there (and NAME is not the reference),
+ * its own siblings first; 0, or an exit code with err filled. */
+static int sib_visit(siblings *s, const char *name, const char *who,
+                     char *err, size_t errlen) {
+  if (!strcmp(name, "reference") || !strcmp(name, "__future__")) return 0;
+  for (int i = 0; i < s->n; i++)
+    if (!strcmp(s->mods[i].name, name)) return 0; /* done, or a cycle */
+  char path[PATH_MAX + 80];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/%s.py", s->dir, name);
+  if (stat(path, &st) || !S_ISREG(st.st_mode)) return 0;
+  if (s->n == SIB_MAX) {
+    snprintf(err, errlen, "%.400s imports more than %d modules of %.400s", who,
+             SIB_MAX, s->dir);
+    return KF_EXIT_USAGE;
+  }
+  sibling *m = &s->mods[s->n++];
+  kf_strlcpy(m->name, name, sizeof m->name);
+  size_t len = 0;
+  char rerr[600], why[120];
+  if (kf_read_file(path, SIB_BYTES, &m->src, &len, rerr, sizeof rerr)) {
+    snprintf(err, errlen, "%.400s imports %s: %.600s", who, name, rerr);
+    return KF_EXIT_USAGE;
+  }
+  if (kf_text_check(m->src, len, SIB_BYTES, why, sizeof why)) {
+    snprintf(err, errlen, "%.400s, imported by %.400s, %s", path, who, why);
+    return KF_EXIT_USAGE;
+  }
+  int rc = sib_scan(s, m->src, path, err, errlen);
+  if (rc) return rc;
+  s->order[s->n_order++] = (int)(m - s->mods);
+  return 0;
+}
+
+/* src with DIR's modules it imports put in front of its own code (after
+ * its future imports), or src itself when it imports none: a malloc'd
+ * text in *out, *names the modules' names ("task, utils").  0, or an
+ * exit code with err filled. */
+static int bundle_siblings(const char *dir, const char *src, char **out,
+                           char *names, size_t nameslen, char *err,
+                           size_t errlen) {
+  siblings s = {.dir = dir};
+  char who[PATH_MAX + 32];
+  snprintf(who, sizeof who, "%s/reference.py", dir);
+  *out = NULL;
+  names[0] = '\0';
+  int rc = sib_scan(&s, src, who, err, errlen);
+  kf_cli__sbuf b = {0};
+  if (!rc && s.n_order) {
+    /* the directory's name, not its path: the written reference is the
+     * measurement's identity, the same wherever DIR was */
+    char base[PATH_MAX];
+    kf_strlcpy(base, dir, sizeof base);
+    size_t bl = strlen(base);
+    while (bl > 1 && base[bl - 1] == '/') base[--bl] = '\0';
+    const char *slash = strrchr(base, '/');
+    const char *dname = slash && slash[1] ? slash + 1 : base;
+    size_t at = kf_cli__py_future_end(src);
+    for (int i = 0; i < s.n_order; i++)
+      snprintf(names + strlen(names), nameslen - strlen(names), "%s%s",
+               i ? ", " : "", s.mods[s.order[i]].name);
+    kf_cli__sb_printf(&b, "%.*s%s# --- kf import: %s of %s, the modules "
+                      "this reference imports, registered\n# under their "
+                      "names before its code runs (the sandbox loads no "
+                      "file)\nimport sys as _kf_sys\nimport types as "
+                      "_kf_types\n\n\ndef _kf_module(name, text):\n"
+                      "    m = _kf_types.ModuleType(name)\n"
+                      "    m.__file__ = name + \".py\"\n"
+                      "    _kf_sys.modules[name] = m\n"
+                      "    exec(compile(text, name + \".py\", \"exec\"), "
+                      "m.__dict__)\n\n\n", (int)at, src,
+                      at && src[at - 1] != '\n' ? "\n" : "", names, dname);
+    for (int i = 0; i < s.n_order; i++) {
+      kf_cli__sb_printf(&b, "_kf_module(\"%s\", ", s.mods[s.order[i]].name);
+      kf_cli__py_str(&b, s.mods[s.order[i]].src);
+      kf_cli__sb_printf(&b, ")\n");
+    }
+    kf_cli__sb_printf(&b, "# --- reference.py of %s, as it was:\n%s", dname,
+                      src + at);
+    if (b.oom) {
+      snprintf(err, errlen, "out of memory");
+      rc = KF_EXIT_FAIL;
+    } else {
+      *out = b.p;
+      b.p = NULL;
+    }
+  }
+  free(b.p);
+  for (int i = 0; i < s.n; i++) free(s.mods[i].src);
+  return rc;
+}
 
 /* spec.json from the inspect output; NULL with bad filled. */
 static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
@@ -730,8 +899,24 @@ int kf_cli_import(int argc, char **argv) {
   }
   char real[4096];
   if (!realpath(ref, real)) kf_strlcpy(real, ref, sizeof real);
+  char mods[SIB_MAX * 66] = "";
+  if (!strcmp(o.kind, "gpumode")) {
+    char *bundled = NULL;
+    int brc = bundle_siblings(o.src, src, &bundled, mods, sizeof mods, err,
+                              sizeof err);
+    if (brc) {
+      fprintf(stderr, "kf import: %s\n", err);
+      free(src);
+      free(cs);
+      return brc;
+    }
+    if (bundled) {
+      free(src);
+      src = bundled;
+    }
+  }
   char *json = NULL;
-  int rc = run_inspect(&o, real, &json);
+  int rc = run_inspect(&o, real, mods[0] ? src : NULL, &json);
   if (rc) {
     free(src);
     free(cs);
@@ -811,6 +996,10 @@ int kf_cli_import(int argc, char **argv) {
          "reference.py, eager.py)\nnext: kf run %s\n", out, sp->n_inputs,
          sp->n_inputs == 1 ? "" : "s", sp->n_outputs,
          sp->n_outputs == 1 ? "" : "s", out);
+  if (mods[0])
+    printf("kf import: reference.py holds %s of %s, the modules it imports "
+           "(a candidate that imports them too must define what it needs "
+           "itself)\n", mods, o.src);
   /* an evaluation calls the reference some 20-40 times (verify, the
    * self-check, timing); kf run gives a task 120 s: a slow reference
    * turned every evaluation into the candidate's `timeout` (red team,

@@ -242,6 +242,15 @@ typedef struct {
 void kf_cli__sb_printf(kf_cli__sbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* text as a Python string literal (parenthesized, one piece a line;
+ * backslash, quote and control bytes escaped) appended to b. */
+void kf_cli__py_str(kf_cli__sbuf *b, const char *text);
+
+/* The offset in a Python source just past its docstring and `from
+ * __future__` imports, where lines of ours may go (0 when it has no
+ * future import: the top). */
+size_t kf_cli__py_future_end(const char *src);
+
 /* Loads PROBLEM_DIR with kf_spec_load_dir.  On a bad spec prints
  * "CMD: file: field: reason" and returns KF_EXIT_USAGE. */
 int kf_cli__load_problem(const char *dir, const char *cmd,

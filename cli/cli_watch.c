@@ -560,57 +560,6 @@ void kf_cli__best_default_path(char *out, size_t len, const char *problem,
                                                      : "c");
 }
 
-/* The offset just past a Python source's `from __future__ import`
- * statements (0 when it has none): they may follow only blank lines,
- * comments and a docstring, so the scan stops at the first other
- * statement -- a "from __future__" inside a later string is text. */
-static size_t py_future_end(const char *src) {
-  size_t end = 0;
-  const char *p = src;
-  bool doc = false; /* the docstring seen */
-  while (*p) {
-    const char *nl = strchr(p, '\n');
-    size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-    const char *q = p + strspn(p, " \t\r\f");
-    if (*q == '\n' || *q == '#' || !*q) {
-      p += n;
-      continue;
-    }
-    if (q != p) break; /* indented: a continuation of something else */
-    if (!strncmp(p, "from __future__ import", 22)) {
-      /* a parenthesized list or a trailing backslash runs on */
-      const char *e = p + n;
-      bool paren = memchr(p, '(', n) && !memchr(p, ')', n);
-      bool bs = n >= 2 && p[n - 2] == '\\';
-      while (*e && (paren || bs)) {
-        const char *l = e;
-        nl = strchr(l, '\n');
-        size_t m = nl ? (size_t)(nl - l) + 1 : strlen(l);
-        if (paren && memchr(l, ')', m)) paren = false;
-        bs = m >= 2 && l[m - 2] == '\\';
-        e = l + m;
-      }
-      end = (size_t)(e - src);
-      p = e;
-      continue;
-    }
-    /* one docstring, before any future import */
-    const char *d = p + (strchr("rRuU", *p) ? 1 : 0);
-    if (!doc && !end && (d[0] == '"' || d[0] == '\'') && d[1] == d[0] &&
-        d[2] == d[0]) {
-      const char quote[4] = {d[0], d[0], d[0], 0};
-      const char *close = strstr(d + 3, quote);
-      if (!close) break;
-      doc = true;
-      nl = strchr(close + 3, '\n');
-      p = nl ? nl + 1 : close + strlen(close);
-      continue;
-    }
-    break;
-  }
-  return end;
-}
-
 /* Comment text must not close the comment early, nor carry control
  * characters into the file. */
 static void sb_comment_text(kf_cli__sbuf *b, const char *raw) {
@@ -719,7 +668,7 @@ char *kf_cli__best_file_text(const Kernelfleet__GetBestResponse *r,
      * 5). */
     const char *src = r->source ? r->source : "";
     if (!strncmp(src, "\xef\xbb\xbf", 3)) src += 3;
-    size_t at = py_future_end(src);
+    size_t at = kf_cli__py_future_end(src);
     kf_cli__sb_printf(&b, "\n%.*s%s%s", (int)at, src, kn.p ? kn.p : "",
                       src + at);
     if (b.len && b.p[b.len - 1] != '\n') kf_cli__sb_printf(&b, "\n");

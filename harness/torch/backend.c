@@ -1403,6 +1403,12 @@ static int torch_link(kf_ev *e, kf_side *s, char *facts, size_t factslen) {
   if (oc) return oc;
   oc = write_config(e, s);
   if (!oc) oc = write_file(s->jail, "side.py", s->source, e->why);
+  /* a GPU MODE reference that kf import gave its directory's modules
+   * (task.py, utils.py): a candidate gets them too, as the runner reads
+   * them from the reference's text (runner.py _read_modules) */
+  if (!oc && !s->is_ref && e->reference_source &&
+      strstr(e->reference_source, "\n_kf_module(\""))
+    oc = write_file(s->jail, "modules.py", e->reference_source, e->why);
   if (!oc) oc = write_file(s->jail, "runner.py", kf_harness__torch_runner_py,
                            e->why);
   if (!oc && !s->is_ref)

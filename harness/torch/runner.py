@@ -93,6 +93,7 @@ import sys
 if sys.path and sys.path[0] and not getattr(sys.flags, "safe_path", 0):
     del sys.path[0]
 
+import ast
 import ctypes
 import functools
 import gc
@@ -151,6 +152,48 @@ def _read_source(path):
                        "...) is not honoured: convert the file (iconv -f "
                        "latin1 -t utf-8)" % (b[:e.start].count(b"\n") + 1,
                                             b[e.start]))
+
+
+def _read_modules(jail, cfg):
+    """The modules kf import put in front of a GPU MODE reference
+    (cli/cli_import.c bundle_siblings: task.py, utils.py of its
+    directory), for a candidate: a GPU MODE submission starts `from task
+    import input_t, output_t`, and the sandbox loads no file.  The harness
+    writes the reference as modules.py beside a candidate's source when it
+    registers some; only its top-level _kf_module("name", "text") calls
+    are taken, by their literal arguments: nothing of it runs here.
+    Returns [(name, code)]."""
+    path = os.path.join(jail, "modules.py")
+    if cfg.get("role") == "reference" or not os.path.exists(path):
+        return []
+    mods = []
+    for node in ast.parse(_read_source(path)).body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and
+                isinstance(call.func, ast.Name) and
+                call.func.id == "_kf_module" and len(call.args) == 2 and
+                not call.keywords):
+            continue
+        try:
+            name, text = (ast.literal_eval(a) for a in call.args)
+        except ValueError:
+            continue
+        if isinstance(name, str) and name.isidentifier() and isinstance(
+                text, str):
+            mods.append((name, compile(text, name + ".py", "exec",
+                                       dont_inherit=True)))
+    return mods
+
+
+def _register_modules(mods):
+    """Each (name, code) of _read_modules run as module `name`, in order
+    (a module's own imports of the others come after them)."""
+    import types
+    for name, code in mods:
+        m = types.ModuleType(name)
+        m.__file__ = name + ".py"
+        sys.modules[name] = m
+        exec(code, m.__dict__)
 
 
 def _importing():
@@ -498,6 +541,7 @@ def _load(torch, src_code, cfg, reply, source=None):
                                       source.splitlines(True), "side.py")
     for k, v in cfg.get("knobs", {}).items():
         ns[k] = _knob_value(v)
+    _register_modules(cfg.get("_modules", ()))
     # every generator a side may build its weights from, not only
     # torch's: a Model drawing them from numpy's global generator (or
     # Python's random, which a fork reseeds) got other weights in every
@@ -862,6 +906,7 @@ def serve(jail):
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
         src = _read_source(os.path.join(jail, "side.py"))
+        cfg["_modules"] = _read_modules(jail, cfg)
         device = cfg.get("device", "cpu")
         _warm(torch, device)
         devnull = os.open("/dev/null", os.O_RDWR)
@@ -1817,6 +1862,7 @@ def persist(jail):
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
         src = _read_source(os.path.join(jail, "side.py"))
+        cfg["_modules"] = _read_modules(jail, cfg)
         device = cfg.get("device", "cpu")
         jit = bool(cfg.get("jit"))
         if jit:
@@ -2316,6 +2362,68 @@ def _takes_seed(fn):
         return False
 
 
+class _OnHost:
+    """The problem's input function run on the host, whatever device it
+    names: GPU MODE's generate_input() makes its tensors with
+    device='cuda' and a torch.Generator(device='cuda'), and kf import and
+    the sampler run on the CPU (the harness draws every input set on the
+    host and copies it into each side's image).  While active, a
+    factory's device='cuda', .cuda() and .to('cuda') give CPU tensors
+    (a TorchFunctionMode), and torch.Generator(device='cuda') a CPU
+    generator: the draws are the same function of the key, by the CPU's
+    generator.  Only the input function runs under it; the sides run on
+    their spec's device untouched."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.mode = None
+        try:
+            from torch.overrides import TorchFunctionMode
+        except ImportError:
+            return
+        cudaish = self._cudaish
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = dict(kwargs or {})
+                if cudaish(kwargs.get("device")):
+                    kwargs["device"] = "cpu"
+                if func is torch.Tensor.cuda:
+                    return args[0]
+                if func is torch.Tensor.to:
+                    args = tuple("cpu" if isinstance(a, (str, torch.device))
+                                 and cudaish(a) else a for a in args)
+                return func(*args, **kwargs)
+        self.mode = Mode
+
+    def _cudaish(self, d):
+        if d is None or isinstance(d, bool):
+            return False
+        try:
+            return self.torch.device(d).type == "cuda"
+        except (RuntimeError, TypeError, ValueError):
+            return False
+
+    def __enter__(self):
+        torch = self.torch
+        self.gen = torch.Generator
+        orig, cudaish = self.gen, self._cudaish
+
+        def generator(device="cpu"):
+            return orig(device="cpu" if cudaish(device) else device)
+        torch.Generator = generator
+        self.active = self.mode() if self.mode else None
+        if self.active:
+            self.active.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.active:
+            self.active.__exit__(*exc)
+        self.torch.Generator = self.gen
+        return False
+
+
 def _drawer(torch, ns, kind, case):
     """The problem's own input function as a draw under a key: torch's,
     Python's and numpy's generators seeded from the key, then
@@ -2350,7 +2458,7 @@ def _drawer(torch, ns, kind, case):
     def draw(key):
         torch.manual_seed(key & ((1 << 63) - 1))
         _seed_all(key)
-        with torch.no_grad():
+        with torch.no_grad(), _OnHost(torch):
             return call(key)
     return draw
 
@@ -2705,7 +2813,8 @@ def inspect_ref(kind, path):
             torch.manual_seed(INIT_SEED)
             _seed_all(INIT_SEED)
             t0 = time.monotonic()
-            inputs = list(ns["get_inputs"]())
+            with _OnHost(torch):
+                inputs = list(ns["get_inputs"]())
             out["inputs_s"] = time.monotonic() - t0
             # what a spec cannot hold is named before anything runs on it
             out["inputs"] = [_describe(torch, x, "input %d" % i)
@@ -2742,7 +2851,8 @@ def inspect_ref(kind, path):
                                    "generate_input and ref_kernel" % n)
             case = json.loads(os.environ.get("KF_GPUMODE_CASE", "{}"))
             t0 = time.monotonic()
-            data = ns["generate_input"](**case)
+            with _OnHost(torch):
+                data = ns["generate_input"](**case)
             out["inputs_s"] = time.monotonic() - t0
             inputs = list(data) if isinstance(data, (tuple, list)) else [
                 data]

@@ -38,6 +38,17 @@ on 2026-12-01 (docs/redteam/2026-12-01-s3c):
    clamp ok; a generate_input() that ignores its seed is named, and its
    inputs described; the data's form is kept (a 1-tuple was passed as its
    bare tensor, and `x, = data` failed in every evaluation).
+7. A GPU MODE problem directory as GPU MODE's repository lays it out:
+   reference.py imports utils.py and task.py beside it (`from utils
+   import make_match_reference`, `from task import input_t`; utils
+   imports task).  The import puts them in the written reference.py
+   (task first), and a submission that starts `from task import input_t,
+   output_t`, as GPU MODE's do, gets them too: the honest one is ok, a
+   wrong one wrong_answer (before: the import failed naming utils, and
+   every such submission was a sandbox_violation).  Its generate_input()
+   makes its tensors on device='cuda' with a CUDA generator, as GPU
+   MODE's do: the import and the draws run it on the host (before: the
+   import failed, "Device type CUDA is not supported").
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -256,6 +267,54 @@ def custom_kernel(data):
 '''
 GM_PINNED = GM_CLAMP.replace("manual_seed(seed)", "manual_seed(1234)")
 
+# 7. GPU MODE's layout: reference.py with task.py and utils.py beside it
+GM_TASK = '''import torch
+from typing import TypeVar
+
+input_t = TypeVar("input_t", bound=tuple[torch.Tensor, torch.Tensor])
+output_t = TypeVar("output_t", bound=torch.Tensor)
+SCALE = 3.0
+'''
+GM_UTILS = '''import torch
+from task import output_t
+
+
+def make_match_reference(reference, rtol=1e-05, atol=1e-08):
+    def wrapped(data, output: output_t):
+        return torch.allclose(output, reference(data), rtol=rtol, atol=atol)
+    return wrapped
+'''
+GM_LAYOUT = '''from utils import make_match_reference
+import torch
+from task import input_t, output_t, SCALE
+
+
+def ref_kernel(data: input_t) -> output_t:
+    a, b = data
+    return a * SCALE + b
+
+
+def generate_input(size: int, seed: int) -> input_t:
+    gen = torch.Generator(device='cuda')
+    gen.manual_seed(seed)
+    a = torch.randn(size, size, device='cuda', generator=gen).contiguous()
+    b = torch.empty(size, size, device='cuda')
+    b.uniform_(-1, 1, generator=gen)
+    return (a, b.cuda().to('cuda'))
+
+
+check_implementation = make_match_reference(ref_kernel)
+'''
+GM_LAYOUT_SUB = '''#!POPCORN leaderboard scaled_add
+from task import input_t, output_t
+import task
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    return a * task.SCALE + b
+'''
+
 
 def eager(prob):
     with open(os.path.join(prob, "eager.py")) as f:
@@ -435,6 +494,34 @@ def body(c):
           "that ignores its seed: %s (%s)" % (r["outcome"], r.get("reason")))
     c.log("GPU MODE inputs drawn by generate_input() under the draw's "
           "seed; a pinned one described, forced sample spec_error")
+
+    # 7.
+    d = os.path.join(work, "scaled_add")
+    os.makedirs(d)
+    for f, text in (("reference.py", GM_LAYOUT), ("task.py", GM_TASK),
+                    ("utils.py", GM_UTILS), ("case.json",
+                                             '{"size": 64, "seed": 3}')):
+        write(os.path.join(d, f), text)
+    prob = os.path.join(work, "gm_layout")
+    rc, out, err = c.kf_run(["import", "gpumode", d, "--out", prob], work,
+                            600)
+    check(rc == 0 and "holds task, utils of" in out, "import of GPU MODE's "
+          "layout: exit %d: %s%s" % (rc, out, err))
+    with open(os.path.join(prob, "reference.py")) as fh:
+        ref = fh.read()
+    check(ref.index('_kf_module("task"') < ref.index('_kf_module("utils"')
+          < ref.index(GM_LAYOUT), "reference.py does not register task, "
+          "then utils, then run the file: %s" % ref[:1500])
+    for src, tag, want in ((eager(prob), "gm_layout_eager", "ok"),
+                           (GM_LAYOUT_SUB, "gm_layout_sub", "ok"),
+                           (GM_LAYOUT_SUB.replace("task.SCALE", "2.0"),
+                            "gm_layout_wrong", "wrong_answer")):
+        r = evaluate(c, prob, src, tag, ("--stop-after", "verify", "--knob",
+                                         "MODE=inference"))
+        check(r["outcome"] == want, "%s: %s (%s), want %s" % (
+            tag, r["outcome"], r.get("reason"), want))
+    c.log("GPU MODE's layout: task.py and utils.py in reference.py; a "
+          "submission importing task ok, a wrong one wrong_answer")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,9 @@ static Kernelfleet__Knob *kKnobs[] = {&kBlock, &kLanes};
 
 /* campaign 13's best: read from the source tree before the fake starts */
 static char *g_cuda_src = NULL;
+/* and its problem's spec.json, which GetCampaign sends with_problem (the
+ * export checks --problem DIR against it) */
+static char *g_cuda_spec = NULL;
 static Kernelfleet__Knob kThreads = {PROTOBUF_C_MESSAGE_INIT(
                                          &kernelfleet__knob__descriptor),
                                      "THREADS", "256"},
@@ -235,11 +238,16 @@ static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
     if (evil) ev[i].template_name = EVIL;
     evp[i] = &ev[i];
   }
+  Kernelfleet__GetCampaignResponse r = KERNELFLEET__GET_CAMPAIGN_RESPONSE__INIT;
   if (q->campaign_id == 13) {
     c.name = c.problem = "rmsnorm";
     dc.kind = KERNELFLEET__DEVICE_KIND__DEVICE_KIND_CUDA;
     dc.model = "NVIDIA H100 80GB HBM3";
     dc.isa = "sm_90a";
+    if (q->with_problem && g_cuda_spec) {
+      r.spec_json.data = (uint8_t *)g_cuda_spec;
+      r.spec_json.len = strlen(g_cuda_spec);
+    }
   }
   if (evil) {
     c.name = EVIL;
@@ -248,7 +256,6 @@ static void h_get(kf_rpc_call *call, const ProtobufCMessage *req, void *data) {
     dc.model = EVIL;
     dc.isa = EVIL;
   }
-  Kernelfleet__GetCampaignResponse r = KERNELFLEET__GET_CAMPAIGN_RESPONSE__INIT;
   r.status = &st;
   r.top = evp;
   r.n_top = ntop;
@@ -1008,21 +1015,28 @@ static void test_run_remote(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
-int main(void) {
-  /* campaign 13's best kernel, the shipped template itself */
-  const char *src = getenv("KF_SOURCE_DIR");
+static char *slurp(const char *src, const char *rel) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/problems/cuda/rmsnorm/block_regs.cu",
-           src ? src : ".");
+  snprintf(path, sizeof path, "%s/%s", src ? src : ".", rel);
   FILE *f = fopen(path, "r");
+  char *text = NULL;
   if (f) {
-    g_cuda_src = calloc(1, 1 << 20);
-    if (g_cuda_src && fread(g_cuda_src, 1, (1 << 20) - 1, f) == 0) {
-      free(g_cuda_src);
-      g_cuda_src = NULL;
+    text = calloc(1, 1 << 20);
+    if (text && fread(text, 1, (1 << 20) - 1, f) == 0) {
+      free(text);
+      text = NULL;
     }
     fclose(f);
   }
+  return text;
+}
+
+int main(void) {
+  /* campaign 13's best kernel, the shipped template itself, and its
+   * problem's spec */
+  const char *src = getenv("KF_SOURCE_DIR");
+  g_cuda_src = slurp(src, "problems/cuda/rmsnorm/block_regs.cu");
+  g_cuda_spec = slurp(src, "problems/cuda/rmsnorm/spec.json");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_submit),      cmocka_unit_test(test_submit_bad_spec),
       cmocka_unit_test(test_status),      cmocka_unit_test(test_hostile_names),
