@@ -282,12 +282,23 @@ static void fmt_x(char *out, size_t len, double x) {
 
 /* s with the characters that break a Markdown table cell replaced. */
 static const char *md(const char *s) {
-  static char buf[4][600];
+  static char buf[4][1200];
   static int k;
   char *o = buf[k++ & 3];
   size_t j = 0;
-  for (const char *p = kf_cli__clean(s, 560); *p && j + 2 < 600; p++)
-    o[j++] = *p == '|' ? '/' : *p;
+  /* a class label or a worker's device model is anyone's text: raw HTML
+   * or a link in it ("<img src=x onerror=...>", "[x](javascript:...)")
+   * reached the report as markup (red team 2026-12-02); backslash-escaped
+   * it is the text itself */
+  for (const char *p = kf_cli__clean(s, 560); *p && j + 3 < sizeof buf[0];
+       p++) {
+    if (*p == '|') {
+      o[j++] = '/';
+      continue;
+    }
+    if (strchr("\\<>[]&", *p)) o[j++] = '\\';
+    o[j++] = *p;
+  }
   o[j] = '\0';
   return o;
 }

@@ -26,8 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kfe2e  # noqa: E402
 from kfe2e import check  # noqa: E402
-
-PY = os.environ.get("KF_PYTHON", "/usr/bin/python3")
+from test_torch import PY, have_torch, write  # noqa: E402
 
 BIG = 9007199254740993  # 2**53 + 1: a float reads it as 2**53
 
@@ -111,20 +110,6 @@ assert torch.equal(got, want), (got - want).abs().max()
 assert want.abs().max() > 0
 print("FILE OK")
 '''
-
-
-def write(path, text):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-def have_torch():
-    try:
-        r = subprocess.run([PY, "-I", "-c", "import torch"],
-                           capture_output=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return r.returncode == 0
 
 
 def body(c):

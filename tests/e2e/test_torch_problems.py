@@ -48,7 +48,9 @@ on 2026-12-01 (docs/redteam/2026-12-01-s3c):
    every such submission was a sandbox_violation).  Its generate_input()
    makes its tensors on device='cuda' with a CUDA generator, as GPU
    MODE's do: the import and the draws run it on the host (before: the
-   import failed, "Device type CUDA is not supported").
+   import failed, "Device type CUDA is not supported").  A module of the
+   directory named like one the runner has loaded (math.py) is refused:
+   it would replace that module, under a candidate too.
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -520,8 +522,19 @@ def body(c):
                                          "MODE=inference"))
         check(r["outcome"] == want, "%s: %s (%s), want %s" % (
             tag, r["outcome"], r.get("reason"), want))
+    # a module of the directory named like one the runner has loaded
+    # would replace it (torch, under a candidate too): refused, named
+    write(os.path.join(d, "math.py"), GM_TASK)
+    write(os.path.join(d, "reference.py"), "import math\n" + GM_LAYOUT)
+    rc, out, err = c.kf_run(["import", "gpumode", d, "--out",
+                             os.path.join(work, "gm_shadow")], work, 600)
+    check(rc == 2 and "math.py of the problem's directory has the name of "
+          "a module" in err and not os.path.exists(os.path.join(
+              work, "gm_shadow")), "a math.py beside the reference: exit "
+          "%d: %s%s" % (rc, out, err))
     c.log("GPU MODE's layout: task.py and utils.py in reference.py; a "
-          "submission importing task ok, a wrong one wrong_answer")
+          "submission importing task ok, a wrong one wrong_answer; a "
+          "math.py refused")
 
 
 if __name__ == "__main__":
