@@ -418,11 +418,17 @@ typedef struct {
 
 typedef struct {
   const char *dir;
+  char root[PATH_MAX]; /* realpath of DIR's parent: no module from outside */
   sibling mods[SIB_MAX];
   int n;
   int order[SIB_MAX]; /* registration order: dependencies first */
   int n_order;
+  size_t total; /* the modules' bytes */
 } siblings;
+
+/* The modules and the reference together stay under what the harness
+ * takes as a reference (1 MiB), with room for the prologue. */
+#define SIB_TOTAL (960u << 10)
 
 static int sib_visit(siblings *s, const char *src, const char *who,
                      char *err, size_t errlen);
@@ -471,10 +477,34 @@ static int sib_visit(siblings *s, const char *name, const char *who,
   if (!strcmp(name, "reference") || !strcmp(name, "__future__")) return 0;
   for (int i = 0; i < s->n; i++)
     if (!strcmp(s->mods[i].name, name)) return 0; /* done, or a cycle */
-  char path[PATH_MAX + 80];
+  /* beside the reference, else one folder up: GPU MODE's repository
+   * keeps utils.py there, shared by the problems (task.yml names it
+   * "../utils.py") */
+  char path[PATH_MAX + 80], real[PATH_MAX];
   struct stat st;
   snprintf(path, sizeof path, "%s/%s.py", s->dir, name);
-  if (stat(path, &st) || !S_ISREG(st.st_mode)) return 0;
+  if (lstat(path, &st)) {
+    snprintf(path, sizeof path, "%s/../%s.py", s->dir, name);
+    if (lstat(path, &st)) return 0;
+  }
+  /* a link may lead anywhere (a problem unpacked from elsewhere with
+   * creds.py -> ../.aws/credentials): what reaches the written reference,
+   * and the coordinator, is a file of the problem's folders, nothing
+   * else the user can read */
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(err, errlen, "%.300s, imported by %.300s, is %s: kf import "
+             "takes the problem's own files only (copy it in)", path, who,
+             S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+    return KF_EXIT_USAGE;
+  }
+  size_t rl = strlen(s->root);
+  if (!realpath(path, real) || strncmp(real, s->root, rl) ||
+      real[rl] != '/') {
+    snprintf(err, errlen, "%.300s, imported by %.300s, leads outside %.300s "
+             "and its parent folder (a symbolic link?): kf import takes the "
+             "problem's own files only", path, who, s->dir);
+    return KF_EXIT_USAGE;
+  }
   if (s->n == SIB_MAX) {
     snprintf(err, errlen, "%.400s imports more than %d modules of %.400s", who,
              SIB_MAX, s->dir);
@@ -492,6 +522,13 @@ static int sib_visit(siblings *s, const char *name, const char *who,
     snprintf(err, errlen, "%.400s, imported by %.400s, %s", path, who, why);
     return KF_EXIT_USAGE;
   }
+  s->total += len;
+  if (s->total > SIB_TOTAL) {
+    snprintf(err, errlen, "the modules %.300s imports come to more than %u "
+             "KiB with %.300s; a reference and its modules are one file of "
+             "at most 1 MiB", who, SIB_TOTAL >> 10, path);
+    return KF_EXIT_USAGE;
+  }
   int rc = sib_scan(s, m->src, path, err, errlen);
   if (rc) return rc;
   s->order[s->n_order++] = (int)(m - s->mods);
@@ -505,14 +542,30 @@ static int sib_visit(siblings *s, const char *name, const char *who,
 static int bundle_siblings(const char *dir, const char *src, char **out,
                            char *names, size_t nameslen, char *err,
                            size_t errlen) {
-  siblings s = {.dir = dir};
-  char who[PATH_MAX + 32];
+  siblings *sp = calloc(1, sizeof *sp);
+  if (!sp) {
+    snprintf(err, errlen, "out of memory");
+    return KF_EXIT_FAIL;
+  }
+  sp->dir = dir;
+  char who[PATH_MAX + 32], up[PATH_MAX + 8];
   snprintf(who, sizeof who, "%s/reference.py", dir);
+  snprintf(up, sizeof up, "%s/..", dir);
   *out = NULL;
   names[0] = '\0';
-  int rc = sib_scan(&s, src, who, err, errlen);
+  if (!realpath(up, sp->root)) {
+    snprintf(err, errlen, "%.400s: %s", up, strerror(errno));
+    free(sp);
+    return KF_EXIT_USAGE;
+  }
+  if (!strcmp(sp->root, "/")) sp->root[0] = '\0'; /* "/" + name */
+  int rc = sib_scan(sp, src, who, err, errlen);
+  /* GPU MODE's submissions start `from task import input_t, output_t`:
+   * its task.py is the problem's even where reference.py does not
+   * import it */
+  if (!rc) rc = sib_visit(sp, "task", who, err, errlen);
   kf_cli__sbuf b = {0};
-  if (!rc && s.n_order) {
+  if (!rc && sp->n_order) {
     /* the directory's name, not its path: the written reference is the
      * measurement's identity, the same wherever DIR was */
     char base[PATH_MAX];
@@ -522,15 +575,18 @@ static int bundle_siblings(const char *dir, const char *src, char **out,
     const char *slash = strrchr(base, '/');
     const char *dname = slash && slash[1] ? slash + 1 : base;
     size_t at = kf_cli__py_future_end(src);
-    for (int i = 0; i < s.n_order; i++)
+    for (int i = 0; i < sp->n_order; i++)
       snprintf(names + strlen(names), nameslen - strlen(names), "%s%s",
-               i ? ", " : "", s.mods[s.order[i]].name);
+               i ? ", " : "", sp->mods[sp->order[i]].name);
     kf_cli__sb_printf(&b, "%.*s%s# --- kf import: %s of %s, the modules "
                       "this reference imports, registered\n# under their "
                       "names before its code runs (the sandbox loads no "
                       "file)\nimport sys as _kf_sys\nimport types as "
                       "_kf_types\n\n\ndef _kf_module(name, text):\n"
                       "    old = _kf_sys.modules.get(name)\n"
+                      "    if getattr(old, \"__kf_text__\", None) == text:\n"
+                      "        return  # the runner ran it (runner.py "
+                      "_register_modules)\n"
                       "    if old is not None and not getattr(old, "
                       "\"__kf_problem__\", False):\n"
                       "        raise ImportError(name + \".py of the problem's "
@@ -538,14 +594,20 @@ static int bundle_siblings(const char *dir, const char *src, char **out,
                       "loaded: rename it\")\n"
                       "    m = _kf_types.ModuleType(name)\n"
                       "    m.__kf_problem__ = True\n"
+                      "    m.__kf_text__ = text\n"
                       "    m.__file__ = name + \".py\"\n"
                       "    _kf_sys.modules[name] = m\n"
-                      "    exec(compile(text, name + \".py\", \"exec\"), "
-                      "m.__dict__)\n\n\n", (int)at, src,
+                      "    try:\n"
+                      "        code = compile(text, name + \".py\", \"exec\", "
+                      "dont_inherit=True)\n"
+                      "    except SyntaxError as e:\n"
+                      "        raise ImportError(\"%%s.py line %%s: %%s\" %% "
+                      "(name, e.lineno, e.msg)) from None\n"
+                      "    exec(code, m.__dict__)\n\n\n", (int)at, src,
                       at && src[at - 1] != '\n' ? "\n" : "", names, dname);
-    for (int i = 0; i < s.n_order; i++) {
-      kf_cli__sb_printf(&b, "_kf_module(\"%s\", ", s.mods[s.order[i]].name);
-      kf_cli__py_str(&b, s.mods[s.order[i]].src);
+    for (int i = 0; i < sp->n_order; i++) {
+      kf_cli__sb_printf(&b, "_kf_module(\"%s\", ", sp->mods[sp->order[i]].name);
+      kf_cli__py_str(&b, sp->mods[sp->order[i]].src);
       kf_cli__sb_printf(&b, ")\n");
     }
     kf_cli__sb_printf(&b, "# --- reference.py of %s, as it was:\n%s", dname,
@@ -559,7 +621,8 @@ static int bundle_siblings(const char *dir, const char *src, char **out,
     }
   }
   free(b.p);
-  for (int i = 0; i < s.n; i++) free(s.mods[i].src);
+  for (int i = 0; i < sp->n; i++) free(sp->mods[i].src);
+  free(sp);
   return rc;
 }
 
@@ -1005,8 +1068,7 @@ int kf_cli_import(int argc, char **argv) {
          sp->n_outputs == 1 ? "" : "s", out);
   if (mods[0])
     printf("kf import: reference.py holds %s of %s, the modules it imports "
-           "(a candidate that imports them too must define what it needs "
-           "itself)\n", mods, o.src);
+           "(and task.py): candidates may import them too\n", mods, o.src);
   /* an evaluation calls the reference some 20-40 times (verify, the
    * self-check, timing); kf run gives a task 120 s: a slow reference
    * turned every evaluation into the candidate's `timeout` (red team,

@@ -154,20 +154,16 @@ def _read_source(path):
                                             b[e.start]))
 
 
-def _read_modules(jail, cfg):
-    """The modules kf import put in front of a GPU MODE reference
-    (cli/cli_import.c bundle_siblings: task.py, utils.py of its
-    directory), for a candidate: a GPU MODE submission starts `from task
-    import input_t, output_t`, and the sandbox loads no file.  The harness
-    writes the reference as modules.py beside a candidate's source when it
-    registers some; only its top-level _kf_module("name", "text") calls
-    are taken, by their literal arguments: nothing of it runs here.
-    Returns [(name, code)]."""
-    path = os.path.join(jail, "modules.py")
-    if cfg.get("role") == "reference" or not os.path.exists(path):
+def _modules_in(text):
+    """The top-level _kf_module("name", "text") calls of a source, taken
+    by their literal arguments (nothing of it runs here), each module
+    compiled: [(name, text, code)].  Compiled before the sandbox closes:
+    a SyntaxError's line is read from its file by name, which the sandbox
+    kills (red team 2026-12-02-gm, 7)."""
+    if "\n_kf_module(" not in text:
         return []
     mods = []
-    for node in ast.parse(_read_source(path)).body:
+    for node in ast.parse(text).body:
         call = node.value if isinstance(node, ast.Expr) else None
         if not (isinstance(call, ast.Call) and
                 isinstance(call.func, ast.Name) and
@@ -175,33 +171,59 @@ def _read_modules(jail, cfg):
                 not call.keywords):
             continue
         try:
-            name, text = (ast.literal_eval(a) for a in call.args)
+            name, body = (ast.literal_eval(a) for a in call.args)
         except ValueError:
             continue
         if isinstance(name, str) and name.isidentifier() and isinstance(
-                text, str):
-            mods.append((name, compile(text, name + ".py", "exec",
-                                       dont_inherit=True)))
+                body, str):
+            mods.append((name, body, compile(body, name + ".py", "exec",
+                                             dont_inherit=True)))
     return mods
 
 
+def _read_modules(jail, cfg, src):
+    """The modules kf import put in front of a GPU MODE reference
+    (cli/cli_import.c bundle_siblings: task.py, utils.py of its
+    directory): the reference's own, and for a candidate the reference's,
+    which the harness writes beside its source as modules.py when it
+    registers some -- a GPU MODE submission starts `from task import
+    input_t, output_t`, and the sandbox loads no file."""
+    if cfg.get("role") == "reference":
+        return _modules_in(src)
+    path = os.path.join(jail, "modules.py")
+    if not os.path.exists(path):
+        return []
+    return _modules_in(_read_source(path))
+
+
 def _register_modules(mods):
-    """Each (name, code) of _read_modules run as module `name`, in order
-    (a module's own imports of the others come after them)."""
+    """Each module of _modules_in run as module `name`, in order (a
+    module's own imports of the others come after them), marked with its
+    text: the reference's prologue (and a candidate holding the same, as
+    the import's eager.py does) finds it registered and runs it no
+    second time."""
     import types
-    for name, code in mods:
+    for name, text, code in mods:
         if name in sys.modules:
             # kf import's own prologue refuses it in the reference; a
             # hand-made one must not replace torch under a candidate
-            raise _Refused("the problem's module %s has the name of a "
-                           "module the runner has loaded" % name)
+            raise _Refused("%s.py of the problem's directory has the "
+                           "name of a module the runner has loaded: rename "
+                           "it" % name)
         m = types.ModuleType(name)
-        # a candidate that holds the same prologue (the import's eager.py
-        # is the reference and a custom_kernel) registers them again
         m.__kf_problem__ = True
+        m.__kf_text__ = text
         m.__file__ = name + ".py"
         sys.modules[name] = m
         exec(code, m.__dict__)
+
+
+def _syntax(e):
+    """A SyntaxError's place: its line, and its file when a module's."""
+    f = getattr(e, "filename", None) or ""
+    where = "" if f in ("side.py", "reference.py", "<unknown>", "") else (
+        f + " ")
+    return "%sline %s: %s" % (where, e.lineno, e.msg)
 
 
 def _importing():
@@ -525,6 +547,12 @@ def _short_exc(e):
         if fr.filename in ("side.py", "reference.py", "<side>"):
             where = " (line %d)" % fr.lineno
             break
+        # a module of the problem's directory (kf import put it in the
+        # reference as NAME.py): its own file and line, not the bundle's
+        if ("/" not in fr.filename and fr.filename.endswith(".py") and
+                fr.filename[:-3].isidentifier()):
+            where = " (%s line %d)" % (fr.filename, fr.lineno)
+            break
     return "%s: %s%s" % (type(e).__name__, e, where)
 
 
@@ -549,13 +577,15 @@ def _load(torch, src_code, cfg, reply, source=None):
                                       source.splitlines(True), "side.py")
     for k, v in cfg.get("knobs", {}).items():
         ns[k] = _knob_value(v)
-    _register_modules(cfg.get("_modules", ()))
     # every generator a side may build its weights from, not only
     # torch's: a Model drawing them from numpy's global generator (or
     # Python's random, which a fork reseeds) got other weights in every
     # process, and the import's own template was wrong_answer (red team
     # 2026-12-01-s3c, H1)
     _seed_init(torch)
+    # the problem's modules after the seeds, as the reference runs them
+    # (at the top of its file): a draw at their top level draws alike
+    _register_modules(cfg.get("_modules", ()))
     exec(src_code, ns)
     kind = cfg["kind"]
     ref = cfg["role"] == "reference"
@@ -914,7 +944,6 @@ def serve(jail):
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
         src = _read_source(os.path.join(jail, "side.py"))
-        cfg["_modules"] = _read_modules(jail, cfg)
         device = cfg.get("device", "cpu")
         _warm(torch, device)
         devnull = os.open("/dev/null", os.O_RDWR)
@@ -930,8 +959,9 @@ def serve(jail):
         return 3
     try:
         code = compile(src, "side.py", "exec", dont_inherit=True)
+        cfg["_modules"] = _read_modules(jail, cfg, src)
     except SyntaxError as e:
-        _say(status, "FAIL syntax line %s: %s" % (e.lineno, e.msg))
+        _say(status, "FAIL syntax %s" % _syntax(e))
         return 4
     except Exception as e:
         _say(status, "FAIL syntax %s" % e)
@@ -1870,7 +1900,6 @@ def persist(jail):
         with open(os.path.join(jail, "torch.json")) as f:
             cfg = json.load(f)
         src = _read_source(os.path.join(jail, "side.py"))
-        cfg["_modules"] = _read_modules(jail, cfg)
         device = cfg.get("device", "cpu")
         jit = bool(cfg.get("jit"))
         if jit:
@@ -1919,8 +1948,9 @@ def persist(jail):
         return 3
     try:
         code = compile(src, "side.py", "exec", dont_inherit=True)
+        cfg["_modules"] = _read_modules(jail, cfg, src)
     except SyntaxError as e:
-        _say(reply, "FAIL syntax line %s: %s" % (e.lineno, e.msg))
+        _say(reply, "FAIL syntax %s" % _syntax(e))
         return 4
     except Exception as e:
         _say(reply, "FAIL syntax %s" % e)
@@ -2523,6 +2553,7 @@ def sample(jail):
                        prot=mmap.PROT_READ | mmap.PROT_WRITE)
         os.close(3)
         code = compile(src, "side.py", "exec", dont_inherit=True)
+        mods = _modules_in(src)
         _warm_draw(torch)
     except Exception as e:
         _say(reply, "FAIL infra %s" % _short_exc(e))
@@ -2544,6 +2575,7 @@ def sample(jail):
     fname = "get_inputs()" if kind == "kernelbench" else "generate_input()"
     try:
         torch.manual_seed(INIT_SEED)
+        _register_modules(mods)
         exec(code, ns)
         draw = _drawer(torch, ns, kind, cfg.get("case"))
     except BaseException as e:
@@ -2767,9 +2799,13 @@ def inspect_ref(kind, path):
         _libc = ctypes.CDLL(None, use_errno=True)
         code = compile(src, os.path.basename(path), "exec",
                        dont_inherit=True)
+        mods = _modules_in(src)
     except SyntaxError as e:
-        print(json.dumps({"error": "%s line %s: %s" % (path, e.lineno,
-                                                       e.msg)}))
+        # a module's (task.py) is named by itself, not by the path of the
+        # bundle kf import wrote to a temporary folder
+        own = e.filename == os.path.basename(path)
+        print(json.dumps({"error": "%s%s" % (path + " " if own else "",
+                                             _syntax(e))}))
         return 2
     except _NotUtf8 as e:
         print(json.dumps({"error": "%s %s" % (path, e)}))
@@ -2801,6 +2837,7 @@ def inspect_ref(kind, path):
     try:
         ns = {"__name__": "__kf_side__"}
         _seed_init(torch)
+        _register_modules(mods)
         exec(code, ns)
         out = {"kind": kind}
         if kind == "kernelbench":

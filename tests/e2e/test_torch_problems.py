@@ -50,7 +50,10 @@ on 2026-12-01 (docs/redteam/2026-12-01-s3c):
    MODE's do: the import and the draws run it on the host (before: the
    import failed, "Device type CUDA is not supported").  A module of the
    directory named like one the runner has loaded (math.py) is refused:
-   it would replace that module, under a candidate too.
+   it would replace that module, under a candidate too; so is a module
+   that is a symbolic link (red team 2026-12-02-gm: one to a file of
+   credentials went into the written reference), and one that does not
+   parse is named with its line (it was a sandbox kill).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -532,9 +535,27 @@ def body(c):
           "a module" in err and not os.path.exists(os.path.join(
               work, "gm_shadow")), "a math.py beside the reference: exit "
           "%d: %s%s" % (rc, out, err))
+    # a module by a symbolic link (it may lead to any file the user can
+    # read: it would go into the reference, and to the coordinator), and
+    # one that does not parse: refused, each named
+    os.remove(os.path.join(d, "math.py"))
+    write(os.path.join(d, "reference.py"), GM_LAYOUT)
+    os.rename(os.path.join(d, "task.py"), os.path.join(work, "task_elsewhere.py"))
+    os.symlink(os.path.join(work, "task_elsewhere.py"),
+               os.path.join(d, "task.py"))
+    for tag, words in (("gm_link", "task.py, imported by"),
+                       ("gm_syntax", "task.py line 7: invalid syntax")):
+        if tag == "gm_syntax":
+            os.remove(os.path.join(d, "task.py"))
+            write(os.path.join(d, "task.py"), GM_TASK + "def broken(:\n")
+        rc, out, err = c.kf_run(["import", "gpumode", d, "--out",
+                                 os.path.join(work, tag)], work, 600)
+        check(rc == 2 and words in err and ("symbolic link" in err) == (
+            tag == "gm_link") and not os.path.exists(os.path.join(work, tag)),
+            "%s: exit %d: %s%s" % (tag, rc, out, err))
     c.log("GPU MODE's layout: task.py and utils.py in reference.py; a "
           "submission importing task ok, a wrong one wrong_answer; a "
-          "math.py refused")
+          "math.py, a linked task.py and one that does not parse refused")
 
 
 if __name__ == "__main__":
