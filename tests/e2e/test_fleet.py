@@ -146,11 +146,20 @@ def body(c):
         bests[name] = b
     overall = json.loads(c.kf("campaign", "best", str(cid), "--json",
                               "--coordinator", c.target))
+    # the headline is the fastest class best that a worker of a second
+    # credential re-timed (coordinator/showdown.c, since 2026-12-02); a
+    # faster one passed over is named in the campaign's text.  Which one
+    # a second worker re-timed depends on who leased the showdown (ws2
+    # joins late): under load cpu-slow's was and cpu-fast's was not.
     hi = max(bests.values(), key=lambda b: b["best"]["speedup"])
-    check(overall["best"]["speedup"] == hi["best"]["speedup"],
-          "overall best %r, class bests %r" % (
-              overall["best"]["speedup"],
-              [b["best"]["speedup"] for b in bests.values()]))
+    speeds = [b["best"]["speedup"] for b in bests.values()]
+    check(overall["best"]["speedup"] in speeds,
+          "overall best %r, class bests %r" % (overall["best"]["speedup"],
+                                               speeds))
+    check(overall["best"]["speedup"] == hi["best"]["speedup"] or
+          "not re-timed by a second worker credential" in json.dumps(st),
+          "overall best %r below the fastest class best %r, unnamed: %r" % (
+              overall["best"]["speedup"], hi["best"]["speedup"], st))
     sd = c.count("SELECT count(*) FROM showdowns WHERE campaign_id = %d"
                  % cid)
     check(sd == 2, "%d showdowns, one per class expected" % sd)
