@@ -377,11 +377,12 @@ static const char KB_ADAPTER[] =
  * the campaign.  The export takes shapes, dtypes and a model's init
  * arguments from DIR, and a spec of the same name with x [N, 4] for a
  * vecsum measured on x [N] gave a binding that summed a quarter of the
- * tensor, exit 0 (red team 2026-12-02, 1).  0, or an exit code
- * (printed). */
+ * tensor, exit 0 (red team 2026-12-02, 1).  0 with *out (DIR's spec,
+ * the caller frees it), or an exit code (printed). */
 static int problem_is_campaigns(kf_rpc_client *cli, const char *cmd,
-                                int64_t id, const char *dir) {
+                                int64_t id, const char *dir, kf_spec **out) {
   kf_spec *mine = NULL, *theirs = NULL;
+  *out = NULL;
   int rc = kf_cli__load_problem(dir, cmd, &mine);
   if (rc) return rc;
   Kernelfleet__GetCampaignRequest req = KERNELFLEET__GET_CAMPAIGN_REQUEST__INIT;
@@ -420,7 +421,8 @@ static int problem_is_campaigns(kf_rpc_client *cli, const char *cmd,
             "created from it\n", cmd, dir, (long long)id, h1, h2);
     rc = KF_EXIT_USAGE;
   }
-  kf_spec_free(mine);
+  if (!rc) *out = mine;
+  else kf_spec_free(mine);
   kf_spec_free(theirs);
   kf_rpc_free(resp);
   return rc;
@@ -432,9 +434,19 @@ static int problem_is_campaigns(kf_rpc_client *cli, const char *cmd,
 static int do_export_format(kf_rpc_client *cli, const char *cmd,
                             camp_opts *o, int64_t id) {
   bool gm = !strcmp(o->format, "gpumode");
+  kf_spec *sp = NULL;
   if (o->problem) {
-    int rc = problem_is_campaigns(cli, cmd, id, o->problem);
+    int rc = problem_is_campaigns(cli, cmd, id, o->problem, &sp);
     if (rc) return rc;
+  }
+  /* the problem's init arguments as JSON (NULL: none, or no --problem) */
+  char *init = NULL;
+  if (sp) {
+    cJSON *x = cJSON_Parse(sp->torch_extra);
+    cJSON *in = x ? cJSON_GetObjectItem(x, "init") : NULL;
+    init = in ? cJSON_PrintUnformatted(in) : NULL;
+    cJSON_Delete(x);
+    kf_spec_free(sp);
   }
   if (!strcmp(o->format, "torch-ext")) {
     Kernelfleet__GetCampaignResponse *g = NULL;
@@ -446,31 +458,14 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
                                     g->status->campaign);
     kf_rpc_free((ProtobufCMessage *)b);
     kf_rpc_free((ProtobufCMessage *)g);
+    free(init);
     return rc;
   }
   if (!gm && strcmp(o->format, "kernelbench")) {
     fprintf(stderr, "%s: --format '%s': kernelbench, gpumode or torch-ext\n",
             cmd, o->format);
+    free(init);
     return KF_EXIT_USAGE;
-  }
-  char init[2100] = "[]";
-  if (o->problem) {
-    kf_spec *sp = NULL;
-    int rc = kf_cli__load_problem(o->problem, cmd, &sp);
-    if (rc) return rc;
-    cJSON *x = cJSON_Parse(sp->torch_extra);
-    cJSON *in = x ? cJSON_GetObjectItem(x, "init") : NULL;
-    char *t = in ? cJSON_PrintUnformatted(in) : NULL;
-    bool big = t && strlen(t) >= sizeof init;
-    if (t && !big) kf_strlcpy(init, t, sizeof init);
-    if (big)
-      fprintf(stderr, "%s: %s: the torch section's init arguments are %zu "
-              "bytes as JSON, more than export writes (%zu)\n", cmd,
-              o->problem, strlen(t), sizeof init - 1);
-    free(t);
-    cJSON_Delete(x);
-    kf_spec_free(sp);
-    if (big) return KF_EXIT_USAGE;
   }
   Kernelfleet__GetCampaignResponse *g = NULL;
   Kernelfleet__GetBestResponse *b = NULL;
@@ -478,6 +473,7 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
   if (!rc) rc = kf_cli__get_best(cli, cmd, id, NULL, false, &b);
   if (rc) {
     kf_rpc_free((ProtobufCMessage *)g);
+    free(init);
     return rc;
   }
   if (b->language && (!strcmp(b->language, "cuda") ||
@@ -487,6 +483,7 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
                                g->status->campaign);
     kf_rpc_free((ProtobufCMessage *)b);
     kf_rpc_free((ProtobufCMessage *)g);
+    free(init);
     return rc;
   }
   if (!b->language || strcmp(b->language, "python")) {
@@ -495,6 +492,7 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
             b->language ? b->language : "?", o->format);
     kf_rpc_free((ProtobufCMessage *)b);
     kf_rpc_free((ProtobufCMessage *)g);
+    free(init);
     return KF_EXIT_USAGE;
   }
   char *text = kf_cli__best_file_text(b, g->status->campaign);
@@ -502,7 +500,7 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
   bool has_new = strstr(src, "class ModelNew") != NULL;
   bool has_ck = strstr(src, "def custom_kernel") != NULL;
   const char *adapter = "";
-  char pre[5200] = "";
+  kf_cli__sbuf pre = {0};
   if (gm && !has_ck && has_new) {
     adapter = GM_ADAPTER;
     /* the init arguments: the problem's, else the file's own; read as
@@ -510,23 +508,16 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
      * (runner.py _typed: {"float": x}, {"int": "digits"}) -- written as
      * Python they were NameErrors (true, false, null) or a dict where
      * the model took an int (red team 2026-12-02, 2) */
-    char lit[2 * sizeof init + 3];
-    size_t k = 0;
-    lit[k++] = '\'';
-    for (const char *q = init; *q; q++) {
-      if (*q == '\\' || *q == '\'') lit[k++] = '\\';
-      lit[k++] = *q;
-    }
-    lit[k++] = '\'';
-    lit[k] = '\0';
-    snprintf(pre, sizeof pre, "\n\ndef _kf_typed(v):\n    if isinstance(v, "
-             "dict) and set(v) == {'float'}:\n        return float(v['float'"
-             "])\n    if isinstance(v, dict) and set(v) == {'int'}:\n        "
-             "return int(v['int'])\n    if isinstance(v, list):\n        "
-             "return [_kf_typed(x) for x in v]\n    return v\n\n\nimport json "
-             "as _kf_json\n_KF_INIT = _kf_typed(_kf_json.loads(%s))\nif "
-             "'get_init_inputs' in globals() and not _KF_INIT:\n    _KF_INIT "
-             "= list(get_init_inputs())\n", lit);
+    kf_cli__sb_printf(&pre, "\n\ndef _kf_typed(v):\n    if isinstance(v, "
+                      "dict) and set(v) == {'float'}:\n        return float("
+                      "v['float'])\n    if isinstance(v, dict) and set(v) == "
+                      "{'int'}:\n        return int(v['int'])\n    if "
+                      "isinstance(v, list):\n        return [_kf_typed(x) for "
+                      "x in v]\n    return v\n\n\nimport json as _kf_json\n"
+                      "_KF_INIT = _kf_typed(_kf_json.loads");
+    kf_cli__py_str(&pre, init ? init : "[]");
+    kf_cli__sb_printf(&pre, ")\nif 'get_init_inputs' in globals() and not "
+                      "_KF_INIT:\n    _KF_INIT = list(get_init_inputs())\n");
   } else if (!gm && !has_new && has_ck) {
     adapter = KB_ADAPTER;
   } else if (!(gm ? has_ck : has_new)) {
@@ -535,12 +526,15 @@ static int do_export_format(kf_rpc_client *cli, const char *cmd,
     rc = KF_EXIT_FAIL;
   }
   char *all = NULL;
-  if (!rc && text) {
-    size_t n = strlen(text) + strlen(pre) + strlen(adapter) + 1;
+  if (!rc && text && !pre.oom) {
+    const char *ps = pre.p ? pre.p : "";
+    size_t n = strlen(text) + strlen(ps) + strlen(adapter) + 1;
     all = malloc(n);
-    if (all) snprintf(all, n, "%s%s%s", text, adapter, pre);
+    if (all) snprintf(all, n, "%s%s%s", text, adapter, ps);
     /* pre after the adapter: _KF_INIT is read only at the first call */
   }
+  free(pre.p);
+  free(init);
   if (!rc && !all) {
     fprintf(stderr, "%s: out of memory\n", cmd);
     rc = KF_EXIT_FAIL;

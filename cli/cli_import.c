@@ -36,6 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "cli_gm_task.h"
 #include "cli_internal.h"
 #include "spec.h"
 #include "text.h"
@@ -65,11 +66,15 @@ static void usage(FILE *f) {
 "Options:\n"
 "  --out DIR     where to write (default: ./NAME); must not exist\n"
 "  --name NAME   problem name (default: the file's or directory's name)\n"
-"  --case JSON   gpumode: generate_input's keyword arguments\n"
-"                (default: DIR/case.json, else {\"size\": 4096, \"seed\": 42})\n"
-"  --rtol X      relative tolerance of float outputs (default 1e-3;\n"
+"  --case C      gpumode: generate_input's keyword arguments, a JSON\n"
+"                object, or benchmarks:N / tests:N (N from 0) of DIR's\n"
+"                task.yml (default: DIR/case.json, else task.yml's largest\n"
+"                benchmark, else {\"size\": 4096, \"seed\": 42})\n"
+"  --rtol X      relative tolerance of float outputs (default: gpumode,\n"
+"                the rtol of check_implementation = make_match_reference(\n"
+"                ...) as written; else 1e-3, f16/bf16 1e-2)\n"
+"  --atol X      absolute tolerance (default: as --rtol; else 1e-3,\n"
 "                f16/bf16 1e-2)\n"
-"  --atol X      absolute tolerance (default 1e-3; f16/bf16 1e-2)\n"
 "  --device D    cpu (default) or cuda: where the runner puts tensors\n"
 "Then: kf run DIR\n");
 }
@@ -77,6 +82,7 @@ static void usage(FILE *f) {
 typedef struct {
   const char *kind, *src, *out, *name, *cscase, *device;
   double rtol, atol;
+  bool rtol_given, atol_given; /* on the command line: they win */
 } imp_opts;
 
 /* Writes text to dir/name (a new file). */
@@ -108,13 +114,14 @@ static void name_from(const char *path, char *out, size_t outlen) {
   if (!out[0] || out[0] == '.') kf_strlcpy(out, "imported", outlen);
 }
 
-/* The largest GPU MODE case, as compact JSON. */
+/* The largest GPU MODE case, as compact JSON; and task.yml's tests */
 #define CASE_MAX 1100
+#define TESTS_MAX (16u << 10)
 
 /* Runs runner.py inspect on the reference, sandboxed; *json (malloc'd)
  * is its stdout.  0, or an exit code with the reason printed. */
 static int run_inspect(const imp_opts *o, const char *ref, const char *text,
-                       char **json) {
+                       const char *tests, char **json) {
   char tmpl[] = "/tmp/kf-import-XXXXXX";
   if (!mkdtemp(tmpl)) {
     fprintf(stderr, "kf import: mkdtemp: %s\n", strerror(errno));
@@ -144,16 +151,17 @@ static int run_inspect(const imp_opts *o, const char *ref, const char *text,
     fprintf(stderr, "kf import: pipe: %s\n", strerror(errno));
     goto out;
   }
-  char envj[300], envc[CASE_MAX + 32], envd[64];
+  char envj[300], envc[CASE_MAX + 32], envd[64], envt[TESTS_MAX + 32];
   snprintf(envj, sizeof envj, "KF_INSPECT_JAIL=%s", jail);
   /* where the harness will put the tensors: only the CPU path hands a
    * reference its inputs read-only */
   snprintf(envd, sizeof envd, "KF_INSPECT_DEVICE=%s", o->device);
   snprintf(envc, sizeof envc, "KF_GPUMODE_CASE=%s", o->cscase ? o->cscase : "{}");
+  snprintf(envt, sizeof envt, "KF_GPUMODE_TESTS=%s", tests ? tests : "[]");
   /* as the harness runs it (harness/torch/backend.c): PYTHONHASHSEED
    * fixed, so -s rather than -I */
   char *envp[] = {"OMP_NUM_THREADS=1", "PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8",
-                  "PYTHONHASHSEED=0", envj, envc, envd, NULL};
+                  "PYTHONHASHSEED=0", envj, envc, envd, envt, NULL};
   char *argv[] = {py, "-s", "-B", script, "inspect", (char *)o->kind,
                   (char *)ref, NULL};
   pid_t pid = fork();
@@ -272,24 +280,42 @@ out:
   return rc;
 }
 
-/* Params: one per distinct dimension value (at most KF_SPEC_MAX_PARAMS;
- * further values stay literal). */
+/* A GPU MODE import verifies at each of task.yml's tests as well as at
+ * the benchmark: case 0 is the benchmark, 1.. the tests kept. */
+#define GM_CASES (KF_SPEC_MAX_SIZES)
+
+/* Params: one per distinct dimension -- a position whose values across
+ * the cases differ from every other's, or (one case) per distinct value
+ * (at most KF_SPEC_MAX_PARAMS; further constant values stay literal). */
 typedef struct {
-  int64_t v[KF_SPEC_MAX_PARAMS];
+  int64_t v[KF_SPEC_MAX_PARAMS][GM_CASES];
   int n;
+  int ncase;                  /* 1: the benchmark alone */
+  const cJSON *cur[GM_CASES]; /* the current tensor's shape in each case */
+  bool overflow;              /* a dimension that varies found no param */
 } dimset;
 
-static const char *dim_expr(dimset *d, int64_t v, char *buf, size_t len) {
+static const char *dim_expr(dimset *d, int axis, int64_t v, char *buf,
+                            size_t len) {
+  int64_t sig[GM_CASES];
+  bool same = true;
+  sig[0] = v;
+  for (int c = 1; c < d->ncase; c++) {
+    const cJSON *x = cJSON_GetArrayItem(d->cur[c], axis);
+    sig[c] = cJSON_IsNumber(x) ? (int64_t)x->valuedouble : -1;
+    same = same && sig[c] == v;
+  }
   for (int i = 0; i < d->n; i++)
-    if (d->v[i] == v) {
+    if (!memcmp(d->v[i], sig, sizeof *sig * (size_t)d->ncase)) {
       snprintf(buf, len, "D%d", i);
       return buf;
     }
-  if (d->n < KF_SPEC_MAX_PARAMS && v > 1) {
-    d->v[d->n] = v;
+  if (d->n < KF_SPEC_MAX_PARAMS && (v > 1 || !same)) {
+    memcpy(d->v[d->n], sig, sizeof *sig * (size_t)d->ncase);
     snprintf(buf, len, "D%d", d->n++);
     return buf;
   }
+  if (!same) d->overflow = true;
   snprintf(buf, len, "%lld", (long long)v);
   return buf;
 }
@@ -323,11 +349,13 @@ static cJSON *tensor_json(const cJSON *t, const char *name, dimset *d,
   cJSON *sh = cJSON_AddArrayToObject(o, "shape");
   int64_t numel = 1;
   const cJSON *x;
+  int axis = 0;
   cJSON_ArrayForEach(x, shape) {
     char buf[32];
     int64_t v = (int64_t)x->valuedouble;
     numel *= v;
-    cJSON_AddItemToArray(sh, cJSON_CreateString(dim_expr(d, v, buf, sizeof buf)));
+    cJSON_AddItemToArray(sh, cJSON_CreateString(dim_expr(d, axis++, v, buf,
+                                                         sizeof buf)));
   }
   if (cJSON_GetArraySize(shape) == 0) /* a 0-dim tensor: one element */
     cJSON_AddItemToArray(sh, cJSON_CreateString("1"));
@@ -575,6 +603,12 @@ static int bundle_siblings(const char *dir, const char *src, char **out,
     const char *slash = strrchr(base, '/');
     const char *dname = slash && slash[1] ? slash + 1 : base;
     size_t at = kf_cli__py_future_end(src);
+    /* this prologue and harness/torch/runner.py's _modules_in and
+     * _register_modules are one protocol written twice (the reference runs
+     * the prologue, a candidate's runner registers the same modules
+     * first): the "_kf_module(" marker, the __kf_problem__ and
+     * __kf_text__ attributes and the refusal of a loaded name must change
+     * together */
     for (int i = 0; i < sp->n_order; i++)
       snprintf(names + strlen(names), nameslen - strlen(names), "%s%s",
                i ? ", " : "", sp->mods[sp->order[i]].name);
@@ -626,8 +660,13 @@ static int bundle_siblings(const char *dir, const char *src, char **out,
   return rc;
 }
 
-/* spec.json from the inspect output; NULL with bad filled. */
+/* The spec.json text for the inspector's report in.  tests (GPU MODE:
+ * task.yml's tests, the inspector's in["tests"] in the same order) adds a
+ * size per test the inspector could run, unless one_size; *too_many is
+ * set when their dimensions need more params than a spec has (the caller
+ * then asks for one size).  NULL with bad filled. */
 static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
+                       const cJSON *tests, bool one_size, bool *too_many,
                        char *bad, size_t badlen) {
   const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(in, "error"));
   if (e) {
@@ -644,7 +683,20 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     return NULL;
   }
   cJSON *s = cJSON_CreateObject();
-  dimset d = {.n = 0};
+  dimset d = {.n = 0, .ncase = 1};
+  /* the tests the inspector ran: case c's shapes and arguments */
+  const cJSON *tshape[GM_CASES] = {0}, *targs[GM_CASES] = {0};
+  bool tests_finite = true;
+  const cJSON *tr = cJSON_GetObjectItem(in, "tests");
+  for (int k = 0; !one_size && k < cJSON_GetArraySize(tr) &&
+                  d.ncase < GM_CASES; k++) {
+    const cJSON *r = cJSON_GetArrayItem(tr, k);
+    if (cJSON_GetObjectItem(r, "skip") || !cJSON_IsObject(cJSON_GetArrayItem(tests, k)))
+      continue;
+    tests_finite &= !cJSON_IsFalse(cJSON_GetObjectItem(r, "finite"));
+    tshape[d.ncase] = r;
+    targs[d.ncase++] = cJSON_GetArrayItem(tests, k);
+  }
   int64_t bytes = 0;
   cJSON_AddStringToObject(s, "name", name);
   cJSON_AddStringToObject(s, "backend", "torch");
@@ -672,6 +724,8 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
         snprintf(bad, badlen, "more than %d tensor inputs", KF_SPEC_MAX_TENSORS);
         goto fail;
       }
+      for (int c = 1; c < d.ncase; c++)
+        d.cur[c] = cJSON_GetArrayItem(cJSON_GetObjectItem(tshape[c], "inputs"), i);
       cJSON *t = tensor_json(x, nm, &d, true, sample, &bytes, bad, badlen);
       if (!t) goto fail;
       cJSON_AddItemToArray(ti, t);
@@ -713,6 +767,8 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   cJSON_ArrayForEach(x, outs) {
     nonfinite |= cJSON_IsFalse(cJSON_GetObjectItem(x, "finite"));
     char nm[16];
+    for (int c = 1; c < d.ncase; c++)
+      d.cur[c] = cJSON_GetArrayItem(cJSON_GetObjectItem(tshape[c], "outputs"), i);
     snprintf(nm, sizeof nm, nout == 1 ? "out" : "out%d", i++);
     cJSON *t = tensor_json(x, nm, &d, false, false, &bytes, bad, badlen);
     if (!t) goto fail;
@@ -720,41 +776,101 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
     if (dt) kf_strlcpy(fl_dt, dt, sizeof fl_dt);
     cJSON_AddItemToArray(to, t);
   }
+  /* GPU MODE: the problem's own check_implementation tolerance
+   * (runner.py _gm_tolerance), where the command line gave none */
+  const cJSON *ptol = cJSON_GetObjectItem(in, "tolerance");
+  const cJSON *pr = cJSON_GetObjectItem(ptol, "rtol"),
+              *pa = cJSON_GetObjectItem(ptol, "atol");
+  bool own_r = !o->rtol_given && cJSON_IsNumber(pr),
+       own_a = !o->atol_given && cJSON_IsNumber(pa);
+  double rtol = own_r ? pr->valuedouble : o->rtol,
+         atol = own_a ? pa->valuedouble : o->atol;
+  char tolsay[160];
+  if (own_r || own_a)
+    snprintf(tolsay, sizeof tolsay, "Tolerance rtol %g, atol %g (%s "
+             "check_implementation's make_match_reference).", rtol, atol,
+             own_r && own_a ? "both from" : "in part from");
+  else
+    snprintf(tolsay, sizeof tolsay, "Tolerance rtol %g, atol %g (f16/bf16 "
+             "at least 1e-2).", rtol, atol);
   char desc[900];
   bool kb = !strcmp(o->kind, "kernelbench");
   snprintf(desc, sizeof desc, "Imported by `kf import %s` from %s: shapes "
            "from %s, dtypes and outputs from one run of the reference "
-           "(torch %s). %s Tolerance rtol %g, atol "
-           "%g (f16/bf16 at least 1e-2).", o->kind, o->src,
-           kb ? "get_inputs()" : "generate_input",
+           "(torch %s). %s%s%s %s", o->kind, o->src,
+           kb ? "get_inputs()" : "generate_input()",
            cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
                ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "torch"))
                : "?",
-           kb ? "Inputs are drawn by the reference's get_inputs(), seeded "
-                "from each draw's secret key (distribution sample)."
-              : "Inputs are drawn by the harness (normal and uniform "
-                "floats, U(0, 1) where generate_input gave none negative; "
-                "integers in [0, the largest seen + 1)).",
-           o->rtol, o->atol);
+           sample ? "Inputs are drawn by the reference's " : "",
+           sample ? (kb ? "get_inputs()" : "generate_input()") : "",
+           sample ? ", seeded from each draw's secret key (distribution "
+                    "sample)."
+                  : "Inputs are drawn by the harness (normal and uniform "
+                    "floats, U(0, 1) where the reference's gave none "
+                    "negative; integers in [0, the largest seen + 1)).",
+           tolsay);
   cJSON_AddStringToObject(s, "description", desc);
+  if (d.overflow) {
+    *too_many = true;
+    snprintf(bad, badlen, "task.yml's tests have more distinct dimensions "
+             "than a spec's %d params", KF_SPEC_MAX_PARAMS);
+    goto fail;
+  }
+  nonfinite |= !tests_finite;
   cJSON *params = cJSON_AddArrayToObject(s, "params");
-  cJSON *sz = cJSON_CreateObject();
   if (d.n == 0) { /* every dimension 1: one param all the same */
-    d.v[0] = 1;
+    for (int c = 0; c < d.ncase; c++) d.v[0][c] = 1;
     d.n = 1;
+  }
+  /* two cases of the same shapes (top_k's k=50 and k=1 at one vocabulary)
+   * are two sizes by a param no dimension uses, CASE, their number */
+  bool twin = false;
+  for (int a = 0; a < d.ncase && !twin; a++)
+    for (int b = a + 1; b < d.ncase && !twin; b++) {
+      bool eq = true;
+      for (int k = 0; k < d.n; k++) eq = eq && d.v[k][a] == d.v[k][b];
+      twin = eq;
+    }
+  if (twin && d.n >= KF_SPEC_MAX_PARAMS) {
+    *too_many = true;
+    snprintf(bad, badlen, "task.yml's tests need a param more than a "
+             "spec's %d to tell two of the same shapes apart",
+             KF_SPEC_MAX_PARAMS);
+    goto fail;
   }
   for (int k = 0; k < d.n; k++) {
     char p[16];
     snprintf(p, sizeof p, "D%d", k);
     cJSON_AddItemToArray(params, cJSON_CreateString(p));
-    cJSON_AddNumberToObject(sz, p, (double)d.v[k]);
   }
+  if (twin) cJSON_AddItemToArray(params, cJSON_CreateString("CASE"));
   cJSON_AddItemToObject(s, "inputs", ti);
   cJSON_AddItemToObject(s, "outputs", to);
   ti = to = NULL;
   cJSON *sizes = cJSON_AddObjectToObject(s, "sizes");
   cJSON *chk = cJSON_AddArrayToObject(sizes, "check");
-  cJSON_AddItemToArray(chk, cJSON_Duplicate(sz, true));
+  cJSON *sz = NULL, *cases = d.ncase > 1 ? cJSON_CreateArray() : NULL;
+  /* the tests in task.yml's order, then the benchmark */
+  for (int c = 1; c <= d.ncase; c++) {
+    int cc = c % d.ncase;
+    cJSON *z = cJSON_CreateObject();
+    for (int k = 0; k < d.n; k++) {
+      char p[16];
+      snprintf(p, sizeof p, "D%d", k);
+      cJSON_AddNumberToObject(z, p, (double)d.v[k][cc]);
+    }
+    if (twin) cJSON_AddNumberToObject(z, "CASE", cc + 1);
+    cJSON_AddItemToArray(chk, z);
+    if (cases) {
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddItemToObject(e, "size", cJSON_Duplicate(z, true));
+      cJSON_AddItemToObject(e, "case", cJSON_Duplicate(
+          cc ? targs[cc] : cJSON_GetObjectItem(in, "case"), true));
+      cJSON_AddItemToArray(cases, e);
+    }
+    if (!cc) sz = cJSON_Duplicate(z, true);
+  }
   cJSON_AddItemToObject(sizes, "bench", sz);
   cJSON *tol = cJSON_AddObjectToObject(s, "tolerance");
   const char *fdt[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "bool"};
@@ -772,8 +888,9 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
       cJSON_AddNumberToObject(t, "atol", 0);
       continue;
     }
-    cJSON_AddNumberToObject(t, "rtol", half && o->rtol < 1e-2 ? 1e-2 : o->rtol);
-    cJSON_AddNumberToObject(t, "atol", half && o->atol < 1e-2 ? 1e-2 : o->atol);
+    /* the half types' floor is kf import's default, not the problem's */
+    cJSON_AddNumberToObject(t, "rtol", half && !own_r && rtol < 1e-2 ? 1e-2 : rtol);
+    cJSON_AddNumberToObject(t, "atol", half && !own_a && atol < 1e-2 ? 1e-2 : atol);
   }
   (void)fl_dt;
   /* -inf in masked scores is the answer, not a fault: without this every
@@ -800,6 +917,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   if (!strcmp(o->kind, "gpumode") && cJSON_IsObject(cs) &&
       cJSON_GetArraySize(cs))
     cJSON_AddItemToObject(tq, "case", cJSON_Duplicate(cs, true));
+  if (cases) cJSON_AddItemToObject(tq, "cases", cases);
   /* and the form of its data: a 1-tuple is not its bare tensor */
   const char *pk = cJSON_GetStringValue(cJSON_GetObjectItem(in, "data"));
   if (!strcmp(o->kind, "gpumode") && pk &&
@@ -863,8 +981,8 @@ int kf_cli_import(int argc, char **argv) {
                 c == 'r' ? "rtol" : "atol", optarg);
         return KF_EXIT_USAGE;
       }
-      if (c == 'r') o.rtol = v;
-      else o.atol = v;
+      if (c == 'r') o.rtol = v, o.rtol_given = true;
+      else o.atol = v, o.atol_given = true;
       break;
     }
     case 'h': usage(stdout); return KF_EXIT_OK;
@@ -906,15 +1024,36 @@ int kf_cli_import(int argc, char **argv) {
     fprintf(stderr, "kf import: %s\n", err);
     return KF_EXIT_USAGE;
   }
-  char *cs = NULL, cp[PATH_MAX + 32] = "";
-  if (!strcmp(o.kind, "gpumode") && !o.cscase) {
+  char *cs = NULL, cp[PATH_MAX + 32] = "", said[80] = "";
+  char chosen[CASE_MAX + 100] = "";
+  /* --case benchmarks:N / tests:N, or no case given: task.yml's entry */
+  bool gm = !strcmp(o.kind, "gpumode");
+  if (gm && o.cscase && !strchr(o.cscase, '{')) {
+    if (kf_cli__gm_task_case(o.src, o.cscase, &cs, said, sizeof said, err,
+                             sizeof err)) {
+      fprintf(stderr, "kf import: %s\n", err);
+      free(src);
+      return KF_EXIT_USAGE;
+    }
+    o.cscase = cs;
+  }
+  if (gm && !o.cscase) {
     /* only a case.json that is not there means the default: one that
      * could not be read was replaced by it unsaid (red team
      * 2026-12-01-s3c, H6) */
     snprintf(cp, sizeof cp, "%s/case.json", o.src);
     if (access(cp, F_OK) && errno == ENOENT) {
-      o.cscase = "{\"size\": 4096, \"seed\": 42}";
+      /* GPU MODE's own list of cases; the old default only where it has
+       * none (a problem written for kf import) */
       cp[0] = 0;
+      int trc = kf_cli__gm_task_case(o.src, NULL, &cs, said, sizeof said,
+                                     err, sizeof err);
+      if (trc < 0) {
+        fprintf(stderr, "kf import: %s\n", err);
+        free(src);
+        return KF_EXIT_USAGE;
+      }
+      o.cscase = trc ? "{\"size\": 4096, \"seed\": 42}" : cs;
     } else if (kf_read_file(cp, 1u << 20, &cs, NULL, err, sizeof err)) {
       fprintf(stderr, "kf import: %s\n", err);
       free(src);
@@ -929,7 +1068,7 @@ int kf_cli_import(int argc, char **argv) {
     cJSON *cj = cJSON_Parse(o.cscase);
     char *compact = cJSON_IsObject(cj) ? cJSON_PrintUnformatted(cj) : NULL;
     cJSON_Delete(cj);
-    const char *what = cp[0] ? cp : "--case";
+    const char *what = cp[0] ? cp : said[0] ? said : "--case";
     if (!compact || strlen(compact) > CASE_MAX) {
       if (compact)
         fprintf(stderr, "kf import: %s is %zu bytes as compact JSON; at most "
@@ -944,6 +1083,7 @@ int kf_cli_import(int argc, char **argv) {
     }
     free(cs);
     o.cscase = cs = compact;
+    if (said[0]) snprintf(chosen, sizeof chosen, "%s, from %s", compact, said);
   }
   if (o.name) {
     for (const char *p = o.name; *p; p++)
@@ -985,9 +1125,48 @@ int kf_cli_import(int argc, char **argv) {
       src = bundled;
     }
   }
+  /* GPU MODE: task.yml's tests are sizes the problem is verified at too,
+   * each drawn by its own arguments -- a kernel right at the benchmark's
+   * shape alone is not one GPU MODE accepts */
+  cJSON *tests = NULL;
+  char *tests_json = NULL, tests_cut[160] = "";
+  if (!strcmp(o.kind, "gpumode")) {
+    if (kf_cli__gm_task_list(o.src, "tests", &tests, err, sizeof err) < 0) {
+      fprintf(stderr, "kf import: %s\n", err);
+      free(src);
+      free(cs);
+      return KF_EXIT_USAGE;
+    }
+    /* a test that is the benchmark but for its seed adds nothing */
+    cJSON *bench = o.cscase ? cJSON_Parse(o.cscase) : NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(bench, "seed");
+    for (int k = cJSON_GetArraySize(tests) - 1; bench && k >= 0; k--) {
+      cJSON *t = cJSON_Duplicate(cJSON_GetArrayItem(tests, k), true);
+      cJSON_DeleteItemFromObjectCaseSensitive(t, "seed");
+      if (cJSON_Compare(t, bench, true))
+        cJSON_ReplaceItemInArray(tests, k, cJSON_CreateNull());
+      cJSON_Delete(t);
+    }
+    cJSON_Delete(bench);
+    int n0 = cJSON_GetArraySize(tests);
+    while (cJSON_GetArraySize(tests) > GM_CASES - 1)
+      cJSON_DeleteItemFromArray(tests, cJSON_GetArraySize(tests) - 1);
+    tests_json = tests ? cJSON_PrintUnformatted(tests) : NULL;
+    while (tests_json && strlen(tests_json) > TESTS_MAX) {
+      cJSON_DeleteItemFromArray(tests, cJSON_GetArraySize(tests) - 1);
+      free(tests_json);
+      tests_json = cJSON_PrintUnformatted(tests);
+    }
+    if (cJSON_GetArraySize(tests) < n0)
+      snprintf(tests_cut, sizeof tests_cut, "the first %d of task.yml's %d "
+               "tests are taken (at most %d, in %u bytes)",
+               cJSON_GetArraySize(tests), n0, GM_CASES - 1, TESTS_MAX);
+  }
   char *json = NULL;
-  int rc = run_inspect(&o, real, mods[0] ? src : NULL, &json);
+  int rc = run_inspect(&o, real, mods[0] ? src : NULL, tests_json, &json);
+  free(tests_json);
   if (rc) {
+    cJSON_Delete(tests);
     free(src);
     free(cs);
     return rc;
@@ -1006,8 +1185,37 @@ int kf_cli_import(int argc, char **argv) {
       in ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "unseeded")) : NULL;
   char unseeded[700] = "";
   if (us) kf_strlcpy(unseeded, us, sizeof unseeded);
-  char bad[1500] = "";
-  char *spec = in ? make_spec(&o, name, in, bad, sizeof bad) : NULL;
+  const char *tw =
+      in ? cJSON_GetStringValue(cJSON_GetObjectItem(in, "tolerance_why")) : NULL;
+  char tolwhy[400] = "";
+  if (tw && !(o.rtol_given && o.atol_given))
+    kf_strlcpy(tolwhy, tw, sizeof tolwhy);
+  char bad[1500] = "", one_why[300] = "", skipped[1200] = "";
+  size_t sk = 0;
+  bool too_many = false;
+  char *spec = in ? make_spec(&o, name, in, tests, false, &too_many, bad,
+                              sizeof bad) : NULL;
+  if (!spec && too_many) { /* the benchmark's size alone, said */
+    kf_strlcpy(one_why, bad, sizeof one_why);
+    spec = make_spec(&o, name, in, NULL, true, &too_many, bad, sizeof bad);
+  }
+  const cJSON *tr = in ? cJSON_GetObjectItem(in, "tests") : NULL;
+  int verified = 0, nt_all = 0;
+  for (int k = 0; k < cJSON_GetArraySize(tr); k++) {
+    if (cJSON_IsNull(cJSON_GetArrayItem(tests, k))) continue;
+    nt_all++;
+    const char *why =
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(tr, k), "skip"));
+    if (!why) {
+      verified++;
+    } else if (sk < sizeof skipped) {
+      int w = snprintf(skipped + sk, sizeof skipped - sk, "%stests:%d (%.200s)",
+                       sk ? "; " : "", k, why);
+      if (w > 0) sk += (size_t)w;
+    }
+  }
+  if (one_why[0]) verified = 0;
+  cJSON_Delete(tests);
   if (!in) snprintf(bad, sizeof bad, "the inspector printed no JSON: %.300s", json);
   cJSON_Delete(in);
   free(json);
@@ -1066,6 +1274,8 @@ int kf_cli_import(int argc, char **argv) {
          "reference.py, eager.py)\nnext: kf run %s\n", out, sp->n_inputs,
          sp->n_inputs == 1 ? "" : "s", sp->n_outputs,
          sp->n_outputs == 1 ? "" : "s", out);
+  if (chosen[0])
+    printf("kf import: generate_input's arguments: %s\n", chosen);
   if (mods[0])
     printf("kf import: reference.py holds %s of %s, the modules it imports "
            "(and task.py): candidates may import them too\n", mods, o.src);
@@ -1073,6 +1283,22 @@ int kf_cli_import(int argc, char **argv) {
    * self-check, timing); kf run gives a task 120 s: a slow reference
    * turned every evaluation into the candidate's `timeout` (red team,
    * 2026-11-30) */
+  if (verified)
+    printf("kf import: verified at %d of task.yml's tests too, each a size "
+           "drawn by its own arguments (spec.json torch.cases)\n", verified);
+  if (tests_cut[0])
+    fprintf(stderr, "kf import: warning: %s\n", tests_cut);
+  if (skipped[0])
+    fprintf(stderr, "kf import: warning: not verified at %s: not a size of "
+            "the benchmark's spec\n", skipped);
+  if (one_why[0])
+    fprintf(stderr, "kf import: warning: verified at the benchmark's size "
+            "only, not at task.yml's %d tests: %s\n", nt_all, one_why);
+  /* the problem's own check then differs from the harness's: say so */
+  if (tolwhy[0])
+    fprintf(stderr, "kf import: warning: %s; the harness compares the "
+            "outputs with the reference's at spec.json's tolerance (give "
+            "--rtol and --atol the problem's)\n", tolwhy);
   if (unseeded[0])
     fprintf(stderr, "kf import: warning: %.600s; its inputs are described "
             "by dtype and range instead (fixed distributions: what "

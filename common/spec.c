@@ -909,9 +909,114 @@ static int torch_value(ctx *c, const char *where, int idx, const cJSON *v,
   return 0;
 }
 
+/* generate_input()'s keyword arguments: Python names, and values a JSON
+ * document keeps exactly. */
+static int gm_case(ctx *c, const char *where, const cJSON *cs) {
+  if (!cJSON_IsObject(cs))
+    return bad(c, where, "must be an object (generate_input()'s keyword "
+               "arguments)");
+  int i = 0;
+  const cJSON *a;
+  cJSON_ArrayForEach(a, cs) {
+    if (!a->string || !*a->string || strlen(a->string) > 64 ||
+        strspn(a->string, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+               "YZ0123456789_") != strlen(a->string) ||
+        (a->string[0] >= '0' && a->string[0] <= '9'))
+      return bad(c, where, "[%d]: '%.64s' is not a Python keyword "
+                 "argument name", i, a->string ? a->string : "");
+    if (!cJSON_IsNumber(a) && !cJSON_IsString(a) && !cJSON_IsBool(a) &&
+        !typed_float(a) && !typed_int(a))
+      return bad(c, where, "'%s' must be a number, a string, true, "
+                 "false, {\"int\": \"digits\"} or {\"float\": ...}",
+                 a->string);
+    int rc = torch_value(c, where, i, a, 0);
+    if (rc) return rc;
+    i++;
+  }
+  return 0;
+}
+
+/* torch.cases: [{"size": {param: value, ...}, "case": {...}}, ...], one
+ * entry for every size of sizes.check and sizes.bench and no other.  *out
+ * is the same list with each size as its values in params order, the form
+ * the sampler matches a draw's size against (runner.py sample). */
+static int gm_cases(ctx *c, const cJSON *cases, cJSON **out) {
+  kf_spec *s = c->s;
+  static const char *const ekeys[] = {"size", "case", NULL};
+  int n = cJSON_IsArray(cases) ? cJSON_GetArraySize(cases) : 0;
+  if (strcmp(s->torch_kind, "gpumode"))
+    return bad(c, "torch.cases", "only a gpumode problem has them");
+  if (n < 1 || n > KF_SPEC_MAX_SIZES + 1)
+    return bad(c, "torch.cases", "must be an array of 1 to %d "
+               "{\"size\", \"case\"} objects", KF_SPEC_MAX_SIZES + 1);
+  kf_size z[KF_SPEC_MAX_SIZES + 1];
+  memset(z, 0, sizeof z);
+  cJSON *x = cJSON_CreateArray();
+  if (!x) return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
+  int i = 0, rc = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cases) {
+    char where[64], w2[80];
+    index_of(where, sizeof where, "torch.cases", i);
+    if (!cJSON_IsObject(e)) {
+      rc = bad(c, where, "must be an object {\"size\", \"case\"}");
+      break;
+    }
+    if ((rc = check_keys(c, e, where, ekeys))) break;
+    snprintf(w2, sizeof w2, "%s.size", where);
+    if ((rc = parse_size(c, cJSON_GetObjectItemCaseSensitive(e, "size"), w2,
+                         &z[i])))
+      break;
+    snprintf(w2, sizeof w2, "%s.case", where);
+    if ((rc = gm_case(c, w2, cJSON_GetObjectItemCaseSensitive(e, "case"))))
+      break;
+    for (int j = 0; j < i && !rc; j++)
+      if (!memcmp(&z[j], &z[i], sizeof z[i]))
+        rc = bad(c, where, "has the size of torch.cases[%d]: one case a "
+                 "size", j);
+    if (rc) break;
+    cJSON *o = cJSON_CreateObject(), *v = cJSON_CreateArray();
+    if (!o || !v) {
+      cJSON_Delete(o);
+      cJSON_Delete(v);
+      rc = kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
+      break;
+    }
+    for (int k = 0; k < s->n_params; k++)
+      cJSON_AddItemToArray(v, cJSON_CreateNumber((double)z[i].v[k]));
+    cJSON_AddItemToObject(o, "size", v);
+    cJSON_AddItemToObject(o, "case", cJSON_Duplicate(
+        cJSON_GetObjectItemCaseSensitive(e, "case"), true));
+    cJSON_AddItemToArray(x, o);
+    i++;
+  }
+  /* every size has its case: one without would be drawn by another
+   * size's arguments, and refused for its shapes in every evaluation */
+  for (int k = 0; !rc && k <= s->n_check_sizes; k++) {
+    const kf_size *want = k < s->n_check_sizes ? &s->check_sizes[k]
+                                               : &s->bench_size;
+    bool found = false;
+    for (int j = 0; j < n && !found; j++)
+      found = !memcmp(&z[j], want, sizeof *want);
+    if (!found) {
+      char where[64];
+      if (k < s->n_check_sizes) index_of(where, sizeof where, "sizes.check", k);
+      else snprintf(where, sizeof where, "sizes.bench");
+      rc = bad(c, "torch.cases", "%s has no case: each size of the spec "
+               "needs one (generate_input()'s arguments for it)", where);
+    }
+  }
+  if (rc) {
+    cJSON_Delete(x);
+    return rc;
+  }
+  *out = x;
+  return 0;
+}
+
 static int parse_torch(ctx *c, const cJSON *root) {
   static const char *const keys[] = {"kind", "device", "init", "args",
-                                     "case", "data",   NULL};
+                                     "case", "cases",  "data", NULL};
   kf_spec *s = c->s;
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "torch");
   bool torch = strcmp(s->backend, "torch") == 0;
@@ -990,23 +1095,12 @@ static int parse_torch(ctx *c, const cJSON *root) {
   if (cs && !cJSON_IsObject(cs))
     return bad(c, "torch.case", "must be an object (generate_input()'s "
                "keyword arguments)");
-  i = 0;
-  cJSON_ArrayForEach(a, cs) {
-    if (!a->string || !*a->string || strlen(a->string) > 64 ||
-        strspn(a->string, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
-               "YZ0123456789_") != strlen(a->string) ||
-        (a->string[0] >= '0' && a->string[0] <= '9'))
-      return bad(c, "torch.case", "[%d]: '%.64s' is not a Python keyword "
-                 "argument name", i, a->string ? a->string : "");
-    if (!cJSON_IsNumber(a) && !cJSON_IsString(a) && !cJSON_IsBool(a) &&
-        !typed_float(a) && !typed_int(a))
-      return bad(c, "torch.case", "'%s' must be a number, a string, true, "
-                 "false, {\"int\": \"digits\"} or {\"float\": ...}",
-                 a->string);
-    int rc = torch_value(c, "torch.case", i, a, 0);
-    if (rc) return rc;
-    i++;
-  }
+  if (cs && (rc = gm_case(c, "torch.case", cs))) return rc;
+  /* GPU MODE: a case per size -- task.yml's tests and the benchmark (kf
+   * import gpumode) -- so that each size is drawn by its own arguments */
+  const cJSON *cases = cJSON_GetObjectItemCaseSensitive(t, "cases");
+  cJSON *cx = NULL;
+  if (cases && (rc = gm_cases(c, cases, &cx))) return rc;
   /* GPU MODE: the data's form, "tuple" or "list" ("one", the default: a
    * single input is passed bare, several as a tuple) */
   const cJSON *dk = cJSON_GetObjectItemCaseSensitive(t, "data");
@@ -1018,19 +1112,23 @@ static int parse_torch(ctx *c, const cJSON *root) {
     return bad(c, "torch.data", "must be \"tuple\", \"list\" or \"one\" "
                "(the form of generate_input()'s data)");
   cJSON *x = cJSON_CreateObject();
-  if (!x) return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
+  if (!x) {
+    cJSON_Delete(cx);
+    return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
+  }
   if (dk) cJSON_AddItemToObject(x, "data", cJSON_Duplicate(dk, true));
   if (init) cJSON_AddItemToObject(x, "init", cJSON_Duplicate(init, true));
   if (args) cJSON_AddItemToObject(x, "args", cJSON_Duplicate(args, true));
   if (cs) cJSON_AddItemToObject(x, "case", cJSON_Duplicate(cs, true));
+  if (cx) cJSON_AddItemToObject(x, "cases", cx);
   char *text = cJSON_PrintUnformatted(x);
   cJSON_Delete(x);
   if (!text) return kf_seterr(KF_ENOMEM, c->err, c->errlen, "out of memory");
   size_t len = strlen(text);
   if (len >= sizeof s->torch_extra) {
     free(text);
-    return bad(c, "torch", "init, args and case take %zu bytes as JSON; at most "
-               "%zu", len, sizeof s->torch_extra - 1);
+    return bad(c, "torch", "init, args, case and cases take %zu bytes as "
+               "JSON; at most %zu", len, sizeof s->torch_extra - 1);
   }
   memcpy(s->torch_extra, text, len + 1);
   free(text);

@@ -135,7 +135,7 @@ typedef struct kf_spec {
    * forward arguments as compact JSON ("" when absent) */
   char torch_kind[16];               /* "kernelbench" or "gpumode" */
   char torch_device[16];             /* "cpu" (default) or "cuda" */
-  char torch_extra[2048];            /* {"init":[...],"args":[...]} */
+  char torch_extra[4096];            /* {"init":[...],"args":[...],...} */
   char *json;                        /* the spec.json text, verbatim */
   size_t json_len;
 } kf_spec;

@@ -1291,6 +1291,12 @@ static char *side_config(kf_ev *e, kf_side *s) {
     if (v) cJSON_AddItemToObject(j, verbatim[k], cJSON_Duplicate(v, true));
   }
   cJSON_Delete(root);
+  /* GPU MODE's case per size, each size as its values in params order
+   * (spec.c gm_cases), which the sampler matches a SAMPLE's size against */
+  cJSON *x = cJSON_Parse(sp->torch_extra);
+  cJSON *cases = x ? cJSON_DetachItemFromObjectCaseSensitive(x, "cases") : NULL;
+  if (cases) cJSON_AddItemToObject(j, "cases", cases);
+  cJSON_Delete(x);
   char *text = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
   return text;
@@ -1709,8 +1715,9 @@ static int torch_start(kf_ev *e, kf_side **sides, int n, size_t map_len,
     if (oc) return oc;
     size_t l = strlen(facts);
     snprintf(facts + l, factslen - l, "; inputs of distribution 'sample' "
-             "drawn by the reference's get_inputs() in a process of its "
-             "own");
+             "drawn by the reference's %s in a process of its own",
+             strcmp(e->spec->torch_kind, "gpumode") ? "get_inputs()"
+                                                    : "generate_input()");
   }
   return 0;
 }
@@ -1746,7 +1753,9 @@ static int sampler_start(kf_ev *e, size_t map_len) {
   t->cmd_fd = t->status_fd = t->reply_fd = t->memfd = -1;
   t->mode = "sample";
   s->be = t;
-  kf_strlcpy(s->who, "the reference's get_inputs()", sizeof s->who);
+  kf_strlcpy(s->who, strcmp(e->spec->torch_kind, "gpumode")
+                         ? "the reference's get_inputs()"
+                         : "the reference's generate_input()", sizeof s->who);
   kf_strlcpy(s->base, "sampler", sizeof s->base);
   s->is_ref = true; /* its torch.json says role reference */
   s->source = e->reference_source;
@@ -1782,7 +1791,7 @@ static int sampler_start(kf_ev *e, size_t map_len) {
 static int sampler_draw(kf_ev *e, const kf_gen *g, uint32_t *which) {
   torch_ev *c = TE(e);
   const kf_harness_layout *L = g->L;
-  char extra[600];
+  char extra[900];
   size_t n = 0;
   uint64_t key = 0;
   *which = 0;
@@ -1801,7 +1810,13 @@ static int sampler_draw(kf_ev *e, const kf_gen *g, uint32_t *which) {
                : "no process runs the reference's get_inputs()");
     return KF_OUTCOME_INFRA_ERROR;
   }
-  snprintf(extra + n, sizeof extra - n, "],\"key\":%" PRIu64, key);
+  n += (size_t)snprintf(extra + n, sizeof extra - n, "],\"key\":%" PRIu64
+                        ",\"size\":[", key);
+  /* the size drawn: a GPU MODE problem's case is the size's (torch.cases) */
+  for (int k = 0; k < e->spec->n_params && n < sizeof extra; k++)
+    n += (size_t)snprintf(extra + n, sizeof extra - n, "%s%" PRId64,
+                          k ? "," : "", L->size.v[k]);
+  if (n < sizeof extra) snprintf(extra + n, sizeof extra - n, "]");
   char plan[8192];
   if (plan_cmd(L, "SAMPLE", extra, plan, sizeof plan)) {
     kf_strlcpy(e->why, "the draw's buffer plan is too long", KF_HARNESS_WHY);
@@ -1816,8 +1831,8 @@ static int sampler_draw(kf_ev *e, const kf_gen *g, uint32_t *which) {
   e->draw_ns += kf_now_ns() - t0;
   if (!oc && !strcmp(line, "SAMPLED")) return 0;
   if (!oc && !strncmp(line, "ERR spec ", 9)) {
-    snprintf(e->why, KF_HARNESS_WHY, "the reference's get_inputs() "
-             "(distribution 'sample'): %.1800s", line + 9);
+    snprintf(e->why, KF_HARNESS_WHY, "%s (distribution 'sample'): %.1800s",
+             s->who, line + 9);
     return KF_OUTCOME_SPEC_ERROR;
   }
   /* its timeout or its exit, named (p_reply), or a reply it has no

@@ -2447,9 +2447,27 @@ class _OnHost:
         self.gen = torch.Generator
         orig, cudaish = self.gen, self._cudaish
 
-        def generator(device="cpu"):
-            return orig(device="cpu" if cudaish(device) else device)
-        torch.Generator = generator
+        # a class whose calls make CPU generators and whose isinstance()
+        # is torch.Generator's: a plain function made `isinstance(g,
+        # torch.Generator)` a TypeError (red team 2026-12-02-gm, L4)
+        class _Meta(type):
+            def __call__(cls, device="cpu"):
+                return orig(device="cpu" if cudaish(device) else device)
+
+            def __instancecheck__(cls, obj):
+                return isinstance(obj, orig)
+
+            def __subclasscheck__(cls, sub):
+                return issubclass(sub, orig)
+
+        torch.Generator = _Meta("Generator", (), {})
+        # the host has nothing to wait for: a CPU torch raised "not
+        # compiled with CUDA", a CUDA one would open the device from a
+        # sandboxed process
+        cuda = getattr(torch, "cuda", None)
+        self.sync = getattr(cuda, "synchronize", None)
+        if self.sync is not None:
+            cuda.synchronize = lambda device=None: None
         self.active = self.mode() if self.mode else None
         if self.active:
             self.active.__enter__()
@@ -2459,7 +2477,28 @@ class _OnHost:
         if self.active:
             self.active.__exit__(*exc)
         self.torch.Generator = self.gen
+        if self.sync is not None:
+            self.torch.cuda.synchronize = self.sync
         return False
+
+
+class _NoHost:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _host_if_cuda(torch):
+    """kf import runs the reference on the CPU whatever --device says: for
+    a GPU spec, its code (module level and ref_kernel, which may allocate
+    on device='cuda' or make a CUDA generator at module level, as GPU
+    MODE's do) runs under _OnHost; for a CPU spec as it is, so that what
+    would fail on the CPU sides fails here first, named."""
+    if os.environ.get("KF_INSPECT_DEVICE", "cpu") == "cuda":
+        return _OnHost(torch)
+    return _NoHost()
 
 
 def _drawer(torch, ns, kind, case):
@@ -2534,8 +2573,10 @@ def sample(jail):
     trusted, and locked down as the zygote's children are.  Protocol as
     `persist` (LOCKED, READY on fd 1; the memfd on fd 3, the harness's
     image of this process), then on fd 0:
-      SAMPLE {"in","out","key","which"}  torch (and Python's random,
-          numpy's) seeded from KEY, the input function called once, and each
+      SAMPLE {"in","out","key","which","size"}  torch (and Python's
+          random, numpy's) seeded from KEY, the input function (GPU MODE:
+          with the case of torch.json's cases whose size is SIZE, the
+          params' values in order) called once, and each
           tensor input listed in WHICH written into the image at its
           plan's offset: SAMPLED, or ERR spec REASON (a tensor of another
           dtype or shape than the spec's).
@@ -2575,9 +2616,16 @@ def sample(jail):
     fname = "get_inputs()" if kind == "kernelbench" else "generate_input()"
     try:
         torch.manual_seed(INIT_SEED)
-        _register_modules(mods)
-        exec(code, ns)
+        # the sampler is the host: a CUDA generator made at the module's
+        # top level is a CPU one here (_OnHost), as in the draws
+        with _OnHost(torch):
+            _register_modules(mods)
+            exec(code, ns)
         draw = _drawer(torch, ns, kind, cfg.get("case"))
+        # GPU MODE: each size drawn by its own case (task.yml's tests and
+        # the benchmark: kf import gpumode), matched by the size's values
+        sized = [(list(c["size"]), _drawer(torch, ns, kind, c["case"]))
+                 for c in cfg.get("cases") or []]
     except BaseException as e:
         _say(reply, "ERR load %s" % _short_exc(e))
         os._exit(4)
@@ -2595,16 +2643,24 @@ def sample(jail):
         try:
             m = json.loads(arg) if cmd == "SAMPLE" else None
             key, which, plan = int(m["key"]), list(m["which"]), m["in"]
+            size = list(m.get("size") or [])
         except (ValueError, KeyError, TypeError):
             _say(reply, "ERR infra bad command")
             os._exit(3)
+        fn = draw
+        if sized:
+            fn = next((d for z, d in sized if z == size), None)
+            if fn is None:
+                _say(reply, "ERR spec torch.cases has no case for the size "
+                     "%s (params in order): the spec was edited" % size)
+                continue
         try:
-            xs = draw(key)
+            xs = fn(key)
             # once per process (an evaluation): the same key draws the
             # same bits, or nothing drawn by it can be drawn again
             if not checked:
                 checked = True
-                differs = _same_bits(torch, xs, draw(key))
+                differs = _same_bits(torch, xs, fn(key))
                 if differs is not None:
                     _say(reply, "ERR spec " + UNSEEDED.replace(
                         "get_inputs()", fname) % differs)
@@ -2613,7 +2669,7 @@ def sample(jail):
                 # its own seed passed a wrong kernel that answered its
                 # one input set from its constructor, at 89-118x (red
                 # team 2026-12-01-s3c, H8)
-                if _pinned(torch, draw, xs, key):
+                if _pinned(torch, fn, xs, key):
                     _say(reply, "ERR spec " + (
                         PINNED if kind == "kernelbench" else PINNED_GM))
                     continue
@@ -2788,6 +2844,146 @@ def _build_twice(torch, cls, init):
     return b
 
 
+def _param_default(fn, name):
+    """The default of fn's parameter name, or None."""
+    try:
+        p = inspect.signature(fn).parameters.get(name)
+    except (TypeError, ValueError):
+        return None
+    if p is None or p.default is inspect.Parameter.empty:
+        return None
+    return p.default
+
+
+def _gm_tolerance(src, ns):
+    """GPU MODE's tolerance as the problem states it, for kf import:
+    `check_implementation = make_match_reference(ref_kernel, rtol=R,
+    atol=A)`, an argument left out taken from the default of the function
+    called (or of its module's match_reference, to which GPU MODE's
+    make_match_reference(reference, **kwargs) passes them, else the one
+    default its module's functions agree on: verbose_allclose's).  The harness
+    compares like torch.allclose (|got - want| <= atol + rtol * |want|),
+    as GPU MODE's verbose_allclose does, so the numbers carry over.  A
+    tolerance looser than the problem's passed outputs GPU MODE would
+    reject (top_k: atol 1e-5 against kf import's 1e-3).  Returns
+    ({"rtol", "atol"}, None), or (None, why) where check_implementation
+    says it some other way (a function of its own: a statistical test,
+    a check of properties) and the caller's defaults stand."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None, "the reference does not parse"
+    node = None
+    for n in tree.body:  # the last binding is the one that holds
+        if isinstance(n, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "check_implementation"
+                for t in n.targets):
+            node = n.value
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                n.name == "check_implementation":
+            node = n
+    if node is None:
+        return None, "the reference defines no check_implementation"
+    if not isinstance(node, ast.Call):
+        return None, ("check_implementation is a function of its own, not "
+                      "make_match_reference(...)")
+    f = node.func
+    fname = (f.id if isinstance(f, ast.Name) else
+             f.attr if isinstance(f, ast.Attribute) else None)
+    if fname != "make_match_reference":
+        return None, ("check_implementation is %s(...), not "
+                      "make_match_reference(...)" % (fname or "a call"))
+    if len(node.args) != 1 or any(k.arg is None for k in node.keywords):
+        return None, ("check_implementation's make_match_reference(...) "
+                      "passes its tolerance other than by rtol=, atol=")
+    tol = {}
+    for k in node.keywords:
+        if k.arg in ("rtol", "atol"):
+            try:
+                tol[k.arg] = float(ast.literal_eval(k.value))
+            except (ValueError, TypeError, SyntaxError):
+                return None, ("check_implementation's %s is not a number "
+                              "as written" % k.arg)
+    fn = None
+    try:
+        fn = (ns.get(f.id) if isinstance(f, ast.Name) else
+              getattr(ns.get(f.value.id), f.attr, None)
+              if isinstance(f.value, ast.Name) else None)
+    except Exception:
+        fn = None
+    for want in ("rtol", "atol"):
+        if want in tol:
+            continue
+        d = _param_default(fn, want)
+        if d is None:
+            # make_match_reference(reference, **kwargs) passes them on:
+            # to match_reference in GPU MODE's utils.py, to
+            # verbose_allclose in others; the module's match_reference
+            # first, else the one default its functions agree on
+            g = getattr(fn, "__globals__", {})
+            d = _param_default(g.get("match_reference"), want)
+            if d is None:
+                seen = set()
+                for v in list(g.values()):
+                    if inspect.isfunction(v):
+                        x = _param_default(v, want)
+                        if isinstance(x, (int, float)):
+                            seen.add(float(x))
+                d = seen.pop() if len(seen) == 1 else None
+        if not isinstance(d, (int, float)) or isinstance(d, bool):
+            return None, ("the %s of check_implementation's "
+                          "make_match_reference(...) is neither given nor "
+                          "a default found in its module" % want)
+        tol[want] = float(d)
+    for k, v in tol.items():
+        if not (0 <= v <= 1):
+            return None, ("check_implementation's %s is %g: the harness "
+                          "takes tolerances in [0, 1]" % (k, v))
+    return tol, None
+
+
+def _gm_case_shapes(torch, ns, case, ins, outs):
+    """One more case of a GPU MODE problem (task.yml's tests) run as the
+    benchmark's was, for kf import: {"inputs", "outputs"}, the shapes of
+    each, or {"skip": why} where it cannot be another size of the same
+    spec (other dtypes, another number of tensors, a failure)."""
+    try:
+        with _OnHost(torch):
+            data = ns["generate_input"](**case)
+        xs = list(data) if isinstance(data, (tuple, list)) else [data]
+        with torch.no_grad(), _host_if_cuda(torch):
+            res = ns["ref_kernel"](data)
+        if isinstance(res, torch.Tensor):
+            res = (res,)
+    except Exception as e:
+        return {"skip": "running it: %s" % _short_exc(e)}
+    if not isinstance(res, (tuple, list)) or len(xs) != len(ins) or \
+            len(res) != len(outs):
+        return {"skip": "it gives %d inputs and %s outputs where the "
+                "benchmark gives %d and %d" % (
+                    len(xs), len(res) if isinstance(res, (tuple, list))
+                    else "no tuple of", len(ins), len(outs))}
+    got = {"inputs": [], "outputs": []}
+    for what, have, want in (("inputs", xs, ins), ("outputs", res, outs)):
+        for i, (x, w) in enumerate(zip(have, want)):
+            try:
+                d = _describe(torch, x, "%s %d" % (what[:-1], i))
+            except _Refused as e:
+                return {"skip": str(e)}
+            if not d["tensor"] or d["dtype"] != w.get("dtype") or \
+                    len(d["shape"]) != len(w.get("shape", [])):
+                return {"skip": "its %s %d is %s where the benchmark's is "
+                        "%s of %d dimensions" % (
+                            what[:-1], i, "%s of %d dimensions" % (
+                                d["dtype"], len(d["shape"]))
+                            if d["tensor"] else "no tensor",
+                            w.get("dtype"), len(w.get("shape", [])))}
+            got[what].append(d["shape"])
+            if what == "outputs" and d.get("finite") is False:
+                got["finite"] = False
+    return got
+
+
 def inspect_ref(kind, path):
     """Runs the reference at path once, locked down, and prints its inputs,
     init arguments and outputs as JSON."""
@@ -2837,8 +3033,9 @@ def inspect_ref(kind, path):
     try:
         ns = {"__name__": "__kf_side__"}
         _seed_init(torch)
-        _register_modules(mods)
-        exec(code, ns)
+        with _host_if_cuda(torch):
+            _register_modules(mods)
+            exec(code, ns)
         out = {"kind": kind}
         if kind == "kernelbench":
             for n in ("Model", "get_inputs"):
@@ -2912,11 +3109,16 @@ def inspect_ref(kind, path):
                                            "generate_input()"), PINNED_GM)
             snaps = _snapshot(torch, inputs)
             t0 = time.monotonic()
-            with torch.no_grad():
+            with torch.no_grad(), _host_if_cuda(torch):
                 res = ns["ref_kernel"](data)
             out["ref_s"] = time.monotonic() - t0
             _check_inputs_kept(torch, inputs, snaps, "ref_kernel")
             out["case"] = case
+            tol, why = _gm_tolerance(src, ns)
+            if tol:
+                out["tolerance"] = tol
+            else:
+                out["tolerance_why"] = why
         if isinstance(res, torch.Tensor):
             res = (res,)
         if not isinstance(res, (tuple, list)):
@@ -2944,6 +3146,10 @@ def inspect_ref(kind, path):
                                    "output shapes are not supported" %
                                    (i, list(a.shape), list(b.shape)))
         out["outputs"] = outs
+        if kind == "gpumode":
+            tests = json.loads(os.environ.get("KF_GPUMODE_TESTS", "[]"))
+            out["tests"] = [_gm_case_shapes(torch, ns, t, out["inputs"],
+                                            outs) for t in tests]
         out["torch"] = torch.__version__
         emit(json.dumps(out))
         return 0

@@ -54,6 +54,22 @@ on 2026-12-01 (docs/redteam/2026-12-01-s3c):
    that is a symbolic link (red team 2026-12-02-gm: one to a file of
    credentials went into the written reference), and one that does not
    parse is named with its line (it was a sandbox kill).
+8. A GPU MODE problem is verified as GPU MODE checks it (2026-12-02,
+   second session): the benchmark's arguments come from its task.yml
+   (before: {"size": 4096}, which a generate_input(batch, n, k, seed)
+   refused), each of task.yml's tests is a size of its own drawn by its
+   own arguments (a CASE param tells apart two of one shape), so a
+   kernel right at the benchmark's shape alone is wrong_answer; the
+   tolerance is check_implementation's (make_match_reference's default
+   reached through **kwargs, 1e-5/1e-8; before: 1e-3, and an answer 5e-4
+   off was ok).  task.yml's faults are named (an index past its list, a
+   line that does not parse, aliases that expand past a bound), and a
+   check_implementation of its own is said to leave the tolerance to
+   --rtol/--atol.  Its generate_input() checks `isinstance(gen,
+   torch.Generator)` and calls torch.cuda.synchronize() (on a CPU both
+   failed under the host mapping, red team 2026-12-02-gm L4), and a
+   ref_kernel that allocates on 'cuda' imports with --device cuda (the
+   import runs it on the host) and is refused, named, with --device cpu.
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -320,6 +336,60 @@ def custom_kernel(data: input_t) -> output_t:
     return a * task.SCALE + b
 '''
 
+# 8. GPU MODE's task.yml and check_implementation: k reaches the data as a
+# tensor, so two tests of one shape differ only by it (top_k's k=50, k=1)
+GM_KUTILS = '''import torch
+
+
+def match_reference(data, output, reference, rtol=1e-05, atol=1e-08):
+    return torch.allclose(output, reference(data), rtol=rtol, atol=atol)
+
+
+def make_match_reference(reference, **kwargs):
+    def wrapped(data, output):
+        return match_reference(data, output, reference, **kwargs)
+    return wrapped
+'''
+GM_KREF = '''from utils import make_match_reference
+import torch
+
+
+def generate_input(batch: int, n: int, k: int, seed: int):
+    gen = torch.Generator(device="cuda")
+    assert isinstance(gen, torch.Generator)
+    gen.manual_seed(seed)
+    x = torch.randn(batch, n, device="cuda", generator=gen)
+    torch.cuda.synchronize()
+    return x, torch.full((batch,), k, dtype=torch.int32, device="cuda")
+
+
+def ref_kernel(data):
+    x, k = data
+    return x * k[:, None]
+
+
+check_implementation = make_match_reference(ref_kernel)
+'''
+GM_KTASK = '''files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+description: |
+  x times k, k per row
+tests:
+  - {"batch": 2, "n": 64, "k": 3, "seed": 1}
+  - {"batch": 2, "n": 64, "k": 1, "seed": 2}
+  - {"batch": 4, "n": 96, "k": 3, "seed": 3}
+benchmarks:
+  - {"batch": 2, "n": 64, "k": 2, "seed": 8}
+  - {"batch": 4, "n": 96, "k": 3, "seed": 9}
+'''
+GM_K_HONEST = '''import torch
+
+
+def custom_kernel(data):
+    x, k = data
+    return x * k[:, None].to(x.dtype)
+'''
+
 
 def eager(prob):
     with open(os.path.join(prob, "eager.py")) as f:
@@ -557,10 +627,105 @@ def body(c):
           "submission importing task ok, a wrong one wrong_answer; a "
           "math.py, a linked task.py and one that does not parse refused")
 
+    # 8.
+    root = os.path.join(work, "gm_k")
+    d = os.path.join(root, "times_k")
+    os.makedirs(d)
+    write(os.path.join(root, "utils.py"), GM_KUTILS)
+    write(os.path.join(d, "reference.py"), GM_KREF)
+    write(os.path.join(d, "task.yml"), GM_KTASK)
+    prob = os.path.join(work, "gm_k_prob")
+    rc, out, err = c.kf_run(["import", "gpumode", d, "--out", prob], work,
+                            600)
+    check(rc == 0 and "from task.yml benchmarks:1 (of 2)" in out and
+          "verified at 2 of task.yml's tests" in out,
+          "import with task.yml: exit %d: %s%s" % (rc, out, err))
+    with open(os.path.join(prob, "spec.json")) as fh:
+        spec = json.load(fh)
+    cases = spec["torch"].get("cases", [])
+    check(spec["torch"]["case"] == {"batch": 4, "n": 96, "k": 3, "seed": 9}
+          and "CASE" in spec["params"] and len(spec["sizes"]["check"]) == 3
+          and spec["sizes"]["bench"] in spec["sizes"]["check"] and
+          [c_["case"]["k"] for c_ in cases] == [3, 1, 3] and
+          spec["tolerance"]["f32"] == {"rtol": 1e-05, "atol": 1e-08},
+          "the spec of a task.yml problem: %r" % spec)
+    for src, tag, want, words in (
+            (GM_K_HONEST, "gm_k_honest", "ok", "3 sizes"),
+            # right at the benchmark and the test of k=3, not at k=1
+            (GM_K_HONEST.replace("k[:, None].to(x.dtype)", "3"),
+             "gm_k_three", "wrong_answer", "CASE="),
+            # within kf import's old default (1e-3), not the problem's
+            (GM_K_HONEST.replace("x.dtype)", "x.dtype) + 5e-4"),
+             "gm_k_near", "wrong_answer", "1e-08")):
+        r = evaluate(c, prob, src, tag, ("--stop-after", "verify"))
+        check(r["outcome"] == want and words in r.get("reason", ""),
+              "%s: %s (%s), want %s with %r" % (tag, r["outcome"],
+                                                r.get("reason"), want, words))
+    # what task.yml cannot give is named; and a check_implementation of
+    # its own leaves the tolerance to --rtol/--atol, said
+    for tag, text, args, words in (
+            ("gm_k_index", GM_KTASK, ["--case", "tests:7"],
+             "lists 3 tests (0 to 2)"),
+            ("gm_k_yaml", GM_KTASK + "  - {\"batch\": 2\n", [],
+             "task.yml: line"),
+            ("gm_k_alias", "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+                "%s: &%s [%s]\n" % (n, n, ", ".join(["*" + p] * 10))
+                for p, n in zip("abcdef", "bcdefg")) +
+             "benchmarks:\n  - {\"batch\": 2, \"n\": 8, \"k\": 1, \"pad\": *g}\n",
+             [], "over 100000 nodes")):
+        write(os.path.join(d, "task.yml"), text)
+        rc, out, err = c.kf_run(["import", "gpumode", d, "--out",
+                                 os.path.join(work, tag)] + args, work, 600)
+        check(rc == 2 and words in err and not os.path.exists(
+            os.path.join(work, tag)), "%s: exit %d: %s%s" % (tag, rc, out,
+                                                            err))
+    write(os.path.join(d, "task.yml"), GM_KTASK)
+    write(os.path.join(d, "reference.py"), GM_KREF.replace(
+        "check_implementation = make_match_reference(ref_kernel)",
+        "def check_implementation(data, output):\n"
+        "    return bool((output - ref_kernel(data)).abs().max() < 0.1)"))
+    rc, out, err = c.kf_run(["import", "gpumode", d, "--out",
+                             os.path.join(work, "gm_k_own")], work, 600)
+    check(rc == 0 and "check_implementation is a function of its own" in err
+          and "--rtol and --atol" in err, "a check_implementation of its "
+          "own: exit %d: %s%s" % (rc, out, err))
+    # utils.py of the other form (make_match_reference(reference,
+    # **kwargs) passing them to verbose_allclose, no match_reference):
+    # the default its functions agree on
+    write(os.path.join(d, "reference.py"), GM_KREF)
+    write(os.path.join(root, "utils.py"), GM_KUTILS.replace(
+        "match_reference(data, output, reference, rtol=1e-05, atol=1e-08)",
+        "verbose_allclose(data, output, reference, rtol=1e-05, "
+        "atol=1e-08)").replace("return match_reference(",
+                               "return verbose_allclose("))
+    rc, out, err = c.kf_run(["import", "gpumode", d, "--out",
+                             os.path.join(work, "gm_k_verbose")], work, 600)
+    with open(os.path.join(work, "gm_k_verbose", "spec.json")) as fh:
+        tol = json.load(fh)["tolerance"]
+    check(rc == 0 and tol["f32"] == {"rtol": 1e-05, "atol": 1e-08} and
+          "warning" not in err, "utils.py with verbose_allclose: exit %d: "
+          "%r %s%s" % (rc, tol, out, err))
+    # a ref_kernel that allocates on 'cuda' imports for a GPU spec (kf
+    # import runs it on the host), and is refused for a CPU one, named
+    write(os.path.join(d, "reference.py"), GM_KREF.replace(
+        "    return x * k[:, None]",
+        "    out = torch.empty(x.shape, device='cuda')\n"
+        "    return out.copy_(x * k[:, None])"))
+    for dev, want in (("cuda", 0), ("cpu", 2)):
+        rc, out, err = c.kf_run(["import", "gpumode", d, "--device", dev,
+                                 "--out", os.path.join(work, "gm_k_" + dev)],
+                                work, 600)
+        check(rc == want and (want == 0 or "ref_kernel" in err or "CUDA" in
+                              err), "ref_kernel on 'cuda', --device %s: "
+              "exit %d: %s%s" % (dev, rc, out, err))
+    c.log("GPU MODE's task.yml: the largest benchmark, each test a size of its "
+          "own (a CASE param where shapes agree), the problem's tolerance; "
+          "x*3 wrong at k=1, 5e-4 off wrong at atol 1e-8")
+
 
 if __name__ == "__main__":
     if not have_torch():
         print("test_torch_problems: SKIP: %s has no torch (Debian: "
               "python3-torch)" % PY)
         sys.exit(77)
-    kfe2e.run("torchproblems", body, time_limit=900)
+    kfe2e.run("torchproblems", body, time_limit=1200)

@@ -743,10 +743,50 @@ static void test_torch_section(void **state) {
   assert_int_equal(kf_spec_canonical_hash(s, h2), 0);
   assert_string_not_equal(h1, h2);
   kf_spec_free(s);
+  /* GPU MODE: a case per size (task.yml's tests and the benchmark), each
+   * size as its values in params order for the sampler; the cases are part
+   * of the problem too */
+  assert_int_equal(parse_torch("{\"kind\": \"gpumode\", \"cases\": ["
+                               "{\"size\": {\"N\": 3}, \"case\": {\"n\": 3, "
+                               "\"k\": 1}}, {\"size\": {\"N\": 8}, \"case\": "
+                               "{\"n\": 8, \"k\": 1}}]}", NULL, &s, err,
+                               sizeof err), 0);
+  assert_string_equal(s->torch_extra,
+                      "{\"cases\":[{\"size\":[3],\"case\":{\"n\":3,\"k\":1}},"
+                      "{\"size\":[8],\"case\":{\"n\":8,\"k\":1}}]}");
+  assert_int_equal(kf_spec_canonical_hash(s, h1), 0);
+  kf_spec_free(s);
+  assert_int_equal(parse_torch("{\"kind\": \"gpumode\", \"cases\": ["
+                               "{\"size\": {\"N\": 3}, \"case\": {\"n\": 3, "
+                               "\"k\": 2}}, {\"size\": {\"N\": 8}, \"case\": "
+                               "{\"n\": 8, \"k\": 1}}]}", NULL, &s, err,
+                               sizeof err), 0);
+  assert_int_equal(kf_spec_canonical_hash(s, h2), 0);
+  assert_string_not_equal(h1, h2);
+  kf_spec_free(s);
   static const struct {
     const char *torch, *backend, *want;
   } bad[] = {
       {"{}", NULL, "torch.kind: missing"},
+      /* torch.cases: one case for every size, no other */
+      {"{\"kind\": \"kernelbench\", \"cases\": [{\"size\": {\"N\": 8}, "
+       "\"case\": {}}]}", NULL, "torch.cases: only a gpumode problem"},
+      {"{\"kind\": \"gpumode\", \"cases\": []}", NULL,
+       "torch.cases: must be an array of 1 to"},
+      {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"N\": 3}, "
+       "\"case\": {}}]}", NULL, "torch.cases: sizes.bench has no case"},
+      {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"N\": 8}, "
+       "\"case\": {}}]}", NULL, "torch.cases: sizes.check[0] has no case"},
+      {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"N\": 8}, "
+       "\"case\": {}}, {\"size\": {\"N\": 8}, \"case\": {\"a\": 1}}]}", NULL,
+       "torch.cases[1]: has the size of torch.cases[0]"},
+      {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"M\": 8}, "
+       "\"case\": {}}]}", NULL, "unknown param 'M'"},
+      {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"N\": 8}, "
+       "\"case\": {\"a-b\": 1}}]}", NULL,
+       "torch.cases[0].case: [0]: 'a-b' is not a Python keyword"},
+      {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"N\": 8}, "
+       "\"case\": {}, \"seed\": 1}]}", NULL, "seed"},
       {"{\"kind\": \"triton\"}", NULL, "torch.kind: 'triton'"},
       {"{\"kind\": \"gpumode\", \"device\": \"tpu\"}", NULL,
        "torch.device: 'tpu'"},
