@@ -1096,11 +1096,6 @@ static int parse_torch(ctx *c, const cJSON *root) {
     return bad(c, "torch.case", "must be an object (generate_input()'s "
                "keyword arguments)");
   if (cs && (rc = gm_case(c, "torch.case", cs))) return rc;
-  /* GPU MODE: a case per size -- task.yml's tests and the benchmark (kf
-   * import gpumode) -- so that each size is drawn by its own arguments */
-  const cJSON *cases = cJSON_GetObjectItemCaseSensitive(t, "cases");
-  cJSON *cx = NULL;
-  if (cases && (rc = gm_cases(c, cases, &cx))) return rc;
   /* GPU MODE: the data's form, "tuple" or "list" ("one", the default: a
    * single input is passed bare, several as a tuple) */
   const cJSON *dk = cJSON_GetObjectItemCaseSensitive(t, "data");
@@ -1111,6 +1106,11 @@ static int parse_torch(ctx *c, const cJSON *root) {
                                      strcmp(dk->valuestring, "one"))))
     return bad(c, "torch.data", "must be \"tuple\", \"list\" or \"one\" "
                "(the form of generate_input()'s data)");
+  /* GPU MODE: a case per size -- task.yml's tests and the benchmark (kf
+   * import gpumode) -- so that each size is drawn by its own arguments */
+  const cJSON *cases = cJSON_GetObjectItemCaseSensitive(t, "cases");
+  cJSON *cx = NULL;
+  if (cases && (rc = gm_cases(c, cases, &cx))) return rc;
   cJSON *x = cJSON_CreateObject();
   if (!x) {
     cJSON_Delete(cx);

@@ -787,6 +787,10 @@ static void test_torch_section(void **state) {
        "torch.cases[0].case: [0]: 'a-b' is not a Python keyword"},
       {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"N\": 8}, "
        "\"case\": {}, \"seed\": 1}]}", NULL, "seed"},
+      /* cases that hold, then a field that does not: nothing leaks */
+      {"{\"kind\": \"gpumode\", \"cases\": [{\"size\": {\"N\": 3}, "
+       "\"case\": {}}, {\"size\": {\"N\": 8}, \"case\": {}}], \"data\": "
+       "\"dict\"}", NULL, "torch.data: must be"},
       {"{\"kind\": \"triton\"}", NULL, "torch.kind: 'triton'"},
       {"{\"kind\": \"gpumode\", \"device\": \"tpu\"}", NULL,
        "torch.device: 'tpu'"},
