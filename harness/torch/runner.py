@@ -3148,8 +3148,17 @@ def inspect_ref(kind, path):
         out["outputs"] = outs
         if kind == "gpumode":
             tests = json.loads(os.environ.get("KF_GPUMODE_TESTS", "[]"))
-            out["tests"] = [_gm_case_shapes(torch, ns, t, out["inputs"],
-                                            outs) for t in tests]
+            # the inspector's CPU time is bounded (kf import: 240 s): the
+            # tests get what the benchmark left, up to 120 s, and the
+            # ones past it are said to be left out, not the import failed
+            t0, out["tests"] = time.monotonic(), []
+            for t in tests:
+                if time.monotonic() - t0 > 120:
+                    out["tests"].append({"skip": "not run: the import's "
+                                         "120 s for the tests were spent"})
+                    continue
+                out["tests"].append(_gm_case_shapes(torch, ns, t,
+                                                    out["inputs"], outs))
         out["torch"] = torch.__version__
         emit(json.dumps(out))
         return 0
