@@ -94,6 +94,7 @@ if sys.path and sys.path[0] and not getattr(sys.flags, "safe_path", 0):
     del sys.path[0]
 
 import ast
+import contextlib
 import ctypes
 import functools
 import gc
@@ -2482,14 +2483,6 @@ class _OnHost:
         return False
 
 
-class _NoHost:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 def _host_if_cuda(torch):
     """kf import runs the reference on the CPU whatever --device says: for
     a GPU spec, its code (module level and ref_kernel, which may allocate
@@ -2498,7 +2491,7 @@ def _host_if_cuda(torch):
     would fail on the CPU sides fails here first, named."""
     if os.environ.get("KF_INSPECT_DEVICE", "cpu") == "cuda":
         return _OnHost(torch)
-    return _NoHost()
+    return contextlib.nullcontext()
 
 
 def _drawer(torch, ns, kind, case):
