@@ -462,12 +462,14 @@ static int sib_visit(siblings *s, const char *src, const char *who,
                      char *err, size_t errlen);
 
 /* The module names src imports (any indentation: `import a, b.c as d`,
- * `from a.b import c`; relative imports are not names of files here),
- * each visited when DIR/NAME.py exists. */
+ * `from a.b import c`, statements after `;` on one line; relative
+ * imports are not names of files here), each visited when DIR/NAME.py
+ * exists.  A statement ends at its line's end, a `;` or a `#`. */
 static int sib_scan(siblings *s, const char *src, const char *who, char *err,
                     size_t errlen) {
   for (const char *p = src; p && *p;) {
-    const char *nl = strchr(p, '\n');
+    size_t len = strcspn(p, "\n;#");
+    const char *end = p + len;
     const char *q = p + strspn(p, " \t");
     const char *rest = NULL;
     bool from = false;
@@ -477,11 +479,11 @@ static int sib_scan(siblings *s, const char *src, const char *who, char *err,
       rest = q + 5;
       from = true;
     }
-    while (rest) {
+    while (rest && rest < end) {
       rest += strspn(rest, " \t(");
       size_t n = strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
                               "UVWXYZ0123456789_");
-      if (n && n < 64 && !(*rest >= '0' && *rest <= '9')) {
+      if (n && n < 64 && rest + n <= end && !(*rest >= '0' && *rest <= '9')) {
         char name[64];
         memcpy(name, rest, n);
         name[n] = '\0';
@@ -490,10 +492,12 @@ static int sib_scan(siblings *s, const char *src, const char *who, char *err,
       }
       if (from) break;
       /* the next name of `import a, b`: past this one's dots and alias */
-      const char *comma = strchr(rest, ',');
-      rest = comma && (!nl || comma < nl) ? comma + 1 : NULL;
+      const char *comma = memchr(rest, ',', (size_t)(end - rest));
+      rest = comma ? comma + 1 : NULL;
     }
-    p = nl ? nl + 1 : NULL;
+    /* a comment runs to the line's end; a `;` starts the next statement */
+    if (*end == '#') end += strcspn(end, "\n");
+    p = *end ? end + 1 : NULL;
   }
   return 0;
 }

@@ -305,8 +305,7 @@ def make_match_reference(reference, rtol=1e-05, atol=1e-08):
         return torch.allclose(output, reference(data), rtol=rtol, atol=atol)
     return wrapped
 '''
-GM_LAYOUT = '''from utils import make_match_reference
-import torch
+GM_LAYOUT = '''import torch; from utils import make_match_reference  # after a ;
 from task import input_t, output_t, SCALE
 
 
