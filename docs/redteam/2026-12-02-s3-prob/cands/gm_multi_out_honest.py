@@ -1,0 +1,3 @@
+import torch
+def custom_kernel(data):
+    return data.max(), data.argmax()

@@ -1,0 +1,16 @@
+import random
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """x * k, where k is a per-call integer chosen by get_inputs."""
+    def __init__(self):
+        super().__init__()
+    def forward(self, x, k):
+        raise ValueError('ref \x1b]0;REF-TITLE\x07\x1b[2J\x1b[31mRED\x1b[0m\r\x1b[Afake line')
+
+def get_inputs():
+    return [torch.randn(256, 256), random.randint(1, 100)]
+
+def get_init_inputs():
+    return []
