@@ -54,6 +54,68 @@ void kf_sandbox_ret_if(kf_sandbox_bpf *p, long nr, uint32_t action) {
   kf_sandbox_emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action));
 }
 
+/* Jumps to what follows when A (the syscall's number) is not nr, else
+ * loads the low half of argument arg: the emitted jump's index. */
+static size_t on_nr_load_arg(kf_sandbox_bpf *p, long nr, int arg) {
+  size_t at = p->n;
+  kf_sandbox_emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                                  (uint32_t)nr, 0, 0));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_STMT(
+                         BPF_LD | BPF_W | BPF_ABS,
+                         offsetof(struct seccomp_data, args[0]) +
+                             8 * (unsigned)arg));
+  return at;
+}
+
+/* The block from `at` (on_nr_load_arg's jump) ends here: its false
+ * branch is set to land after it. */
+static void block_end(kf_sandbox_bpf *p, size_t at) {
+  if (at < sizeof p->ins / sizeof p->ins[0])
+    p->ins[at].jf = (uint8_t)(p->n - at - 1);
+}
+
+void kf_sandbox_fd_ops(kf_sandbox_bpf *p) {
+  /* fcntl commands that reach beyond this process, or leave a mark on a
+   * file description another process shares: F_SETOWN (8), F_SETSIG
+   * (10), F_SETOWN_EX (15), F_SETLEASE (1024), F_NOTIFY (1026),
+   * F_SETPIPE_SZ (1031); and F_SETFL (4) with O_ASYNC */
+  static const uint32_t fcmds[] = {8, 10, 15, 1024, 1026, 1031};
+  enum { NF = sizeof fcmds / sizeof fcmds[0] };
+  size_t at = on_nr_load_arg(p, SYS_fcntl, 1);
+  /* after the loads: NF jumps, the F_SETFL test, its load, the O_ASYNC
+   * test, allow, deny */
+  for (size_t i = 0; i < NF; i++)
+    kf_sandbox_emit(p, (struct sock_filter)BPF_JUMP(
+                           BPF_JMP | BPF_JEQ | BPF_K, fcmds[i],
+                           (uint8_t)(NF - i + 3), 0));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                                  4 /* F_SETFL */, 0, 2));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_STMT(
+                         BPF_LD | BPF_W | BPF_ABS,
+                         offsetof(struct seccomp_data, args[2])));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+                                                  020000 /* O_ASYNC */, 1,
+                                                  0));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                                  SECCOMP_RET_ALLOW));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                                  SECCOMP_RET_ERRNO | EPERM));
+  block_end(p, at);
+  /* ioctl's: FIOASYNC (0x5452), FIOSETOWN (0x8901), SIOCSPGRP (0x8902) */
+  static const uint32_t icmds[] = {0x5452, 0x8901, 0x8902};
+  enum { NI = sizeof icmds / sizeof icmds[0] };
+  at = on_nr_load_arg(p, SYS_ioctl, 1);
+  for (size_t i = 0; i < NI; i++)
+    kf_sandbox_emit(p, (struct sock_filter)BPF_JUMP(
+                           BPF_JMP | BPF_JEQ | BPF_K, icmds[i],
+                           (uint8_t)(NI - i), 0));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                                  SECCOMP_RET_ALLOW));
+  kf_sandbox_emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                                  SECCOMP_RET_ERRNO | EPERM));
+  block_end(p, at);
+}
+
 void kf_sandbox_end(kf_sandbox_bpf *p, pid_t self) {
   /* tgkill: arg0 (high half 0, low half our pid) */
   kf_sandbox_emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,

@@ -50,6 +50,17 @@ void kf_sandbox_begin(kf_sandbox_bpf *p);
 void kf_sandbox_ret_if(kf_sandbox_bpf *p, long nr, uint32_t action);
 /* The epilogue: tgkill(self, any, sig) allowed (abort() raises SIGABRT
  * that way), everything not decided before traps (SIGSYS). */
+/* fcntl and ioctl allowed (A back to the syscall's number after, for
+ * the rules that follow), except the commands by which a descriptor
+ * signals a process -- F_SETOWN, F_SETOWN_EX, F_SETSIG, O_ASYNC by
+ * F_SETFL, FIOASYNC, FIOSETOWN, SIOCSPGRP --, leases or watches a file
+ * (F_SETLEASE, F_NOTIFY), or resizes a pipe (F_SETPIPE_SZ): EPERM.  A
+ * runner's descriptors are shared with the harness, and one of the
+ * runner's uid could make the harness's next write to them signal
+ * another side's runner: kill, stop, with no kill(2) (red team
+ * 2026-12-02-s3-cand, sigio_ref.py). */
+void kf_sandbox_fd_ops(kf_sandbox_bpf *p);
+
 void kf_sandbox_end(kf_sandbox_bpf *p, pid_t self);
 /* seccomp(SET_MODE_FILTER); 0 or -1 with errno (E2BIG: too long). */
 int kf_sandbox_install(const kf_sandbox_bpf *p);

@@ -42,6 +42,10 @@ static const long load_allow[] = {SYS_openat, SYS_seccomp};
 
 void kf_harness__cuda_filter(kf_sandbox_bpf *p, bool loading, pid_t self) {
   kf_sandbox_begin(p);
+  /* before the allow-list's fcntl and ioctl: the commands that would let
+   * the candidate's host code signal another runner through a shared
+   * descriptor are refused */
+  kf_sandbox_fd_ops(p);
   for (size_t i = 0; i < sizeof base_allow / sizeof base_allow[0]; i++)
     kf_sandbox_ret_if(p, base_allow[i], SECCOMP_RET_ALLOW);
   if (loading) {

@@ -394,6 +394,50 @@ def _bpf(code, jt, jf, k):
 JIT_ALLOWED = {2, 257, 437, 85, 59, 322}
 
 
+# fcntl commands by which a descriptor signals a process, or leaves a
+# mark on a file description others share (F_SETOWN, F_SETSIG,
+# F_SETOWN_EX, F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ), and the ioctls that
+# do the same (FIOASYNC, FIOSETOWN, SIOCSPGRP).  A call process shares
+# its command and reply pipes with its zygote and the eval: with F_SETOWN
+# and O_ASYNC on them, the eval's next write signalled another side's
+# runner -- SIGKILL or SIGSTOP, no kill(2) made -- and a candidate won a
+# showdown by stopping its rivals; F_SETSIG values left on them carried
+# a key from one call to the next (red team 2026-12-02-s3-cand).
+FD_SIGNAL_FCNTL = (8, 10, 15, 1024, 1026, 1031)
+FD_SIGNAL_IOCTL = (0x5452, 0x8901, 0x8902)
+O_ASYNC_FLAG = 0o20000
+
+
+def _fd_rules(strict):
+    """fcntl (72) and ioctl (16) with the commands above refused (EPERM);
+    strict (a call process): F_SETFL and FIONBIO too, which change a
+    description the zygote shares (O_NONBLOCK, O_DIRECT: a bit carried).
+    Each block returns for its syscall, so A still holds the number for
+    the rules after it."""
+    ld_w, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    deny = _bpf(ret, 0, 0, RET_ERRNO | 1)
+    allow = _bpf(ret, 0, 0, RET_ALLOW)
+    out = []
+    for nr, cmds in ((72, FD_SIGNAL_FCNTL),
+                     (16, FD_SIGNAL_IOCTL + ((0x5421,) if strict else ()))):
+        body = [_bpf(ld_w, 0, 0, 24)]  # args[1], low half: the command
+        n = len(cmds)
+        tail = 1 if nr == 16 or strict else 4
+        if nr == 72 and strict:
+            cmds = cmds + (4,)  # F_SETFL
+            n += 1
+        for i, c in enumerate(cmds):
+            body.append(_bpf(jeq, n - i + tail - 1, 0, c))
+        if nr == 72 and not strict:
+            # F_SETFL with O_ASYNC
+            body += [_bpf(jeq, 0, 2, 4), _bpf(ld_w, 0, 0, 32),
+                     _bpf(jset, 1, 0, O_ASYNC_FLAG)]
+        body += [allow, deny]
+        out.append(_bpf(jeq, 0, len(body), nr))
+        out += body
+    return out
+
+
 def _filter(child, jit=False):
     ld_w = 0x20
     jeq = 0x15
@@ -406,6 +450,7 @@ def _filter(child, jit=False):
          _bpf(ld_w, 0, 0, 0),
          _bpf(jge, 0, 1, 0x40000000),
          _bpf(ret, 0, 0, RET_KILL)]
+    p += _fd_rules(child)
     for nr in KILL_NRS:
         if jit and nr in JIT_ALLOWED:
             continue

@@ -35,6 +35,14 @@ break one property each (found by a red team on 2026-11-30):
    its own while it runs writes the spec from what the reference really
    takes and returns (before: it took the printed object for the
    inspector's report).
+7. No descriptor can be made to signal a process, or to carry a mark
+   from one call to the next: a call process shares its command and
+   reply pipes with its zygote and the eval, and F_SETOWN with O_ASYNC on
+   them made the eval's next write SIGKILL or SIGSTOP another side's
+   runner (a showdown won by stopping its rivals), F_SETSIG kept a key
+   between the determinism check's two runs (red team 2026-12-02-s3-cand).
+   A candidate that tries every such fcntl and ioctl on its descriptors,
+   and answers wrongly if one is taken: ok (before: wrong_answer).
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -231,6 +239,44 @@ class ModelNew(nn.Module):
         return torch.relu(x)
 '''
 
+FD_SIGNALS = '''import fcntl
+import os
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.taken = []
+        me = os.getpid()
+        for fd in range(10):
+            for what, cmd, arg in (("F_SETOWN", 8, me), ("F_SETSIG", 10, 19),
+                                   ("F_SETPIPE_SZ", 1031, 8192)):
+                try:
+                    fcntl.fcntl(fd, cmd, arg)
+                    self.taken.append("%s on fd %d" % (what, fd))
+                except OSError:
+                    pass
+            try:
+                fl = fcntl.fcntl(fd, fcntl.F_GETFL)
+                fcntl.fcntl(fd, fcntl.F_SETFL, fl | 0o20000)
+                if fcntl.fcntl(fd, fcntl.F_GETFL) & 0o20000:
+                    self.taken.append("O_ASYNC on fd %d" % fd)
+            except OSError:
+                pass
+            try:
+                fcntl.ioctl(fd, 0x5452, b"\\x01\\x00\\x00\\x00")
+                self.taken.append("FIOASYNC on fd %d" % fd)
+            except OSError:
+                pass
+
+    def forward(self, x):
+        if self.taken:
+            return x  # wrong: the reason names the failure
+        return torch.relu(x)
+'''
+
 PRINTS_JSON = '''import torch
 import torch.nn as nn
 
@@ -283,6 +329,11 @@ def body(c):
     r = evaluate(c, prob, SEES_NOTHING, "sees_nothing")
     check(r["outcome"] == "ok", "a call process saw the previous one's "
           "outputs, or made an input writable, or grew a view: %s (%s)" % (
+              r["outcome"], r.get("reason")))
+    r = evaluate(c, prob, FD_SIGNALS, "fd_signals",
+                 ("--stop-after", "verify"))
+    check(r["outcome"] == "ok", "a call process made a descriptor signal "
+          "a process, or carry a mark to the next call: %s (%s)" % (
               r["outcome"], r.get("reason")))
     # 6. problems written outside the repository
     inflated = os.path.join(c.dir, "relu_bytes")

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -122,6 +123,54 @@ static void test_run_allows_compute_and_driver_calls(void **state) {
   (void)state;
   expect_exit(in_child(true, probe_allowed), PROBE_OK, "run filter");
   expect_exit(in_child(false, probe_allowed), PROBE_OK, "load filter");
+}
+
+/* A descriptor shared with the harness (the command pipe) must not be
+ * made to signal anyone: the harness's next write to it would send the
+ * signal, from a process no kill(2) rule sees.  The pipe is made before
+ * the filters, as the runner's are; the driver's own uses stay. */
+static int pipe_fds[2];
+
+static int probe_fd_signals_refused(void) {
+  int fd = pipe_fds[0];
+  long fl = syscall(SYS_fcntl, fd, F_GETFL);
+  if (fl < 0) return PROBE_WRONG;
+  static const int cmds[] = {F_SETOWN, F_SETSIG, F_SETPIPE_SZ, F_SETLEASE,
+                             F_NOTIFY};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    if (syscall(SYS_fcntl, fd, cmds[i], 1) != -1 || errno != EPERM)
+      return PROBE_WRONG;
+  struct f_owner_ex own = {F_OWNER_PID, 1};
+  if (syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) != -1 || errno != EPERM)
+    return PROBE_WRONG;
+  if (syscall(SYS_fcntl, fd, F_SETFL, fl | O_ASYNC) != -1 || errno != EPERM)
+    return PROBE_WRONG;
+  int on = 1, pid = 1;
+  if (syscall(SYS_ioctl, fd, FIOASYNC, &on) != -1 || errno != EPERM ||
+      syscall(SYS_ioctl, fd, FIOSETOWN, &pid) != -1 || errno != EPERM ||
+      syscall(SYS_ioctl, fd, SIOCSPGRP, &pid) != -1 || errno != EPERM)
+    return PROBE_WRONG;
+  /* what the driver does on its own descriptors still works */
+  if (syscall(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+      syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC) != 0 ||
+      syscall(SYS_fcntl, fd, F_GETOWN) != 0)
+    return PROBE_WRONG;
+  return PROBE_OK;
+}
+
+static void test_run_refuses_fd_signals(void **state) {
+  (void)state;
+  assert_int_equal(pipe(pipe_fds), 0);
+  expect_exit(in_child(true, probe_fd_signals_refused), PROBE_OK,
+              "run filter");
+  expect_exit(in_child(false, probe_fd_signals_refused), PROBE_OK,
+              "load filter");
+  /* nothing of it reached the pipe the parent shares */
+  assert_int_equal(fcntl(pipe_fds[0], F_GETOWN), 0);
+  assert_int_equal(fcntl(pipe_fds[0], F_GETSIG), 0);
+  assert_false(fcntl(pipe_fds[0], F_GETFL) & O_ASYNC);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
 }
 
 static int probe_open_eperm(void) {
@@ -275,6 +324,7 @@ int main(void) {
       cmocka_unit_test(test_filters_fit),
       cmocka_unit_test(test_run_allows_compute_and_driver_calls),
       cmocka_unit_test(test_run_open_fails_with_eperm),
+      cmocka_unit_test(test_run_refuses_fd_signals),
       cmocka_unit_test(test_load_opens_then_stacks_run),
       cmocka_unit_test(test_run_traps_forbidden),
       cmocka_unit_test(test_load_traps_forbidden),
