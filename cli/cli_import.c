@@ -68,8 +68,9 @@ static void usage(FILE *f) {
 "  --name NAME   problem name (default: the file's or directory's name)\n"
 "  --case C      gpumode: generate_input's keyword arguments, a JSON\n"
 "                object, or benchmarks:N / tests:N (N from 0) of DIR's\n"
-"                task.yml (default: DIR/case.json, else task.yml's largest\n"
-"                benchmark, else {\"size\": 4096, \"seed\": 42})\n"
+"                task.yml (default: DIR/case.json, else every benchmark of\n"
+"                task.yml, the largest first, the time their geometric\n"
+"                mean as GPU MODE ranks, else {\"size\": 4096, \"seed\": 42})\n"
 "  --rtol X      relative tolerance of float outputs (default: gpumode,\n"
 "                the rtol of check_implementation = make_match_reference(\n"
 "                ...) as written; else 1e-3, f16/bf16 1e-2)\n"
@@ -117,6 +118,13 @@ static void name_from(const char *path, char *out, size_t outlen) {
 /* The largest GPU MODE case, as compact JSON; and task.yml's tests */
 #define CASE_MAX 1100
 #define TESTS_MAX (16u << 10)
+
+/* ^C or SIGTERM while the inspector runs: it is killed and its folder
+ * removed before kf import exits (they were left behind, the inspector
+ * running as nobody: red team 2026-12-02-s3-prob, M1). */
+static volatile sig_atomic_t inspect_stop;
+
+static void on_stop(int sig) { inspect_stop = sig; }
 
 /* Runs runner.py inspect on the reference, sandboxed; *json (malloc'd)
  * is its stdout.  0, or an exit code with the reason printed. */
@@ -201,7 +209,12 @@ static int run_inspect(const imp_opts *o, const char *ref, const char *text,
   }
   uint64_t deadline = kf_now_ms() + INSPECT_MS;
   bool open_o = true, open_e = true, timed_out = false;
-  while (open_o || open_e) {
+  struct sigaction stop = {.sa_handler = on_stop}, old_int, old_term;
+  sigemptyset(&stop.sa_mask);
+  inspect_stop = 0;
+  sigaction(SIGINT, &stop, &old_int);
+  sigaction(SIGTERM, &stop, &old_term);
+  while ((open_o || open_e) && !inspect_stop) {
     uint64_t now = kf_now_ms();
     if (now >= deadline) {
       timed_out = true;
@@ -232,9 +245,22 @@ static int run_inspect(const imp_opts *o, const char *ref, const char *text,
   }
   buf[n] = '\0';
   err[en] = '\0';
+  /* the reference's stderr, shown below: display-safe */
+  char raw[sizeof err];
+  memcpy(raw, err, en + 1);
+  kf_text_sanitize(raw, en, err, sizeof err, KF_TEXT_MULTILINE);
   kill(-pid, SIGKILL);
   int st = 0;
-  waitpid(pid, &st, 0);
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (inspect_stop) {
+    fprintf(stderr, "kf import: stopped (%s): the reference's run killed, "
+            "nothing written\n", strsignal(inspect_stop));
+    free(buf);
+    rc = 128 + inspect_stop;
+    goto out;
+  }
   if (timed_out) {
     fprintf(stderr, "kf import: running the reference took over %d s\n",
             INSPECT_MS / 1000);
@@ -281,7 +307,8 @@ out:
 }
 
 /* A GPU MODE import verifies at each of task.yml's tests as well as at
- * the benchmark: case 0 is the benchmark, 1.. the tests kept. */
+ * the benchmark, and times every benchmark: case 0 is the benchmark
+ * (the largest), 1.. the other benchmarks and the tests kept. */
 #define GM_CASES (KF_SPEC_MAX_SIZES)
 
 /* Params: one per distinct dimension -- a position whose values across
@@ -670,11 +697,14 @@ static int bundle_siblings(const char *dir, const char *src, char **out,
  * set when their dimensions need more params than a spec has (the caller
  * then asks for one size).  NULL with bad filled. */
 static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
-                       const cJSON *tests, bool one_size, bool *too_many,
-                       char *bad, size_t badlen) {
+                       const cJSON *tests, int nbx, bool one_size,
+                       bool *too_many, char *bad, size_t badlen) {
   const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(in, "error"));
   if (e) {
-    snprintf(bad, badlen, "%s", e);
+    /* the reference's own text (an exception's message): display-safe
+     * (red team 2026-12-02-s3-prob, L1: a message that set the window
+     * title and drew a fake "wrote" line) */
+    kf_text_sanitize(e, strlen(e), bad, badlen, 0);
     return NULL;
   }
   /* args: forward's arguments, written when they are not just the
@@ -690,6 +720,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   dimset d = {.n = 0, .ncase = 1};
   /* the tests the inspector ran: case c's shapes and arguments */
   const cJSON *tshape[GM_CASES] = {0}, *targs[GM_CASES] = {0};
+  bool tbench[GM_CASES] = {0}; /* one of the first nbx: a benchmark */
   bool tests_finite = true;
   const cJSON *tr = cJSON_GetObjectItem(in, "tests");
   for (int k = 0; !one_size && k < cJSON_GetArraySize(tr) &&
@@ -699,6 +730,7 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
       continue;
     tests_finite &= !cJSON_IsFalse(cJSON_GetObjectItem(r, "finite"));
     tshape[d.ncase] = r;
+    tbench[d.ncase] = k < nbx;
     targs[d.ncase++] = cJSON_GetArrayItem(tests, k);
   }
   int64_t bytes = 0;
@@ -855,7 +887,9 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
   cJSON *sizes = cJSON_AddObjectToObject(s, "sizes");
   cJSON *chk = cJSON_AddArrayToObject(sizes, "check");
   cJSON *sz = NULL, *cases = d.ncase > 1 ? cJSON_CreateArray() : NULL;
-  /* the tests in task.yml's order, then the benchmark */
+  cJSON *more = cJSON_CreateArray();
+  /* the tests in task.yml's order, then the benchmark; the other
+   * benchmarks timed after it, verified there too (sizes.bench) */
   for (int c = 1; c <= d.ncase; c++) {
     int cc = c % d.ncase;
     cJSON *z = cJSON_CreateObject();
@@ -865,7 +899,8 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
       cJSON_AddNumberToObject(z, p, (double)d.v[k][cc]);
     }
     if (twin) cJSON_AddNumberToObject(z, "CASE", cc + 1);
-    cJSON_AddItemToArray(chk, z);
+    if (tbench[cc]) cJSON_AddItemToArray(more, cJSON_Duplicate(z, true));
+    else cJSON_AddItemToArray(chk, cJSON_Duplicate(z, true));
     if (cases) {
       cJSON *e = cJSON_CreateObject();
       cJSON_AddItemToObject(e, "size", cJSON_Duplicate(z, true));
@@ -874,7 +909,16 @@ static char *make_spec(const imp_opts *o, const char *name, cJSON *in,
       cJSON_AddItemToArray(cases, e);
     }
     if (!cc) sz = cJSON_Duplicate(z, true);
+    cJSON_Delete(z);
   }
+  if (cJSON_GetArraySize(more)) {
+    cJSON *bl = cJSON_CreateArray();
+    cJSON_AddItemToArray(bl, sz);
+    while (cJSON_GetArraySize(more))
+      cJSON_AddItemToArray(bl, cJSON_DetachItemFromArray(more, 0));
+    sz = bl;
+  }
+  cJSON_Delete(more);
   cJSON_AddItemToObject(sizes, "bench", sz);
   cJSON *tol = cJSON_AddObjectToObject(s, "tolerance");
   const char *fdt[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "bool"};
@@ -1032,6 +1076,8 @@ int kf_cli_import(int argc, char **argv) {
   char chosen[CASE_MAX + 100] = "";
   /* --case benchmarks:N / tests:N, or no case given: task.yml's entry */
   bool gm = !strcmp(o.kind, "gpumode");
+  /* no case chosen and task.yml has benchmarks: every one is timed */
+  bool every_bench = false;
   if (gm && o.cscase && !strchr(o.cscase, '{')) {
     if (kf_cli__gm_task_case(o.src, o.cscase, &cs, said, sizeof said, err,
                              sizeof err)) {
@@ -1058,6 +1104,7 @@ int kf_cli_import(int argc, char **argv) {
         return KF_EXIT_USAGE;
       }
       o.cscase = trc ? "{\"size\": 4096, \"seed\": 42}" : cs;
+      every_bench = !trc;
     } else if (kf_read_file(cp, 1u << 20, &cs, NULL, err, sizeof err)) {
       fprintf(stderr, "kf import: %s\n", err);
       free(src);
@@ -1133,38 +1180,100 @@ int kf_cli_import(int argc, char **argv) {
    * each drawn by its own arguments -- a kernel right at the benchmark's
    * shape alone is not one GPU MODE accepts */
   cJSON *tests = NULL;
-  char *tests_json = NULL, tests_cut[160] = "";
+  char *tests_json = NULL, tests_cut[160] = "", bench_cut[200] = "";
+  /* the other benchmarks (every_bench), first in `tests`: bidx[k] is
+   * entry k's index in task.yml's benchmarks */
+  int nbx = 0, bidx[KF_SPEC_MAX_BENCH - 1];
   if (!strcmp(o.kind, "gpumode")) {
-    if (kf_cli__gm_task_list(o.src, "tests", &tests, err, sizeof err) < 0) {
+    cJSON *bl = NULL;
+    if (kf_cli__gm_task_list(o.src, "tests", &tests, err, sizeof err) < 0 ||
+        (every_bench &&
+         kf_cli__gm_task_list(o.src, "benchmarks", &bl, err, sizeof err) <
+             0)) {
       fprintf(stderr, "kf import: %s\n", err);
+      cJSON_Delete(tests);
       free(src);
       free(cs);
       return KF_EXIT_USAGE;
     }
-    /* a test that is the benchmark but for its seed adds nothing */
+    if (!tests) tests = cJSON_CreateArray();
+    /* a test or a benchmark that is the benchmark but for its seed adds
+     * nothing; nor a test that is another benchmark so */
     cJSON *bench = o.cscase ? cJSON_Parse(o.cscase) : NULL;
     cJSON_DeleteItemFromObjectCaseSensitive(bench, "seed");
-    for (int k = cJSON_GetArraySize(tests) - 1; bench && k >= 0; k--) {
+    int nb0 = 0;
+    /* the benchmarks first, then the tests (a new array: Debian's cJSON
+     * 1.7.15 inserts into an array once, then refuses) */
+    cJSON *all = cJSON_CreateArray();
+    if (!all) {
+      fprintf(stderr, "kf import: out of memory\n");
+      cJSON_Delete(bl);
+      cJSON_Delete(bench);
+      cJSON_Delete(tests);
+      free(src);
+      free(cs);
+      return KF_EXIT_FAIL;
+    }
+    for (int j = 0; j < cJSON_GetArraySize(bl); j++) {
+      cJSON *t = cJSON_Duplicate(cJSON_GetArrayItem(bl, j), true);
+      cJSON_DeleteItemFromObjectCaseSensitive(t, "seed");
+      bool same = bench && cJSON_Compare(t, bench, true);
+      cJSON_Delete(t);
+      if (same) continue;
+      nb0++;
+      if (nbx == KF_SPEC_MAX_BENCH - 1) continue;
+      bidx[nbx++] = j;
+      cJSON_AddItemToArray(all,
+                           cJSON_Duplicate(cJSON_GetArrayItem(bl, j), true));
+    }
+    while (cJSON_GetArraySize(tests))
+      cJSON_AddItemToArray(all, cJSON_DetachItemFromArray(tests, 0));
+    cJSON_Delete(tests);
+    tests = all;
+    if (nb0 > nbx)
+      snprintf(bench_cut, sizeof bench_cut, "the first %d of task.yml's %d "
+               "benchmarks are timed (at most %d)", nbx + 1,
+               cJSON_GetArraySize(bl), KF_SPEC_MAX_BENCH);
+    cJSON_Delete(bl);
+    for (int k = cJSON_GetArraySize(tests) - 1; k >= nbx; k--) {
       cJSON *t = cJSON_Duplicate(cJSON_GetArrayItem(tests, k), true);
       cJSON_DeleteItemFromObjectCaseSensitive(t, "seed");
-      if (cJSON_Compare(t, bench, true))
-        cJSON_ReplaceItemInArray(tests, k, cJSON_CreateNull());
+      bool same = bench && cJSON_Compare(t, bench, true);
+      for (int j = 0; j < nbx && !same; j++) {
+        cJSON *b = cJSON_Duplicate(cJSON_GetArrayItem(tests, j), true);
+        cJSON_DeleteItemFromObjectCaseSensitive(b, "seed");
+        same = cJSON_Compare(t, b, true);
+        cJSON_Delete(b);
+      }
+      if (same) cJSON_ReplaceItemInArray(tests, k, cJSON_CreateNull());
       cJSON_Delete(t);
     }
     cJSON_Delete(bench);
     int n0 = cJSON_GetArraySize(tests);
+    /* the tests at the end are left out first, the benchmarks never */
     while (cJSON_GetArraySize(tests) > GM_CASES - 1)
       cJSON_DeleteItemFromArray(tests, cJSON_GetArraySize(tests) - 1);
-    tests_json = tests ? cJSON_PrintUnformatted(tests) : NULL;
-    while (tests_json && strlen(tests_json) > TESTS_MAX) {
+    tests_json = cJSON_PrintUnformatted(tests);
+    while (tests_json && strlen(tests_json) > TESTS_MAX &&
+           cJSON_GetArraySize(tests) > nbx) {
       cJSON_DeleteItemFromArray(tests, cJSON_GetArraySize(tests) - 1);
       free(tests_json);
       tests_json = cJSON_PrintUnformatted(tests);
     }
+    if (!tests_json || strlen(tests_json) > TESTS_MAX) {
+      fprintf(stderr, "kf import: task.yml's benchmarks are over %u bytes "
+              "as compact JSON\n", TESTS_MAX);
+      cJSON_Delete(tests);
+      free(tests_json);
+      free(src);
+      free(cs);
+      return KF_EXIT_USAGE;
+    }
     if (cJSON_GetArraySize(tests) < n0)
       snprintf(tests_cut, sizeof tests_cut, "the first %d of task.yml's %d "
                "tests are taken (at most %d, in %u bytes)",
-               cJSON_GetArraySize(tests), n0, GM_CASES - 1, TESTS_MAX);
+               cJSON_GetArraySize(tests) - nbx, n0 - nbx, GM_CASES - 1 - nbx,
+               TESTS_MAX);
   }
   char *json = NULL;
   int rc = run_inspect(&o, real, mods[0] ? src : NULL, tests_json, &json);
@@ -1197,30 +1306,45 @@ int kf_cli_import(int argc, char **argv) {
   char bad[1500] = "", one_why[300] = "", skipped[1200] = "";
   size_t sk = 0;
   bool too_many = false;
-  char *spec = in ? make_spec(&o, name, in, tests, false, &too_many, bad,
-                              sizeof bad) : NULL;
+  char *spec = in ? make_spec(&o, name, in, tests, nbx, false, &too_many,
+                              bad, sizeof bad) : NULL;
   if (!spec && too_many) { /* the benchmark's size alone, said */
     kf_strlcpy(one_why, bad, sizeof one_why);
-    spec = make_spec(&o, name, in, NULL, true, &too_many, bad, sizeof bad);
+    spec = make_spec(&o, name, in, NULL, 0, true, &too_many, bad, sizeof bad);
   }
   const cJSON *tr = in ? cJSON_GetObjectItem(in, "tests") : NULL;
-  int verified = 0, nt_all = 0;
+  int verified = 0, nt_all = 0, timed = 0;
   for (int k = 0; k < cJSON_GetArraySize(tr); k++) {
     if (cJSON_IsNull(cJSON_GetArrayItem(tests, k))) continue;
-    nt_all++;
+    if (k >= nbx) nt_all++;
     const char *why =
         cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(tr, k), "skip"));
     if (!why) {
-      verified++;
+      if (k < nbx) timed++;
+      else verified++;
     } else if (sk < sizeof skipped) {
-      int w = snprintf(skipped + sk, sizeof skipped - sk, "%stests:%d (%.200s)",
-                       sk ? "; " : "", k, why);
+      int w = snprintf(skipped + sk, sizeof skipped - sk, "%s%s:%d (%.200s)",
+                       sk ? "; " : "", k < nbx ? "benchmarks" : "tests",
+                       k < nbx ? bidx[k] : k - nbx, why);
       if (w > 0) sk += (size_t)w;
     }
   }
-  if (one_why[0]) verified = 0;
+  if (one_why[0]) verified = timed = 0;
+  /* inputs the problem hands over strided (a transpose): the harness
+   * hands every side a row-major copy */
+  char strided[300] = "";
+  const cJSON *ins = in ? cJSON_GetObjectItem(in, "inputs") : NULL;
+  for (int k = 0; k < cJSON_GetArraySize(ins); k++)
+    if (cJSON_GetObjectItem(cJSON_GetArrayItem(ins, k), "strides") &&
+        strlen(strided) < sizeof strided - 16)
+      snprintf(strided + strlen(strided), sizeof strided - strlen(strided),
+               "%s%d", strided[0] ? ", " : "", k);
   cJSON_Delete(tests);
-  if (!in) snprintf(bad, sizeof bad, "the inspector printed no JSON: %.300s", json);
+  if (!in) {
+    char safe[320];
+    kf_text_sanitize(json, strnlen(json, 300), safe, sizeof safe, 0);
+    snprintf(bad, sizeof bad, "the inspector printed no JSON: %s", safe);
+  }
   cJSON_Delete(in);
   free(json);
   if (!spec) {
@@ -1290,11 +1414,17 @@ int kf_cli_import(int argc, char **argv) {
   if (verified)
     printf("kf import: verified at %d of task.yml's tests too, each a size "
            "drawn by its own arguments (spec.json torch.cases)\n", verified);
+  if (timed)
+    printf("kf import: timed at %d of task.yml's benchmarks, each verified "
+           "too; a time is their geometric mean, as GPU MODE ranks "
+           "(spec.json sizes.bench)\n", timed + 1);
   if (tests_cut[0])
     fprintf(stderr, "kf import: warning: %s\n", tests_cut);
+  if (bench_cut[0])
+    fprintf(stderr, "kf import: warning: %s\n", bench_cut);
   if (skipped[0])
-    fprintf(stderr, "kf import: warning: not verified at %s: not a size of "
-            "the benchmark's spec\n", skipped);
+    fprintf(stderr, "kf import: warning: not verified (or timed) at %s: "
+            "not a size of the benchmark's spec\n", skipped);
   if (one_why[0])
     fprintf(stderr, "kf import: warning: verified at the benchmark's size "
             "only, not at task.yml's %d tests: %s\n", nt_all, one_why);
@@ -1303,6 +1433,11 @@ int kf_cli_import(int argc, char **argv) {
     fprintf(stderr, "kf import: warning: %s; the harness compares the "
             "outputs with the reference's at spec.json's tolerance (give "
             "--rtol and --atol the problem's)\n", tolwhy);
+  if (strided[0])
+    fprintf(stderr, "kf import: warning: input %s of %s is not contiguous "
+            "(a transpose, a slice): every side is handed a contiguous, "
+            "row-major copy, so a kernel verified here may assume a layout "
+            "the problem's own harness does not give\n", strided, fn);
   if (unseeded[0])
     fprintf(stderr, "kf import: warning: %.600s; its inputs are described "
             "by dtype and range instead (fixed distributions: what "

@@ -31,6 +31,7 @@
 #define KF_SPEC_MAX_KNOB_VALUES 16
 #define KF_SPEC_MAX_TEMPLATES 8
 #define KF_SPEC_MAX_SIZES 32
+#define KF_SPEC_MAX_BENCH 8  /* timed sizes (sizes.bench as a list) */
 /* A campaign's roofline target is a fraction of the spec's byte floor at
  * the copy bandwidth; a problem that mostly reads passes 1 honestly. */
 #define KF_TARGET_ROOFLINE_MAX 2.0
@@ -119,7 +120,12 @@ typedef struct kf_spec {
   int n_outputs;
   kf_size check_sizes[KF_SPEC_MAX_SIZES]; /* correctness sweep */
   int n_check_sizes;
-  kf_size bench_size;                /* timed size */
+  kf_size bench_size;                /* timed size (the first of them) */
+  /* the timed sizes after the first, where sizes.bench is a list (GPU
+   * MODE's benchmarks): every one is verified and timed, and a side's time
+   * is the geometric mean of its medians at each (kf_spec_bench) */
+  kf_size bench_more[KF_SPEC_MAX_BENCH - 1];
+  int n_bench_more;
   kf_tol tol[KF_DT_COUNT];           /* per output dtype */
   bool allow_nan;                    /* NaN/Inf in outputs match NaN/Inf */
   bool deterministic;                /* two runs must agree bit for bit */
@@ -157,6 +163,18 @@ void kf_spec_free(kf_spec *s);
 /* Evaluates an integer expression (+ - * / %, parentheses, integer
  * literals, param names) at a size.  Returns 0 or KF_ESPEC with the reason
  * (unknown name, division by zero, overflow, syntax at column N). */
+/* The timed sizes: kf_spec_n_bench of them, kf_spec_bench(s, 0) being
+ * bench_size. */
+int kf_spec_n_bench(const kf_spec *s);
+const kf_size *kf_spec_bench(const kf_spec *s, int i);
+
+/* The spec's bytes expression over its timed sizes, their geometric mean
+ * (a time over several sizes is their times' geometric mean, so bytes /
+ * time is the geometric mean of the rates); 0 with *out, else KF_ESPEC
+ * and err. */
+int kf_spec_bench_bytes(const kf_spec *s, int64_t *out, char *err,
+                        size_t errlen);
+
 int kf_spec_eval(const kf_spec *s, const char *expr, const kf_size *size,
                  int64_t *out, char *err, size_t errlen);
 

@@ -295,6 +295,18 @@ static int footprint(const kf_spec *spec, bool cuda, uint64_t *need,
   }
   kf_spec_size_format(spec, &spec->bench_size, sz, sizeof sz);
   snprintf(text, tlen, "at its bench size %s", sz);
+  for (int i = 1; i < kf_spec_n_bench(spec); i++) {
+    if (kf_spec_runner_bytes(spec, kf_spec_bench(spec, i), 1, 1, guard, &b,
+                             err, sizeof err)) {
+      snprintf(bad, blen, "spec_json: bench size %d: %s", i, err);
+      return KF_ESPEC;
+    }
+    if (b > worst) {
+      worst = b;
+      kf_spec_size_format(spec, kf_spec_bench(spec, i), sz, sizeof sz);
+      snprintf(text, tlen, "at its bench size %s", sz);
+    }
+  }
   for (int i = 0; i < spec->n_check_sizes; i++) {
     if (kf_spec_runner_bytes(spec, &spec->check_sizes[i], 1, 1, guard, &b,
                              err, sizeof err)) {
@@ -385,8 +397,7 @@ int kf_coord__check_create(const Kernelfleet__CreateCampaignRequest *r,
     snprintf(bad, blen, "profile must be \"all\", \"none\" or \"top:K\""
              " with K 1..999 (\"\": \"" KF_PROF_POLICY_DEFAULT "\")");
   else if (spec->bytes[0] &&
-           kf_spec_eval(spec, spec->bytes, &spec->bench_size,
-                        &out->floor_bytes, err, sizeof err) != 0)
+           kf_spec_bench_bytes(spec, &out->floor_bytes, err, sizeof err))
     snprintf(bad, blen, "spec_json: bytes at the bench size: %s", err);
   else if (footprint(spec, cuda, &out->need_bytes, out->need_text,
                      sizeof out->need_text, bad, blen) == 0)

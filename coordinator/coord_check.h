@@ -40,7 +40,8 @@ bool kf_coord__check_status(const Kernelfleet__GetStatusRequest *r,
 typedef struct {
   kf_spec *spec;          /* parsed spec_json; kf_spec_free */
   char *templates_json;   /* campaigns.templates; free() */
-  int64_t floor_bytes;    /* the spec's `bytes` at the bench size, or 0 */
+  int64_t floor_bytes;    /* the spec's `bytes` at the bench size (the geometric
+                             mean over a list of them), or 0 */
   uint64_t need_bytes;    /* memory the harness maps to evaluate it */
   char need_text[256];    /* how need_bytes was counted */
 } kf_coord__create_checked;

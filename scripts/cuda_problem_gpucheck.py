@@ -293,6 +293,7 @@ def main():
                 # the harness also checks every timed output at the bench size
                 if args.bench_check and not defs:
                     size = spec["sizes"]["bench"]
+                    size = size[0] if isinstance(size, list) else size
                     for di in range(nd):
                         dists = [t["dists"][di % len(t["dists"])] for t in spec["inputs"]]
                         ins, outs, ws, keep = p.alloc(size, dists, gen)
@@ -327,6 +328,7 @@ def main():
             ms = gbps = None
             if not args.no_bench:
                 size = spec["sizes"]["bench"]
+                size = size[0] if isinstance(size, list) else size
                 dists = [t["dists"][0] for t in spec["inputs"]]
                 ins, outs, ws, keep = p.alloc(size, dists, gen)
                 for _ in range(3):

@@ -105,9 +105,7 @@ def load(path, knobs, cls_name, spec, device):
     init = runner._typed(spec["torch"].get("init", []))
     if spec["torch"]["kind"] == "kernelbench":
         torch.manual_seed(SEED)
-        model = ns[cls_name](*init)
-        if hasattr(model, "eval"):
-            model.eval()
+        model = ns[cls_name](*init)  # training mode, as KernelBench
         return model.to(device) if hasattr(model, "to") else model
     fn = ns["ref_kernel" if cls_name == "Model" else "custom_kernel"]
     return lambda *a: fn(a[0] if len(a) == 1 else tuple(a))
@@ -184,7 +182,9 @@ def check_problem(root, name, device, bench, reps):
     failed = 0
     sizes = [(s, dist) for s in spec["sizes"]["check"]
              for dist in spec["inputs"][0]["dists"]]
-    sizes += [(spec["sizes"]["bench"], dist)
+    benches = spec["sizes"]["bench"]  # a size, or a list of them
+    benches = benches if isinstance(benches, list) else [benches]
+    sizes += [(b, dist) for b in benches
               for dist in spec["inputs"][0]["dists"]]
     for t in spec["templates"]:
         offered = t.get("devices")
@@ -221,7 +221,7 @@ def check_problem(root, name, device, bench, reps):
                 continue
             line = "ok   %s" % label
             if bench and device == "cuda":
-                args = inputs(spec, spec["sizes"]["bench"],
+                args = inputs(spec, benches[0],
                               spec["inputs"][0]["dists"][0], device, SEED)
                 with torch.no_grad():
                     r, c = timed(ref, cand, args, reps)

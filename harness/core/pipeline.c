@@ -117,8 +117,56 @@ typedef struct {
   int min_reps;              /* the request's, 0: the options' */
   uint64_t ph_ns[4];         /* time stage, recorded repetitions: draw,
                                 calls, fetch (and probe), compare */
+  uint64_t budget_ms;        /* the time stage's budget for one timed size */
+  double top_gbps;           /* the highest ceiling a timed size used */
+  int timed_min, dists_min;  /* the fewest repetitions and distributions
+                                of a timed size */
+  /* per side (sides[i]), over the timed sizes: what the evaluation
+   * reports is the geometric mean of each size's median (GPU MODE's
+   * score over its benchmarks), so a kernel fast at one size only is not
+   * ranked by that size */
+  struct {
+    double lt, lb[KF_BASES], lgb, lgf; /* sums of logs */
+    int nb[KF_BASES];                 /* sizes timed with each baseline */
+    double sp;                        /* the largest spread */
+    int reps, n;                      /* the fewest repetitions; sizes */
+  } acc[MAX_SIDES];
   uint64_t *tmp;
 } pl;
+
+/* A side's rates over the timed sizes (geometric means: bytes over
+ * time, where both are means so) and its baselines' times (0: not timed
+ * at every size). */
+static void side_rates(const pl *p, const kf_side *s, double *gbps,
+                       double *gflops, double base[KF_BASES]) {
+  int nb = kf_spec_n_bench(p->e.spec);
+  *gbps = *gflops = 0;
+  for (int b = 0; b < KF_BASES; b++) base[b] = 0;
+  for (int i = 0; i < p->n; i++) {
+    if (p->sides[i] != s || p->acc[i].n != nb) continue;
+    *gbps = exp(p->acc[i].lgb / nb);
+    *gflops = exp(p->acc[i].lgf / nb);
+    for (int b = 0; b < KF_BASES; b++)
+      if (p->acc[i].nb[b] == nb) base[b] = exp(p->acc[i].lb[b] / nb);
+  }
+}
+
+/* A side's time over every timed size: med the geometric mean of its
+ * medians, spread the largest, reps the fewest; false when it was not
+ * timed at every one. */
+static bool side_time(const pl *p, const kf_side *s, double *med,
+                      double *spread, int *reps) {
+  int nb = kf_spec_n_bench(p->e.spec);
+  for (int i = 0; i < p->n; i++) {
+    if (p->sides[i] != s) continue;
+    if (p->acc[i].n != nb) return false;
+    *med = exp(p->acc[i].lt / nb);
+    *spread = p->acc[i].sp;
+    *reps = p->acc[i].reps;
+    return true;
+  }
+  return false;
+}
 
 /* ------------------------------------------------------------- sides */
 
@@ -408,13 +456,18 @@ static uint8_t ws_fill(const pl *p, int tag, uint64_t n) {
                    56);
 }
 
-/* True when z is the bench size: calls there must look alike, timed or
+static bool same_size(const pl *p, const kf_size *a, const kf_size *b) {
+  for (int i = 0; i < p->e.spec->n_params; i++)
+    if (a->v[i] != b->v[i]) return false;
+  return true;
+}
+
+/* True when z is a bench size: calls there must look alike, timed or
  * not. */
 static bool is_bench(const pl *p, const kf_size *z) {
-  const kf_spec *sp = p->e.spec;
-  for (int i = 0; i < sp->n_params; i++)
-    if (z->v[i] != sp->bench_size.v[i]) return false;
-  return true;
+  for (int i = 0; i < kf_spec_n_bench(p->e.spec); i++)
+    if (same_size(p, z, kf_spec_bench(p->e.spec, i))) return true;
+  return false;
 }
 
 /* One untimed case on every active candidate: draw, reference, each
@@ -552,9 +605,10 @@ static int do_load(pl *p) {
   const kf_spec *sp = p->e.spec;
   kf_harness_layout L;
   size_t need = p->e.b->guard;
-  for (int i = 0; i <= sp->n_check_sizes; i++) {
-    const kf_size *sz = i < sp->n_check_sizes ? &sp->check_sizes[i]
-                                               : &sp->bench_size;
+  for (int i = 0; i < sp->n_check_sizes + kf_spec_n_bench(sp); i++) {
+    const kf_size *sz = i < sp->n_check_sizes
+                            ? &sp->check_sizes[i]
+                            : kf_spec_bench(sp, i - sp->n_check_sizes);
     int oc = make_layout(p, sz, &L);
     if (oc) return kf_harness__stage_end(&p->st, oc, p->e.why);
     if (L.total > need) need = L.total;
@@ -686,23 +740,30 @@ static int do_verify(pl *p) {
   memset(&p->cmp, 0, sizeof p->cmp);
   int cases = 0, evidence = 0;
   unsigned evidence_outs = 0;
-  /* check sizes, then the bench size unless it is one of them; a showdown
-   * re-verifies at the bench size only (its entries passed the rest) */
-  bool bench_checked = false;
+  /* check sizes, then each bench size that is not one of them; a
+   * showdown re-verifies at the bench sizes only (its entries passed the
+   * rest) */
+  const kf_size *vs[KF_SPEC_MAX_SIZES + KF_SPEC_MAX_BENCH];
+  int n_sizes = 0;
   for (int si = 0; si < sp->n_check_sizes; si++)
-    bench_checked |= !memcmp(&sp->check_sizes[si], &sp->bench_size,
-                             sizeof(kf_size));
+    vs[n_sizes++] = &sp->check_sizes[si];
+  for (int bi = 0; bi < kf_spec_n_bench(sp); bi++) {
+    const kf_size *bz = kf_spec_bench(sp, bi);
+    bool checked = false;
+    for (int si = 0; si < sp->n_check_sizes && !checked; si++)
+      checked = same_size(p, &sp->check_sizes[si], bz);
+    if (p->showdown || !checked) vs[n_sizes++] = bz;
+  }
   int first = p->showdown ? sp->n_check_sizes : 0;
-  int n_sizes = sp->n_check_sizes + (p->showdown || !bench_checked);
   /* at the bench size: the first distribution's reference outputs, and
    * whether another's differed (a problem whose timed computation
    * ignores its inputs is no problem: a constant kernel passes it) */
   uint64_t bench_d = 0;
   bool bench_varies = false;
   for (int si = first; si < n_sizes; si++) {
-    const kf_size *sz =
-        si < sp->n_check_sizes ? &sp->check_sizes[si] : &sp->bench_size;
-    bool at_bench = is_bench(p, sz);
+    const kf_size *sz = vs[si];
+    /* the first bench size: the one whose outputs must vary */
+    bool at_bench = same_size(p, sz, &sp->bench_size);
     kf_harness_layout L;
     char szs[256];
     size_str(p, sz, szs, sizeof szs);
@@ -775,9 +836,10 @@ static int do_verify(pl *p) {
     return kf_harness__stage_end(&p->st, KF_OUTCOME_SPEC_ERROR, p->e.why);
   }
   snprintf(p->facts, sizeof p->facts, "%d cases (%d sizes x %d "
-           "distributions, the bench size included), %d far from zero; max "
-           "abs err %.3g, max rel err %.3g", cases, n_sizes - first,
-           p->n_dists, evidence, p->cmp.max_abs, p->cmp.max_rel);
+           "distributions, the bench size%s included), %d far from zero; "
+           "max abs err %.3g, max rel err %.3g", cases, n_sizes - first,
+           p->n_dists, kf_spec_n_bench(sp) > 1 ? "s" : "", evidence,
+           p->cmp.max_abs, p->cmp.max_rel);
   return stage_done(p, 0);
 }
 
@@ -984,20 +1046,21 @@ static void hold_to_wall(pl *p) {
   }
 }
 
-/* Repetitions until every side is stable (or the budget is spent). */
-static int time_loop(pl *p, const kf_harness_layout *L, int tag,
+/* Repetitions until every side is stable (or the budget is spent); base
+ * sets the timed size's keys apart from another's. */
+static int time_loop(pl *p, const kf_harness_layout *L, int tag, int base,
                      int min_reps) {
   for (int i = 0; i < p->n; i++) {
     p->sides[i]->n_t = 0;
     memset(p->sides[i]->n_tb, 0, sizeof p->sides[i]->n_tb);
   }
   memset(p->ph_ns, 0, sizeof p->ph_ns);
-  uint64_t budget = (uint64_t)p->e.o->time_budget_ms;
+  uint64_t budget = p->budget_ms;
   uint64_t t0 = kf_now_ms();
   int n = 0;
   for (; n < MAX_REPS; n++) {
     int dist = p->dists[n % p->n_dists];
-    int oc = one_rep(p, L, tag, n, dist, true);
+    int oc = one_rep(p, L, tag, base + n, dist, true);
     if (oc) return oc;
     kf_side *act[MAX_SIDES];
     if (!active(p, act)) return 0;
@@ -1139,31 +1202,36 @@ static void recheck_stream(pl *p, const kf_harness_layout *L,
          100 * claim / o->copy_gbps, o->copy_gbps, p->stream_gbps);
 }
 
-static int do_time(pl *p) {
-  kf_harness__stage_begin(&p->st, "time");
+/* The time stage at bench size bi: warm-ups, repetitions until stable,
+ * the roofline's floor; each active side's median there added to p->acc,
+ * and what was seen to facts.  0, or the stage's outcome. */
+static int time_at(pl *p, int bi, char *facts, size_t flen) {
   const kf_spec *sp = p->e.spec;
   const kf_harness_eval_opts *o = p->e.o;
+  const kf_size *bz = kf_spec_bench(sp, bi);
+  /* the keys of size bi's draws: those of a single bench size for the
+   * first, apart from every other's for the rest */
+  int base = bi << 16;
   kf_harness_layout L;
   char szs[256];
-  size_str(p, &sp->bench_size, szs, sizeof szs);
-  int oc = make_layout(p, &sp->bench_size, &L);
+  size_str(p, bz, szs, sizeof szs);
+  int oc = make_layout(p, bz, &L);
   if (oc) return kf_harness__stage_end(&p->st, oc, p->e.why);
   if ((oc = prepare_all(p, &L, szs))) return stage_done(p, oc);
-  p->ceil_gbps = o->copy_gbps;
-  if (o->read_gbps > p->ceil_gbps) p->ceil_gbps = o->read_gbps;
-  if (o->write_gbps > p->ceil_gbps) p->ceil_gbps = o->write_gbps;
-  p->ceil_gflops = o->gflops;
-  p->worker_gbps = p->ceil_gbps;
+  /* the ceilings of this size: a cache-resident one may raise them for
+   * itself, never for another */
+  p->ceil_gbps = p->worker_gbps;
   p->fp_gbps = 0;
-  p->stream_gbps = 0;
   /* warm-up: module loads, first launches, page-in; checked, not timed */
   for (int w = 0; w < WARM_REPS; w++)
-    if ((oc = one_rep(p, &L, TAG_WARM, w, p->dists[w % p->n_dists], false)))
+    if ((oc = one_rep(p, &L, TAG_WARM, base + w, p->dists[w % p->n_dists],
+                      false)))
       return stage_done(p, oc);
   int min_reps = p->min_reps > 0 ? p->min_reps
                  : o->min_reps > 0 ? o->min_reps
                  : p->showdown ? SHOWDOWN_MIN_REPS : p->e.b->min_reps;
-  if ((oc = time_loop(p, &L, TAG_TIME, min_reps))) return stage_done(p, oc);
+  if ((oc = time_loop(p, &L, TAG_TIME, base, min_reps)))
+    return stage_done(p, oc);
   /* a time faster than the ceilings allow may be load on the machine
    * that slowed the ceilings' measurement or this one: timed again on
    * fresh inputs before it is believed, and never a permanent verdict */
@@ -1177,7 +1245,7 @@ static int do_time(pl *p) {
     if (roofline(p, &L, false)) {
       unmark(p);
       kf_log(KF_LOG_INFO, "faster than the roofline allows: timing again");
-      if ((oc = time_loop(p, &L, TAG_RETIME, min_reps)))
+      if ((oc = time_loop(p, &L, TAG_RETIME, base, min_reps)))
         return stage_done(p, oc);
       footprint_ceiling(p, &L);
       if (ref_beats_floor(p, &L))
@@ -1188,8 +1256,39 @@ static int do_time(pl *p) {
   }
   kf_side *act[MAX_SIDES];
   int n_act = active(p, act);
-  if (!n_act) return stage_done(p, 0);
+  if (!n_act) return 0;
   recheck_stream(p, &L, act, n_act);
+  if (p->ceil_gbps > p->top_gbps) p->top_gbps = p->ceil_gbps;
+  for (int i = 0; i < p->n; i++) {
+    kf_side *s = p->sides[i];
+    if (s->oc || !s->n_t) continue;
+    double m, spr;
+    kf_harness__stats(s->t, s->n_t, p->tmp, &m, &spr);
+    kf_harness_roof rf;
+    kf_harness__roofline(sp, &L.size, m, p->ceil_gbps, p->ceil_gflops,
+                         p->e.b->roof_factor, &rf);
+    if (m <= 0) continue; /* no time: never a mean over the sizes */
+    p->acc[i].lt += log(m);
+    p->acc[i].lgb += rf.gbps > 0 ? log(rf.gbps) : -INFINITY;
+    p->acc[i].lgf += rf.gflops > 0 ? log(rf.gflops) : -INFINITY;
+    if (spr > p->acc[i].sp) p->acc[i].sp = spr;
+    if (!p->acc[i].n || s->n_t < p->acc[i].reps) p->acc[i].reps = s->n_t;
+    p->acc[i].n++;
+    /* torch.compile of the reference in each mode, timed beside it on
+     * the same inputs (only where every recorded repetition has it) */
+    for (int b = 0; b < KF_BASES; b++)
+      if (s->n_tb[b] && s->n_tb[b] == s->n_t) {
+        double bm, bs;
+        kf_harness__stats(s->tb[b], s->n_tb[b], p->tmp, &bm, &bs);
+        if (bm > 0) {
+          p->acc[i].lb[b] += log(bm);
+          p->acc[i].nb[b]++;
+        }
+      }
+  }
+  if (!p->timed_min || p->reps < p->timed_min) p->timed_min = p->reps;
+  if (!p->dists_min || p->timed_dists < p->dists_min)
+    p->dists_min = p->timed_dists;
   kf_side *r = p->sides[0], *c = act[0];
   double cm, cs, rm, rs;
   kf_harness__stats(c->t, c->n_t, p->tmp, &cm, &cs);
@@ -1197,41 +1296,94 @@ static int do_time(pl *p) {
   kf_harness_roof rf;
   kf_harness__roofline(sp, &L.size, cm, p->ceil_gbps, p->ceil_gflops,
                        p->e.b->roof_factor, &rf);
-  int l = snprintf(p->facts, sizeof p->facts, "size %s: %s %.0f ns (spread "
+  int l = snprintf(facts, flen, "size %s: %s %.0f ns (spread "
                    "%.1f%%), reference %.0f ns (spread %.1f%%), %d "
                    "repetitions over %d distributions, fresh inputs each; "
                    "%.2f GB/s, %.2f GFLOP/s", szs, c->who, cm, cs * 100, rm,
                    rs * 100, p->reps, p->timed_dists, rf.gbps, rf.gflops);
-  if (p->ceil_gbps > 0 && l > 0 && (size_t)l < sizeof p->facts)
-    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, " (%.1f%% of "
+  if (p->ceil_gbps > 0 && l > 0 && (size_t)l < flen)
+    l += snprintf(facts + l, flen - (size_t)l, " (%.1f%% of "
                   "the best measured bandwidth %.0f GB/s)",
                   100 * rf.gbps / p->ceil_gbps, p->ceil_gbps);
-  if (p->fp_gbps > 0 && l > 0 && (size_t)l < sizeof p->facts)
-    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; faster than "
+  if (p->fp_gbps > 0 && l > 0 && (size_t)l < flen)
+    l += snprintf(facts + l, flen - (size_t)l, "; faster than "
                   "the worker's %.3g GB/s, so the ceiling was measured at "
                   "this footprint (%zu bytes, caches as a timed call finds "
                   "them): %.3g GB/s", p->worker_gbps,
                   kf_harness__footprint(&L), p->fp_gbps);
-  if (p->stream_gbps > 0 && l > 0 && (size_t)l < sizeof p->facts)
-    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; the "
+  if (p->stream_gbps > 0 && l > 0 && (size_t)l < flen)
+    l += snprintf(facts + l, flen - (size_t)l, "; the "
                   "worker's copy ceiling (%.3g GB/s) measured again beside "
                   "this timing: %.3g GB/s", p->e.o->copy_gbps,
                   p->stream_gbps);
-  if (p->ceil_gbps <= 0 && p->ceil_gflops <= 0 && l > 0 &&
-      (size_t)l < sizeof p->facts)
-    l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; no ceilings "
+  if (p->ceil_gbps <= 0 && p->ceil_gflops <= 0 && l > 0 && (size_t)l < flen)
+    l += snprintf(facts + l, flen - (size_t)l, "; no ceilings "
                   "given: roofline not checked");
   for (int i = 0; i < 2; i++) {
     kf_side *s = i ? c : r;
-    if (s->note[0] && l > 0 && (size_t)l < sizeof p->facts)
-      l += snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; %s: %s",
-                    s->who, s->note);
+    if (s->note[0] && l > 0 && (size_t)l < flen)
+      l += snprintf(facts + l, flen - (size_t)l, "; %s: %s", s->who,
+                    s->note);
   }
-  if (l > 0 && (size_t)l < sizeof p->facts && p->reps > 0)
-    snprintf(p->facts + l, sizeof p->facts - (size_t)l, "; per repetition: "
+  if (l > 0 && (size_t)l < flen && p->reps > 0)
+    snprintf(facts + l, flen - (size_t)l, "; per repetition: "
              "refresh %.1f ms, calls %.1f ms, fetch %.1f ms, compare %.1f ms",
              p->ph_ns[0] / 1e6 / p->reps, p->ph_ns[1] / 1e6 / p->reps,
              p->ph_ns[2] / 1e6 / p->reps, p->ph_ns[3] / 1e6 / p->reps);
+  return 0;
+}
+
+/* Every bench size timed in turn, the budget shared; a side's time is
+ * the geometric mean of its medians (side_time). */
+static int do_time(pl *p) {
+  kf_harness__stage_begin(&p->st, "time");
+  const kf_spec *sp = p->e.spec;
+  const kf_harness_eval_opts *o = p->e.o;
+  int nb = kf_spec_n_bench(sp);
+  p->worker_gbps = o->copy_gbps;
+  if (o->read_gbps > p->worker_gbps) p->worker_gbps = o->read_gbps;
+  if (o->write_gbps > p->worker_gbps) p->worker_gbps = o->write_gbps;
+  p->ceil_gflops = o->gflops;
+  p->stream_gbps = 0;
+  p->top_gbps = 0;
+  p->timed_min = p->dists_min = 0;
+  memset(p->acc, 0, sizeof p->acc);
+  p->budget_ms = (uint64_t)o->time_budget_ms / (uint64_t)nb;
+  if (!p->budget_ms) p->budget_ms = 1;
+  char *one = malloc(WHY);
+  if (!one)
+    return kf_harness__stage_end(&p->st, KF_OUTCOME_INFRA_ERROR,
+                                 "out of memory");
+  p->facts[0] = '\0';
+  size_t l = 0;
+  for (int bi = 0; bi < nb; bi++) {
+    one[0] = '\0';
+    int oc = time_at(p, bi, one, WHY);
+    if (oc) {
+      free(one);
+      return oc;
+    }
+    kf_side *act[MAX_SIDES];
+    if (!active(p, act)) break;
+    if (l < sizeof p->facts)
+      l += (size_t)snprintf(p->facts + l, sizeof p->facts - l, "%s%s",
+                            bi ? "; " : "", one);
+  }
+  free(one);
+  /* the reported ceiling: the highest any timed size used */
+  if (p->top_gbps > 0) p->ceil_gbps = p->top_gbps;
+  p->reps = p->timed_min;
+  p->timed_dists = p->dists_min;
+  kf_side *act[MAX_SIDES];
+  if (nb > 1 && active(p, act) && l < sizeof p->facts) {
+    double cm, cs, rm, rs;
+    int cr, rr;
+    if (side_time(p, act[0], &cm, &cs, &cr) &&
+        side_time(p, p->sides[0], &rm, &rs, &rr))
+      snprintf(p->facts + l, sizeof p->facts - l, "; over the %d bench "
+               "sizes, their medians' geometric mean: %s %.0f ns, reference "
+               "%.0f ns (%.3fx)", nb, act[0]->who, cm, rm, rm / cm);
+  }
   return stage_done(p, 0);
 }
 
@@ -1451,10 +1603,11 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
            ", %zu knobs", p->e.b->name, p->e.spec->name, req->candidate_id,
            req->n_knobs);
     oc = run_stages(p);
-    if (!oc && c && req->profile && !strcmp(req->profile, "on") && c->n_t) {
-      double cm, cs;
-      kf_harness__stats(c->t, c->n_t, p->tmp, &cm, &cs);
-      do_profile(p, c, req, cm, &prof);
+    double pm, ps;
+    int pr;
+    if (!oc && c && req->profile && !strcmp(req->profile, "on") &&
+        side_time(p, c, &pm, &ps, &pr)) {
+      do_profile(p, c, req, pm, &prof);
       kf_prof_to_pb(&prof, &profpb, pstalls, pstallp);
       res.profile = &profpb;
     }
@@ -1473,32 +1626,29 @@ int kf_harness_eval(const kf_harness_eval_opts *o, int in_fd, int out_fd) {
     res.resources = c->res;
     res.n_resources = c->n_res;
   }
-  if (!oc && c) {
+  double cm, cs, rm, rs;
+  int cr, rr;
+  if (!oc && c && side_time(p, c, &cm, &cs, &cr) &&
+      side_time(p, p->sides[0], &rm, &rs, &rr)) {
     kf_side *r = p->sides[0];
-    double cm, cs, rm, rs;
-    kf_harness__stats(c->t, c->n_t, p->tmp, &cm, &cs);
-    kf_harness__stats(r->t, r->n_t, p->tmp, &rm, &rs);
     res.time_ns_median = cm;
     res.time_ns_spread = cs;
     res.ref_time_ns_median = rm;
     res.ref_time_ns_spread = rs;
-    res.repetitions = (uint32_t)c->n_t;
+    res.repetitions = (uint32_t)cr;
     res.timed_distributions = (uint32_t)p->timed_dists;
-    kf_harness_roof rf;
-    kf_harness__roofline(p->e.spec, &p->e.spec->bench_size, cm, p->ceil_gbps,
-                         p->ceil_gflops, p->e.b->roof_factor, &rf);
-    res.achieved_gbps = rf.gbps;
-    res.achieved_gflops = rf.gflops;
+    double gbps, gflops, bm[KF_BASES];
+    side_rates(p, c, &gbps, &gflops, bm);
+    res.achieved_gbps = gbps;
+    res.achieved_gflops = gflops;
     res.ceiling_gbps = p->ceil_gbps;
     res.stream_gbps = p->stream_gbps;
     /* the torch backend's reference is PyTorch eager, on this timer */
     if (!strcmp(p->e.b->name, "torch") && cm > 0) res.speedup_eager = rm / cm;
     /* torch.compile of the reference in each mode, timed beside it on
-     * the same inputs (only where every recorded repetition has it) */
-    double bm[KF_BASES] = {0}, bs;
-    for (int b = 0; b < KF_BASES; b++)
-      if (r->n_tb[b] && r->n_tb[b] == r->n_t && cm > 0)
-        kf_harness__stats(r->tb[b], r->n_tb[b], p->tmp, &bm[b], &bs);
+     * the same inputs (only where every recorded repetition has it, at
+     * every timed size) */
+    side_rates(p, r, &gbps, &gflops, bm);
     if (bm[KF_BASE_COMPILE] > 0) {
       res.compile_time_ns_median = bm[KF_BASE_COMPILE];
       res.speedup_compile = bm[KF_BASE_COMPILE] / cm;
@@ -1602,12 +1752,11 @@ int kf_harness_showdown(const kf_harness_eval_opts *o, int in_fd,
   }
   if (ne && (!tim || !tptr)) ne = 0;
   double rm = 0, rs = 0;
-  if (!oc && p->n) {
-    kf_side *r = p->sides[0];
-    kf_harness__stats(r->t, r->n_t, p->tmp, &rm, &rs);
+  int rr = 0;
+  if (!oc && p->n && side_time(p, p->sides[0], &rm, &rs, &rr)) {
     res.ref_time_ns_median = rm;
     res.ref_time_ns_spread = rs;
-    res.ref_repetitions = (uint32_t)r->n_t;
+    res.ref_repetitions = (uint32_t)rr;
   }
   for (int i = 0; i < ne; i++) {
     kf_side *s = p->sides[i + 1];
@@ -1618,18 +1767,16 @@ int kf_harness_showdown(const kf_harness_eval_opts *o, int in_fd,
     t->outcome = (Kernelfleet__Outcome)(soc ? soc : KF_OUTCOME_OK);
     t->stage = s->oc ? s->stage : (char *)"";
     t->reason = s->oc ? s->why : oc ? p->e.why : (char *)"";
-    if (!soc && s->n_t) {
-      double cm, cs;
-      kf_harness__stats(s->t, s->n_t, p->tmp, &cm, &cs);
+    double cm, cs;
+    int cr;
+    if (!soc && side_time(p, s, &cm, &cs, &cr)) {
       t->time_ns_median = cm;
       t->time_ns_spread = cs;
-      t->repetitions = (uint32_t)s->n_t;
-      kf_harness_roof rf;
-      kf_harness__roofline(p->e.spec, &p->e.spec->bench_size, cm,
-                           p->ceil_gbps, p->ceil_gflops, p->e.b->roof_factor,
-                           &rf);
-      t->achieved_gbps = rf.gbps;
-      t->achieved_gflops = rf.gflops;
+      t->repetitions = (uint32_t)cr;
+      double gbps, gflops, bm[KF_BASES];
+      side_rates(p, s, &gbps, &gflops, bm);
+      t->achieved_gbps = gbps;
+      t->achieved_gflops = gflops;
       t->speedup = cm > 0 ? rm / cm : 0;
     }
     tptr[i] = t;

@@ -647,9 +647,13 @@ def _load(torch, src_code, cfg, reply, source=None):
                 name, "" if ref else " (a KernelBench candidate is a "
                 "ModelNew built like Model, or a custom_kernel(*inputs))"))
         _seed_init(torch)
+        # left in training mode, as KernelBench runs it (its eval builds
+        # Model(*init) and calls it under no_grad, never .eval()): in eval
+        # mode BatchNorm used its running statistics (the identity at
+        # construction) and Dropout nothing, so a copy of the input was
+        # "verified" for a BatchNorm problem and the batch's own
+        # statistics were wrong_answer (red team 2026-12-02-s3-prob, H1)
         model = cls(*init)
-        if hasattr(model, "eval"):
-            model.eval()
         dev = cfg.get("device", "cpu")
         if dev != "cpu" and hasattr(model, "to"):
             model = model.to(dev)
@@ -2762,6 +2766,27 @@ def _reproducible(torch, draw, out, unseeded, pinned):
         out["unseeded"] = pinned
 
 
+def _numbers_fixed(torch, draw, inputs):
+    """Refuses a problem whose get_inputs() gives a number (not a tensor)
+    that changes with the seeds: a spec passes each number to every side
+    as the one value seen here, so `x * k` with k = random.randint(1, 100)
+    was verified and timed at k = 73 only, and a candidate computing
+    `x * 73` was ok (red team 2026-12-02-s3-prob, H2); KernelBench draws
+    it again in every trial."""
+    for k in (INIT_SEED + 7,) + OTHER_KEYS:
+        other = draw(k)
+        for i, (a, b) in enumerate(zip(inputs, other)):
+            if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+                continue
+            if a != b and a == a:  # NaN is a constant too
+                raise _Refused(
+                    "input %d is a number that get_inputs() draws at "
+                    "random (%r under one seed, %r under another): a spec "
+                    "passes a number to every side as one fixed value, so "
+                    "a kernel could hard-code it; make it a constant, or "
+                    "a tensor (a 0-d one is passed as such)" % (i, a, b))
+
+
 TORCH_DT = {}
 
 
@@ -2778,6 +2803,10 @@ def _describe(torch, x, where):
             raise _Refused("%s has %d dimensions; specs hold at most 4" %
                            (where, x.dim()))
         d = {"tensor": True, "dtype": dt, "shape": list(x.shape)}
+        if not x.is_contiguous():
+            # every side gets its inputs row-major (the image's layout):
+            # kf import says so (red team 2026-12-02-s3-prob, M2)
+            d["strides"] = list(x.stride())
         if dt == "bool":
             pass  # drawn as 0/1 (cli_import.c), whatever was seen
         elif dt in ("i32", "i64") and x.numel():
@@ -2877,8 +2906,6 @@ def _build_twice(torch, cls, init):
                     "reference and a candidate built alike would not get "
                     "the same weights; draw them from torch's, numpy's or "
                     "Python's default generator" % name)
-    if hasattr(b, "eval"):
-        b.eval()
     return b
 
 
@@ -3057,7 +3084,16 @@ def inspect_ref(kind, path):
     os.dup2(nul, 1)
     os.close(nul)
     emit = functools.partial(_report, report)
+    ppid = os.getppid()
     _lockdown(jail)
+    # the parent-death signal kf import set is cleared by the change of
+    # uid: set again, so that an import stopped by ^C leaves no inspector
+    # running as nobody (red team 2026-12-02-s3-prob, M1); a parent gone
+    # before that is seen here
+    if _libc is not None:
+        _libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != ppid:
+        os._exit(1)
 
     def hook(event, hargs):
         # an import the jail cannot serve reads as a forbidden file call
@@ -3102,14 +3138,14 @@ def inspect_ref(kind, path):
             # distribution `sample` draws by get_inputs() under a key: its
             # draws must be a function of the seeds the sampler sets
             # (sample(), UNSEEDED); kf import infers them otherwise
-            _reproducible(torch, _drawer(torch, ns, kind, None), out,
-                          UNSEEDED, PINNED)
+            draw = _drawer(torch, ns, kind, None)
+            _reproducible(torch, draw, out, UNSEEDED, PINNED)
+            _numbers_fixed(torch, draw, inputs)
             # the Model built twice under the runners' seeds has the same
             # parameters: a constructor that draws from elsewhere (the
             # clock) gives every process other weights, and each
             # evaluation fails with the blame on the candidate
             model = _build_twice(torch, ns["Model"], init)
-            model.eval()
             snaps = _snapshot(torch, inputs)
             t0 = time.monotonic()
             with torch.no_grad():

@@ -70,6 +70,17 @@ on 2026-12-01 (docs/redteam/2026-12-01-s3c):
    failed under the host mapping, red team 2026-12-02-gm L4), and a
    ref_kernel that allocates on 'cuda' imports with --device cuda (the
    import runs it on the host) and is refused, named, with --device cpu.
+   Every benchmark of task.yml is timed too (the time their medians'
+   geometric mean, as GPU MODE ranks) and verified: a kernel wrong only
+   at the second benchmark is wrong_answer (before: only the largest was
+   timed, and that kernel ok).
+9. A KernelBench problem is what KernelBench runs (red team
+   2026-12-02-s3-prob): its Model in training mode, so a BatchNorm is
+   the batch's statistics -- a copy of the input is wrong_answer, the
+   batch's own mean and variance ok (before: eval mode, and the reverse);
+   a number get_inputs() draws at random is refused, named (before:
+   frozen at the import's value, and `x * 73` ok); a reference's error
+   reaches the terminal without its escapes; a strided input is said.
 
 Skipped (77) when /usr/bin/python3 (or $KF_PYTHON) has no torch.
 """
@@ -380,6 +391,7 @@ tests:
 benchmarks:
   - {"batch": 2, "n": 64, "k": 2, "seed": 8}
   - {"batch": 4, "n": 96, "k": 3, "seed": 9}
+  - {"batch": 3, "n": 32, "k": 2, "seed": 10}
 '''
 GM_K_HONEST = '''import torch
 
@@ -387,6 +399,74 @@ GM_K_HONEST = '''import torch
 def custom_kernel(data):
     x, k = data
     return x * k[:, None].to(x.dtype)
+'''
+
+KB_BN = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, num_features: int):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(num_features=num_features)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+def get_inputs():
+    return [torch.randn(4, 8, 16, 16)]
+
+
+def get_init_inputs():
+    return [8]
+'''
+KB_BN_STATS = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, num_features):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(num_features=num_features)
+
+    def forward(self, x):
+        mean = x.mean(dim=(0, 2, 3), keepdim=True)
+        var = x.var(dim=(0, 2, 3), unbiased=False, keepdim=True)
+        w = self.bn.weight.view(1, -1, 1, 1)
+        b = self.bn.bias.view(1, -1, 1, 1)
+        return (x - mean) / torch.sqrt(var + self.bn.eps) * w + b
+'''
+KB_RANDINT = '''import random
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, k):
+        return x * k
+
+
+def get_inputs():
+    return [torch.randn(16, 16), random.randint(1, 100)]
+
+
+def get_init_inputs():
+    return []
+'''
+KB_ESC = KB_RANDINT.replace(
+    "return x * k", "raise ValueError('boom \\x1b]0;TITLE\\x07\\x1b[2J\\r"
+    "fake')").replace("random.randint(1, 100)", "3")
+GM_STRIDED = '''import torch
+
+
+def generate_input(size: int, seed: int):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(size, 8, generator=g).t()
+
+
+def ref_kernel(data):
+    return data * 2
 '''
 
 
@@ -636,20 +716,38 @@ def body(c):
     prob = os.path.join(work, "gm_k_prob")
     rc, out, err = c.kf_run(["import", "gpumode", d, "--out", prob], work,
                             600)
-    check(rc == 0 and "from task.yml benchmarks:1 (of 2)" in out and
-          "verified at 2 of task.yml's tests" in out,
+    check(rc == 0 and "from task.yml benchmarks:1 (of 3)" in out and
+          "verified at 2 of task.yml's tests" in out and
+          "timed at 3 of task.yml's benchmarks" in out,
           "import with task.yml: exit %d: %s%s" % (rc, out, err))
     with open(os.path.join(prob, "spec.json")) as fh:
         spec = json.load(fh)
     cases = spec["torch"].get("cases", [])
+    # every benchmark timed, the largest first (GPU MODE ranks by their
+    # geometric mean); the others (k=2) sizes of their own, not checks
+    bench = spec["sizes"]["bench"]
     check(spec["torch"]["case"] == {"batch": 4, "n": 96, "k": 3, "seed": 9}
           and "CASE" in spec["params"] and len(spec["sizes"]["check"]) == 3
-          and spec["sizes"]["bench"] in spec["sizes"]["check"] and
-          [c_["case"]["k"] for c_ in cases] == [3, 1, 3] and
+          and isinstance(bench, list) and len(bench) == 3 and
+          bench[0] in spec["sizes"]["check"] and
+          bench[1] not in spec["sizes"]["check"] and
+          bench[2] not in spec["sizes"]["check"] and
+          [c_["case"]["k"] for c_ in cases] == [2, 2, 3, 1, 3] and
           spec["tolerance"]["f32"] == {"rtol": 1e-05, "atol": 1e-08},
           "the spec of a task.yml problem: %r" % spec)
+    # timed at both benchmarks: the time is their medians' geometric mean
+    r = evaluate(c, prob, GM_K_HONEST, "gm_k_timed", ())
+    why = r["stages"][-1].get("reason", "") if r.get("stages") else ""
+    check(r["outcome"] == "ok" and why.count("size D0=") == 3 and
+          "over the 3 bench sizes, their medians' geometric mean" in why,
+          "the honest kernel timed at every benchmark: %s (%s)" % (
+              r["outcome"], why or r.get("reason")))
     for src, tag, want, words in (
-            (GM_K_HONEST, "gm_k_honest", "ok", "3 sizes"),
+            (GM_K_HONEST, "gm_k_honest", "ok", "5 sizes"),
+            # right at every size but the second benchmark (k=2)
+            (GM_K_HONEST.replace("k[:, None].to(x.dtype)",
+                                 "torch.where(k == 2, 1, k)[:, None]"),
+             "gm_k_bench2", "wrong_answer", "CASE=2"),
             # right at the benchmark and the test of k=3, not at k=1
             (GM_K_HONEST.replace("k[:, None].to(x.dtype)", "3"),
              "gm_k_three", "wrong_answer", "CASE="),
@@ -720,6 +818,45 @@ def body(c):
     c.log("GPU MODE's task.yml: the largest benchmark, each test a size of its "
           "own (a CASE param where shapes agree), the problem's tolerance; "
           "x*3 wrong at k=1, 5e-4 off wrong at atol 1e-8")
+
+    # 9.
+    prob, _, _ = import_kb(c, work, "kb_bn", KB_BN, "a BatchNorm model")
+    for src, tag, want in (("import torch\nimport torch.nn as nn\n\n\n"
+                            "class ModelNew(nn.Module):\n"
+                            "    def __init__(self, n):\n"
+                            "        super().__init__()\n\n"
+                            "    def forward(self, x):\n"
+                            "        return x.clone()\n", "bn_copy",
+                            "wrong_answer"),
+                           (KB_BN_STATS, "bn_stats", "ok"),
+                           (eager(prob), "bn_eager", "ok")):
+        r = evaluate(c, prob, src, tag, no_grad + ("--stop-after", "verify"))
+        check(r["outcome"] == want, "BatchNorm as KernelBench runs it "
+              "(training mode), %s: %s (%s), want %s" % (
+                  tag, r["outcome"], r.get("reason"), want))
+    for name, text, words in (
+            ("kb_randint", KB_RANDINT, "input 1 is a number that "
+             "get_inputs() draws at random"),
+            ("kb_esc", KB_ESC, "ValueError: boom")):
+        write(os.path.join(work, name + ".py"), text)
+        rc, out, err = c.kf_run(["import", "kernelbench",
+                                 os.path.join(work, name + ".py"), "--out",
+                                 os.path.join(work, name)], work, 600)
+        check(rc == 2 and words in err and "\x1b" not in err and "\r" not
+              in err and not os.path.exists(os.path.join(work, name)),
+              "%s: exit %d: %r" % (name, rc, out + err))
+    d = os.path.join(work, "gm_strided")
+    os.makedirs(d)
+    write(os.path.join(d, "reference.py"), GM_STRIDED)
+    write(os.path.join(d, "case.json"), '{"size": 16, "seed": 1}')
+    rc, out, err = c.kf_run(["import", "gpumode", d, "--out",
+                             os.path.join(work, "gm_strided_prob")], work,
+                            600)
+    check(rc == 0 and "input 0 of generate_input() is not contiguous" in err,
+          "a strided input: exit %d: %s%s" % (rc, out, err))
+    c.log("KernelBench as it runs: BatchNorm in training mode (a copy "
+          "wrong, batch statistics ok); a random number refused; escapes "
+          "dropped; a strided input said")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!s) abort();
   char sha[65];
   if (kf_spec_canonical_hash(s, sha) != 0 || strlen(sha) != 64) abort();
-  at_size(s, &s->bench_size);
+  for (int i = 0; i < kf_spec_n_bench(s); i++) at_size(s, kf_spec_bench(s, i));
+  int64_t bytes;
+  if (s->bytes[0] && kf_spec_bench_bytes(s, &bytes, err, sizeof err) != 0)
+    abort(); /* every bench size was checked by the parser */
   for (int i = 0; i < s->n_check_sizes; i++) at_size(s, &s->check_sizes[i]);
   for (int i = 0; i < s->n_templates; i++)
     if (kf_spec_template_find(s, s->templates[i].name) == NULL) abort();

@@ -860,6 +860,81 @@ static void test_nondeterministic(void **state) {
   expect(&c, KF_OUTCOME_NONDETERMINISTIC, "determinism", "differ");
 }
 
+/* SCALE_SPEC with two bench sizes, N=4096 and N=65536 (not a check
+ * size). */
+static char *two_bench_spec(void) {
+  static const char from[] = "\"bench\": {\"N\": 4096}";
+  static const char to[] = "\"bench\": [{\"N\": 4096}, {\"N\": 65536}]";
+  const char *at = strstr(SCALE_SPEC, from);
+  assert_non_null(at);
+  char *s = malloc(sizeof SCALE_SPEC + sizeof to);
+  assert_non_null(s);
+  size_t head = (size_t)(at - SCALE_SPEC);
+  memcpy(s, SCALE_SPEC, head);
+  strcpy(s + head, to);
+  strcat(s, at + strlen(from));
+  return s;
+}
+
+/* Every bench size of a list is verified under every distribution: a
+ * kernel wrong only at the second (a size no check covers) is caught in
+ * verify, not ranked by the first. */
+static void test_every_bench_size_verified(void **state) {
+  (void)state;
+  char *spec = two_bench_spec();
+  eval_case c = {spec, SCALE_REF,
+                 PRELUDE "  for (int64_t i = 0; i < n; i++)\n"
+                         "    y[i] = n == 65536 && i == 7 ? 0 : 2.0f * x[i];\n"
+                         "  return 0;\n}\n"};
+  expect(&c, KF_OUTCOME_WRONG_ANSWER, "verify", "size N=65536");
+  free(spec);
+}
+
+/* A time over a list of bench sizes is the geometric mean of the medians
+ * at each (GPU MODE's score over its benchmarks): the reference here
+ * sleeps 1 ms a call at N=4096 and 100 ms at N=65536, so its time is
+ * about 10 ms -- not 1 (the first size alone), 100 (the second alone) or
+ * 50 (the arithmetic mean).  Sleeps only lengthen under load: up to 9 ms
+ * at the first size still keeps the mean within the bound below. */
+static void test_bench_sizes_geometric_mean(void **state) {
+  (void)state;
+  char *spec = two_bench_spec();
+  eval_case c = {spec,
+                 "#include <linux/futex.h>\n"
+                 "#include <sys/syscall.h>\n"
+                 "#include <time.h>\n"
+                 "#include \"kf_candidate.h\"\n"
+                 "static int word;\n"
+                 "int kf_launch(const kf_args *a) {\n"
+                 "  const float *x = a->inputs[0].data;\n"
+                 "  float *y = a->outputs[0].data;\n"
+                 "  int64_t n = a->outputs[0].numel;\n"
+                 "  struct timespec ts = {0, n == 65536 ? 100000000 :\n"
+                 "                           n == 4096 ? 1000000 : 0};\n"
+                 "  if (ts.tv_nsec)\n"
+                 "    syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts,\n"
+                 "            NULL, 0);\n"
+                 "  for (int64_t i = 0; i < n; i++) y[i] = 2.0f * x[i];\n"
+                 "  return 0;\n"
+                 "}\n",
+                 SCALE_REF};
+  Kernelfleet__EvalResult *r = run_eval(&c);
+  assert_non_null(r);
+  assert_int_equal(r->outcome, KF_OUTCOME_OK);
+  if (r->ref_time_ns_median < 8e6 || r->ref_time_ns_median > 30e6)
+    fail_msg("the reference's time over N=4096 (1 ms) and N=65536 (100 ms) "
+             "is %.0f ns, not their geometric mean", r->ref_time_ns_median);
+  const char *why = r->stages[r->n_stages - 1]->reason;
+  assert_non_null(strstr(why, "size N=4096:"));
+  assert_non_null(strstr(why, "size N=65536:"));
+  assert_non_null(strstr(why, "over the 2 bench sizes, their medians' "
+                              "geometric mean"));
+  assert_true(r->time_ns_median > 0);
+  assert_true(r->repetitions >= 3);
+  kernelfleet__eval_result__free_unpacked(r, NULL);
+  free(spec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_honest),
@@ -904,6 +979,8 @@ int main(void) {
       cmocka_unit_test(test_no_call_counter),
       cmocka_unit_test(test_nondeterministic),
       cmocka_unit_test(test_layout_too_large),
+      cmocka_unit_test(test_every_bench_size_verified),
+      cmocka_unit_test(test_bench_sizes_geometric_mean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

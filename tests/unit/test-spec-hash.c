@@ -98,6 +98,8 @@ static void same_spec_same_hash(void **state) {
       {"\"name\": \"a\", \"file\": \"a.c\"", "\"name\": \"b\", \"file\": \"b.c\""},
       /* workspace 0 is the default */
       {"  \"workspace_bytes\": 0,\n", ""},
+      /* one bench size, in a list or not */
+      {"\"bench\": {\"M\": 4, \"N\": 5}", "\"bench\": [{\"M\": 4, \"N\": 5}]"},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     char *text = edit(t[i].from, t[i].to);
@@ -136,6 +138,12 @@ static void every_semantic_edit_changes_it(void **state) {
       {"{\"M\": 1, \"N\": 3}, {\"M\": 2, \"N\": 5}",
        "{\"M\": 2, \"N\": 5}, {\"M\": 1, \"N\": 3}"},
       {"\"bench\": {\"M\": 4, \"N\": 5}", "\"bench\": {\"M\": 4, \"N\": 6}"},
+      /* every timed size, and their order (the first is the one profiled
+       * and whose outputs must vary) */
+      {"\"bench\": {\"M\": 4, \"N\": 5}",
+       "\"bench\": [{\"M\": 4, \"N\": 5}, {\"M\": 8, \"N\": 5}]"},
+      {"\"bench\": {\"M\": 4, \"N\": 5}",
+       "\"bench\": [{\"M\": 8, \"N\": 5}, {\"M\": 4, \"N\": 5}]"},
       /* tolerances and flags */
       {"\"rtol\": 1e-4", "\"rtol\": 2e-4"},
       {"\"atol\": 1e-6", "\"atol\": 1e-7"},

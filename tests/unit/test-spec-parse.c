@@ -277,6 +277,35 @@ static void test_base_is_valid(void **state) {
   kf_spec_free(s);
 }
 
+/* sizes.bench as a list: every size kept in order, the first as
+ * bench_size; the bytes over them their geometric mean (8*M*N + 4*M at
+ * M=4,N=5 is 176 and at M=16,N=5 704: the mean 352) */
+static void test_bench_list(void **state) {
+  (void)state;
+  char err[512] = "", *text = edit("\"bench\": {\"M\": 4, \"N\": 5}",
+                                   "\"bench\": [{\"M\": 4, \"N\": 5}, "
+                                   "{\"M\": 16, \"N\": 5}]");
+  kf_spec *s = NULL;
+  if (kf_spec_parse(text, strlen(text), NULL, &s, err, sizeof err))
+    fail_msg("%s", err);
+  assert_int_equal(kf_spec_n_bench(s), 2);
+  assert_ptr_equal(kf_spec_bench(s, 0), &s->bench_size);
+  assert_int_equal(s->bench_size.v[0], 4);
+  assert_int_equal(kf_spec_bench(s, 1)->v[0], 16);
+  int64_t b = 0;
+  assert_int_equal(kf_spec_bench_bytes(s, &b, err, sizeof err), 0);
+  assert_int_equal(b, 352);
+  kf_spec_free(s);
+  free(text);
+  /* one size: exactly its bytes */
+  assert_int_equal(kf_spec_parse(base, strlen(base), NULL, &s, err,
+                                 sizeof err), 0);
+  assert_int_equal(kf_spec_n_bench(s), 1);
+  assert_int_equal(kf_spec_bench_bytes(s, &b, err, sizeof err), 0);
+  assert_int_equal(b, 176);
+  kf_spec_free(s);
+}
+
 static void test_malformed(void **state) {
   (void)state;
   static const struct {
@@ -374,13 +403,38 @@ static void test_malformed(void **state) {
        "sizes.bench: missing param 'M'"},
       {", \"bench\": {\"M\": 4, \"N\": 5}", "",
        "sizes.bench: missing (required)"},
+      /* a list of bench sizes (GPU MODE's benchmarks): 1 to 8, distinct,
+       * each named by its place */
+      {"\"bench\": {\"M\": 4, \"N\": 5}", "\"bench\": []",
+       "sizes.bench: a list of 1 to 8 sizes (got 0)"},
+      {"\"bench\": {\"M\": 4, \"N\": 5}",
+       "\"bench\": [{\"M\": 1, \"N\": 1}, {\"M\": 1, \"N\": 2}, "
+       "{\"M\": 1, \"N\": 3}, {\"M\": 1, \"N\": 4}, {\"M\": 1, \"N\": 5}, "
+       "{\"M\": 1, \"N\": 6}, {\"M\": 1, \"N\": 7}, {\"M\": 1, \"N\": 8}, "
+       "{\"M\": 1, \"N\": 9}]",
+       "sizes.bench: a list of 1 to 8 sizes (got 9)"},
+      {"\"bench\": {\"M\": 4, \"N\": 5}",
+       "\"bench\": [{\"M\": 4, \"N\": 5}, {\"M\": 4}]",
+       "sizes.bench[1]: missing param 'N'"},
+      {"\"bench\": {\"M\": 4, \"N\": 5}",
+       "\"bench\": [{\"M\": 4, \"N\": 5}, {\"N\": 5, \"M\": 4}]",
+       "sizes.bench[1]: same size as sizes.bench[0]"},
+      {"\"bench\": {\"M\": 4, \"N\": 5}", "\"bench\": [{\"M\": 4, "
+       "\"N\": 5}, {\"M\": 4, \"N\": 0}]",
+       "sizes.bench[1].N: must be between 1 and"},
       {"\"check\":", "\"chekc\":",
        "sizes.chekc: unknown field (expected one of check, bench)"},
       /* tolerance */
       {"\"atol\": 1e-6", "\"atol\": -1",
-       "spec.json: tolerance.f32.atol: must be >= 0 (got -1)"},
+       "spec.json: tolerance.f32.atol: must be finite and >= 0 (got -1)"},
+      {"\"atol\": 1e-6", "\"atol\": 1e400",
+       "spec.json: tolerance.f32.atol: must be finite and >= 0 (got inf)"},
+      /* a refused name is quoted display-safe: no escape reaches a
+       * terminal */
+      {"\"name\": \"t\"", "\"name\": \"t\\u001b]0;TITLE\\u0007x\"",
+       "spec.json: name: 'tx' must be letters"},
       {"\"rtol\": 1e-4", "\"rtol\": -1e-4",
-       "tolerance.f32.rtol: must be >= 0"},
+       "tolerance.f32.rtol: must be finite and >= 0"},
       {"\"rtol\": 1e-4", "\"rtol\": 1",
        "tolerance.f32: rtol 1 accepts any answer within 100%; must be < 1"},
       {"\"rtol\": 1e-4, ", "", "tolerance.f32.rtol: missing (required)"},
@@ -1114,6 +1168,7 @@ int main(void) {
       cmocka_unit_test(test_shipped_values),
       cmocka_unit_test(test_expr),
       cmocka_unit_test(test_base_is_valid),
+      cmocka_unit_test(test_bench_list),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_missing_files),
       cmocka_unit_test(test_files_inside_dir),
